@@ -1,0 +1,1 @@
+"""interop: PyTorch <-> Eclipse Aidge equivalence and benchmark suite."""
