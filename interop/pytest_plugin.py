@@ -1,0 +1,1 @@
+"""pytest plugin of the interop suite (registered through the ``pytest11`` entry point)."""
