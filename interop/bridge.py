@@ -1,0 +1,404 @@
+"""``wrap()``: a torch.nn.Module that computes through Aidge, forward and backward.
+
+How it works
+------------
+1. The torch model is exported to ONNX in memory (:mod:`interop.onnx_export`), its state
+   and mode restored afterwards.
+2. aidge_onnx imports the ONNX model; any node imported as a GenericOperator (no native
+   Aidge operator) is an error at wrap time.
+3. The graph is compiled for the backend; a :class:`aidge_core.SequentialScheduler` runs it.
+4. Every torch parameter and buffer that became an Aidge Producer is mirrored in the
+   :class:`AidgeModule` under its torch name, **sharing the Producer's memory**: what the
+   Aidge optimiser writes is what ``named_parameters()`` shows, and what torch code writes
+   into a mirrored parameter is what Aidge computes with.
+5. ``forward`` goes through a :class:`torch.autograd.Function` whose backward sets the output
+   gradients in Aidge, runs ``scheduler.backward()`` and hands the input and parameter
+   gradients back to torch (so ``.grad`` accumulates as usual).
+6. The optimiser step is separate: :meth:`AidgeModule.attach_optimizer` gives an Aidge SGD
+   that updates the Producers (and therefore the mirrored parameters) when asked.
+"""
+from __future__ import annotations
+
+import copy
+import dataclasses
+from typing import Any, Sequence
+
+import numpy as np
+import torch
+
+from . import aidge_runtime as rt
+from .errors import AidgeError, UnsupportedOperatorError, aidge_error_from
+from .onnx_export import ExportedModel, export_to_onnx
+
+__all__ = ["wrap", "AidgeModule", "AidgeSGD", "normalize_input_sizes"]
+
+_GENERIC_OPERATOR = "GenericOperatorOp"
+
+
+def normalize_input_sizes(input_sizes: Any) -> list[tuple[int, ...]]:
+    """``(1, 16)`` -> ``[(1, 16)]``; ``[(1, 16), (1, 16)]`` stays a list of tuples."""
+    if isinstance(input_sizes, torch.Size) or (
+        isinstance(input_sizes, (tuple, list)) and all(isinstance(d, int) for d in input_sizes)
+    ):
+        return [tuple(int(d) for d in input_sizes)]
+    if isinstance(input_sizes, (tuple, list)) and all(isinstance(s, (tuple, list, torch.Size)) for s in input_sizes):
+        return [tuple(int(d) for d in s) for s in input_sizes]
+    raise TypeError(f"input_sizes must be a shape like (1, 16) or a list of shapes, got {input_sizes!r}")
+
+
+def wrap(
+    torch_model: torch.nn.Module,
+    input_sizes: Any = None,
+    *,
+    backend: str = "cpu",
+    example_inputs: Sequence[torch.Tensor] | None = None,
+    training: bool | None = None,
+    verbose: bool = False,
+) -> "AidgeModule":
+    """Export ``torch_model`` to ONNX (in memory), import it into Aidge and return an
+    :class:`AidgeModule` on the same weights.
+
+    ``input_sizes``: one shape ``(1, 16)`` or several ``[(1, 16), (1, 16)]``; the batch size
+    may change at call time. ``example_inputs`` replaces random float inputs (needed for
+    integer inputs such as token ids). ``training=None`` exports in the model's current mode.
+    ``verbose=True`` lets Aidge log to the console.
+
+    Side effects: none. The caller's model keeps its mode, weights and buffers (BatchNorm
+    running statistics included), nothing is written to disk or printed, and global
+    warning filters and RNG state are left untouched.
+    """
+    if example_inputs is None:
+        if input_sizes is None:
+            raise TypeError("wrap() needs input_sizes or example_inputs")
+        gen = torch.Generator().manual_seed(0)  # never touches the global RNG
+        example_inputs = [torch.randn(s, generator=gen) for s in normalize_input_sizes(input_sizes)]
+    example_inputs = [torch.as_tensor(x).detach().cpu() for x in example_inputs]
+    rt.load_backend(backend)
+    exported = export_to_onnx(torch_model, example_inputs, training=training)
+    with rt.quiet_aidge(verbose):
+        graph = _import_graph(exported)
+        _compile(graph, backend, [list(x.shape) for x in example_inputs])
+    return AidgeModule(torch_model, exported, graph, backend=backend, verbose=verbose,
+                       example_inputs=example_inputs)
+
+
+def _import_graph(exported: ExportedModel):
+    onnx_import = rt.aidge_onnx().onnx_import
+    core = rt.aidge_core()
+    try:
+        # The importer renames the ModelProto it is given: hand it a copy.
+        graph = onnx_import.convert_onnx_to_aidge(copy.deepcopy(exported.proto))
+    except Exception as exc:
+        raise aidge_error_from(exc, "import") from exc
+    generic = [n for n in graph.get_nodes() if type(n.get_operator()).__name__ == _GENERIC_OPERATOR]
+    if generic:
+        details = ", ".join(f"{n.name()!r} (ONNX op {n.type()})" for n in generic)
+        first = generic[0]
+        raise UnsupportedOperatorError(
+            "import",
+            f"Aidge has no native operator for {len(generic)} node(s): {details}; "
+            "they were imported as GenericOperator and cannot run",
+            operator=first.type(),
+            node=first.name(),
+        )
+    core.remove_flatten(graph)
+    return graph
+
+
+def _compile(graph, backend: str, dims: list[list[int]]) -> None:
+    core = rt.aidge_core()
+    try:
+        graph.compile(backend, core.dtype.float32, dims=dims)
+    except Exception as exc:
+        raise aidge_error_from(exc, "compile") from exc
+
+
+@dataclasses.dataclass
+class _Port:
+    node: Any
+    index: int
+
+    def input_tensor(self):
+        return self.node.get_operator().get_input(self.index)
+
+    def output_tensor(self):
+        return self.node.get_operator().get_output(self.index)
+
+
+class _GraphRunner:
+    """Runs an Aidge graph: forward, backward, gradient reads. Not a torch object."""
+
+    def __init__(self, graph, backend: str, n_inputs: int, verbose: bool):
+        core = rt.aidge_core()
+        self.graph = graph
+        self.backend = backend
+        self.verbose = verbose
+        data = core.InputCategory.Data
+        ports = [_Port(n, i) for n, i in graph.get_ordered_inputs()
+                 if n.get_parent(i) is None and n.input_category(i) == data]
+        if len(ports) != n_inputs:
+            names = [f"{p.node.name()}#{p.index}" for p in ports]
+            raise AidgeError("import", f"the Aidge graph has {len(ports)} data inputs {names}, "
+                                       f"the torch model {n_inputs}")
+        self.inputs = ports
+        self.outputs = [_Port(n, i) for n, i in graph.get_ordered_outputs()]
+        self.scheduler = core.SequentialScheduler(graph)
+        self.producers = {p.name(): p for p in core.producers(graph)}
+        self.forward_count = 0
+        self._last_shapes: list[tuple[int, ...]] | None = None
+        self._keepalive: list[Any] = []
+
+    # -- forward -------------------------------------------------------------
+    def forward(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        from .tensor_converter import torch_tensor_to_aidge
+
+        tensors = [torch_tensor_to_aidge(_as_graph_input(x)) for x in inputs]
+        shapes = [tuple(x.shape) for x in inputs]
+        forward_dims = shapes != self._last_shapes
+        with rt.quiet_aidge(self.verbose):
+            try:
+                self.scheduler.forward(forward_dims, tensors)
+            except Exception as exc:
+                self._last_shapes = None
+                raise aidge_error_from(exc, "forward") from exc
+        self._last_shapes = shapes
+        self._keepalive = tensors  # the graph may reference the input memory until the next call
+        self.forward_count += 1
+        # Output buffers are reused by the next forward: copy them out.
+        return [torch.from_numpy(np.array(p.output_tensor(), copy=True)) for p in self.outputs]
+
+    # -- backward ------------------------------------------------------------
+    def backward(self, grad_outputs: Sequence[torch.Tensor | None], param_names: Sequence[str]):
+        with rt.quiet_aidge(self.verbose):
+            for port, grad in zip(self.outputs, grad_outputs):
+                out = port.output_tensor()
+                g = out.grad
+                if list(g.dims) != list(out.dims):
+                    g.resize(list(out.dims))
+                view = np.asarray(g)
+                if grad is None:
+                    view[...] = 0
+                else:
+                    view[...] = grad.detach().to("cpu", torch.float32).numpy()
+            for name in param_names:
+                np.asarray(self.producers[name].get_operator().get_output(0).grad)[...] = 0
+            for port in self.inputs:
+                t = port.input_tensor()
+                if t is not None and t.has_grad():
+                    np.asarray(t.grad)[...] = 0
+            try:
+                self.scheduler.backward()
+            except Exception as exc:
+                raise aidge_error_from(exc, "backward") from exc
+            input_grads = [torch.from_numpy(np.array(p.input_tensor().grad, copy=True)) for p in self.inputs]
+            param_grads = [torch.from_numpy(np.array(self.producers[n].get_operator().get_output(0).grad, copy=True))
+                           for n in param_names]
+        return input_grads, param_grads
+
+
+def _as_graph_input(x: torch.Tensor) -> torch.Tensor:
+    x = x.detach()
+    if x.device.type != "cpu":
+        x = x.cpu()
+    if x.is_floating_point() and x.dtype != torch.float32:
+        x = x.float()
+    return x.contiguous()
+
+
+class _AidgeFunction(torch.autograd.Function):
+    """Autograd node: forward and backward both computed by Aidge."""
+
+    @staticmethod
+    def forward(ctx, module: "AidgeModule", n_inputs: int, *args):
+        inputs = args[:n_inputs]
+        outputs = module._runner.forward(inputs)
+        ctx.module = module
+        ctx.n_inputs = n_inputs
+        ctx.forward_id = module._runner.forward_count
+        ctx.inputs = [x.detach() for x in inputs]
+        ctx.input_dtypes = [x.dtype for x in inputs]
+        ctx.mark_non_differentiable(*[o for o in outputs if not o.is_floating_point()])
+        return tuple(outputs)
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        module: AidgeModule = ctx.module
+        runner = module._runner
+        if runner.forward_count != ctx.forward_id:
+            # Aidge only keeps the activations of its latest forward: recompute this one.
+            runner.forward(ctx.inputs)
+        input_grads, param_grads = runner.backward(grad_outputs, module._trainable_producers)
+        in_grads = [
+            g.to(dtype) if ctx.needs_input_grad[2 + i] and dtype.is_floating_point else None
+            for i, (g, dtype) in enumerate(zip(input_grads, ctx.input_dtypes))
+        ]
+        p_grads = [g if ctx.needs_input_grad[2 + ctx.n_inputs + i] else None for i, g in enumerate(param_grads)]
+        return (None, None, *in_grads, *p_grads)
+
+
+class AidgeModule(torch.nn.Module):
+    """A torch.nn.Module whose forward and backward run in Aidge.
+
+    ``named_parameters()`` and ``named_buffers()`` mirror the wrapped torch model's names
+    and shapes; mirrored tensors share memory with the Aidge Producers. State that has no
+    Producer (a parameter the graph does not use, ``num_batches_tracked``) is a detached
+    copy and is listed in :attr:`unmapped_state`.
+    """
+
+    def __init__(self, torch_model: torch.nn.Module, exported: ExportedModel, graph, *,
+                 backend: str, verbose: bool, example_inputs: Sequence[torch.Tensor]):
+        super().__init__()
+        self._exported = exported
+        self._graph = graph
+        self._backend = backend
+        self._n_inputs = len(example_inputs)
+        self._input_sizes = [tuple(x.shape) for x in example_inputs]
+        self._runner = _GraphRunner(graph, backend, self._n_inputs, verbose)
+        self._optimizer: AidgeSGD | None = None
+        state_to_producer = {state: prod for prod, state in exported.initializer_to_state.items()
+                             if prod in self._runner.producers}
+        self.unmapped_state: list[str] = []
+        self._param_producer: dict[str, str] = {}
+        for name, param in torch_model.named_parameters():
+            tensor = self._mirror(state_to_producer.get(name), param)
+            if tensor is None:
+                self.unmapped_state.append(name)
+                tensor = param.detach().clone()
+            else:
+                self._param_producer[name] = state_to_producer[name]
+            _register(self, name, torch.nn.Parameter(tensor, requires_grad=param.requires_grad))
+        for name, buf in torch_model.named_buffers():
+            tensor = self._mirror(state_to_producer.get(name), buf)
+            if tensor is None:
+                self.unmapped_state.append(name)
+                tensor = buf.detach().clone()
+            _register(self, name, tensor, buffer=True)
+        self.train(torch_model.training)  # after registration, so the containers follow too
+        self._train_names = [n for n, p in self.named_parameters() if p.requires_grad and n in self._param_producer]
+        self._trainable_producers = [self._param_producer[n] for n in self._train_names]
+        self._train_params = [dict(self.named_parameters())[n] for n in self._train_names]
+
+    def _mirror(self, producer_name: str | None, source: torch.Tensor) -> torch.Tensor | None:
+        if producer_name is None:
+            return None
+        aidge_tensor = self._runner.producers[producer_name].get_operator().get_output(0)
+        view = np.asarray(aidge_tensor)
+        if tuple(view.shape) != tuple(source.shape) or view.dtype != np.float32:
+            return None
+        return torch.from_numpy(view)  # shares the Producer's memory
+
+    # -- the torch side --------------------------------------------------------
+    def forward(self, *inputs: torch.Tensor):
+        if len(inputs) != self._n_inputs:
+            raise TypeError(f"AidgeModule expects {self._n_inputs} input(s), got {len(inputs)}")
+        needs_grad = torch.is_grad_enabled() and (
+            any(p.requires_grad for p in self._train_params) or any(x.requires_grad for x in inputs))
+        if needs_grad:
+            outputs = _AidgeFunction.apply(self, self._n_inputs, *inputs, *self._train_params)
+        else:
+            outputs = tuple(self._runner.forward(inputs))
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    # -- Aidge objects ------------------------------------------------------------
+    @property
+    def graph(self):
+        """The compiled :class:`aidge_core.GraphView`."""
+        return self._graph
+
+    @property
+    def scheduler(self):
+        """The :class:`aidge_core.SequentialScheduler` that runs :attr:`graph`."""
+        return self._runner.scheduler
+
+    @property
+    def backend(self) -> str:
+        return self._backend
+
+    @property
+    def onnx_model(self):
+        """The exported ONNX ModelProto (initializers renamed ``param_<i>``)."""
+        return self._exported.proto
+
+    def aidge_producer(self, state_name: str):
+        """The Aidge Producer node holding torch parameter/buffer ``state_name``."""
+        for prod, state in self._exported.initializer_to_state.items():
+            if state == state_name and prod in self._runner.producers:
+                return self._runner.producers[prod]
+        raise KeyError(f"{state_name!r} has no Aidge Producer (unmapped: {self.unmapped_state})")
+
+    def aidge_gradients(self) -> dict[str, torch.Tensor]:
+        """Gradients currently held by Aidge's Producers, by torch parameter name (copies)."""
+        return {n: torch.from_numpy(np.array(self._runner.producers[p].get_operator().get_output(0).grad, copy=True))
+                for n, p in zip(self._train_names, self._trainable_producers)}
+
+    # -- optimiser --------------------------------------------------------------
+    def attach_optimizer(self, lr: float = 0.01, momentum: float = 0.0, dampening: float = 0.0,
+                         weight_decay: float = 0.0) -> "AidgeSGD":
+        """Attach an Aidge SGD optimiser over the trainable parameters; returns it."""
+        self._optimizer = AidgeSGD(self, lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay)
+        return self._optimizer
+
+    @property
+    def optimizer(self) -> "AidgeSGD | None":
+        return self._optimizer
+
+    def optimizer_step(self) -> None:
+        """Run one step of the attached Aidge optimiser (uses each parameter's ``.grad``)."""
+        if self._optimizer is None:
+            raise RuntimeError("no optimiser attached: call attach_optimizer(lr=..., momentum=...) first")
+        self._optimizer.step()
+
+    def extra_repr(self) -> str:
+        return f"backend={self._backend!r}, inputs={self._input_sizes}, nodes={len(self._graph.get_nodes())}"
+
+    def __deepcopy__(self, memo):
+        raise TypeError("an AidgeModule cannot be deep-copied (its tensors live in Aidge); wrap() the torch model again")
+
+
+class AidgeSGD:
+    """SGD computed by ``aidge_learning.SGD`` on the Producers of an :class:`AidgeModule`.
+
+    ``step()`` hands each mirrored parameter's torch ``.grad`` to Aidge and runs Aidge's
+    update; the new weights are visible through ``named_parameters()`` (shared memory).
+    Semantics match ``torch.optim.SGD(lr, momentum, dampening, weight_decay)``.
+    """
+
+    def __init__(self, module: AidgeModule, *, lr: float, momentum: float = 0.0, dampening: float = 0.0,
+                 weight_decay: float = 0.0):
+        learning = rt.aidge_learning()
+        self.module = module
+        self.lr = lr
+        self.momentum = momentum
+        self._opt = learning.SGD(momentum, dampening, weight_decay)
+        self._nodes = [module._runner.producers[p] for p in module._trainable_producers]
+        self._opt.set_parameters(self._nodes)
+        self._opt.set_learning_rate_scheduler(learning.constant_lr(lr))
+
+    def zero_grad(self) -> None:
+        self.module.zero_grad(set_to_none=True)
+
+    def step(self) -> None:
+        with rt.quiet_aidge(self.module._runner.verbose):
+            for node, param in zip(self._nodes, self.module._train_params):
+                grad = np.asarray(node.get_operator().get_output(0).grad)
+                grad[...] = 0 if param.grad is None else param.grad.detach().cpu().numpy()
+            try:
+                self._opt.update()
+            except Exception as exc:
+                raise aidge_error_from(exc, "step") from exc
+
+
+def _register(root: torch.nn.Module, dotted: str, tensor: torch.Tensor, buffer: bool = False) -> None:
+    """Register ``tensor`` at ``dotted`` (``block.0.conv.weight``), creating containers."""
+    *path, leaf = dotted.split(".")
+    module = root
+    for part in path:
+        child = module._modules.get(part)
+        if child is None:
+            child = torch.nn.Module()
+            module._modules[part] = child
+        module = child
+    if buffer:
+        module.register_buffer(leaf, tensor)
+    else:
+        module.register_parameter(leaf, tensor)

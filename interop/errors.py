@@ -1,0 +1,97 @@
+"""Exceptions raised by the interop library.
+
+Every Aidge failure is re-raised as an :class:`AidgeError` subclass that names the
+Aidge operator (when it can be found in the message) and the phase it happened in
+(``export``, ``import``, ``compile``, ``forward``, ``backward``, ``step``), and keeps
+Aidge's own text, so reports can quote it verbatim.
+"""
+from __future__ import annotations
+
+import re
+
+__all__ = [
+    "InteropError",
+    "AidgeError",
+    "AidgeNotImplementedError",
+    "UnsupportedOperatorError",
+    "ExportError",
+    "CudaUnavailableError",
+    "aidge_error_from",
+]
+
+
+class InteropError(Exception):
+    """Base class of every error raised by this library."""
+
+
+class ExportError(InteropError):
+    """torch.onnx.export failed for the model (phase ``export``)."""
+
+
+class CudaUnavailableError(InteropError, RuntimeError):
+    """The CUDA backend was asked for but CUDA or aidge_backend_cuda is missing."""
+
+
+class AidgeError(InteropError, RuntimeError):
+    """An error raised by Aidge, with the phase and the operator it concerns."""
+
+    def __init__(self, phase: str, message: str, operator: str | None = None, node: str | None = None):
+        self.phase = phase
+        self.operator = operator
+        self.node = node
+        self.aidge_message = message
+        where = []
+        if operator:
+            where.append(f"operator {operator}")
+        if node:
+            where.append(f"node {node!r}")
+        loc = f" ({', '.join(where)})" if where else ""
+        super().__init__(f"Aidge {phase} failed{loc}: {message}")
+
+
+class AidgeNotImplementedError(AidgeError, NotImplementedError):
+    """Aidge has no implementation of an operator for this phase/backend."""
+
+
+class UnsupportedOperatorError(AidgeError):
+    """An ONNX node imported as a GenericOperator: Aidge has no native operator for it."""
+
+
+# Patterns of Aidge 0.10.1 messages that name the operator type.
+_OPERATOR_PATTERNS = (
+    re.compile(r"Backward not yet implemented for ([\w<>]+)"),
+    re.compile(r"backward\(\) not implemented yet for operator of type (\w+)"),
+    re.compile(r"[Nn]o (?:available |registered )?(?:implementation|kernel|backend) .*?for (?:operator )?(?:type )?\"?(\w+)"),
+    re.compile(r"(\w+)Op(?:::|Impl)"),
+    re.compile(r"operator of type (\w+)"),
+    re.compile(r"Operator (\w+)"),
+)
+_NOT_IMPLEMENTED = re.compile(r"not (?:yet )?implemented|[Nn]o (?:available )?(?:implementation|kernel)|missing .*impl", re.I)
+
+
+def operator_from_message(message: str) -> str | None:
+    """The Aidge operator type named in an Aidge error message, or None."""
+    for pattern in _OPERATOR_PATTERNS:
+        m = pattern.search(message)
+        if m:
+            return _canonical_operator(m.group(1))
+    return None
+
+
+def _canonical_operator(name: str) -> str:
+    """``BatchNorm_Op<2>`` (a C++ class name) -> ``BatchNorm2D`` (the Aidge node type)."""
+    m = re.fullmatch(r"(\w+?)_?Op(?:<(\d)>)?", name)
+    if m:
+        return f"{m.group(1)}{m.group(2)}D" if m.group(2) else m.group(1)
+    return name
+
+
+def aidge_error_from(exc: BaseException, phase: str, *, node: str | None = None,
+                     operator: str | None = None) -> AidgeError:
+    """Turn an exception raised by Aidge's Python bindings into an :class:`AidgeError`."""
+    if isinstance(exc, AidgeError):
+        return exc
+    message = str(exc).strip() or type(exc).__name__
+    op = operator or operator_from_message(message)
+    cls = AidgeNotImplementedError if _NOT_IMPLEMENTED.search(message) else AidgeError
+    return cls(phase, message, operator=op, node=node)
