@@ -144,6 +144,9 @@ class _GraphRunner:
         self.outputs = [_Port(n, i) for n, i in graph.get_ordered_outputs()]
         self.scheduler = core.SequentialScheduler(graph)
         self.producers = {p.name(): p for p in core.producers(graph)}
+        # Producer output tensors are stable after compile (updates happen in place): cache
+        # them, the binding's get_operator()/get_output() round trip costs ~50 us each.
+        self.producer_tensors = {name: p.get_operator().get_output(0) for name, p in self.producers.items()}
         self.forward_count = 0
         self._last_shapes: list[tuple[int, ...]] | None = None
         self._keepalive: list[Any] = []
@@ -181,7 +184,7 @@ class _GraphRunner:
                 else:
                     view[...] = grad.detach().to("cpu", torch.float32).numpy()
             for name in param_names:
-                np.asarray(self.producers[name].get_operator().get_output(0).grad)[...] = 0
+                np.asarray(self.producer_tensors[name].grad)[...] = 0
             for port in self.inputs:
                 t = port.input_tensor()
                 if t is not None and t.has_grad():
@@ -191,7 +194,7 @@ class _GraphRunner:
             except Exception as exc:
                 raise aidge_error_from(exc, "backward") from exc
             input_grads = [torch.from_numpy(np.array(p.input_tensor().grad, copy=True)) for p in self.inputs]
-            param_grads = [torch.from_numpy(np.array(self.producers[n].get_operator().get_output(0).grad, copy=True))
+            param_grads = [torch.from_numpy(np.array(self.producer_tensors[n].grad, copy=True))
                            for n in param_names]
         return input_grads, param_grads
 
@@ -281,7 +284,7 @@ class AidgeModule(torch.nn.Module):
     def _mirror(self, producer_name: str | None, source: torch.Tensor) -> torch.Tensor | None:
         if producer_name is None:
             return None
-        aidge_tensor = self._runner.producers[producer_name].get_operator().get_output(0)
+        aidge_tensor = self._runner.producer_tensors[producer_name]
         view = np.asarray(aidge_tensor)
         if tuple(view.shape) != tuple(source.shape) or view.dtype != np.float32:
             return None
@@ -328,7 +331,7 @@ class AidgeModule(torch.nn.Module):
 
     def aidge_gradients(self) -> dict[str, torch.Tensor]:
         """Gradients currently held by Aidge's Producers, by torch parameter name (copies)."""
-        return {n: torch.from_numpy(np.array(self._runner.producers[p].get_operator().get_output(0).grad, copy=True))
+        return {n: torch.from_numpy(np.array(self._runner.producer_tensors[p].grad, copy=True))
                 for n, p in zip(self._train_names, self._trainable_producers)}
 
     # -- optimiser --------------------------------------------------------------
@@ -379,8 +382,9 @@ class AidgeSGD:
 
     def step(self) -> None:
         with rt.quiet_aidge(self.module._runner.verbose):
-            for node, param in zip(self._nodes, self.module._train_params):
-                grad = np.asarray(node.get_operator().get_output(0).grad)
+            tensors = self.module._runner.producer_tensors
+            for name, param in zip(self.module._trainable_producers, self.module._train_params):
+                grad = np.asarray(tensors[name].grad)
                 grad[...] = 0 if param.grad is None else param.grad.detach().cpu().numpy()
             try:
                 self._opt.update()

@@ -1,0 +1,344 @@
+"""``ModelTester``: matched forward / loss / backward / gradient / SGD-step checks between two
+models (a torch reference and usually an :class:`~interop.bridge.AidgeModule`), with timings.
+
+Every verdict goes through :mod:`interop.compare`; every timing through :mod:`interop.timing`.
+"""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import datetime
+import fcntl
+import json
+import logging
+import os
+import shlex
+import zlib
+from pathlib import Path
+from typing import Any, Sequence
+
+import torch
+
+from . import timing
+from .compare import compare_outputs
+
+__all__ = ["ModelTester", "EquivalenceError", "replay_command", "resolve_log_path", "append_jsonl"]
+
+logger = logging.getLogger("interop.tester")
+
+SEED_ENV = "INTEROP_SEED"
+RESULTS_ENV = "INTEROP_RESULTS_DIR"
+
+
+class EquivalenceError(AssertionError):
+    """Two models disagree. Carries what differed, where (test, epoch) and the seed."""
+
+    def __init__(self, message: str, *, test: str, epoch: int | None, what: str, seed: int):
+        self.test, self.epoch, self.what, self.seed = test, epoch, what, seed
+        super().__init__(message)
+
+
+def replay_command(seed: int) -> str:
+    """The shell command that reruns the current pytest test with the same seed."""
+    current = os.environ.get("PYTEST_CURRENT_TEST", "")
+    nodeid = current.rsplit(" (", 1)[0] if current else ""
+    target = shlex.quote(nodeid) if nodeid else "<your test>"
+    return f"{SEED_ENV}={seed} python -m pytest {target}"
+
+
+def resolve_log_path(log_file: str | os.PathLike | None, log_dir: str | os.PathLike | None = None) -> Path | None:
+    """Where a JSONL log goes: an absolute path as is; a relative one under ``log_dir`` or
+    ``$INTEROP_RESULTS_DIR``; ``None`` (nothing written) when neither is configured, so a
+    log never lands silently in whatever the current directory happens to be."""
+    if log_file is None:
+        return None
+    path = Path(log_file)
+    if path.is_absolute():
+        return path
+    base = log_dir or os.environ.get(RESULTS_ENV)
+    return Path(base) / path if base else None
+
+
+def append_jsonl(path: Path, record: dict[str, Any]) -> None:
+    """Append one JSON line; safe with concurrent writers (one locked O_APPEND write)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = (json.dumps(record, sort_keys=True, default=str) + "\n").encode()
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            view = memoryview(data)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+@dataclasses.dataclass
+class _PhaseTimes:
+    model1: list[float] = dataclasses.field(default_factory=list)
+    model2: list[float] = dataclasses.field(default_factory=list)
+
+    def stats(self) -> dict[str, float | int | None]:
+        if not self.model1 or not self.model2:
+            return {"mean1": None, "mean2": None, "ratio": None, "samples": 0}
+        mean1 = sum(self.model1) / len(self.model1)
+        mean2 = sum(self.model2) / len(self.model2)
+        return {"mean1": mean1, "mean2": mean2, "ratio": (mean2 / mean1) if mean1 > 0 else None,
+                "samples": len(self.model1)}
+
+
+class ModelTester:
+    """Compare ``model1`` (the reference, usually torch) with ``model2`` (usually Aidge).
+
+    One step (:meth:`unit_test`): forward both on the same inputs and compare outputs; when
+    ``test_backward``: MSE loss against ``label`` (compared), backward on both, compare input
+    gradients and every parameter gradient by name, SGD-step both models (``learning_rate``;
+    an :class:`AidgeModule` steps with its attached Aidge optimiser) and check the weights
+    still agree. :meth:`test_multiple_step` repeats this for ``epochs`` epochs on seeded
+    random inputs and records timings (the first ``bench_warmup`` epochs excluded).
+
+    Failures raise :class:`EquivalenceError` (an ``AssertionError``) naming the test, the
+    epoch, what differed, the seed and a command that replays it. ``INTEROP_SEED`` overrides
+    the seed (which otherwise derives from ``name``).
+
+    Timing: ``benchmark=True`` records forward and backward times per model and, when
+    ``max_slowdown_ratio`` is not None, asserts model2/model1 stays under it for every phase
+    whose model1 mean is at least ``bench_min_time_ms``. ``bench_print=True`` emits the
+    summary line on the ``interop.tester`` logger (INFO) rather than printing. A JSON line per
+    test goes to :attr:`BENCH_LOG_FILE`, resolved by :func:`resolve_log_path` (``None``
+    disables it).
+    """
+
+    BENCH_LOG_FILE: str | None = "benchmarks.jsonl"
+    BENCH_LOG_DIR: str | None = None
+
+    def __init__(self, model1, model2, name='', test_backward=True, epochs=10, relative_precision=0.001,
+                 absolute_precision=0.0001, learning_rate=0.01, cuda=False, benchmark=True,
+                 max_slowdown_ratio=10.0, bench_warmup=2, bench_print=True, bench_min_time_ms=0.1):
+        self.model1 = model1
+        self.model2 = model2
+        self.name = name or f"{type(model1).__name__}_vs_{type(model2).__name__}"
+        self.test_backward = test_backward
+        self.epochs = epochs
+        self.rtol = relative_precision
+        self.atol = absolute_precision
+        self.learning_rate = learning_rate
+        self.cuda = cuda
+        self.benchmark = benchmark
+        self.max_slowdown_ratio = max_slowdown_ratio
+        self.bench_warmup = bench_warmup
+        self.bench_print = bench_print
+        self.bench_min_time_ms = bench_min_time_ms
+        env_seed = os.environ.get(SEED_ENV)
+        self.seed = int(env_seed) if env_seed else zlib.crc32(self.name.encode()) & 0x7FFFFFFF
+        self.epoch: int | None = None
+        self._times = {"forward": _PhaseTimes(), "backward": _PhaseTimes()}
+        self._steppers: tuple[Any, Any] | None = None
+        if cuda and not torch.cuda.is_available():
+            from .errors import CudaUnavailableError
+
+            raise CudaUnavailableError("ModelTester(cuda=True) but torch.cuda.is_available() is False")
+
+    # -- failures -------------------------------------------------------------------
+    def _fail(self, what: str, detail: str, headline: str | None = None) -> None:
+        epoch = "" if self.epoch is None else f", epoch {self.epoch}"
+        headline = headline or (f"{what} differs between model1 ({type(self.model1).__name__}) "
+                                f"and model2 ({type(self.model2).__name__})")
+        message = (f"[{self.name}{epoch}] {headline} [seed {self.seed}]\n{detail}\n"
+                   f"Replay: {replay_command(self.seed)}")
+        raise EquivalenceError(message, test=self.name, epoch=self.epoch, what=what, seed=self.seed)
+
+    def _check(self, what: str, actual, expected) -> None:
+        mismatches = compare_outputs(actual, expected, rtol=self.rtol, atol=self.atol, name=what)
+        if mismatches:
+            self._fail(what, "\n".join(m.message for m in mismatches))
+
+    # -- one step ----------------------------------------------------------------------
+    def unit_test(self, input_tensors, label, record_timing=False) -> None:
+        """One forward (and backward + SGD step when ``test_backward``) on both models."""
+        inputs = _as_list(input_tensors)
+        device = "cuda" if self.cuda else "cpu"
+        inputs = [x.to(device) for x in inputs]
+        grad_inputs = self.test_backward and all(x.is_floating_point() for x in inputs)
+        in1 = [x.detach().clone().requires_grad_(grad_inputs) for x in inputs]
+        in2 = [x.detach().clone().requires_grad_(grad_inputs) for x in inputs]
+
+        grad_ctx = contextlib.nullcontext() if self.test_backward else torch.no_grad()
+        with grad_ctx:
+            out1, t1 = timing.timed(lambda: self.model1(*in1), cuda=self.cuda)
+            out2, t2 = timing.timed(lambda: self.model2(*in2), cuda=self.cuda)
+        if record_timing:
+            self._times["forward"].model1.append(t1)
+            self._times["forward"].model2.append(t2)
+        self._check("output", out2, out1)
+        if not self.test_backward:
+            return
+
+        label = _as_list(label) if isinstance(out1, (tuple, list)) else [label]
+        outs1 = list(out1) if isinstance(out1, (tuple, list)) else [out1]
+        outs2 = list(out2) if isinstance(out2, (tuple, list)) else [out2]
+        if len(label) != len(outs1):
+            raise ValueError(f"[{self.name}] {len(outs1)} output(s) but {len(label)} label(s)")
+        label = [y.to(device) for y in label]
+        loss1 = sum(torch.nn.functional.mse_loss(o, y) for o, y in zip(outs1, label))
+        loss2 = sum(torch.nn.functional.mse_loss(o, y) for o, y in zip(outs2, label))
+        self._check("loss", loss2.detach(), loss1.detach())
+
+        step1, step2 = self._optimizers()
+        step1.zero_grad(set_to_none=True)
+        step2.zero_grad(set_to_none=True)
+        _, b1 = timing.timed(loss1.backward, cuda=self.cuda)
+        _, b2 = timing.timed(loss2.backward, cuda=self.cuda)
+        if record_timing:
+            self._times["backward"].model1.append(b1)
+            self._times["backward"].model2.append(b2)
+        if grad_inputs:
+            for i, (a, b) in enumerate(zip(in1, in2)):
+                self._check(f"input grad [{i}]", b.grad, a.grad)
+        params1 = dict(self.model1.named_parameters())
+        params2 = dict(self.model2.named_parameters())
+        if set(params1) != set(params2):
+            self.check_weights("parameters", params1, params2)  # reports the name difference
+        for pname, p1 in params1.items():
+            self._check(f"grad of {pname}", params2[pname].grad, p1.grad)
+        step1.step()
+        step2.step()
+        self.check_weights("weights after the SGD step", params1, params2)
+
+    def check_weights(self, what: str = "weights", params1=None, params2=None) -> None:
+        """Both models hold the same parameters (names and values, compared by name)."""
+        params1 = dict(self.model1.named_parameters()) if params1 is None else params1
+        params2 = dict(self.model2.named_parameters()) if params2 is None else params2
+        if set(params1) != set(params2):
+            self._fail("parameter names", f"only in model1: {sorted(set(params1) - set(params2))}; "
+                                          f"only in model2: {sorted(set(params2) - set(params1))}")
+        for pname, p1 in params1.items():
+            self._check(f"{what}: {pname}", params2[pname].detach(), p1.detach())
+
+    def _optimizers(self):
+        if self._steppers is None:
+            self._steppers = (_stepper_for(self.model1, self.learning_rate),
+                              _stepper_for(self.model2, self.learning_rate))
+        return self._steppers
+
+    # -- several steps -------------------------------------------------------------------
+    def test_multiple_step(self, input_sizes, label_sizes=None) -> None:
+        """``epochs`` steps on seeded random inputs of ``input_sizes`` (and labels of
+        ``label_sizes``, inferred from a first forward when omitted)."""
+        from .bridge import normalize_input_sizes
+
+        sizes = normalize_input_sizes(input_sizes)
+        gen = torch.Generator().manual_seed(self.seed)
+        if self.test_backward and label_sizes is None:
+            with torch.no_grad():
+                probe = self.model1(*[torch.zeros(s) for s in sizes])
+            label_sizes = [tuple(o.shape) for o in probe] if isinstance(probe, (tuple, list)) else tuple(probe.shape)
+        self.check_weights("initial weights")
+        with timing.pinned_threads():
+            for epoch in range(self.epochs):
+                self.epoch = epoch
+                inputs = [torch.randn(s, generator=gen) for s in sizes]
+                label = None
+                if self.test_backward:
+                    shapes = normalize_input_sizes(label_sizes)
+                    labels = [torch.randn(s, generator=gen) for s in shapes]
+                    label = labels if len(labels) > 1 else labels[0]
+                self.unit_test(inputs, label, record_timing=self.benchmark and epoch >= self.bench_warmup)
+        self.epoch = None
+        if self.benchmark:
+            self._report_timings()
+
+    # -- timings ----------------------------------------------------------------------------
+    def performance_stats(self) -> dict[str, dict[str, float | int | None]]:
+        """``{"forward": {mean1, mean2, ratio, samples}, "backward": {...}}``, seconds;
+        ``ratio`` is model2 / model1 (the slowdown of Aidge when model2 is Aidge)."""
+        return {phase: times.stats() for phase, times in self._times.items()}
+
+    def _report_timings(self) -> None:
+        stats = self.performance_stats()
+        line = " | ".join(
+            f"{phase}: {s['mean1'] * 1e3:.3f} ms vs {s['mean2'] * 1e3:.3f} ms (x{s['ratio']:.2f})"
+            for phase, s in stats.items() if s["samples"] and s["ratio"] is not None)
+        if self.bench_print and line:
+            logger.info("[%s] %s", self.name, line)
+        path = resolve_log_path(self.BENCH_LOG_FILE, self.BENCH_LOG_DIR)
+        if path is not None:
+            append_jsonl(path, self._log_record(stats))
+        if self.max_slowdown_ratio is None:
+            return
+        for phase, s in stats.items():
+            if not s["samples"] or s["ratio"] is None or s["mean1"] * 1e3 < self.bench_min_time_ms:
+                continue
+            if s["ratio"] > self.max_slowdown_ratio:
+                self._fail(f"{phase} speed", line, headline=(
+                    f"{phase} of model2 is {s['ratio']:.2f}x slower than model1 "
+                    f"(max_slowdown_ratio={self.max_slowdown_ratio})"))
+
+    def _log_record(self, stats) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "forward": stats["forward"],
+            "backward": stats["backward"] if self.test_backward else None,
+            "seed": self.seed,
+            "epochs": self.epochs,
+            "threads": timing.thread_count(),
+            "cuda": self.cuda,
+            "torch": torch.__version__,
+            "aidge": _aidge_version(),
+            "test": os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" (", 1)[0] or None,
+            "time": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        }
+
+
+def _aidge_version() -> str | None:
+    try:
+        from importlib.metadata import version
+
+        return version("aidge_core")
+    except Exception:
+        return None
+
+
+class _TorchSGD:
+    def __init__(self, model, lr):
+        params = [p for p in model.parameters() if p.requires_grad]
+        self._opt = torch.optim.SGD(params, lr=lr) if params else None
+        self._model = model
+
+    def zero_grad(self, set_to_none=True):
+        self._model.zero_grad(set_to_none=set_to_none)
+
+    def step(self):
+        if self._opt is not None:
+            self._opt.step()
+
+
+class _AidgeStepper:
+    def __init__(self, module, lr):
+        if module.optimizer is None:
+            module.attach_optimizer(lr=lr)
+        self._module = module
+
+    def zero_grad(self, set_to_none=True):
+        self._module.zero_grad(set_to_none=set_to_none)
+
+    def step(self):
+        self._module.optimizer_step()
+
+
+def _stepper_for(model, lr):
+    from .bridge import AidgeModule
+
+    if isinstance(model, AidgeModule):
+        return _AidgeStepper(model, lr)
+    return _TorchSGD(model, lr)
+
+
+def _as_list(x) -> list:
+    if isinstance(x, (list, tuple)):
+        return list(x)
+    return [x]
