@@ -60,6 +60,9 @@ import aidge_core
 import numpy as np
 import torch
 
+from .aidge_runtime import quiet_aidge
+from .errors import CudaUnavailableError
+
 __all__ = [
     "DTYPE_TABLE",
     "aidge_dtype",
@@ -181,22 +184,11 @@ def require_cuda() -> None:
     """Raise ``RuntimeError`` with the reason from :func:`cuda_available` if CUDA is unusable."""
     ok, reason = cuda_available()
     if not ok:
-        raise RuntimeError(f"CUDA tensors cannot be exchanged with Aidge: {reason}")
+        raise CudaUnavailableError(f"CUDA tensors cannot be exchanged with Aidge: {reason}")
 
 
 # --------------------------------------------------------------------------------------
 # helpers
-
-
-@contextlib.contextmanager
-def _quiet_aidge() -> Iterator[None]:
-    """Lower Aidge's console to errors only, for one call that would log a WARNING."""
-    level = aidge_core.Log.get_console_level()
-    aidge_core.Log.set_console_level(aidge_core.Level.Error)
-    try:
-        yield
-    finally:
-        aidge_core.Log.set_console_level(level)
 
 
 def _keep_alive(owner: aidge_core.Tensor, ref: Any) -> None:
@@ -281,7 +273,7 @@ def torch_tensor_to_aidge(tensor: torch.Tensor, *, copy: bool | None = None) -> 
     dims = list(tensor.shape)
 
     if tensor.numel() == 0:
-        with _quiet_aidge():
+        with quiet_aidge():
             out = aidge_core.Tensor(torch.empty(dims, dtype=tensor.dtype).numpy())
         if device.type == "cuda":
             out.set_backend("cuda", _cuda_index(device))
