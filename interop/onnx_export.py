@@ -93,7 +93,8 @@ def export_to_onnx(
     names = list(input_names) if input_names else [f"input_{i}" for i in range(len(example_inputs))]
     mode = torch.onnx.TrainingMode.TRAINING if training else torch.onnx.TrainingMode.EVAL
     buffer = io.BytesIO()
-    with preserved_state(model), warnings.catch_warnings():
+    # fork_rng: a TRAINING export runs the model (Dropout draws): the caller's RNG is restored.
+    with preserved_state(model), warnings.catch_warnings(), torch.random.fork_rng(devices=[]):
         # catch_warnings restores the caller's filters on exit: nothing global is changed.
         warnings.simplefilter("ignore")
         try:

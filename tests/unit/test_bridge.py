@@ -1,0 +1,264 @@
+"""Unit tests of wrap() / AidgeModule: inputs and outputs, side effects, errors, gradients,
+the attachable Aidge optimiser."""
+from __future__ import annotations
+
+import os
+import warnings
+
+import pytest
+import torch
+
+import interop
+from interop import AidgeModule, assert_outputs_close, assert_tensors_close, wrap
+from interop.errors import AidgeNotImplementedError, UnsupportedOperatorError
+
+aidge_core = pytest.importorskip("aidge_core")
+
+
+class TwoInThreeOut(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(16, 4)
+        self.b = torch.nn.Linear(16, 4)
+
+    def forward(self, x, y):
+        return self.a(y) * x[:, :4], self.b(x) + y[:, :4], torch.relu(x)
+
+
+class ConvNet(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.features = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3, padding=1), torch.nn.ReLU())
+        self.head = torch.nn.Linear(4 * 8 * 8, 5)
+
+    def forward(self, x):
+        return self.head(self.features(x).flatten(1))
+
+
+class WithBatchNorm(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3)
+        self.bn = torch.nn.BatchNorm2d(4)
+
+    def forward(self, x):
+        return self.bn(self.conv(x))
+
+
+class CumSum(torch.nn.Module):
+    def forward(self, x):
+        return torch.cumsum(x, 1)
+
+
+def _seeded(module_cls, seed=0):
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        return module_cls()
+
+
+def test_single_input_matches_torch_and_new_batch_sizes():
+    model = _seeded(ConvNet)
+    am = wrap(model, (2, 3, 8, 8))
+    assert isinstance(am, AidgeModule) and isinstance(am, torch.nn.Module)
+    for batch in (2, 5, 1, 2):
+        x = torch.randn(batch, 3, 8, 8)
+        assert_tensors_close(am(x), model(x).detach())
+
+
+def test_several_inputs_and_outputs_in_torch_order():
+    model = _seeded(TwoInThreeOut)
+    am = wrap(model, [(1, 16), (1, 16)])
+    x, y = torch.randn(3, 16), torch.randn(3, 16)
+    out = am(x, y)
+    assert isinstance(out, tuple) and len(out) == 3
+    assert_outputs_close(out, tuple(t.detach() for t in model(x, y)))
+
+
+def test_wrong_number_of_inputs_is_a_clear_error():
+    am = wrap(_seeded(TwoInThreeOut), [(1, 16), (1, 16)])
+    with pytest.raises(TypeError, match="expects 2 input"):
+        am(torch.randn(1, 16))
+
+
+def test_input_sizes_validation():
+    with pytest.raises(TypeError, match="input_sizes"):
+        wrap(torch.nn.ReLU(), "1x16")
+
+
+def test_named_parameters_mirror_torch_names_and_shapes():
+    model = _seeded(ConvNet)
+    am = wrap(model, (1, 3, 8, 8))
+    expected = [(n, tuple(p.shape)) for n, p in model.named_parameters()]
+    assert [(n, tuple(p.shape)) for n, p in am.named_parameters()] == expected
+    assert am.unmapped_state == []
+    for name, p in model.named_parameters():
+        assert_tensors_close(dict(am.named_parameters())[name], p.detach(), rtol=0, atol=0)
+
+
+def test_buffers_mirrored_including_unused_ones():
+    model = _seeded(WithBatchNorm).eval()
+    am = wrap(model, (2, 3, 8, 8))
+    assert [n for n, _ in am.named_buffers()] == [n for n, _ in model.named_buffers()]
+    # num_batches_tracked never reaches ONNX: a detached copy, reported as unmapped
+    assert am.unmapped_state == ["bn.num_batches_tracked"]
+
+
+def test_writes_to_a_mirrored_parameter_reach_aidge():
+    model = _seeded(ConvNet)
+    am = wrap(model, (1, 3, 8, 8))
+    x = torch.randn(1, 3, 8, 8)
+    with torch.no_grad():
+        am.head.bias += 1.0
+    assert_tensors_close(am(x), model(x).detach() + 1.0)
+
+
+def test_no_side_effects(tmp_path, monkeypatch, capfd):
+    """No file in the CWD, nothing printed, mode/weights/BN statistics/warning filters/RNG
+    and Aidge's console level unchanged."""
+    monkeypatch.chdir(tmp_path)
+    for mode in (True, False):
+        model = _seeded(WithBatchNorm)
+        model.train(mode)
+        model.bn.train(not mode)  # a mixed-mode model: each submodule keeps its own mode
+        x = torch.randn(2, 3, 8, 8)
+        state = {k: v.clone() for k, v in model.state_dict().items()}
+        modes = {n: m.training for n, m in model.named_modules()}
+        filters = list(warnings.filters)
+        rng = torch.get_rng_state()
+        level = aidge_core.Log.get_console_level()
+        capfd.readouterr()
+
+        am = wrap(model, (2, 3, 8, 8))
+        am(x)
+
+        out, err = capfd.readouterr()
+        assert out == "" and err == ""
+        assert os.listdir(tmp_path) == []
+        assert {n: m.training for n, m in model.named_modules()} == modes
+        for k, v in model.state_dict().items():
+            assert torch.equal(v, state[k]), f"{k} changed by wrap()"
+        assert warnings.filters == filters
+        assert torch.equal(torch.get_rng_state(), rng)
+        assert aidge_core.Log.get_console_level() == level
+
+
+def test_training_export_does_not_move_batchnorm_statistics():
+    model = _seeded(WithBatchNorm).train()
+    before = model.bn.running_mean.clone(), model.bn.running_var.clone(), model.bn.num_batches_tracked.clone()
+    wrap(model, (4, 3, 8, 8))
+    after = model.bn.running_mean, model.bn.running_var, model.bn.num_batches_tracked
+    for b, a in zip(before, after):
+        assert torch.equal(b, a)
+
+
+def test_generic_operator_is_an_error_at_wrap_time():
+    with pytest.raises(UnsupportedOperatorError) as info:
+        wrap(CumSum(), (2, 5))
+    err = info.value
+    assert err.phase == "import" and err.operator == "CumSum"
+    assert "CumSum" in str(err) and "GenericOperator" in str(err)
+
+
+def test_backward_gradients_match_torch_by_name():
+    model = _seeded(ConvNet)
+    am = wrap(model, (2, 3, 8, 8))
+    x = torch.randn(2, 3, 8, 8)
+    x1, x2 = x.clone().requires_grad_(), x.clone().requires_grad_()
+    grad_out = torch.randn(2, 5)
+    model(x1).backward(grad_out)
+    am(x2).backward(grad_out)
+    assert_tensors_close(x2.grad, x1.grad)
+    params = dict(am.named_parameters())
+    for name, p in model.named_parameters():
+        assert params[name].grad is not None, name
+        assert_tensors_close(params[name].grad, p.grad, msg=name)
+    assert set(am.aidge_gradients()) == set(params)
+
+
+def test_backward_of_an_older_forward_recomputes_it():
+    model = _seeded(ConvNet)
+    am = wrap(model, (2, 3, 8, 8))
+    xa = torch.randn(2, 3, 8, 8, requires_grad=True)
+    xb = torch.randn(3, 3, 8, 8)
+    ya = am(xa)
+    am(xb)  # Aidge now holds the activations of xb
+    ya.sum().backward()
+    xr = xa.detach().clone().requires_grad_()
+    model(xr).sum().backward()
+    assert_tensors_close(xa.grad, xr.grad)
+
+
+def test_gradients_accumulate_like_torch():
+    model = _seeded(ConvNet)
+    am = wrap(model, (2, 3, 8, 8))
+    x = torch.randn(2, 3, 8, 8)
+    for _ in range(2):
+        model(x).sum().backward()
+        am(x).sum().backward()
+    assert_tensors_close(am.head.weight.grad, model.head.weight.grad)
+
+
+def test_not_implemented_backward_names_operator_and_phase():
+    model = _seeded(WithBatchNorm).eval()
+    am = wrap(model, (2, 3, 8, 8))
+    with pytest.raises(AidgeNotImplementedError) as info:
+        am(torch.randn(2, 3, 8, 8)).sum().backward()
+    err = info.value
+    assert err.phase == "backward" and err.operator == "BatchNorm2D"
+    assert "Backward not yet implemented for BatchNorm_Op<2> on backend cpu" in str(err)
+
+
+def test_no_grad_forward_skips_autograd():
+    am = wrap(_seeded(ConvNet), (1, 3, 8, 8))
+    with torch.no_grad():
+        y = am(torch.randn(1, 3, 8, 8))
+    assert y.grad_fn is None
+
+
+@pytest.mark.parametrize("momentum", [0.0, 0.9])
+def test_aidge_sgd_matches_torch_sgd(momentum):
+    model = _seeded(ConvNet)
+    am = wrap(model, (2, 3, 8, 8))
+    opt_t = torch.optim.SGD(model.parameters(), lr=0.05, momentum=momentum)
+    opt_a = am.attach_optimizer(lr=0.05, momentum=momentum)
+    gen = torch.Generator().manual_seed(1)
+    for _ in range(4):
+        x = torch.randn(2, 3, 8, 8, generator=gen)
+        opt_t.zero_grad()
+        opt_a.zero_grad()
+        model(x).square().mean().backward()
+        am(x).square().mean().backward()
+        # the step is separate from backward: gradients can be compared first
+        assert_tensors_close(am.head.weight.grad, model.head.weight.grad)
+        opt_t.step()
+        am.optimizer_step()
+    for name, p in model.named_parameters():
+        assert_tensors_close(dict(am.named_parameters())[name], p.detach(), rtol=1e-5, atol=1e-6, msg=name)
+
+
+def test_optimizer_step_without_optimizer_is_a_clear_error():
+    am = wrap(_seeded(ConvNet), (1, 3, 8, 8))
+    with pytest.raises(RuntimeError, match="attach_optimizer"):
+        am.optimizer_step()
+
+
+def test_cuda_backend_without_cuda_is_a_clear_error():
+    from interop.tensor_converter import cuda_available
+
+    if cuda_available()[0]:
+        pytest.skip("CUDA is available here")
+    with pytest.raises(interop.CudaUnavailableError, match="cuda"):
+        wrap(_seeded(ConvNet), (1, 3, 8, 8), backend="cuda")
+
+
+def test_unknown_backend():
+    with pytest.raises(ValueError, match="unknown Aidge backend"):
+        wrap(_seeded(ConvNet), (1, 3, 8, 8), backend="tpu")
+
+
+def test_deepcopy_is_refused_with_a_reason():
+    import copy
+
+    am = wrap(_seeded(ConvNet), (1, 3, 8, 8))
+    with pytest.raises(TypeError, match="wrap"):
+        copy.deepcopy(am)

@@ -1,0 +1,169 @@
+"""Unit tests of ModelTester: the documented Linear example, failure messages, seeds,
+timings and the JSONL log."""
+from __future__ import annotations
+
+import copy
+import json
+import multiprocessing
+import time
+
+import pytest
+import torch
+
+from interop import ModelTester, wrap
+from interop.tester import EquivalenceError, append_jsonl, resolve_log_path
+
+
+def _linear(seed=0):
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        return torch.nn.Linear(16, 4)
+
+
+@pytest.fixture(autouse=True)
+def _log_to_tmp(tmp_path, monkeypatch):
+    monkeypatch.setenv("INTEROP_RESULTS_DIR", str(tmp_path))
+    monkeypatch.delenv("INTEROP_SEED", raising=False)
+
+
+def test_documented_linear_example_passes(tmp_path):
+    model = _linear()
+    # max_slowdown_ratio=None: speed is measured by the benchmarks, never asserted in tests
+    tester = ModelTester(model, wrap(model, (1, 16)), name="Linear", epochs=10, max_slowdown_ratio=None)
+    tester.test_multiple_step((1, 16), (1, 4))
+    stats = tester.performance_stats()
+    assert set(stats) == {"forward", "backward"}
+    for phase in stats.values():
+        assert set(phase) == {"mean1", "mean2", "ratio", "samples"}
+        assert phase["samples"] == 10 - tester.bench_warmup
+        assert phase["mean1"] > 0 and phase["mean2"] > 0
+    record = json.loads((tmp_path / "benchmarks.jsonl").read_text().splitlines()[-1])
+    assert record["name"] == "Linear" and record["forward"]["samples"] == 8
+    assert record["threads"] >= 1 and record["aidge"]
+
+
+def test_training_really_moves_the_weights():
+    model = _linear()
+    start = model.weight.detach().clone()
+    ModelTester(model, wrap(model, (1, 16)), name="Linear_moves", epochs=3,
+                max_slowdown_ratio=None).test_multiple_step((1, 16), (1, 4))
+    assert not torch.equal(model.weight.detach(), start)
+
+
+def test_perturbed_aidge_weight_fails_naming_the_parameter():
+    model = _linear()
+    aidge_model = wrap(model, (1, 16))
+    with torch.no_grad():
+        aidge_model.weight[0, 0] += 0.01
+    tester = ModelTester(model, aidge_model, name="Linear_perturbed", epochs=10, max_slowdown_ratio=None)
+    with pytest.raises(AssertionError) as info:
+        tester.test_multiple_step((1, 16), (1, 4))
+    message = str(info.value)
+    assert "weight" in message and "Linear_perturbed" in message
+    assert info.value.what == "initial weights: weight"
+    assert "Mismatched elements: 1 / 64" in message
+    assert f"seed {tester.seed}" in message and f"INTEROP_SEED={tester.seed}" in message
+
+
+class _ScaledGradLinear(torch.nn.Module):
+    """A Linear whose weight gradient is 10% too large: forward equal, backward not."""
+
+    def __init__(self, source):
+        super().__init__()
+        self.weight = torch.nn.Parameter(source.weight.detach().clone())
+        self.bias = torch.nn.Parameter(source.bias.detach().clone())
+        self.weight.register_hook(lambda g: g * 1.1)
+
+    def forward(self, x):
+        return torch.nn.functional.linear(x, self.weight, self.bias)
+
+
+def test_gradient_difference_names_epoch_and_parameter():
+    model = _linear()
+    tester = ModelTester(model, _ScaledGradLinear(model), name="grad_case", epochs=3, max_slowdown_ratio=None)
+    with pytest.raises(EquivalenceError) as info:
+        tester.test_multiple_step((2, 16), (2, 4))
+    err = info.value
+    assert err.what == "grad of weight" and err.epoch == 0 and err.test == "grad_case"
+    assert "[grad_case, epoch 0] grad of weight differs" in str(err)
+
+
+def test_forward_only_does_not_need_labels_nor_step():
+    model = _linear()
+    other = copy.deepcopy(model)
+    ModelTester(model, other, name="fwd", test_backward=False, epochs=2,
+                max_slowdown_ratio=None).test_multiple_step((3, 16))
+    assert torch.equal(model.weight, other.weight)
+
+
+def test_seed_replays_from_environment(monkeypatch):
+    monkeypatch.setenv("INTEROP_SEED", "1234")
+    assert ModelTester(_linear(), _linear(), name="x").seed == 1234
+
+
+def test_default_seed_is_stable_per_name():
+    assert ModelTester(_linear(), _linear(), name="abc").seed == ModelTester(_linear(), _linear(), name="abc").seed
+
+
+class _Slow(torch.nn.Module):
+    def __init__(self, source):
+        super().__init__()
+        self.inner = copy.deepcopy(source)
+
+    def named_parameters(self, *args, **kwargs):
+        for name, p in self.inner.named_parameters():
+            yield name, p
+
+    def forward(self, x):
+        time.sleep(0.005)
+        return self.inner(x)
+
+
+def test_slowdown_assertion_and_its_threshold():
+    model = _linear()
+    tester = ModelTester(model, _Slow(model), name="slow", test_backward=False, epochs=4,
+                         bench_min_time_ms=0.0, max_slowdown_ratio=2.0)
+    with pytest.raises(EquivalenceError, match="forward of model2 is .*x slower"):
+        tester.test_multiple_step((1, 16))
+    # a phase whose reference time is under bench_min_time_ms is not judged
+    ModelTester(model, _Slow(model), name="slow_ignored", test_backward=False, epochs=4,
+                bench_min_time_ms=1000.0, max_slowdown_ratio=2.0).test_multiple_step((1, 16))
+
+
+def test_log_path_resolution(tmp_path, monkeypatch):
+    monkeypatch.delenv("INTEROP_RESULTS_DIR")
+    assert resolve_log_path("benchmarks.jsonl") is None  # never silently into the CWD
+    assert resolve_log_path(None, tmp_path) is None
+    assert resolve_log_path("b.jsonl", tmp_path) == tmp_path / "b.jsonl"
+    assert resolve_log_path(tmp_path / "abs.jsonl") == tmp_path / "abs.jsonl"
+    monkeypatch.setenv("INTEROP_RESULTS_DIR", str(tmp_path / "r"))
+    assert resolve_log_path("b.jsonl") == tmp_path / "r" / "b.jsonl"
+
+
+def test_log_disabled_with_none(tmp_path, monkeypatch):
+    monkeypatch.setattr(ModelTester, "BENCH_LOG_FILE", None)
+    model = _linear()
+    ModelTester(model, copy.deepcopy(model), name="nolog", epochs=3,
+                max_slowdown_ratio=None).test_multiple_step((1, 16), (1, 4))
+    assert not (tmp_path / "benchmarks.jsonl").exists()
+
+
+def _writer(path, worker, n):
+    for i in range(n):
+        append_jsonl(path, {"worker": worker, "i": i, "pad": "x" * (i % 97) * 40})
+
+
+def test_jsonl_survives_concurrent_writers(tmp_path):
+    path = tmp_path / "sub" / "log.jsonl"
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_writer, args=(path, w, 300)) for w in range(2)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+        assert p.exitcode == 0
+    lines = path.read_text().splitlines()
+    assert len(lines) == 600
+    records = [json.loads(line) for line in lines]  # no interleaved line
+    for w in range(2):
+        assert sorted(r["i"] for r in records if r["worker"] == w) == list(range(300))
