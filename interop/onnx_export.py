@@ -116,11 +116,28 @@ def export_to_onnx(
     proto = onnx.load_from_string(buffer.getvalue())
     state_names = set(_state_tensors(model))
     mapping = _rename_initializers(proto, state_names)
+    _write_state_into_initializers(proto, mapping, _state_tensors(model))
     graph_inputs = {i.name for i in proto.graph.initializer}
     inputs = [i.name for i in proto.graph.input if i.name not in graph_inputs]
     outputs = [o.name for o in proto.graph.output]
     scopes = {n.name: n.name for n in proto.graph.node}
     return ExportedModel(proto, inputs, outputs, mapping, scopes, training)
+
+
+def _write_state_into_initializers(proto: onnx.ModelProto, mapping: dict[str, str],
+                                   state: dict[str, torch.Tensor]) -> None:
+    """Give every state initializer the model's (restored) value.
+
+    A TRAINING export reads the buffers *after* its own forward pass: BatchNorm running
+    statistics (and ``num_batches_tracked``) would otherwise reach Aidge already updated
+    once by the export's example input, while the torch model has them restored.
+    """
+    from onnx import numpy_helper
+
+    for init in proto.graph.initializer:
+        name = mapping.get(init.name)
+        if name is not None:
+            init.CopyFrom(numpy_helper.from_array(state[name].detach().cpu().numpy(), init.name))
 
 
 def _rename_initializers(proto: onnx.ModelProto, state_names: set[str]) -> dict[str, str]:
