@@ -2,6 +2,7 @@
 
 tests-cpu   the whole pytest suite on the CPU stack (torch 2.13.0 + Aidge 0.10.1 CPU)
 tests-cuda  the suites with backend="cuda" on a GPU machine; skips (exit 0) without one
+report      the main job: suites + categorised findings report in results/
 """
 from __future__ import annotations
 
@@ -39,6 +40,28 @@ def tests_cpu(session: nox.Session) -> None:
     install_cpu_stack(session)
     args = session.posargs or ["-n", "auto"]
     session.run("python", "-m", "pytest", *args, env=TEST_ENV)
+
+
+@nox.session(python=PYTHON)
+def report(session: nox.Session) -> None:
+    """Main job: run the equivalence suites, write the categorised findings to results/."""
+    install_cpu_stack(session)
+    results = ROOT / "results"
+    results.mkdir(exist_ok=True)
+    log = results / "benchmarks.jsonl"
+    log.unlink(missing_ok=True)  # this run's timings only
+    pytest_txt = results / "pytest.txt"
+    args = session.posargs or ["-n", "auto", "tests"]
+    with pytest_txt.open("w") as out:
+        # exit 1 = some test failed: still worth a report (the report says which)
+        session.run("python", "-m", "pytest", "-rA", "-v", "-p", "no:cacheprovider", *args,
+                    env=dict(TEST_ENV, INTEROP_RESULTS_DIR=str(results)), stdout=out, success_codes=[0, 1])
+    for fmt, name in (([], "report.txt"), (["--json"], "report.json")):
+        with (results / name).open("w") as out:
+            session.run("python", str(ROOT / "analyze_results.py"), str(pytest_txt), "--bench", str(log), *fmt,
+                        stdout=out)
+    session.log(f"report written to {results / 'report.txt'}")
+    print((results / "report.txt").read_text())
 
 
 def cuda_device_reason() -> str | None:
