@@ -78,7 +78,7 @@ def tests_cuda(session: nox.Session) -> None:
     """Run the suites with backend="cuda" (skips, exit 0, when no NVIDIA GPU is present)."""
     reason = cuda_device_reason()
     if reason:
-        session.skip(f"tests-cuda skipped: {reason}")
+        session.skip(reason)
     session.install("-r", str(REQ / "cuda.txt"))
     session.install("-r", str(REQ / "test.txt"))
     session.install("--no-deps", "-e", str(ROOT))
