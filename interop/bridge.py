@@ -381,6 +381,10 @@ class AidgeSGD:
         self.module.zero_grad(set_to_none=True)
 
     def step(self) -> None:
+        if not self._nodes:
+            # A model without trainable parameters (ReLU alone): nothing to update, as with
+            # torch; Aidge's SGD::update() raises "no parameter to update!" instead.
+            return
         with rt.quiet_aidge(self.module._runner.verbose):
             tensors = self.module._runner.producer_tensors
             for name, param in zip(self.module._trainable_producers, self.module._train_params):

@@ -16,6 +16,7 @@ __all__ = [
     "UnsupportedOperatorError",
     "ExportError",
     "CudaUnavailableError",
+    "AidgeCrash",
     "aidge_error_from",
 ]
 
@@ -55,6 +56,29 @@ class AidgeNotImplementedError(AidgeError, NotImplementedError):
 
 class UnsupportedOperatorError(AidgeError):
     """An ONNX node imported as a GenericOperator: Aidge has no native operator for it."""
+
+
+class AidgeCrash(AidgeError):
+    """The process running Aidge died (a signal such as SIGSEGV/SIGABRT, an abrupt exit or
+    a timeout) instead of raising: see :func:`interop.isolation.run_isolated`.
+
+    ``str(e)`` starts with ``crash: process killed by SIGABRT during compile`` (the phase
+    comes from the Python stack of the dying process), followed by that stack.
+    ``.signal`` is the signal name (``"SIGABRT"``) or None for an exit without a signal;
+    ``.timed_out`` is True when the process was killed for running too long.
+    """
+
+    def __init__(self, phase: str, message: str, *, signal: str | None = None,
+                 timed_out: bool = False, traceback: str = "", operator: str | None = None):
+        self.phase = phase
+        self.operator = operator
+        self.node = None
+        self.aidge_message = message
+        self.signal = signal
+        self.timed_out = timed_out
+        self.traceback = traceback
+        text = f"{message}\n{traceback.rstrip()}" if traceback.strip() else message
+        InteropError.__init__(self, text)
 
 
 # Patterns of Aidge 0.10.1 messages that name the operator type.

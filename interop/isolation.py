@@ -1,0 +1,226 @@
+"""Run a function in a forked child process so that a crash inside Aidge (SIGSEGV, SIGABRT,
+an abrupt ``exit``, a hang) ends as a Python exception in the caller instead of killing it.
+
+``run_isolated(fn, *args, timeout=60)`` forks; the child runs ``fn(*args)`` and sends back,
+through a pipe, either its (picklable) return value or the exception it raised: same type,
+same message and attributes, with the child's traceback attached as a note. A child killed
+by a signal raises :class:`interop.errors.AidgeCrash` in the parent, whose message reads
+``crash: process killed by SIGABRT during compile``. The phase is read from the Python stack
+that :mod:`faulthandler` writes when the child receives the fatal signal: the innermost
+frame in the bridge (``_import_graph`` -> import, ``_compile`` -> compile, ``forward``,
+``backward``, ``step``) or the ONNX exporter names it.
+
+Why fork: torch and Aidge are already imported in the parent, so a child costs a few
+milliseconds (measured: see ``tests/unit/test_isolation.py``), and ``fn`` needs no pickling.
+Requirements: a POSIX system, and no OpenMP thread pool alive in the parent (run with
+``OMP_NUM_THREADS=1``, as every suite of this project does); the child never touches the
+parent's threads (pytest-xdist's I/O thread) and leaves through ``os._exit``.
+"""
+from __future__ import annotations
+
+import contextlib
+import faulthandler
+import importlib
+import os
+import pickle
+import re
+import select
+import signal as _signal
+import sys
+import tempfile
+import time
+import traceback as _tb
+from typing import Any, Callable
+
+from .errors import AidgeCrash, InteropError
+
+__all__ = ["run_isolated", "IsolatedError", "phase_from_stack", "fork_available"]
+
+#: (file name, function name) of the frames that name a phase; the innermost one wins.
+_PHASE_FRAMES = {
+    ("onnx_export.py", "export_to_onnx"): "export",
+    ("bridge.py", "_import_graph"): "import",
+    ("bridge.py", "_compile"): "compile",
+    ("bridge.py", "forward"): "forward",
+    ("bridge.py", "backward"): "backward",
+    ("bridge.py", "step"): "step",
+}
+_FRAME_LINE = re.compile(r'File "(?P<file>[^"]+)", line \d+ in (?P<func>\S+)')
+
+
+class IsolatedError(InteropError):
+    """An exception raised in the isolated child that cannot be rebuilt in the parent with
+    its own type; the message starts with the child's exception type."""
+
+
+def fork_available() -> bool:
+    return hasattr(os, "fork") and sys.platform != "win32"
+
+
+def phase_from_stack(stack: str) -> tuple[str | None, str | None]:
+    """``(phase, innermost frame)`` from a faulthandler dump (most recent call first)."""
+    innermost = None
+    for m in _FRAME_LINE.finditer(stack):
+        base = os.path.basename(m.group("file"))
+        if innermost is None:
+            innermost = f"{base}:{m.group('func')}"
+        phase = _PHASE_FRAMES.get((base, m.group("func")))
+        if phase:
+            return phase, innermost
+    return None, innermost
+
+
+def run_isolated(fn: Callable[..., Any], *args: Any, timeout: float | None = None, **kwargs: Any) -> Any:
+    """``fn(*args, **kwargs)`` computed in a forked child; returns its result (which must be
+    picklable) or raises its exception. A child that dies raises :class:`AidgeCrash`; one
+    that runs longer than ``timeout`` seconds is killed and raises :class:`AidgeCrash` with
+    ``timed_out=True``. Without ``os.fork`` (Windows) ``fn`` runs in this process."""
+    if not fork_available():
+        return fn(*args, **kwargs)
+    read_fd, write_fd = os.pipe()
+    stack_file = tempfile.TemporaryFile(mode="w+b")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:  # ---- child: never returns
+        os.close(read_fd)
+        _child(write_fd, stack_file, fn, args, kwargs)
+    # ---- parent
+    os.close(write_fd)
+    try:
+        data, timed_out = _read_all(read_fd, timeout)
+        if timed_out:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, _signal.SIGKILL)
+        _, status = os.waitpid(pid, 0)
+        pid = 0
+        stack_file.seek(0)
+        stack = stack_file.read().decode(errors="replace")
+    finally:
+        os.close(read_fd)
+        stack_file.close()
+        if pid:  # interrupted (KeyboardInterrupt...): do not leave the child behind
+            with contextlib.suppress(ProcessLookupError, ChildProcessError):
+                os.kill(pid, _signal.SIGKILL)
+                os.waitpid(pid, 0)
+    if timed_out:
+        raise _crash(f"timed out after {timeout:g} s", stack, signal="SIGKILL", timed_out=True)
+    if os.WIFSIGNALED(status):
+        name = _signal_name(os.WTERMSIG(status))
+        raise _crash(f"killed by {name}", stack, signal=name)
+    if not data:
+        code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else status
+        raise _crash(f"exited with status {code} without a result", stack)
+    kind, payload = pickle.loads(data)
+    if kind == "ok":
+        return payload
+    raise _rebuild(payload)
+
+
+# --------------------------------------------------------------------------------------
+def _child(write_fd: int, stack_file, fn, args, kwargs) -> None:
+    status = 0
+    try:
+        faulthandler.enable(file=stack_file, all_threads=False)
+        try:
+            payload = ("ok", fn(*args, **kwargs))
+            try:
+                data = pickle.dumps(payload)
+            except Exception as exc:
+                data = pickle.dumps(("error", _describe(TypeError(
+                    f"run_isolated: the result of {getattr(fn, '__name__', fn)!r} cannot be pickled: {exc}"))))
+        except BaseException as exc:  # noqa: BLE001 - everything goes back to the parent
+            data = pickle.dumps(("error", _describe(exc)))
+        view = memoryview(data)
+        while view:
+            view = view[os.write(write_fd, view):]
+    except BaseException:  # noqa: BLE001
+        status = 70
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(status)
+
+
+def _read_all(fd: int, timeout: float | None) -> tuple[bytes, bool]:
+    deadline = None if timeout is None else time.monotonic() + timeout
+    chunks = []
+    while True:
+        wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+        ready, _, _ = select.select([fd], [], [], wait)
+        if not ready:
+            return b"".join(chunks), True
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            return b"".join(chunks), False
+        chunks.append(chunk)
+
+
+def _signal_name(signum: int) -> str:
+    try:
+        return _signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
+
+
+def _crash(what: str, stack: str, *, signal: str | None = None, timed_out: bool = False) -> AidgeCrash:
+    phase, frame = phase_from_stack(stack)
+    where = f"during {phase}" if phase else "outside the bridge's phases"
+    message = f"crash: process {what} {where}"
+    if frame:
+        message += f" (innermost Python frame {frame})"
+    tb = f"Python stack of the child when it died:\n{stack.strip()}" if stack.strip() else ""
+    return AidgeCrash(phase or "unknown", message, signal=signal, timed_out=timed_out, traceback=tb)
+
+
+def _describe(exc: BaseException) -> dict[str, Any]:
+    cls = type(exc)
+    state = {}
+    for key, value in vars(exc).items():
+        try:
+            pickle.loads(pickle.dumps(value))
+        except Exception:
+            continue
+        state[key] = value
+    args = []
+    for a in exc.args:
+        try:
+            pickle.loads(pickle.dumps(a))
+            args.append(a)
+        except Exception:
+            args.append(repr(a))
+    notes = [n for n in getattr(exc, "__notes__", []) if isinstance(n, str)]
+    return {
+        "module": cls.__module__,
+        "qualname": cls.__qualname__,
+        "message": str(exc),
+        "args": tuple(args),
+        "state": state,
+        "notes": notes,
+        "traceback": "".join(_tb.format_exception(exc)),
+    }
+
+
+def _rebuild(info: dict[str, Any]) -> BaseException:
+    """An exception of the child's type, message and attributes (without calling its
+    ``__init__``, whose signature is unknown), or :class:`IsolatedError`."""
+    exc: BaseException | None = None
+    try:
+        obj: Any = importlib.import_module(info["module"])
+        for part in info["qualname"].split("."):
+            obj = getattr(obj, part)
+        if isinstance(obj, type) and issubclass(obj, BaseException):
+            exc = obj.__new__(obj, *info["args"])
+            exc.args = info["args"]
+            exc.__dict__.update(info["state"])
+            if str(exc) != info["message"]:
+                exc = None
+    except Exception:
+        exc = None
+    if exc is None:
+        exc = IsolatedError(f"{info['module']}.{info['qualname']}: {info['message']}")
+    for note in info["notes"]:
+        exc.add_note(note)
+    exc.add_note("--- traceback in the isolated child process ---\n" + info["traceback"].rstrip())
+    return exc
