@@ -84,7 +84,45 @@ _OPERATORS: tuple[ExpectedFailure, ...] = (
 
 # ---------------------------------------------------------------------------------------
 # Model suite (tests/test_models.py)
+# A ``<Name>_train`` case runs both models in train mode (BatchNorm on batch statistics).
+# Aidge 0.10.1's cpu BatchNorm2D imports ONNX ``BatchNormalization(training_mode=1)`` with
+# ``training_mode=True`` yet normalises with the running statistics: the first forward
+# already differs, so there is no Aidge error text to quote; the entry quotes the suite's
+# own first failure line, and tests/test_models.py::test_batchnorm_training_forward_cause
+# checks that this is the cause (Aidge's train-mode output == torch's eval-mode output).
+# Measured on the cpu backend only: the cuda backend is left to its first GPU run.
+_BN_TRAIN_FORWARD = ("Aidge BatchNorm2D (cpu) ignores training_mode=True: it normalises with the "
+                     "running statistics where torch uses the batch statistics. ")
 _MODELS: tuple[ExpectedFailure, ...] = (
+    ExpectedFailure(
+        "ResNet_train", "forward", "outputs_differ", "BatchNorm2D",
+        "[ResNet_train, epoch 0] output differs between model1 (ResNet) and model2 (AidgeModule)",
+        backend="cpu", note=_BN_TRAIN_FORWARD + "Next in line, backward: 'Backward not yet implemented for "
+             "GlobalAveragePooling_Op on backend cpu'.",
+    ),
+    ExpectedFailure(
+        "MobileNetV1_train", "forward", "outputs_differ", "BatchNorm2D",
+        "[MobileNetV1_train, epoch 0] output differs between model1 (MobileNetV1) and model2 (AidgeModule)",
+        backend="cpu", note=_BN_TRAIN_FORWARD + "Next in line, backward: 'Backward not yet implemented for "
+             "GlobalAveragePooling_Op on backend cpu'.",
+    ),
+    ExpectedFailure(
+        "KWS_train", "forward", "outputs_differ", "BatchNorm2D",
+        "[KWS_train, epoch 0] output differs between model1 (KWSDSCNN) and model2 (AidgeModule)",
+        backend="cpu", note=_BN_TRAIN_FORWARD + "Next in line, backward: 'Backward not yet implemented for "
+             "AvgPooling_Op<2> on backend cpu'.",
+    ),
+    ExpectedFailure(
+        "Anomaly_train", "forward", "outputs_differ", "BatchNorm2D",
+        "[Anomaly_train, epoch 0] output differs between model1 (AnomalyAutoencoder) and model2 (AidgeModule)",
+        backend="cpu", note=_BN_TRAIN_FORWARD + "BatchNorm1d on (N, C) imports as BatchNorm2D. Next in line, "
+             "backward: 'Backward not yet implemented for BatchNorm_Op<2> on backend cpu'.",
+    ),
+    ExpectedFailure(
+        "Transformer_train", "backward", "backward_not_implemented", "LayerNorm",
+        "Backward not yet implemented for LayerNorm_Op on backend cpu",
+        backend="cpu", note="Forward (eval and train mode) matches; the first backward step stops at norm2.",
+    ),
 )
 
 EXPECTED_FAILURES: tuple[ExpectedFailure, ...] = _OPERATORS + _MODELS
