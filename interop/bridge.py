@@ -132,6 +132,7 @@ class _GraphRunner:
         core = rt.aidge_core()
         self.graph = graph
         self.backend = backend
+        self.device = torch.device("cuda" if backend == "cuda" else "cpu")
         self.verbose = verbose
         data = core.InputCategory.Data
         ports = [_Port(n, i) for n, i in graph.get_ordered_inputs()
@@ -142,6 +143,9 @@ class _GraphRunner:
                                        f"the torch model {n_inputs}")
         self.inputs = ports
         self.outputs = [_Port(n, i) for n, i in graph.get_ordered_outputs()]
+        # Output tensors are created with their operator and resized in place, never replaced:
+        # cache them (Operator.get_output costs ~45 us per call in the 0.10.1 bindings).
+        self.output_tensors = [p.output_tensor() for p in self.outputs]
         self.scheduler = core.SequentialScheduler(graph)
         self.producers = {p.name(): p for p in core.producers(graph)}
         # Producer output tensors are stable after compile (updates happen in place): cache
@@ -155,7 +159,7 @@ class _GraphRunner:
     def forward(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
         from .tensor_converter import torch_tensor_to_aidge
 
-        tensors = [torch_tensor_to_aidge(_as_graph_input(x)) for x in inputs]
+        tensors = [torch_tensor_to_aidge(_as_graph_input(x, self.device)) for x in inputs]
         shapes = [tuple(x.shape) for x in inputs]
         forward_dims = shapes != self._last_shapes
         with rt.quiet_aidge(self.verbose):
@@ -168,44 +172,64 @@ class _GraphRunner:
         self._keepalive = tensors  # the graph may reference the input memory until the next call
         self.forward_count += 1
         # Output buffers are reused by the next forward: copy them out.
-        return [torch.from_numpy(np.array(p.output_tensor(), copy=True)) for p in self.outputs]
+        return [read_tensor(t) for t in self.output_tensors]
 
     # -- backward ------------------------------------------------------------
     def backward(self, grad_outputs: Sequence[torch.Tensor | None], param_names: Sequence[str]):
         with rt.quiet_aidge(self.verbose):
-            for port, grad in zip(self.outputs, grad_outputs):
-                out = port.output_tensor()
+            for out, grad in zip(self.output_tensors, grad_outputs):
                 g = out.grad
                 if list(g.dims) != list(out.dims):
                     g.resize(list(out.dims))
-                view = np.asarray(g)
-                if grad is None:
-                    view[...] = 0
-                else:
-                    view[...] = grad.detach().to("cpu", torch.float32).numpy()
+                write_tensor(g, grad)
             for name in param_names:
-                np.asarray(self.producer_tensors[name].grad)[...] = 0
+                write_tensor(self.producer_tensors[name].grad, None)
             for port in self.inputs:
                 t = port.input_tensor()
                 if t is not None and t.has_grad():
-                    np.asarray(t.grad)[...] = 0
+                    write_tensor(t.grad, None)
             try:
                 self.scheduler.backward()
             except Exception as exc:
                 raise aidge_error_from(exc, "backward") from exc
-            input_grads = [torch.from_numpy(np.array(p.input_tensor().grad, copy=True)) for p in self.inputs]
-            param_grads = [torch.from_numpy(np.array(self.producer_tensors[n].grad, copy=True))
-                           for n in param_names]
+            input_grads = [read_tensor(p.input_tensor().grad) for p in self.inputs]
+            param_grads = [read_tensor(self.producer_tensors[n].grad) for n in param_names]
         return input_grads, param_grads
 
 
-def _as_graph_input(x: torch.Tensor) -> torch.Tensor:
+def _as_graph_input(x: torch.Tensor, device: torch.device) -> torch.Tensor:
     x = x.detach()
-    if x.device.type != "cpu":
-        x = x.cpu()
+    if x.device.type != device.type:
+        x = x.to(device)
     if x.is_floating_point() and x.dtype != torch.float32:
         x = x.float()
     return x.contiguous()
+
+
+def read_tensor(t) -> torch.Tensor:
+    """A torch copy of an Aidge tensor (outputs and gradients are overwritten by the next
+    call). CPU: one memcpy; CUDA: through :func:`aidge_tensor_to_torch`."""
+    if t.backend == "cpu":
+        return torch.from_numpy(np.array(t, copy=True))
+    from .tensor_converter import aidge_tensor_to_torch
+
+    return aidge_tensor_to_torch(t, copy=True)
+
+
+def write_tensor(t, value: torch.Tensor | None) -> None:
+    """Write ``value`` (None: zeros) into the existing Aidge tensor ``t``, in place."""
+    if t.backend == "cpu":
+        view = np.asarray(t)
+        if value is None:
+            view[...] = 0
+        else:
+            view[...] = value.detach().to("cpu", torch.float32).numpy()
+        return
+    from .tensor_converter import torch_tensor_to_aidge
+
+    dims = [int(d) for d in t.dims]
+    source = torch.zeros(dims, device="cuda") if value is None else value.detach().float().contiguous()
+    t.copy_from(torch_tensor_to_aidge(source.to("cuda")))
 
 
 class _AidgeFunction(torch.autograd.Function):
@@ -261,6 +285,7 @@ class AidgeModule(torch.nn.Module):
         state_to_producer = {state: prod for prod, state in exported.initializer_to_state.items()
                              if prod in self._runner.producers}
         self.unmapped_state: list[str] = []
+        self._copied_state: dict[str, Any] = {}  # CUDA: producer -> version of its mirror
         self._param_producer: dict[str, str] = {}
         for name, param in torch_model.named_parameters():
             tensor = self._mirror(state_to_producer.get(name), param)
@@ -280,20 +305,46 @@ class AidgeModule(torch.nn.Module):
         self._train_names = [n for n, p in self.named_parameters() if p.requires_grad and n in self._param_producer]
         self._trainable_producers = [self._param_producer[n] for n in self._train_names]
         self._train_params = [dict(self.named_parameters())[n] for n in self._train_names]
+        state = dict(self.named_parameters())
+        state.update(self.named_buffers())
+        self._copied_tensors = {prod: state[name] for prod, name in exported.initializer_to_state.items()
+                                if prod in self._copied_state}
+        self._sync_from_aidge()
+
+    def _sync_to_aidge(self) -> None:
+        """CUDA only: push mirrored tensors that torch code changed into Aidge's Producers."""
+        for prod, tensor in self._copied_tensors.items():
+            if self._copied_state[prod] != tensor._version:
+                write_tensor(self._runner.producer_tensors[prod], tensor)
+                self._copied_state[prod] = tensor._version
+
+    def _sync_from_aidge(self) -> None:
+        """CUDA only: refresh mirrored tensors from Aidge's Producers (after an Aidge update)."""
+        with torch.no_grad():
+            for prod, tensor in self._copied_tensors.items():
+                tensor.copy_(read_tensor(self._runner.producer_tensors[prod]))
+                self._copied_state[prod] = tensor._version
 
     def _mirror(self, producer_name: str | None, source: torch.Tensor) -> torch.Tensor | None:
         if producer_name is None:
             return None
         aidge_tensor = self._runner.producer_tensors[producer_name]
-        view = np.asarray(aidge_tensor)
-        if tuple(view.shape) != tuple(source.shape) or view.dtype != np.float32:
+        if tuple(int(d) for d in aidge_tensor.dims) != tuple(source.shape):
             return None
-        return torch.from_numpy(view)  # shares the Producer's memory
+        if aidge_tensor.backend == "cpu":
+            view = np.asarray(aidge_tensor)
+            return torch.from_numpy(view) if view.dtype == np.float32 else None  # shares memory
+        # CUDA: Aidge exposes no device pointer; a copy kept in sync by _sync_to_aidge /
+        # _sync_from_aidge (see forward and AidgeSGD.step)
+        self._copied_state[producer_name] = None
+        return read_tensor(aidge_tensor)
 
     # -- the torch side --------------------------------------------------------
     def forward(self, *inputs: torch.Tensor):
         if len(inputs) != self._n_inputs:
             raise TypeError(f"AidgeModule expects {self._n_inputs} input(s), got {len(inputs)}")
+        if self._copied_tensors:
+            self._sync_to_aidge()
         needs_grad = torch.is_grad_enabled() and (
             any(p.requires_grad for p in self._train_params) or any(x.requires_grad for x in inputs))
         if needs_grad:
@@ -331,7 +382,7 @@ class AidgeModule(torch.nn.Module):
 
     def aidge_gradients(self) -> dict[str, torch.Tensor]:
         """Gradients currently held by Aidge's Producers, by torch parameter name (copies)."""
-        return {n: torch.from_numpy(np.array(self._runner.producer_tensors[p].grad, copy=True))
+        return {n: read_tensor(self._runner.producer_tensors[p].grad)
                 for n, p in zip(self._train_names, self._trainable_producers)}
 
     # -- optimiser --------------------------------------------------------------
@@ -386,14 +437,17 @@ class AidgeSGD:
             # torch; Aidge's SGD::update() raises "no parameter to update!" instead.
             return
         with rt.quiet_aidge(self.module._runner.verbose):
-            tensors = self.module._runner.producer_tensors
-            for name, param in zip(self.module._trainable_producers, self.module._train_params):
-                grad = np.asarray(tensors[name].grad)
-                grad[...] = 0 if param.grad is None else param.grad.detach().cpu().numpy()
+            module = self.module
+            module._sync_to_aidge()
+            tensors = module._runner.producer_tensors
+            for name, param in zip(module._trainable_producers, module._train_params):
+                write_tensor(tensors[name].grad, param.grad)
             try:
                 self._opt.update()
             except Exception as exc:
                 raise aidge_error_from(exc, "step") from exc
+            if module._copied_tensors:
+                module._sync_from_aidge()
 
 
 def _register(root: torch.nn.Module, dotted: str, tensor: torch.Tensor, buffer: bool = False) -> None:

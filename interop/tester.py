@@ -160,6 +160,18 @@ class ModelTester:
     # -- one step ----------------------------------------------------------------------
     def unit_test(self, input_tensors, label, record_timing=False) -> None:
         """One forward (and backward + SGD step when ``test_backward``) on both models."""
+        try:
+            self._unit_test(input_tensors, label, record_timing)
+        except EquivalenceError:
+            raise
+        except Exception as exc:
+            # an Aidge error (not implemented, crash...) keeps its type for categorisation;
+            # the note says where it happened and how to replay it
+            epoch = "" if self.epoch is None else f", epoch {self.epoch}"
+            exc.add_note(f"[{self.name}{epoch}] seed {self.seed}; replay: {replay_command(self.seed)}")
+            raise
+
+    def _unit_test(self, input_tensors, label, record_timing) -> None:
         inputs = _as_list(input_tensors)
         device = "cuda" if self.cuda else "cpu"
         inputs = [x.to(device) for x in inputs]
