@@ -40,9 +40,26 @@ _EXPORTS = {
     "UnsupportedOperatorError": "errors",
     "ExportError": "errors",
     "CudaUnavailableError": "errors",
+    # inference-correctness toolkit
+    "check_inference_contract": "contract",
+    "ContractReport": "contract",
+    "ContractViolation": "contract",
+    "localize_divergence": "divergence",
+    "first_divergence_hint": "divergence",
+    "DivergenceReport": "divergence",
+    "DivergenceError": "divergence",
+    "assert_batch_invariant": "invariance",
+    "assert_padding_invariant": "invariance",
+    "assert_mask_invariant": "invariance",
+    "assert_permutation_invariant": "invariance",
+    "assert_permutation_equivariant": "invariance",
+    "assert_invariant": "invariance",
+    "assert_equivariant": "invariance",
+    "InvarianceError": "invariance",
 }
 _SUBMODULES = {"bridge", "compare", "tester", "tensor_converter", "errors", "timing", "onnx_export",
                "aidge_runtime"}
+_SUBMODULES |= {"contract", "divergence", "invariance", "golden", "strategies", "model_io"}
 
 __all__ = sorted(_EXPORTS)
 

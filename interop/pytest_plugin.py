@@ -3,10 +3,19 @@
 Options:
   --backend {cpu,cuda}   the Aidge backend the equivalence suites run on
                          (default: $INTEROP_BACKEND or cpu)
+  --torch-device DEVICE  the torch device of the toolkit fixtures: auto, cpu, cuda, cuda:N, mps
+                         (default: $INTEROP_TORCH_DEVICE or auto); ``cpu`` never touches a GPU
+  --torch-update-golden  (re)write the golden files instead of comparing with them
+
+Marker:   @pytest.mark.torch_golden("name")   names the golden file of the test
+Fixtures: golden (interop.golden.GoldenFile), make_tensor (seeded random tensors on the
+          --torch-device), torch_device
 """
 from __future__ import annotations
 
 import os
+import re
+import zlib
 
 import pytest
 
@@ -21,6 +30,127 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=os.environ.get("INTEROP_BACKEND", "cpu"),
         help="Aidge backend the equivalence suites run on (default: $INTEROP_BACKEND or cpu)",
     )
+    # -- inference-correctness toolkit (interop.contract / golden / strategies) --------
+    group.addoption(
+        "--torch-device",
+        default=os.environ.get("INTEROP_TORCH_DEVICE", "auto"),
+        help="torch device of the toolkit fixtures (torch_device, make_tensor) and of device_parity: "
+             "auto, cpu, cuda, cuda:N or mps; cpu never touches a GPU "
+             "(default: $INTEROP_TORCH_DEVICE or auto)",
+    )
+    group.addoption(
+        "--torch-update-golden",
+        action="store_true",
+        default=False,
+        help="(re)write the golden files of @pytest.mark.torch_golden tests instead of comparing with them",
+    )
+
+
+_GOLDEN_WRITTEN = pytest.StashKey[list]()
+_SEED_SECTION = pytest.StashKey[str]()
+
+
+_TORCH_DEVICE = re.compile(r"^(auto|cpu|mps|cuda(:\d+)?)$")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "torch_golden(name): compare the test's `golden.check(output)` with the golden file "
+        "<test dir>/golden/<test module>/<name>[<param id>].npz; --torch-update-golden rewrites it",
+    )
+    device = config.getoption("--torch-device", default="auto")
+    if device is not None and not _TORCH_DEVICE.match(str(device)):
+        raise pytest.UsageError(f"--torch-device={device!r}: expected auto, cpu, cuda, cuda:N or mps")
+    config.stash[_GOLDEN_WRITTEN] = []
+
+
+@pytest.fixture(scope="session")
+def torch_device(request: pytest.FixtureRequest):
+    """The ``torch.device`` of --torch-device (``auto``: cuda when available, else cpu);
+    skips when an explicitly requested accelerator is unusable."""
+    import torch
+
+    name = request.config.getoption("--torch-device")
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name.startswith("cuda") and not torch.cuda.is_available():
+        pytest.skip(f"--torch-device={name}: torch.cuda.is_available() is False (torch {torch.__version__})")
+    if name == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
+        pytest.skip("--torch-device=mps: MPS is not available")
+    return torch.device(name)
+
+
+@pytest.fixture
+def golden(request: pytest.FixtureRequest):
+    """The golden reference of this test: ``golden.check(output, rtol=..., atol=...)``.
+
+    Its name is the ``@pytest.mark.torch_golden("name")`` argument (default: the test
+    function's name); each parameter set of a parametrised test has its own file.
+    """
+    from .golden import GoldenFile, golden_path
+
+    marker = request.node.get_closest_marker("torch_golden")
+    name = (marker.args[0] if marker and marker.args else
+            marker.kwargs.get("name") if marker and "name" in marker.kwargs else request.node.originalname)
+    callspec = getattr(request.node, "callspec", None)
+    path = golden_path(request.path, name, callspec.id if callspec is not None else None)
+    update = request.config.getoption("--torch-update-golden")
+    gf = GoldenFile(path, update=update, test_id=request.node.nodeid,
+                    device=str(request.config.getoption("--torch-device")))
+    yield gf
+    if gf.written:
+        request.config.stash[_GOLDEN_WRITTEN].append(str(path))
+
+
+@pytest.fixture
+def make_tensor(request: pytest.FixtureRequest, torch_device):
+    """``make_tensor(*shape, dtype=torch.float32, low=None, high=None, requires_grad=False)``:
+    uniform random tensors on --torch-device from a seed derived from the test id (printed
+    when the test fails); never touches the global RNG."""
+    import torch
+
+    base = zlib.crc32(request.node.nodeid.encode())
+    calls = [0]
+
+    def make(*shape, dtype=torch.float32, low=None, high=None, requires_grad=False):
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list, torch.Size)):
+            shape = tuple(shape[0])
+        gen = torch.Generator().manual_seed(base + calls[0])
+        calls[0] += 1
+        request.node.stash[_SEED_SECTION] = (f"make_tensor: seed {base} + call index (0..{calls[0] - 1}), "
+                                             f"derived from the test id; rerun the test to replay")
+        if dtype == torch.bool:
+            t = torch.randint(0, 2, shape, generator=gen).to(torch.bool)
+        elif dtype.is_floating_point or dtype.is_complex:
+            lo, hi = (-9.0 if low is None else low), (9.0 if high is None else high)
+            t = (torch.rand(shape, generator=gen, dtype=torch.float64) * (hi - lo) + lo).to(dtype)
+        else:
+            lo, hi = (-9 if low is None else int(low)), (10 if high is None else int(high))
+            if dtype == torch.uint8:
+                lo = max(lo, 0)
+            t = torch.randint(lo, hi, shape, generator=gen, dtype=torch.int64).to(dtype)
+        t = t.to(torch_device)
+        return t.requires_grad_(True) if requires_grad else t
+
+    return make
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call):
+    outcome = yield
+    report = outcome.get_result()
+    section = item.stash.get(_SEED_SECTION, None)
+    if section and report.failed:
+        report.sections.append(("interop seed", section))
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config) -> None:
+    written = config.stash.get(_GOLDEN_WRITTEN, [])
+    if written:
+        terminalreporter.write_sep("-", f"golden files written: {len(written)}")
+        for path in written:
+            terminalreporter.write_line(path)
 
 
 @pytest.fixture(scope="session")
