@@ -3,11 +3,11 @@
 tests-cpu   the whole pytest suite on the CPU stack (torch 2.13.0 + Aidge 0.10.1 CPU)
 tests-cuda  the suites with backend="cuda" on a GPU machine; skips (exit 0) without one
 report      the main job: suites + categorised findings report in results/
+cuda-recipe resolve the CUDA environment (pip --dry-run) on any machine
 """
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import nox
@@ -64,19 +64,29 @@ def report(session: nox.Session) -> None:
     print((results / "report.txt").read_text())
 
 
-def cuda_device_reason() -> str | None:
-    """None when an NVIDIA GPU is visible, else why not (checked without CUDA libraries)."""
-    if not Path("/dev/nvidiactl").exists() and not list(Path("/dev").glob("nvidia[0-9]*")):
-        return "no NVIDIA device (/dev/nvidia* absent)"
-    if shutil.which("nvidia-smi") is None:
-        return "nvidia-smi not found: no NVIDIA driver"
-    return None
+def _gpu_absent_reason() -> str | None:
+    """interop/cuda_probe.py, loaded by path: no install needed to decide to skip."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_cuda_probe", ROOT / "interop" / "cuda_probe.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.gpu_absent_reason()
+
+
+@nox.session(name="cuda-recipe", python=PYTHON)
+def cuda_recipe(session: nox.Session) -> None:
+    """Resolve the tests-cuda environment without installing it (works without a GPU)."""
+    session.install("--upgrade", "pip")  # PEP 658 metadata: resolves without downloading torch
+    session.run("python", "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet",
+                "--report", "-", "-r", str(REQ / "cuda.txt"), silent=True)
+    session.log("requirements/cuda.txt resolves (torch 2.9.1 + CUDA 12 libraries + aidge-backend-cuda 0.10.1)")
 
 
 @nox.session(name="tests-cuda", python=PYTHON)
 def tests_cuda(session: nox.Session) -> None:
     """Run the suites with backend="cuda" (skips, exit 0, when no NVIDIA GPU is present)."""
-    reason = cuda_device_reason()
+    reason = _gpu_absent_reason()
     if reason:
         session.skip(reason)
     session.install("-r", str(REQ / "cuda.txt"))

@@ -17,6 +17,7 @@ __all__ = [
     "ExportError",
     "CudaUnavailableError",
     "AidgeCrash",
+    "AidgeCudaKernelImageError",
     "aidge_error_from",
 ]
 
@@ -58,6 +59,15 @@ class UnsupportedOperatorError(AidgeError):
     """An ONNX node imported as a GenericOperator: Aidge has no native operator for it."""
 
 
+class AidgeCudaKernelImageError(AidgeError):
+    """Aidge's own CUDA kernels are not compiled for this GPU ("no kernel image is
+    available for execution on the device"): aidge-backend-cuda 0.10.1 ships sm_52 code
+    only. A packaging defect of Aidge, reported in category ``cuda_kernel_image``, never
+    as a numerical mismatch."""
+
+    category = "cuda_kernel_image"
+
+
 class AidgeCrash(AidgeError):
     """The process running Aidge died (a signal such as SIGSEGV/SIGABRT, an abrupt exit or
     a timeout) instead of raising: see :func:`interop.isolation.run_isolated`.
@@ -85,11 +95,13 @@ class AidgeCrash(AidgeError):
 _OPERATOR_PATTERNS = (
     re.compile(r"Backward not yet implemented for ([\w<>]+)"),
     re.compile(r"backward\(\) not implemented yet for operator of type (\w+)"),
-    re.compile(r"[Nn]o (?:available |registered )?(?:implementation|kernel|backend) .*?for (?:operator )?(?:type )?\"?(\w+)"),
+    re.compile(r"[Nn]o (?:available |registered )?(?:implementation|backend) .*?for (?:operator )?(?:type )?\"?(\w+)"),
     re.compile(r"(\w+)Op(?:::|Impl)"),
     re.compile(r"operator of type (\w+)"),
     re.compile(r"Operator (\w+)"),
 )
+_KERNEL_IMAGE = re.compile(r"no kernel image is available|invalid device function|"
+                           r"CUDA_ERROR_NO_BINARY_FOR_GPU|no binary for GPU", re.I)
 _NOT_IMPLEMENTED = re.compile(r"not (?:yet )?implemented|[Nn]o (?:available )?(?:implementation|kernel)|missing .*impl", re.I)
 
 
@@ -117,5 +129,10 @@ def aidge_error_from(exc: BaseException, phase: str, *, node: str | None = None,
         return exc
     message = str(exc).strip() or type(exc).__name__
     op = operator or operator_from_message(message)
-    cls = AidgeNotImplementedError if _NOT_IMPLEMENTED.search(message) else AidgeError
+    if _KERNEL_IMAGE.search(message):
+        cls = AidgeCudaKernelImageError
+    elif _NOT_IMPLEMENTED.search(message):
+        cls = AidgeNotImplementedError
+    else:
+        cls = AidgeError
     return cls(phase, message, operator=op, node=node)
