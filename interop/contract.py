@@ -134,6 +134,9 @@ class ContractReport:
     def __str__(self) -> str:
         return "\n".join([self.summary, *(str(r) for r in self.results)])
 
+    def __repr__(self) -> str:
+        return f"<ContractReport {self.model}: {self.summary}; failed: {self.failed}>"
+
     def raise_if_failed(self) -> None:
         if self.failed:
             raise ContractViolation(self)
