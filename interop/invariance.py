@@ -9,7 +9,8 @@ message.
 ``batch`` / ``x`` is a tensor, a tuple of tensors (``model(*x)``) or a dict (``model(**x)``)
 such as ``{"input_ids": ..., "attention_mask": ...}``. With an ``attention_mask`` (shape
 ``(N, L)``), outputs whose first two dimensions are ``(N, L)`` are *sequence-aligned* and
-compared on real tokens only (``mask == 1``); other outputs are compared whole.
+compared on real tokens only (``mask == 1``); other outputs are compared whole (a pooled
+``(N, H)`` output with ``H == L`` is taken for a sequence-aligned one).
 """
 from __future__ import annotations
 
@@ -58,11 +59,11 @@ def _mask(batch: Any) -> torch.Tensor | None:
     return None
 
 
-def _real_tokens(out: Any, mask: torch.Tensor | None, positions: slice | None = None) -> Any:
+def _real_tokens(out: Any, mask: torch.Tensor | None, padded: tuple[int, slice] | None = None) -> Any:
     """Keep the real tokens (mask == 1) of every sequence-aligned output leaf.
 
-    ``positions``: first cut the sequence dimension of outputs that are longer than the mask
-    (a padded run compared with the unpadded one).
+    ``padded = (padded length, window)``: outputs of a padded run whose dimension 1 has the
+    padded length are first cut to ``window``, the positions of the unpadded sequence.
     """
     if mask is None:
         return out
@@ -70,8 +71,8 @@ def _real_tokens(out: Any, mask: torch.Tensor | None, positions: slice | None = 
     keep = mask.to(torch.bool)
 
     def cut(t: torch.Tensor) -> torch.Tensor:
-        if positions is not None and t.dim() >= 2 and t.shape[0] == n and t.shape[1] != length:
-            t = t[:, positions]
+        if padded is not None and t.dim() >= 2 and t.shape[0] == n and t.shape[1] == padded[0]:
+            t = t[:, padded[1]]
         if t.dim() >= 2 and tuple(t.shape[:2]) == (n, length):
             return t[keep.to(t.device)]
         return t
@@ -150,7 +151,7 @@ def assert_padding_invariant(model: Callable, batch: Mapping[str, Any], extra: i
     length = mask.shape[1]
     window = slice(0, length) if side == "right" else slice(extra, extra + length)
     expected = _real_tokens(_run(model, batch), mask)
-    actual = _real_tokens(_run(model, padded), mask, positions=window)
+    actual = _real_tokens(_run(model, padded), mask, padded=(length + extra, window))
     _verdict(f"{_name(model)} is not padding invariant:", actual, expected, rtol, atol,
              f"{extra} padding position(s) on the {side} change the outputs on real tokens")
 
