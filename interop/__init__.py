@@ -56,10 +56,13 @@ _EXPORTS = {
     "assert_invariant": "invariance",
     "assert_equivariant": "invariance",
     "InvarianceError": "invariance",
+    # results analysis (analyze_results.py)
+    "categorize": "analyze",
 }
 _SUBMODULES = {"bridge", "compare", "tester", "tensor_converter", "errors", "timing", "onnx_export",
                "aidge_runtime"}
 _SUBMODULES |= {"contract", "divergence", "invariance", "golden", "strategies", "model_io"}
+_SUBMODULES |= {"analyze"}
 
 __all__ = sorted(_EXPORTS)
 
