@@ -86,7 +86,7 @@ class GoldenFile:
         leaves = flatten_outputs(output)
         arrays, entries = {}, []
         for i, (path, leaf) in enumerate(leaves):
-            arr = np.ascontiguousarray(compare.to_numpy(leaf))
+            arr = np.array(compare.to_numpy(leaf), copy=True, order="C")  # keeps 0-d shapes
             key = f"t{i}"
             arrays[key] = arr
             entries.append({"key": key, "path": path, "dtype": _dtype_name(leaf), "stored_dtype": arr.dtype.name,
