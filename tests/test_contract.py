@@ -1,0 +1,77 @@
+"""The inference contract on every network of the model zoo, torch side and Aidge side.
+
+Each network of ``interop.zoo.models.MODEL_CASES`` is put in eval mode and checked with
+:func:`interop.check_inference_contract`, one test per check, on the torch model and on its
+:class:`~interop.AidgeModule` (``--backend``). Test ids: ``<Model>_<side>_contract_<check>``
+(``pytest tests/test_contract.py -k "Transformer and aidge"``).
+
+A check that cannot run skips with the check's reason (``device_parity`` without another
+device: ``--torch-device=cpu`` never touches a GPU). An Aidge model failing a check is a
+finding: a strict entry of ``interop.expected_failures`` (model section) quoting the failure.
+"""
+from __future__ import annotations
+
+import pytest
+import torch
+
+import interop
+from interop.contract import CHECKS, check_inference_contract, parity_devices
+from interop.expected_failures import expected_failure_guard, lookup, xfail_marks
+from interop.zoo.models import MODEL_CASES
+
+SIDES = ("torch", "aidge")
+#: dtype_parity on the torch side compares the float32 model with its float64 copy
+DTYPES = (torch.float64,)
+SEED = 0
+
+
+def case_id(model: str, side: str, check: str) -> str:
+    return f"{model}_{side}_contract_{check}"
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "contract_case" not in metafunc.fixturenames:
+        return
+    backend = metafunc.config.getoption("--backend")
+    params = []
+    for case in MODEL_CASES:
+        for side in SIDES:
+            for check in CHECKS:
+                cid = case_id(case["name"], side, check)
+                entry = lookup(cid, backend)
+                params.append(pytest.param((case, side, check, entry), id=cid, marks=xfail_marks(entry)))
+    metafunc.parametrize("contract_case", params)
+
+
+@pytest.fixture(scope="module")
+def zoo_cache():
+    """name -> (eval model, input, AidgeModule or None): built once per module."""
+    return {}
+
+
+def _prepared(cache: dict, case: dict, side: str, backend: str):
+    key = (case["name"], side, backend)
+    if key not in cache:
+        model = case["model"]().eval()
+        x = torch.randn(case["input_size"], generator=torch.Generator().manual_seed(SEED))
+        if side == "aidge":
+            model = interop.wrap(model, case["input_size"], backend=backend)
+        cache[key] = (model, x)
+    return cache[key]
+
+
+def test_contract(contract_case, zoo_cache, aidge_backend, torch_device, request):
+    case, side, check, entry = contract_case
+    with expected_failure_guard(entry):
+        model, x = _prepared(zoo_cache, case, side, aidge_backend)
+        if side == "torch":
+            model, x = model.to(torch_device), x.to(torch_device)
+            devices = parity_devices(request.config.getoption("--torch-device"))
+        else:
+            devices = None  # an AidgeModule is compared across Aidge backends, not torch devices
+        report = check_inference_contract(model, x, raise_on_failure=False, checks=[check], dtypes=DTYPES,
+                                          devices=devices)
+        result = report[check]
+        if result.status == "SKIP":
+            pytest.skip(f"{check}: {result.reason}")
+        report.raise_if_failed()
