@@ -29,8 +29,9 @@ unsupported_operator                    🟠     UnsupportedOperatorError (``imp
                                                OperatorNotInGraphError on a ``GenericOperator node``
 backward_not_implemented                🟠     ``Backward not yet implemented for BatchNorm_Op<2> on backend
                                                cpu``, ``backward() not implemented yet for operator of type``
-forward_not_implemented                 🟠     ``Aidge forward|compile failed`` + "not implemented" / "no
-                                               implementation|kernel" (missing forward kernel or dtype)
+forward_not_implemented                 🟠     ``Aidge forward|compile failed`` + "not implemented", "no
+                                               implementation|kernel", ``missing or invalid registrar key``
+                                               (no kernel for the operator or the dtype on the backend)
 import_error                            🟣     any other ``Aidge import failed``
 compile_error                           🟣     any other ``Aidge compile failed``
 aidge_error                             🟣     any other ``Aidge forward|backward|step failed`` (an AidgeError
@@ -162,7 +163,8 @@ _KERNEL_IMAGE = re.compile(r"no kernel image is available|invalid device functio
 _SLOWER = re.compile(r"(?P<phase>forward|backward) of model2 is (?P<ratio>[\d.]+)x slower|"
                      r"\] (?:forward|backward) speed differs")
 _CONFIG = re.compile(r"\bConfigError\b|JSONDecodeError|malformed JSON|unknown (?:JSON )?layout|"
-                     r"neither supported nor ignored|no expected Aidge node type declared", re.I)
+                     r"neither supported .*?nor ignored|no expected Aidge node type declared|"
+                     r"\.json: (?:case|key) '", re.I)
 _EXPORT = re.compile(r"\bExportError\b|torch\.onnx\.export failed|Exporting the operator .+ to ONNX"
                      r"|operator under test not in the imported Aidge graph")
 _AIDGE = re.compile(r"Aidge (?P<phase>export|import|compile|forward|backward|step) failed"
@@ -170,7 +172,7 @@ _AIDGE = re.compile(r"Aidge (?P<phase>export|import|compile|forward|backward|ste
 _GENERIC = re.compile(r"imported as GenericOperator|GenericOperator node|no native (?:Aidge )?operator")
 _BACKWARD_NI = re.compile(r"[Bb]ackward not yet implemented|backward\(\) not implemented yet")
 _NOT_IMPLEMENTED = re.compile(r"not (?:yet )?implemented|[Nn]o (?:available |registered )?(?:implementation|kernel)"
-                              r"|missing .*impl", re.I)
+                              r"|missing .*impl|missing or invalid registrar key|not yet supported", re.I)
 _SHAPE = re.compile(r"Shapes do not match|Structure mismatch|output\(s\) but \d+ label\(s\)|size mismatch"
                     r"|shape '\[[^\]]*\]' is invalid|must match the size of tensor|mat\d? and mat\d? shapes cannot"
                     r"|shapes? mismatch", re.I)
