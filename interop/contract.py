@@ -20,7 +20,8 @@ The checks (:data:`CHECKS`):
                        returned buffer fails);
 ``batch_invariance``   ``model(x)[i] == model(x[i:i+1])[0]`` within ``rtol``;
 ``device_parity``      the same outputs on the other devices (``devices``); for an AidgeModule,
-                       on the other Aidge backend (cpu <-> cuda) when it can run;
+                       on the other Aidge backend (cpu <-> cuda, or the backends in ``devices``):
+                       its own ONNX graph with its current weights, imported again;
 ``dtype_parity``       the same outputs with the model and inputs cast to each of ``dtypes``;
 ``no_state_mutation``  a forward changes no parameter or buffer (non-persistent ones
                        included; NaN == NaN), adds or removes none, and leaves the inputs alone.
@@ -370,7 +371,7 @@ class _Runner:
     # -- device_parity ------------------------------------------------------------------
     def check_device_parity(self, device_rtol=None, devices=None, **_) -> CheckResult:
         if _is_aidge_module(self.model):
-            return self._aidge_backend_parity(device_rtol)
+            return self._aidge_backend_parity(device_rtol, devices)
         if not isinstance(self.model, torch.nn.Module):
             return CheckResult("device_parity", SKIP, "not a torch.nn.Module: cannot move it to another device")
         home = _model_device(self.model, self.x)
@@ -397,19 +398,33 @@ class _Runner:
                                "matmuls and fused kernels loosen GPU results: device_rtol=...")
         return CheckResult("device_parity", PASS)
 
-    def _aidge_backend_parity(self, device_rtol) -> CheckResult:
+    def _aidge_backend_parity(self, device_rtol, devices) -> CheckResult:
         backend = getattr(self.model, "backend", "cpu")
-        other = "cuda" if backend == "cpu" else "cpu"
-        if other == "cuda":
-            from .tensor_converter import cuda_available
+        if devices is None:
+            targets = ("cuda" if backend == "cpu" else "cpu",)
+        else:
+            targets = tuple(str(d).split(":")[0] for d in devices)
+        if not targets:
+            return CheckResult("device_parity", SKIP, "no Aidge backend to compare with (devices=(); "
+                                                      "--torch-device=cpu never touches a GPU)")
+        problems = []
+        for target in targets:
+            if target == "cuda":
+                from .tensor_converter import cuda_available
 
-            ok, reason = cuda_available()
-            if not ok:
-                return CheckResult("device_parity", SKIP, f"Aidge backend {other!r} unavailable: {reason}")
-        return CheckResult(
-            "device_parity", SKIP,
-            f"an AidgeModule keeps no torch source to re-wrap on backend {other!r}: wrap the torch model "
-            f"with backend={other!r} and compare the two modules (interop.compare)")
+                ok, reason = cuda_available()
+                if not ok:
+                    return CheckResult("device_parity", SKIP, f"Aidge backend 'cuda' unavailable: {reason}")
+            twin = _rewrap_on_backend(self.model, target, self.x)
+            out = self.run(model=twin)
+            mismatches = compare.compare_outputs(out, self.reference(), rtol=device_rtol, equal_nan=True)
+            if mismatches:
+                problems.append(f"Aidge backend {target} (reference: {backend}):\n" + self._mismatch_text(mismatches))
+        if problems:
+            return CheckResult("device_parity", FAIL, "\n".join(problems),
+                               "Aidge's kernels differ between backends: compare each backend with torch "
+                               "(interop.localize_divergence) to see which one is off")
+        return CheckResult("device_parity", PASS)
 
     # -- dtype_parity ---------------------------------------------------------------------
     def check_dtype_parity(self, dtype_rtol=None, dtypes=(), **_) -> CheckResult:
@@ -478,6 +493,35 @@ class _Runner:
                                "statistics updated in training mode, caches or counters kept in buffers, "
                                "in-place operations on parameters or inputs")
         return CheckResult("no_state_mutation", PASS)
+
+
+def _rewrap_on_backend(am: Any, backend: str, x: Any) -> torch.nn.Module:
+    """The AidgeModule's own ONNX graph, its initializers refreshed from the module's current
+    parameters and buffers, imported again and compiled for ``backend``.
+
+    An AidgeModule keeps no torch source, but it keeps the exported graph and mirrors every
+    state tensor under its torch name: that is enough to build its twin on another backend.
+    """
+    from onnx import numpy_helper
+
+    from . import aidge_runtime, bridge
+
+    aidge_runtime.load_backend(backend)
+    exported = am._exported
+    proto = copy.deepcopy(exported.proto)
+    state = dict(am.named_parameters())
+    state.update(am.named_buffers())
+    for init in proto.graph.initializer:
+        name = exported.initializer_to_state.get(init.name)
+        if name in state:
+            array = state[name].detach().cpu().numpy()
+            init.CopyFrom(numpy_helper.from_array(array.astype(numpy_helper.to_array(init).dtype), init.name))
+    twin_exported = dataclasses.replace(exported, proto=proto)
+    inputs = [t.detach().cpu() for _, t in iter_tensors(x)]
+    graph = bridge._import_graph(twin_exported)
+    bridge._compile(graph, backend, [list(t.shape) for t in inputs])
+    twin = bridge.AidgeModule(am, twin_exported, graph, backend=backend, verbose=False, example_inputs=inputs)
+    return twin.train(am.training)
 
 
 def _model_device(model: torch.nn.Module, x: Any) -> str:

@@ -6,7 +6,7 @@ Each network of ``interop.zoo.models.MODEL_CASES`` is put in eval mode and check
 (``pytest tests/test_contract.py -k "Transformer and aidge"``).
 
 A check that cannot run skips with the check's reason (``device_parity`` without another
-device: ``--torch-device=cpu`` never touches a GPU). An Aidge model failing a check is a
+device or Aidge backend; ``--torch-device=cpu`` never touches a GPU, on either side). An Aidge model failing a check is a
 finding: a strict entry of ``interop.expected_failures`` (model section) quoting the failure.
 """
 from __future__ import annotations
@@ -64,11 +64,12 @@ def test_contract(contract_case, zoo_cache, aidge_backend, torch_device, request
     case, side, check, entry = contract_case
     with expected_failure_guard(entry):
         model, x = _prepared(zoo_cache, case, side, aidge_backend)
+        option = request.config.getoption("--torch-device")
         if side == "torch":
             model, x = model.to(torch_device), x.to(torch_device)
-            devices = parity_devices(request.config.getoption("--torch-device"))
-        else:
-            devices = None  # an AidgeModule is compared across Aidge backends, not torch devices
+            devices = parity_devices(option)
+        else:  # an AidgeModule is compared with its twin on the other Aidge backend
+            devices = () if option == "cpu" else None
         report = check_inference_contract(model, x, raise_on_failure=False, checks=[check], dtypes=DTYPES,
                                           devices=devices)
         result = report[check]

@@ -357,3 +357,29 @@ def test_aidge_module_exported_in_training_mode_fails_eval_mode():
     am = interop.wrap(model, (4, 6), training=True).eval()
     result = run(am, check="eval_mode")["eval_mode"]
     assert result.status == "FAIL" and "exported in training mode" in result.reason
+
+
+def test_aidge_module_device_parity_reimports_its_graph_with_current_weights():
+    import interop
+
+    am = interop.wrap(good_model(), (4, 6))
+    with torch.no_grad():  # weights changed after wrap (as training would): the twin must see them
+        dict(am.named_parameters())["0.weight"].mul_(-2.0)
+    result = run(am, check="device_parity", devices=("cpu",))["device_parity"]
+    assert result.status == "PASS", str(result)
+    skipped = run(am, check="device_parity", devices=())["device_parity"]
+    assert skipped.status == "SKIP" and "--torch-device=cpu" in skipped.reason
+
+
+def test_aidge_twin_is_built_from_current_weights():
+    import interop
+    from interop.contract import _rewrap_on_backend
+
+    x = good_input()
+    am = interop.wrap(good_model(), (4, 6))
+    with torch.no_grad():
+        dict(am.named_parameters())["2.bias"].add_(1.0)
+        expected = am(x)
+        twin = _rewrap_on_backend(am, "cpu", x)
+        assert torch.equal(twin(x), expected)
+        assert not torch.equal(interop.wrap(good_model(), (4, 6))(x), expected)  # the change is visible
