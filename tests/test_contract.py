@@ -67,7 +67,7 @@ def test_contract(contract_case, zoo_cache, aidge_backend, torch_device, request
         option = request.config.getoption("--torch-device")
         if side == "torch":
             model, x = model.to(torch_device), x.to(torch_device)
-            devices = parity_devices(option)
+            devices = None if option == "auto" else parity_devices(option)  # None: every other device
         else:  # an AidgeModule is compared with its twin on the other Aidge backend
             devices = () if option == "cpu" else None
         report = check_inference_contract(model, x, raise_on_failure=False, checks=[check], dtypes=DTYPES,
