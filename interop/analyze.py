@@ -271,7 +271,8 @@ _PROGRESS = re.compile(rf"^(?P<nodeid>\S.*?::.*?) (?P<status>{_STATUS_RE})(?:\((
 _XDIST = re.compile(rf"^\[gw\d+\] \[\s*\d+%\] (?P<status>{_STATUS_RE})(?:\((?:strict)\))? (?P<nodeid>\S.*?)\s*$")
 _SUMMARY = re.compile(rf"^(?P<status>{_STATUS_RE})(?:\((?:strict)\))? (?P<nodeid>\S+?(?:::\S.*?)?)(?: - (?P<msg>.*))?\s*$")
 _SUMMARY_SKIP = re.compile(r"^SKIPPED \[(?P<n>\d+)\] (?P<loc>.+?:\d+): (?P<reason>.*)$")
-_SECTION = re.compile(r"^_{3,} (?P<title>.+?) _{3,}$")
+# a long title leaves room for a single "_" on each side; "_ _ _ _" lines separate traceback entries
+_SECTION = re.compile(r"^_+ (?P<title>(?![_ ]+$).+?) _+$")
 _ERROR_TITLE = re.compile(r"^ERROR (?:at (?P<when>setup|teardown) of|collecting) (?P<name>.+)$")
 _TOTALS = re.compile(r"^(?P<body>(?:\d+ [a-z]+(?:, )?)+|no tests ran) in (?P<secs>[\d.]+)s\b")
 _SECTIONS = ("FAILURES", "ERRORS", "PASSES")
@@ -669,6 +670,14 @@ def _first_line(text: str) -> str:
     return text.strip().splitlines()[0] if text.strip() else ""
 
 
+def _signature(error: str) -> str:
+    """An error without what differs from case to case (``[case, epoch N]``, the model
+    classes, the seed), so that cases failing the same way group together."""
+    error = re.sub(r"^\[[^\]]*\] ", "", error)
+    error = re.sub(r" between model1 \([^)]*\) and model2 \([^)]*\)", "", error)
+    return re.sub(r" \[seed \d+\]$", "", error).strip()
+
+
 def _describe(result: TestResult, category: str) -> dict[str, Any]:
     """operator / phase / error (a signature shared by cases with the same defect) / detail."""
     message = result.message or ""
@@ -677,7 +686,7 @@ def _describe(result: TestResult, category: str) -> dict[str, Any]:
     aidge = _AIDGE.search(result.full_message)
     crash = _CRASH_MSG.search(message)
     if tag:
-        operator, phase, error = tag.group("op"), tag.group("phase"), tag.group("error").strip()
+        operator, phase, error = tag.group("op"), tag.group("phase"), _signature(tag.group("error"))
     elif _WORKER_CRASH.search(message):
         error = "the pytest-xdist worker running the case died (xdist does not report the signal)"
     elif crash:
@@ -693,7 +702,7 @@ def _describe(result: TestResult, category: str) -> dict[str, Any]:
     else:
         head = _EQUIV_HEAD.match(_first_line(message))
         if head:
-            error = head.group("head")
+            error = _signature(head.group("head"))
             what = _what_differs(message) or ""
             phase = next((p for prefix, p in _WHAT_PHASE if what.startswith(prefix)), None)
             bits = []

@@ -256,6 +256,32 @@ def test_xdist_worker_crash_is_attached_to_its_test():
     assert len(run.results) == 2  # no phantom result for the section titled with the file name
 
 
+def test_long_section_titles_keep_their_own_message():
+    # pytest pads a long title with a single "_" on each side (seen on the operator suite);
+    # "_ _ _" lines separate traceback entries inside one section
+    long_id = "ConvDepthwise2D_attr_channel_multiplier_3_padding_1"
+    text = (
+        "=================================== FAILURES ===================================\n"
+        "_______________________ test_X_interop[ConvDepthwise2D_a] _______________________\n"
+        "E   interop.errors.AidgeNotImplementedError: Aidge backward failed (operator ConvDepthWise2D): "
+        "Backward not yet implemented for ConvDepthWise_Op<2> on backend cpu\n"
+        "tests/t.py:3: AidgeNotImplementedError\n"
+        f"_ test_X_interop[{long_id}] _\n"
+        "args = (1,)\n"
+        "_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _\n"
+        f"E   interop.tester.EquivalenceError: [{long_id}, epoch 0] output differs between model1 "
+        "(ConvDepthwise2D) and model2 (AidgeModule) [seed 1]\n"
+        "E   Shapes do not match at output: actual () vs expected (2, 6, 6, 6)\n"
+        "tests/t.py:9: EquivalenceError\n"
+        "=========================== short test summary info ============================\n"
+        "FAILED tests/t.py::test_X_interop[ConvDepthwise2D_a] - interop.errors.AidgeNotImple...\n"
+        f"FAILED tests/t.py::test_X_interop[{long_id}]\n"
+        "============================== 2 failed in 1.00s ===============================\n")
+    run = parse_pytest_output(text)
+    found = {r.case: r.category()[0] for r in run.results}
+    assert found == {"ConvDepthwise2D_a": "backward_not_implemented", long_id: "shape_mismatch (test strategy)"}
+
+
 def test_parser_edge_cases():
     text = ("\x1b[32mtests/t.py::test_a[Add_x] PASSED\x1b[0m                     [ 50%]\r\n"
             "tests/t.py::test_a[Add_y] FAILED                                    [100%]\n"
