@@ -411,7 +411,9 @@ def _run_aidge(am: Any, x: Any) -> _AidgeSide:
     if isinstance(x, Mapping):
         raise TypeError("localize_divergence: an AidgeModule takes positional inputs, not a dict")
     inputs = list(x) if isinstance(x, (tuple, list)) else [x]
-    with torch.no_grad():
+    # the mirrored parameters/buffers share memory with Aidge's Producers: restoring them
+    # undoes whatever a training-mode graph updates (BatchNorm running statistics)
+    with preserved_state(am), torch.no_grad():
         output = clone_tensors(call_model(am, clone_tensors(x)))
     arrays = [t.detach().cpu().to(torch.float32).numpy() if t.is_floating_point() else t.detach().cpu().numpy()
               for t in inputs]
