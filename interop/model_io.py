@@ -82,6 +82,6 @@ def slice_batch(obj: Any, start: int, stop: int, n: int) -> Any:
 
 
 def describe_inputs(inputs: Any) -> str:
-    parts = [f"{p.replace('output', 'x', 1)}: {tuple(t.shape)} {str(t.dtype).replace('torch.', '')}"
+    parts = [f"{p}: {tuple(t.shape)} {str(t.dtype).replace('torch.', '')}"
              for p, t in iter_tensors(inputs, "x")]
     return ", ".join(parts) if parts else "no tensor input"
