@@ -159,8 +159,14 @@ class _GraphRunner:
     def forward(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
         from .tensor_converter import torch_tensor_to_aidge
 
-        tensors = [torch_tensor_to_aidge(_as_graph_input(x, self.device)) for x in inputs]
         shapes = [tuple(x.shape) for x in inputs]
+        empty = [i for i, shape in enumerate(shapes) if 0 in shape]
+        if empty:
+            # Measured on 0.10.1: the scheduler runs without error and leaves the previous
+            # call's outputs in place, so a silently stale result would come back.
+            raise AidgeError("forward", f"input {empty[0]} has shape {shapes[empty[0]]}: Aidge does not "
+                                        "compute on empty tensors (it returns the previous outputs unchanged)")
+        tensors = [torch_tensor_to_aidge(_as_graph_input(x, self.device)) for x in inputs]
         forward_dims = shapes != self._last_shapes
         with rt.quiet_aidge(self.verbose):
             try:

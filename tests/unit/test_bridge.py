@@ -74,6 +74,13 @@ def test_several_inputs_and_outputs_in_torch_order():
     assert_outputs_close(out, tuple(t.detach() for t in model(x, y)))
 
 
+def test_empty_batch_is_an_error_not_a_stale_output():
+    am = wrap(torch.nn.Tanh(), (2, 3))
+    am(torch.ones(2, 3))
+    with pytest.raises(interop.AidgeError, match=r"shape \(0, 3\).*empty"):
+        am(torch.zeros(0, 3))
+
+
 def test_wrong_number_of_inputs_is_a_clear_error():
     am = wrap(_seeded(TwoInThreeOut), [(1, 16), (1, 16)])
     with pytest.raises(TypeError, match="expects 2 input"):
