@@ -152,10 +152,25 @@ class ModelTester:
                    f"Replay: {replay_command(self.seed)}")
         raise EquivalenceError(message, test=self.name, epoch=self.epoch, what=what, seed=self.seed)
 
-    def _check(self, what: str, actual, expected) -> None:
+    def _check(self, what: str, actual, expected, localize_inputs=None) -> None:
         mismatches = compare_outputs(actual, expected, rtol=self.rtol, atol=self.atol, name=what)
         if mismatches:
-            self._fail(what, "\n".join(m.message for m in mismatches))
+            detail = "\n".join(m.message for m in mismatches)
+            if localize_inputs is not None:
+                hint = self._divergence_hint(localize_inputs)
+                detail = f"{detail}\n{hint}" if hint else detail
+            self._fail(what, detail)
+
+    def _divergence_hint(self, inputs) -> str:
+        """When model2 is an AidgeModule: the first diverging layer and its Aidge node(s)."""
+        from .bridge import AidgeModule
+
+        if not isinstance(self.model2, AidgeModule) or isinstance(self.model1, AidgeModule):
+            return ""
+        from .divergence import first_divergence_hint
+
+        return first_divergence_hint(self.model1, self.model2, [x.detach() for x in inputs],
+                                     rtol=self.rtol, atol=self.atol)
 
     # -- one step ----------------------------------------------------------------------
     def unit_test(self, input_tensors, label, record_timing=False) -> None:
@@ -186,7 +201,7 @@ class ModelTester:
         if record_timing:
             self._times["forward"].model1.append(t1)
             self._times["forward"].model2.append(t2)
-        self._check("output", out2, out1)
+        self._check("output", out2, out1, localize_inputs=inputs)
         if not self.test_backward:
             return
 
