@@ -1,0 +1,278 @@
+"""Running operator cases under pytest: the fixture factory, the per-case object the
+fixture yields, the "is the operator really in the Aidge graph" check and the isolated,
+expected-failure-aware execution of a case.
+
+A test of the operator suite reads::
+
+    conv2d_case = make_operator_fixture(OPERATOR_CONFIGS["Conv2D"])
+
+    def test_Conv2D_interop(conv2d_case):
+        run_operator_case(conv2d_case, check_equivalence)
+
+``check_equivalence(case)`` runs in a forked child (:func:`interop.isolation.run_isolated`),
+and the Aidge model is only built (exported, imported, compiled) when the child first
+reads ``case["aidge_model"]``: a crash inside Aidge, even at compile time, ends as an
+:class:`~interop.errors.AidgeCrash` failure of that one case.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any, Callable, Iterator
+
+from .cases import ConfigError, OperatorCase, OperatorConfig, build_cases, case_disposition
+from .errors import InteropError
+
+__all__ = [
+    "OperatorCaseRun",
+    "OperatorNotInGraphError",
+    "InputRange",
+    "make_operator_fixture",
+    "assert_operator_in_graph",
+    "run_operator_case",
+    "CASE_TIMEOUT_S",
+    "LEARNING_RATE",
+]
+
+#: seconds one isolated case may run before it is killed (a hang is a crash finding)
+CASE_TIMEOUT_S = float(os.environ.get("INTEROP_CASE_TIMEOUT", "120"))
+#: the SGD learning rate of both sides (ModelTester's default)
+LEARNING_RATE = 0.01
+_GENERIC = "GenericOperatorOp"
+
+
+class OperatorNotInGraphError(InteropError, AssertionError):
+    """The imported Aidge graph does not hold the operator under test (folded away,
+    decomposed into other nodes, or imported as a GenericOperator)."""
+
+
+def _input_range_module():
+    import torch
+
+    class InputRange(torch.nn.Module):
+        """``inner(*[lo + (hi - lo) * sigmoid(x) ...])``: maps random normal inputs onto the
+        ranges an operator needs (Sqrt, Log, a Div denominator...) in torch, before the
+        model, so the model (and the Aidge graph) holds the operator alone. The map is
+        smooth and strictly increasing: input gradients stay informative on both sides."""
+
+        def __init__(self, ranges, inner):
+            super().__init__()
+            self.ranges = list(ranges)
+            self.inner = inner
+
+        def forward(self, *inputs):
+            mapped = [x if r is None else r[0] + (r[1] - r[0]) * torch.sigmoid(x)
+                      for x, r in zip(inputs, self.ranges)]
+            return self.inner(*mapped)
+
+        @property
+        def graph(self):
+            return self.inner.graph
+
+    return InputRange
+
+
+def __getattr__(name: str):
+    if name == "InputRange":  # built lazily: this module does not import torch at import time
+        cls = _input_range_module()
+        globals()["InputRange"] = cls
+        return cls
+    raise AttributeError(name)
+
+
+class OperatorCaseRun(Mapping):
+    """What an operator fixture yields: a read-only mapping with ``name``, ``torch_model``,
+    ``aidge_model``, ``input_size``, ``output_size``, ``test_backward`` (plus ``case``,
+    ``config``, ``backend``, ``aidge_types``, ``expected_failure``).
+
+    ``aidge_model`` is built on first access (``interop.wrap`` on the case's backend, with
+    an Aidge SGD attached when the case trains), so that it is built inside the isolated
+    child. With input ranges, both models are wrapped in the same :class:`InputRange`.
+    """
+
+    _KEYS = ("name", "torch_model", "aidge_model", "input_size", "output_size", "test_backward",
+             "case", "config", "backend", "aidge_types", "expected_failure")
+
+    def __init__(self, case: OperatorCase, config: OperatorConfig, backend: str = "cpu",
+                 expected_failure=None):
+        self.case = case
+        self.config = config
+        self.backend = backend
+        self.expected_failure = expected_failure
+        self._inner_torch = None
+        self._torch_model = None
+        self._aidge_model = None
+
+    def __getitem__(self, key: str) -> Any:
+        if key == "name":
+            return self.case.id
+        if key == "torch_model":
+            return self._torch()
+        if key == "aidge_model":
+            return self._aidge()
+        if key == "input_size":
+            return self.case.input_size
+        if key == "output_size":
+            return self.case.output_size
+        if key == "test_backward":
+            return self.case.test_backward
+        if key == "aidge_types":
+            return self.case.aidge_types
+        if key in ("case", "config", "backend", "expected_failure"):
+            return getattr(self, key)
+        raise KeyError(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._KEYS)
+
+    def __len__(self) -> int:
+        return len(self._KEYS)
+
+    def __repr__(self) -> str:
+        return f"OperatorCaseRun({self.case.id!r}, backend={self.backend!r})"
+
+    # -- models ------------------------------------------------------------------------
+    def _torch(self):
+        if self._torch_model is None:
+            self._inner_torch = self.case.build_model()
+            self._torch_model = self._ranged(self._inner_torch)
+        return self._torch_model
+
+    def _aidge(self):
+        if self._aidge_model is None:
+            from .bridge import wrap
+
+            self._torch()
+            am = wrap(self._inner_torch, self.case.input_sizes, backend=self.backend)
+            if self.case.test_backward and any(p.requires_grad for p in am.parameters()):
+                am.attach_optimizer(lr=LEARNING_RATE)
+            self._aidge_model = self._ranged(am)
+        return self._aidge_model
+
+    def _ranged(self, model):
+        if not self.case.input_ranges:
+            return model
+        ranges = list(self.case.input_ranges) + [None] * (len(self.case.input_sizes) - len(self.case.input_ranges))
+        return _input_range_module()(ranges, model)
+
+
+def assert_operator_in_graph(aidge_model, expected_types, *, operator: str = "") -> None:
+    """The Aidge graph of ``aidge_model`` holds no GenericOperator and a node of every type
+    in ``expected_types`` (an entry ``"Conv2D|PaddedConv2D"`` accepts either), else
+    :class:`OperatorNotInGraphError`; and Aidge can compute the output dims of those nodes,
+    else :class:`~interop.errors.AidgeError` (phase ``compile``).
+
+    Why the second check: ``GraphView.compile`` may fail to compute a node's output dims
+    and only log an error (seen: ConvDepthWise2D with a channel multiplier, "Wrong input
+    size ... Expected dims are [x, 6, x, x]"); the node's output tensor then stays
+    undefined and running the graph writes outside its buffers, which ends in a SIGSEGV, a
+    SIGABRT in ``free()`` or a garbage output depending on the heap. A node whose dims were
+    not forwarded (normal when they depend on data, e.g. ReduceMean's axes input) is asked
+    again with data dependency allowed, on inputs that are all defined; a plain ``False``
+    answer is the defect, reported the same way on every run. (An exception there is
+    inconclusive: e.g. a Resize whose scales are computed by nodes that have not run.)
+    """
+    graph = aidge_model.graph
+    nodes = list(graph.get_nodes())
+    generic = sorted({n.type() for n in nodes if type(n.get_operator()).__name__ == _GENERIC})
+    present = sorted({n.type() for n in nodes})
+    label = f"{operator}: " if operator else ""
+    if generic:
+        raise OperatorNotInGraphError(f"{label}the Aidge graph holds GenericOperator node(s) {generic} "
+                                      f"(no native Aidge operator); node types: {present}")
+    if not expected_types:
+        raise OperatorNotInGraphError(f"{label}no expected Aidge node type declared (OperatorConfig.aidge_types)")
+    missing = [t for t in expected_types if not set(t.split("|")) & set(present)]
+    if missing:
+        raise OperatorNotInGraphError(f"{label}operator under test not in the imported Aidge graph: expected "
+                                      f"node type(s) {missing}, found {present}")
+    wanted = {alt for t in expected_types for alt in t.split("|")}
+    for node in nodes:
+        op = node.get_operator()
+        if node.type() not in wanted or not hasattr(op, "dims_forwarded") or op.dims_forwarded():
+            continue
+        inputs = [op.get_input(i) for i in range(node.get_nb_inputs())]
+        if any(t is not None and t.undefined() for t in inputs):
+            continue  # fed by nodes that have not run yet: dims come at forward time
+        try:
+            computed = op.forward_dims(True)
+        except Exception:
+            continue
+        if not computed:
+            from .errors import AidgeError
+
+            dims = [list(t.dims) if t is not None else None for t in inputs]
+            raise AidgeError("compile", f"Aidge cannot compute the output dims of node {node.name()!r} "
+                             f"(type {node.type()}) from its input dims {dims}; GraphView.compile only logged "
+                             "it, so running the graph would write outside the undefined output",
+                             operator=node.type(), node=node.name())
+
+
+def run_operator_case(case_run: OperatorCaseRun, body: Callable[[OperatorCaseRun], Any], *,
+                      isolate: bool = True, timeout: float | None = None) -> Any:
+    """``body(case_run)`` in a forked child (``isolate``), under the expected-failure guard
+    of the case: a failure quoting the entry's error text becomes
+    :class:`~interop.expected_failures.ExpectedAidgeFailure` (what the strict xfail mark
+    accepts); any other failure propagates as is."""
+    from .expected_failures import expected_failure_guard
+    from .isolation import run_isolated
+
+    with expected_failure_guard(case_run.expected_failure):
+        if isolate:
+            return run_isolated(body, case_run, timeout=CASE_TIMEOUT_S if timeout is None else timeout)
+        return body(case_run)
+
+
+def _prepare_parent(backend: str) -> None:
+    """Import what every child needs once, in the parent, so forks start warm."""
+    from . import aidge_runtime as rt
+
+    rt.load_backend(backend)
+    rt.aidge_onnx()
+    rt.aidge_learning()
+    import torch.onnx  # noqa: F401
+    import onnx  # noqa: F401
+
+    from . import bridge, tester  # noqa: F401
+
+
+def make_operator_fixture(cfg: OperatorConfig):
+    """A pytest fixture parametrised over the cases of ``cfg`` (ids = case ids) that yields
+    an :class:`OperatorCaseRun`. Marks, in priority order (:func:`interop.cases.case_disposition`):
+    operator-wide skip, operator-wide xfail, backward-only xfail, per-case xfail from the
+    expected-failure table, all strict. A configuration error does not stop collection:
+    the operator then has a single case, ``<Op>_config_error``, that fails with the error.
+    Uses the ``aidge_backend`` fixture of the interop pytest plugin."""
+    import pytest
+
+    try:
+        cases = build_cases(cfg)
+        params = [pytest.param(c, id=c.id) for c in cases]
+    except ConfigError as exc:
+        params = [pytest.param(exc, id=f"{cfg.name}_config_error")]
+    except Exception as exc:  # an op_class that does not import, a bug in specs_to_kwargs...
+        err = ConfigError(f"{type(exc).__name__}: {exc}", file=cfg.json_path, operator=cfg.name)
+        params = [pytest.param(err, id=f"{cfg.name}_config_error")]
+    if cfg.skip_all:
+        params = [pytest.param(*p.values, id=p.id, marks=[pytest.mark.skip(reason=cfg.skip_all)]) for p in params]
+
+    @pytest.fixture(params=params)
+    def operator_case(request, aidge_backend):
+        item = request.param
+        if isinstance(item, Exception):
+            raise item
+        kind, detail = case_disposition(cfg, item, aidge_backend)
+        if kind == "skip":
+            pytest.skip(detail)
+        entry = None
+        if kind == "xfail":
+            from .expected_failures import xfail_marks
+
+            entry = detail
+            for mark in xfail_marks(entry):
+                request.applymarker(mark)
+        _prepare_parent(aidge_backend)
+        yield OperatorCaseRun(item, cfg, aidge_backend, expected_failure=entry)
+
+    operator_case.__doc__ = f"The cases of operator {cfg.name} ({cfg.json_path or 'manual cases'})."
+    return operator_case

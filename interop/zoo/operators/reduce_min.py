@@ -1,0 +1,16 @@
+"""ReduceMin: ``torch.amin(x, dim, keepdim)`` -> ONNX ReduceMin -> Aidge ReduceMin (axes, keep_dims)."""
+from __future__ import annotations
+
+import torch
+
+
+class ReduceMin(torch.nn.Module):
+    def __init__(self, dim=None, keepdim: bool = True):
+        super().__init__()
+        self.dim = tuple(dim) if dim is not None else None
+        self.keepdim = keepdim
+
+    def forward(self, x):
+        if self.dim is None:
+            return torch.amin(x, dim=tuple(range(x.dim())), keepdim=self.keepdim)
+        return torch.amin(x, dim=self.dim, keepdim=self.keepdim)

@@ -1,0 +1,8 @@
+"""Softmax: ``torch.softmax(x, dim)`` -> ONNX Softmax -> Aidge Softmax."""
+from __future__ import annotations
+
+import torch
+
+
+class Softmax(torch.nn.Softmax):
+    pass
