@@ -48,13 +48,12 @@ Facts about Aidge 0.10.1 this module relies on (measured, see ``tests/test_tenso
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import importlib
 import importlib.util
 import types
 import weakref
-from typing import Any, Iterator, Mapping
+from typing import Any, Mapping
 
 import aidge_core
 import numpy as np

@@ -15,7 +15,7 @@ import os
 import shlex
 import zlib
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import torch
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-import importlib.util
 import math
 import subprocess
 import sys
