@@ -58,11 +58,20 @@ _EXPORTS = {
     "InvarianceError": "invariance",
     # results analysis (analyze_results.py)
     "categorize": "analyze",
+    # operator cases (tests/test_operators.py, benchmarks)
+    "OperatorCase": "cases",
+    "OperatorConfig": "cases",
+    "build_cases": "cases",
+    "ConfigError": "cases",
+    "make_operator_fixture": "operator_suite",
+    "run_isolated": "isolation",
+    "AidgeCrash": "errors",
 }
 _SUBMODULES = {"bridge", "compare", "tester", "tensor_converter", "errors", "timing", "onnx_export",
                "aidge_runtime"}
 _SUBMODULES |= {"contract", "divergence", "invariance", "golden", "strategies", "model_io"}
 _SUBMODULES |= {"analyze"}
+_SUBMODULES |= {"cases", "catalog", "operator_suite", "isolation"}
 
 __all__ = sorted(_EXPORTS)
 

@@ -87,6 +87,119 @@ _OPERATORS: tuple[ExpectedFailure, ...] = (
         note="Aidge's ReLU maps NaN to 0 (torch propagates NaN); minimal example: tensor([nan]). "
              "Every other edge value (+-0, +-Inf, float32 extremes, subnormals) matches.",
     ),
+    # -- operator equivalence suite (tests/test_operators.py, ids <Op>_<case path>) ----------------
+    # Cases of configs/<Op>.json (interop/catalog.py). An entry of phase backward/step only
+    # concerns the cases that train (interop.cases.expected_failure_for): the forward-only
+    # "inference" cases of the same operator run and pass, so its forward stays verified.
+    # Order matters: the first matching entry wins (specific cases before an operator's "*").
+    # backward kernels missing in aidge_backend_cpu 0.10.1
+    ExpectedFailure("Abs_*", "backward", "backward_not_implemented", "Abs",
+                    "Backward not yet implemented for Abs_Op on backend cpu"),
+    ExpectedFailure("AvgPool2D_*", "backward", "backward_not_implemented", "AvgPooling2D",
+                    "Backward not yet implemented for AvgPooling_Op<2> on backend cpu",
+                    note="Padded cases import as PaddedAvgPooling2D and stop at the same kernel."),
+    ExpectedFailure("GlobalAveragePool_*", "backward", "backward_not_implemented", "GlobalAveragePooling",
+                    "Backward not yet implemented for GlobalAveragePooling_Op on backend cpu"),
+    ExpectedFailure("Erf_*", "backward", "backward_not_implemented", "Erf",
+                    "Backward not yet implemented for Erf_Op on backend cpu"),
+    ExpectedFailure("GELU_*exact*", "backward", "backward_not_implemented", "Erf",
+                    "Backward not yet implemented for Erf_Op on backend cpu",
+                    note="Exact GELU exports (opset 18) as Div + Erf + Add + Mul; the tanh form trains fine."),
+    ExpectedFailure("MatMul_*", "backward", "backward_not_implemented", "MatMul",
+                    "Backward not yet implemented for MatMul_Op on backend cpu"),
+    ExpectedFailure("FC_attr_*no_bias", "backward", "backward_not_implemented", "MatMul",
+                    "Backward not yet implemented for MatMul_Op on backend cpu",
+                    note="torch exports a Linear without bias as Transpose + MatMul (not Gemm/FC)."),
+    ExpectedFailure("ConvDepthwise2D_attr_channel_multiplier_*", "compile", "compile_error", "ConvDepthWise2D",
+                    "Aidge cannot compute the output dims of node 'Conv'",
+                    note="Conv2d(C, m*C, groups=C) (a channel multiplier m > 1) imports as ConvDepthWise2D, whose dims "
+                         "propagation rejects the weight [m*C, 1, kh, kw] ('Wrong input size ([2, 3, 8, 8]) for "
+                         "ConvDepthWise operator. Expected dims are [x, 6, x, x]') but GraphView.compile only logs it. "
+                         "Run as is, the graph writes outside its undefined output: observed SIGSEGV reading the "
+                         "output, SIGABRT in free() or an empty output, varying from run to run. The suite detects "
+                         "the undefined dims first (interop.operator_suite.assert_operator_in_graph) so the finding "
+                         "is deterministic; the process isolation would contain the crash anyway."),
+    ExpectedFailure("ConvDepthwise2D_*", "backward", "backward_not_implemented", "ConvDepthWise2D",
+                    "Backward not yet implemented for ConvDepthWise_Op<2> on backend cpu"),
+    ExpectedFailure("ConvTranspose2D_*", "backward", "backward_not_implemented", "ConvTranspose2D",
+                    "Backward not yet implemented for Conv_Op<2> on backend cpu",
+                    note="Aidge's message names Conv_Op<2> although the node is a (Padded)ConvTranspose2D."),
+    ExpectedFailure("BatchNorm2D_attr_eval*", "backward", "backward_not_implemented", "BatchNorm2D",
+                    "Backward not yet implemented for BatchNorm_Op<2> on backend cpu"),
+    ExpectedFailure("LayerNorm_attributes_no_affine", "import", "import_error", "LayerNorm",
+                    "'LayerNormalization' (ONNX op LayerNormalization); they were imported as GenericOperator",
+                    note="Without elementwise affine, torch exports LayerNormalization with constant Scale/B; "
+                         "aidge_onnx falls back to a GenericOperator (the affine form imports as LayerNorm)."),
+    ExpectedFailure("LayerNorm_*", "backward", "backward_not_implemented", "LayerNorm",
+                    "Backward not yet implemented for LayerNorm_Op on backend cpu"),
+    ExpectedFailure("Split_*", "backward", "backward_not_implemented", "Split",
+                    "backward() not implemented yet for operator of type Split"),
+    ExpectedFailure("Slice_*", "backward", "backward_not_implemented", "Slice",
+                    "Backward not yet implemented for Slice_Op on backend cpu"),
+    ExpectedFailure("Gather_*", "backward", "backward_not_implemented", "Gather",
+                    "backward() not implemented yet for operator of type Gather"),
+    ExpectedFailure("Embedding_*", "backward", "backward_not_implemented", "Gather",
+                    "backward() not implemented yet for operator of type Gather",
+                    note="nn.Embedding exports as Gather on the weight table."),
+    *[ExpectedFailure(f"{op}_keep_dims_false_all_dims", "forward", "outputs_differ", op,
+                      "Shapes do not match at output: actual (1,) vs expected ()",
+                      note="Reducing every axis with keep_dims=0 gives a 0-d tensor in torch and ONNX; Aidge "
+                           "returns shape [1] (holding the same value, within tolerance).")
+      for op in ("ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin")],
+    *[ExpectedFailure(f"{op}_*", "backward", "backward_not_implemented", op,
+                      f"Backward not yet implemented for {op}_Op on backend cpu")
+      for op in ("ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin")],
+    # backward through the non-differentiable helper nodes of an export
+    ExpectedFailure("Clip_*", "backward", "backward_not_implemented", "Cast",
+                    "backward() not implemented yet for operator of type Cast",
+                    note="torch.clamp exports its min/max as Cast nodes feeding Clip; Aidge's backward walks into "
+                         "them instead of stopping at the constant inputs. Clip's forward matches."),
+    ExpectedFailure("GroupNorm_*", "backward", "backward_not_implemented", "Shape",
+                    "backward() not implemented yet for operator of type Shape",
+                    note="GroupNorm exports as Reshape + InstanceNormalization + Reshape(Shape(x)) + Mul + Add; "
+                         "Aidge's backward walks into the Shape node. The forward matches."),
+    ExpectedFailure("Where_*", "backward", "backward_not_implemented", "Greater",
+                    "Backward not yet implemented for Greater_Op on backend cpu",
+                    note="torch.where(x > t, x, y): Aidge's backward walks into the (non-differentiable) "
+                         "condition's Greater node."),
+    ExpectedFailure("Resize_*", "backward", "backward_not_implemented", "Slice",
+                    "Backward not yet implemented for Slice_Op on backend cpu",
+                    note="F.interpolate exports the output size as Shape + Slice + Concat feeding Resize; Aidge's "
+                         "backward walks into that Slice. Resize's forward matches."),
+    ExpectedFailure("Flatten_start_dim_0_rank_4", "forward", "compile_error", "Reshape",
+                    "Number of elements to copy is above implementation current capacity (1536B > 4B)",
+                    note="torch.flatten(x, 0) exports as Reshape to a shape computed by Shape/Slice/Concat; Aidge "
+                         "sizes the output for one element and fails to copy the 384 values."),
+    ExpectedFailure("Flatten_start_dim_2_rank_4", "backward", "backward_not_implemented", "Slice",
+                    "Backward not yet implemented for Slice_Op on backend cpu",
+                    note="torch.flatten(x, 2) exports as Reshape to a shape computed by Shape/Slice/Concat; "
+                         "Aidge's backward walks into that Slice. The forward matches."),
+    # operators Aidge cannot import
+    ExpectedFailure("ELU_*", "import", "unsupported_operator", "Elu",
+                    "'Elu' (ONNX op Elu); they were imported as GenericOperator",
+                    note="aidge_onnx 0.10.1 has no Elu importer."),
+    ExpectedFailure("Conv2D_attr_groups_*", "import", "unsupported_operator", "Conv2D",
+                    "'Conv' (ONNX op Conv); they were imported as GenericOperator",
+                    note="A grouped convolution (1 < group < in_channels) has no Aidge operator; group == 1 "
+                         "(Conv2D) and group == in_channels (ConvDepthWise2D) import."),
+    ExpectedFailure("Pad_*", "forward", "forward_not_implemented", "Slice",
+                    "Slice: Step (-1) is negative, we must have End (",
+                    note="F.pad exports its pads through Slice(starts=[-1], ends=[-INT_MAX], steps=[-1]) (a "
+                         "reversal, valid ONNX: ends clamp to -1); Aidge's Slice does not clamp ends for a "
+                         "negative step and rejects it, so no torch-exported Pad runs."),
+    # Aidge computes something else
+    ExpectedFailure("BatchNorm2D_attr_train*", "forward", "outputs_differ", "BatchNorm2D",
+                    "output differs between model1 (BatchNorm2D) and model2 (AidgeModule)",
+                    note="Aidge BatchNorm2D (cpu) ignores training_mode=True: it normalises with the running "
+                         "statistics where torch uses the batch statistics (see the model suite's *_train)."),
+    *[ExpectedFailure(f"LeakyReLU_{case}", "backward", "gradients_differ", "LeakyReLU",
+                      "Tensors are not close at input grad [0]!",
+                      note="Aidge's LeakyReLU backward scales the gradient of positive inputs by negative_slope "
+                           "too (measured: actual = slope x expected where x > 0; slope 0 gives 0, slope 2 "
+                           "doubles it); slope 1 (the identity) passes. The forward matches.")
+      for case in ("attributes_slope_0_01", "attributes_slope_0", "attributes_slope_0_1", "attributes_slope_0_2",
+                   "attributes_slope_0_5", "attributes_slope_2", "attributes_slope_negative_0_3",
+                   "inputs_rank_2", "inputs_rank_3", "inputs_rank_5")],
 )
 
 # ---------------------------------------------------------------------------------------

@@ -1,0 +1,368 @@
+"""Unit tests of the operator-case framework: JSON layouts, merging, attribute mapping,
+errors naming file/case/key, forward-only cases, mark priority, and the catalog itself."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from interop.cases import (
+    SUPPORTED_ATTRS,
+    ConfigError,
+    OperatorCase,
+    OperatorConfig,
+    build_cases,
+    case_disposition,
+    case_id,
+    detect_layout,
+    expected_failure_for,
+)
+from interop.expected_failures import ExpectedFailure
+
+pytest_plugins = ["pytester"]
+
+OP = "interop.zoo.operators.conv2d:Conv2D"
+SPECS = "interop.zoo.operators.conv2d:specs_to_kwargs"
+
+
+def _specs(specs):
+    from interop.zoo.operators.conv2d import specs_to_kwargs
+
+    return specs_to_kwargs(specs)
+
+
+def _conv_doc(tests):
+    return {
+        "base_configuration": {
+            "attributes": {"kernel_dims": [3, 3], "stride_dims": [1, 1], "padding_dims": [0, 0, 0, 0]},
+            "input_specs": [{"name": "data_input", "shape": [2, 3, 8, 8]},
+                            {"name": "weight", "shape": [4, 3, 3, 3]},
+                            {"name": "bias", "shape": [4]}],
+        },
+        "test_configurations": tests,
+    }
+
+
+def _write(tmp_path, name, doc):
+    path = tmp_path / f"{name}.json"
+    path.write_text(doc if isinstance(doc, str) else json.dumps(doc))
+    return path
+
+
+def _conv_cfg(path, **kw):
+    kw.setdefault("aidge_types", ("Conv2D|PaddedConv2D",))
+    return OperatorConfig("Conv2D", OP, json_path=path, specs_to_kwargs=_specs, **kw)
+
+
+# -- layouts -------------------------------------------------------------------------------
+def test_layout_detection():
+    assert detect_layout(_conv_doc({"ok": {"attr": {"a": {}}}, "error": {}})) == "benchmark_ok"
+    assert detect_layout(_conv_doc({"attributes": {"a": {}}, "shape": {"b": {}}})) == "benchmark_flat"
+    assert detect_layout({"rank_2": {"input_specs": [{"name": "x", "shape": [4, 16]}]}}) == "simple"
+
+
+def test_unknown_layout_names_file_and_key(tmp_path):
+    path = _write(tmp_path, "Bad", {"cases": [1, 2]})
+    with pytest.raises(ConfigError, match=r"Bad\.json: key 'cases': unknown layout") as info:
+        build_cases(_conv_cfg(path))
+    assert info.value.file == str(path) and info.value.key == "cases"
+
+
+def test_benchmark_layout_needs_both_parts(tmp_path):
+    path = _write(tmp_path, "Half", {"base_configuration": {"attributes": {}}})
+    with pytest.raises(ConfigError, match="test_configurations is missing"):
+        build_cases(_conv_cfg(path))
+
+
+def test_benchmark_ok_reads_ok_cases_and_ignores_error_cases(tmp_path):
+    path = _write(tmp_path, "Conv2D", _conv_doc({
+        "ok": {"attr": {"kernel_square": {}, "stride_2": {"attributes": {"stride_dims": [2, 2]}}}},
+        "error": {"nonsense": {"attributes": {"not_an_attribute": 1}}},
+    }))
+    cases = build_cases(_conv_cfg(path))
+    assert [c.id for c in cases] == ["Conv2D_attr_kernel_square", "Conv2D_attr_stride_2"]
+    assert cases[1].torch_kwargs["stride"] == (2, 2)
+    assert cases[0].input_size == (2, 3, 8, 8)
+    assert all(c.test_backward for c in cases)
+
+
+def test_benchmark_flat_paths_and_nested_groups(tmp_path):
+    path = _write(tmp_path, "Conv2D", _conv_doc({
+        "attributes": {"kernel square": {}, "padding": {"one": {"attributes": {"padding_dims": [1, 1, 1, 1]}}}},
+    }))
+    cases = build_cases(_conv_cfg(path))
+    assert [c.id for c in cases] == ["Conv2D_attributes_kernel_square", "Conv2D_attributes_padding_one"]
+    assert [c.path for c in cases] == ["attributes.kernel square", "attributes.padding.one"]
+    assert cases[1].torch_kwargs["padding"] == (1, 1)
+
+
+def test_simple_layout_uses_the_default_input_size(tmp_path):
+    path = _write(tmp_path, "ReLU", {"rank_4": {"input_specs": [{"name": "data_input", "shape": [2, 3, 4, 4]}]},
+                                     "default": {"description": "no input spec: the operator's default"}})
+    cfg = OperatorConfig("ReLU", "interop.zoo.operators.relu:ReLU", json_path=path, aidge_types=("ReLU",),
+                         default_input_size=(4, 16))
+    cases = build_cases(cfg)
+    assert [(c.id, c.input_size) for c in cases] == [("ReLU_rank_4", (2, 3, 4, 4)), ("ReLU_default", (4, 16))]
+
+
+def test_manual_cases_get_ids_and_operator():
+    cfg = OperatorConfig("Where", "interop.zoo.operators.where:Where", aidge_types=("Where",), manual_cases=[
+        OperatorCase("same shape", "interop.zoo.operators.where:Where", {"threshold": 0.0}, [(2, 3), (2, 3)]),
+    ])
+    (case,) = build_cases(cfg)
+    assert case.id == "Where_same_shape" and case.operator == "Where" and case.aidge_types == ("Where",)
+    assert case.input_sizes == [(2, 3), (2, 3)]
+
+
+# -- merging -------------------------------------------------------------------------------
+def test_attributes_merge_and_null_drops(tmp_path):
+    path = _write(tmp_path, "Clip", {
+        "base_configuration": {"attributes": {"min": -0.5, "max": 0.5},
+                               "input_specs": [{"name": "data_input", "shape": [4, 16]}]},
+        "test_configurations": {"attributes": {"max_only": {"attributes": {"min": None, "max": 0.3}},
+                                               "base": {}}},
+    })
+    cfg = OperatorConfig("Clip", "interop.zoo.operators.clip:Clip", json_path=path, aidge_types=("Clip",))
+    max_only, base = build_cases(cfg)
+    assert dict(max_only.torch_kwargs) == {"max": 0.3}
+    assert dict(base.torch_kwargs) == {"min": -0.5, "max": 0.5}
+
+
+def test_input_specs_merge_by_name_in_base_order_and_null_shape_drops_the_bias(tmp_path):
+    path = _write(tmp_path, "Conv2D", _conv_doc({"attributes": {
+        "no_bias": {"input_specs": [{"name": "bias", "shape": None}]},
+        "wider": {"input_specs": [{"name": "weight", "shape": [8, 3, 3, 3]}, {"name": "bias", "shape": [8]},
+                                  {"name": "data_input", "shape": [1, 3, 6, 6]}]},
+    }}))
+    no_bias, wider = build_cases(_conv_cfg(path))
+    assert no_bias.torch_kwargs["bias"] is False and no_bias.torch_kwargs["out_channels"] == 4
+    assert wider.torch_kwargs["bias"] is True and wider.torch_kwargs["out_channels"] == 8
+    assert wider.input_size == (1, 3, 6, 6)  # data_input keeps its (first) place
+
+
+def test_several_data_inputs_and_input_ranges(tmp_path):
+    path = _write(tmp_path, "Div", {
+        "base_configuration": {"attributes": {}, "input_specs": [
+            {"name": "data_input", "shape": [2, 3]}, {"name": "other_input", "shape": [3], "range": [0.5, 2.0]}]},
+        "test_configurations": {"broadcast": {"row": {}}},
+    })
+    cfg = OperatorConfig("Div", "interop.zoo.operators.div:Div", json_path=path, aidge_types=("Div",))
+    (case,) = build_cases(cfg)
+    assert case.input_size == [(2, 3), (3,)]
+    assert case.input_ranges == (None, (0.5, 2.0))
+
+
+# -- attributes --------------------------------------------------------------------------------
+def test_attribute_mapping_table():
+    assert SUPPORTED_ATTRS["kernel_dims"][0] == "kernel_size"
+    assert SUPPORTED_ATTRS["keep_dims"][0] == "keepdim"
+    assert SUPPORTED_ATTRS["epsilon"][0] == "eps"
+    assert SUPPORTED_ATTRS["momentum"][1](0.9) == pytest.approx(0.1)  # ONNX momentum -> torch momentum
+
+
+def test_unknown_attribute_names_file_case_and_key(tmp_path):
+    path = _write(tmp_path, "Conv2D", _conv_doc({"attributes": {"odd": {"attributes": {"frobnicate": 2}}}}))
+    with pytest.raises(ConfigError) as info:
+        build_cases(_conv_cfg(path))
+    msg = str(info.value)
+    assert "Conv2D.json" in msg and "case 'attributes.odd'" in msg and "key 'attributes.frobnicate'" in msg
+    assert "neither supported" in msg
+
+
+def test_ignored_attributes_are_dropped(tmp_path):
+    path = _write(tmp_path, "Conv2D", _conv_doc({"attributes": {"odd": {"attributes": {"frobnicate": 2}}}}))
+    (case,) = build_cases(_conv_cfg(path, ignored_attrs=frozenset({"frobnicate"})))
+    assert "frobnicate" not in case.torch_kwargs
+
+
+def test_bad_attribute_value_names_the_key(tmp_path):
+    path = _write(tmp_path, "Conv2D", _conv_doc({"attributes": {
+        "asym": {"attributes": {"padding_dims": [1, 0, 2, 0]}}}}))
+    with pytest.raises(ConfigError, match=r"case 'attributes.asym': key 'attributes.padding_dims': torch pads "
+                                          r"symmetrically"):
+        build_cases(_conv_cfg(path))
+
+
+def test_a_shape_the_operator_cannot_take_names_input_specs(tmp_path):
+    path = _write(tmp_path, "Conv2D", _conv_doc({"attributes": {
+        "channels": {"input_specs": [{"name": "weight", "shape": [4, 5, 3, 3]}]},
+        "too_small": {"input_specs": [{"name": "data_input", "shape": [2, 3, 2, 2]}]},
+    }}))
+    with pytest.raises(ConfigError, match=r"case 'attributes.channels': key 'input_specs': the operator cannot "
+                                          r"take these input specs"):
+        build_cases(_conv_cfg(path))
+    path = _write(tmp_path, "Conv2D", _conv_doc({"attributes": {
+        "too_small": {"input_specs": [{"name": "data_input", "shape": [2, 3, 2, 2]}]}}}))
+    with pytest.raises(ConfigError, match=r"case 'attributes.too_small': key 'input_specs': the operator cannot "
+                                          r"take input shape"):
+        build_cases(_conv_cfg(path))
+
+
+def test_bad_spec_keys_and_shapes(tmp_path):
+    path = _write(tmp_path, "Conv2D", _conv_doc({"attributes": {
+        "bad": {"input_specs": [{"name": "data_input", "shape": [2, -3, 8, 8]}]}}}))
+    with pytest.raises(ConfigError, match=r"key 'input_specs.data_input.shape'"):
+        build_cases(_conv_cfg(path))
+    path = _write(tmp_path, "Conv2D", _conv_doc({"attributes": {
+        "bad": {"input_specs": [{"name": "data_input", "shape": [2, 3, 8, 8], "layout": "nchw"}]}}}))
+    with pytest.raises(ConfigError, match=r"unknown input spec key"):
+        build_cases(_conv_cfg(path))
+
+
+def test_malformed_json_names_the_file_and_line(tmp_path):
+    path = _write(tmp_path, "Broken", '{"base_configuration": {\n  "attributes": {,}\n}')
+    with pytest.raises(ConfigError, match=r"Broken\.json: malformed JSON: .* at line 2"):
+        build_cases(_conv_cfg(path))
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(ConfigError, match="cannot read the configuration"):
+        build_cases(_conv_cfg(tmp_path / "Nope.json"))
+
+
+def test_duplicate_ids(tmp_path):
+    path = _write(tmp_path, "Conv2D", _conv_doc({"attributes": {"a b": {}, "a.b": {}}}))
+    with pytest.raises(ConfigError, match="two cases give the test id 'Conv2D_attributes_a_b'"):
+        build_cases(_conv_cfg(path))
+
+
+def test_case_ids():
+    assert case_id("Conv2D", "attributes.kernel square") == "Conv2D_attributes_kernel_square"
+    assert case_id("ReduceMean", "axes.1_dim") == "ReduceMean_axes_1_dim"
+
+
+# -- forward-only shape cases --------------------------------------------------------------------
+def test_forward_only_shape_cases_are_dropped_unless_asked(tmp_path):
+    doc = _conv_doc({"ok": {"attr": {"k3": {}},
+                            "shape": {"big": {"input_specs": [{"name": "data_input", "shape": [4, 3, 16, 16]}]}}}})
+    path = _write(tmp_path, "Conv2D", doc)
+    assert [c.id for c in build_cases(_conv_cfg(path))] == ["Conv2D_attr_k3"]
+    cases = build_cases(_conv_cfg(path, forward_only_cases=True))
+    assert [(c.id, c.test_backward) for c in cases] == [("Conv2D_attr_k3", True), ("Conv2D_shape_big", False)]
+
+
+def test_a_leaf_can_be_forward_only(tmp_path):
+    path = _write(tmp_path, "Conv2D", _conv_doc({"inference": {"k3": {"test_backward": False}}}))
+    (case,) = build_cases(_conv_cfg(path))
+    assert case.test_backward is False
+
+
+# -- marks ---------------------------------------------------------------------------------------
+_BWD = ExpectedFailure("Op_*", "backward", "backward_not_implemented", "Op", "Backward not yet implemented")
+_FWD = ExpectedFailure("Op_b", "forward", "outputs_differ", "Op", "Tensors are not close at output")
+_ALL = ExpectedFailure("Op_*", "import", "unsupported_operator", "Op", "GenericOperator")
+
+
+def _case(name, train=True):
+    return OperatorCase(f"Op_{name}", "x:Y", {}, (1,), test_backward=train, operator="Op", path=name)
+
+
+def _cfg(**kw):
+    return OperatorConfig("Op", "x:Y", manual_cases=[], **kw)
+
+
+def test_mark_priority():
+    train, infer = _case("a"), _case("b", train=False)
+    table = (_FWD, _BWD)
+    # operator-wide skip beats everything
+    assert case_disposition(_cfg(skip_all="no torch equivalent", xfail_all=_ALL), train, table=table) == (
+        "skip", "no torch equivalent")
+    # then operator-wide xfail, for every case
+    assert case_disposition(_cfg(xfail_all=_ALL, xfail_backward=_BWD), infer, table=table) == ("xfail", _ALL)
+    # then the backward-only xfail, for the cases that train only
+    assert case_disposition(_cfg(xfail_backward=_BWD), train, table=()) == ("xfail", _BWD)
+    assert case_disposition(_cfg(xfail_backward=_BWD), infer, table=()) == ("run", None)
+    # then the per-case entry of the table
+    assert case_disposition(_cfg(), infer, table=table) == ("xfail", _FWD)
+    assert case_disposition(_cfg(), train, table=table) == ("xfail", _BWD)
+    assert case_disposition(_cfg(), _case("c", train=False), table=table) == ("run", None)
+
+
+def test_skip_for_another_backend_and_per_case_skip_reasons():
+    assert case_disposition(_cfg(backend="cuda"), _case("a"), "cpu", table=())[0] == "skip"
+    case = build_cases(OperatorConfig("Op", "x:Y", manual_cases=[_case("a")], skip_reasons={"a": "later"},
+                                      validate=False))[0]
+    assert case_disposition(_cfg(), case, table=()) == ("skip", "later")
+
+
+def test_training_entries_do_not_concern_forward_only_cases():
+    assert expected_failure_for(_case("x"), table=(_BWD,)) is _BWD
+    assert expected_failure_for(_case("x", train=False), table=(_BWD,)) is None
+    assert expected_failure_for(_case("x"), "cuda", table=(ExpectedFailure(
+        "Op_x", "forward", "outputs_differ", "Op", "e", backend="cpu"),)) is None
+
+
+def test_operator_wide_marks_must_be_table_entries():
+    with pytest.raises(TypeError, match="must be an ExpectedFailure"):
+        OperatorConfig("Op", "x:Y", manual_cases=[], xfail_all="broken")
+
+
+# -- one bad file does not stop the others ---------------------------------------------------------
+def test_a_bad_config_is_one_failing_item_and_the_others_run(pytester, tmp_path):
+    bad = _write(tmp_path, "Bad", "{not json")
+    good = _write(tmp_path, "ReLU", {"rank_2": {"input_specs": [{"name": "data_input", "shape": [4, 16]}]},
+                                     "rank_3": {"input_specs": [{"name": "data_input", "shape": [2, 3, 4]}]}})
+    pytester.makepyfile(test_suite=textwrap.dedent(f"""
+        from interop.cases import OperatorConfig
+        from interop.operator_suite import make_operator_fixture
+
+        bad_case = make_operator_fixture(OperatorConfig("Bad", "interop.zoo.operators.relu:ReLU",
+                                                        json_path={str(bad)!r}, aidge_types=("ReLU",)))
+        relu_case = make_operator_fixture(OperatorConfig("ReLU", "interop.zoo.operators.relu:ReLU",
+                                                         json_path={str(good)!r}, aidge_types=("ReLU",)))
+
+        def test_Bad_interop(bad_case):
+            pass
+
+        def test_ReLU_interop(relu_case):
+            assert relu_case["name"].startswith("ReLU_") and relu_case["test_backward"]
+    """))
+    result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2, errors=1)
+    result.stdout.fnmatch_lines(["*ERROR*test_Bad_interop[[]Bad_config_error[]]*",
+                                 "E * interop.cases.ConfigError: *Bad.json: malformed JSON*"])
+
+
+# -- the catalog ------------------------------------------------------------------------------------
+def test_catalog_import_is_cheap_and_side_effect_free():
+    code = "import sys, interop.catalog as c; print(len(c.OPERATOR_CONFIGS), 'torch' in sys.modules, " \
+           "'aidge_core' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert int(out[0]) >= 40 and out[1:] == ["False", "False"]
+
+
+def test_catalog_size_layouts_and_ids():
+    from interop.cases import load_config_file
+    from interop.catalog import OPERATOR_CONFIGS, operator_cases
+
+    cases = operator_cases()
+    assert len(OPERATOR_CONFIGS) >= 40 and len(cases) >= 400
+    assert len({c.id for c in cases}) == len(cases)
+    assert all(c.id.startswith(c.operator + "_") and c.aidge_types for c in cases)
+    layouts = {"manual" if cfg.manual_cases is not None else detect_layout(load_config_file(cfg.json_path))
+               for cfg in OPERATOR_CONFIGS.values()}
+    assert layouts == {"benchmark_ok", "benchmark_flat", "simple", "manual"}
+
+
+def test_every_operator_table_entry_is_hit_by_a_case():
+    """An entry that matches no case of the suite (a renamed case, a typo) is dead data."""
+    from interop.catalog import operator_cases
+    from interop.expected_failures import _OPERATORS
+
+    cases = operator_cases()
+    ours = [e for e in _OPERATORS if not e.case.startswith("hypothesis_")]
+    dead = [e.case for e in ours if not any(expected_failure_for(c, e.backend or "cpu", (e,)) for c in cases)]
+    assert not dead, f"entries matching no case: {dead}"
+    # and each is the entry a case actually gets (not shadowed by an earlier one)
+    shadowed = [e.case for e in ours
+                if not any(expected_failure_for(c, e.backend or "cpu") is e for c in cases)]
+    assert not shadowed, f"entries shadowed by earlier ones: {shadowed}"
+
+
+def test_model_cases_hook_returns_a_list():
+    from interop.catalog import model_cases
+
+    assert isinstance(model_cases(), list)
