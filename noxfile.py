@@ -100,3 +100,58 @@ def tests_cuda(session: nox.Session) -> None:
     env = dict(TEST_ENV, INTEROP_BACKEND="cuda",
                LD_LIBRARY_PATH=os.pathsep.join(filter(None, [libdirs, os.environ.get("LD_LIBRARY_PATH", "")])))
     session.run("python", "-m", "pytest", "--backend=cuda", *(session.posargs or []), env=env)
+
+
+# --- benchmarks (asv) ---
+# asv builds its own environments from asv.conf.json (in .asv/env: torch==2.13.0 + the Aidge
+# CPU packages, the project wheel installed with --no-deps); these sessions only need asv.
+# bench-quick instead benchmarks the working tree in the session's own CPU stack (no
+# environment to build), so that CI stays short. README "Benchmarks" has the commands.
+#: the smoke subset: two operators and three model cases (one skipped), both phases
+BENCH_QUICK = (r"^threads\.|^operators\.(Forward|Backward)\..*\('(ReLU_rank_2|Conv2D_attr_kernel_square)'\)"
+               r"|^models\.(Forward|Backward)\..*\('(LeNet_eval|LeNet_train|Transformer_train)'\)")
+
+
+def _asv_session(session: nox.Session) -> None:
+    session.install("asv", "virtualenv")
+    session.run("asv", "machine", "--yes", silent=True)  # machine info asv asks for once
+
+
+@nox.session(python=PYTHON)
+def bench(session: nox.Session) -> None:
+    """asv run on HEAD: every benchmark (operators, models; forward, backward) in asv's env."""
+    _asv_session(session)
+    session.run("asv", "run", *(session.posargs or ["HEAD^!"]), env=TEST_ENV)
+
+
+@nox.session(name="bench-quick", python=PYTHON)
+def bench_quick(session: nox.Session) -> None:
+    """CI smoke: asv check, then one quick sample of a small benchmark subset (working tree)."""
+    install_cpu_stack(session, "asv")
+    session.run("asv", "machine", "--yes", silent=True)
+    existing = f"existing:{Path(session.bin) / 'python'}"
+    session.run("asv", "check", "-E", existing, env=TEST_ENV)
+    session.run("asv", "run", "-E", existing, "--quick", "--show-stderr", "--bench",
+                *(session.posargs or [BENCH_QUICK]), env=TEST_ENV)
+
+
+@nox.session(name="bench-matrix", python=PYTHON)
+def bench_matrix(session: nox.Session) -> None:
+    """HEAD against several Aidge releases (benchmarks/aidge_matrix.py), side by side."""
+    _asv_session(session)
+    session.run("python", "benchmarks/aidge_matrix.py", "run", *session.posargs, env=TEST_ENV)
+
+
+@nox.session(python=PYTHON)
+def publish(session: nox.Session) -> None:
+    """asv publish into results/html, JavaScript and CSS served locally (renders offline)."""
+    _asv_session(session)
+    session.run("asv", "publish", *session.posargs)
+    session.run("python", "benchmarks/publish_offline.py")
+
+
+@nox.session(python=PYTHON)
+def compare(session: nox.Session) -> None:
+    """asv compare main HEAD (both commits benchmarked first, e.g. nox -s bench)."""
+    _asv_session(session)
+    session.run("asv", "compare", *(session.posargs or ["main", "HEAD"]))

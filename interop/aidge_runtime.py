@@ -16,7 +16,31 @@ _lock = threading.RLock()
 
 
 def aidge_core() -> ModuleType:
-    return importlib.import_module("aidge_core")
+    core = importlib.import_module("aidge_core")
+    if not hasattr(core.Tensor, "from_data_ptr"):
+        _add_copying_from_data_ptr(core)
+    return core
+
+
+def _add_copying_from_data_ptr(core: ModuleType) -> None:
+    """Compatibility shim for Aidge < 0.10 (benchmarked by the asv release matrix), whose
+    ``Tensor`` has no ``from_data_ptr``: a CPU stand-in that *copies* the memory instead of
+    sharing it (enough for the bridge, which hands inputs to Aidge; the zero-copy promise
+    of :func:`interop.tensor_converter.torch_tensor_to_aidge` does not hold there)."""
+    import ctypes
+
+    import numpy as np
+
+    def from_data_ptr(dims, ptr, dtype, backend="cpu", device=0):
+        if backend != "cpu":
+            raise NotImplementedError(f"aidge_core {getattr(core, '__version__', '< 0.10')}: no from_data_ptr "
+                                      f"for backend {backend!r}")
+        np_dtype = np.dtype(str(dtype).rsplit(".", 1)[-1])
+        count = int(np.prod(dims, dtype=np.int64))
+        view = np.frombuffer((ctypes.c_char * (count * np_dtype.itemsize)).from_address(ptr), dtype=np_dtype)
+        return core.Tensor(np.array(view.reshape(dims)))
+
+    core.Tensor.from_data_ptr = staticmethod(from_data_ptr)
 
 
 def aidge_onnx() -> ModuleType:

@@ -1,0 +1,87 @@
+"""The Aidge-release matrix: benchmark one commit against several Aidge releases (a script,
+not an asv module).
+
+    python benchmarks/aidge_matrix.py run [ASV RUN ARGS]    # default: HEAD^!
+    python benchmarks/aidge_matrix.py config                # only write the config
+    nox -s bench-matrix [-- ASV RUN ARGS]
+
+Writes ``.asv/aidge-releases.conf.json``: ``asv.conf.json`` with the four Aidge CPU packages
+(aidge-core, aidge-backend-cpu, aidge-onnx, aidge-learning) taken out of ``matrix.req`` and
+one asv environment per release of :data:`RELEASES` instead (same torch==2.13.0 and
+everything else), then runs ``asv --config .asv/aidge-releases.conf.json run ...``. The
+results land in the same ``results/asv`` (the environment of the release that
+``asv.conf.json`` pins has the same name in both, so its history is shared), and
+``asv publish`` shows the releases side by side: every graph has one line per release.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CONFIG = ROOT / "asv.conf.json"
+OUT = ROOT / ".asv" / "aidge-releases.conf.json"
+
+#: Aidge releases of the matrix (each published for all four CPU packages, cp311 wheels).
+#: 0.9.1.post2 runs through the compatibility shim of interop/aidge_runtime.py (no
+#: ``Tensor.from_data_ptr`` before 0.10: inputs are copied instead of shared).
+RELEASES = ("0.9.1.post2", "0.10.0.post3", "0.10.1")
+AIDGE_PACKAGES = ("aidge-core", "aidge-backend-cpu", "aidge-onnx", "aidge-learning")
+
+
+def asv_version_spec(version: str) -> str:
+    """``==0.10.0post3`` for 0.10.0.post3: asv parses ``==0.10.0.post3`` as ``==0.10.0``;
+    the PEP 440 spelling without the dot is the same version to pip."""
+    return "==" + version.replace(".post", "post")
+
+
+def release_config(releases=RELEASES, config: Path = CONFIG) -> dict:
+    from asv import util  # asv reads its config with // comments
+
+    conf = util.load_json(str(config), js_comments=True)
+    matrix = dict(conf.get("matrix", {}))
+    req = {k: v for k, v in matrix.get("req", {}).items() if k not in AIDGE_PACKAGES}
+    missing = [p for p in AIDGE_PACKAGES if p not in matrix.get("req", {})]
+    if missing:
+        raise SystemExit(f"{config}: matrix.req has no {missing}; nothing to replace")
+    single = {k: v[0] for k, v in req.items()}
+    env_nobuild = {k: v[0] for k, v in matrix.get("env_nobuild", {}).items()}
+    matrix["req"] = req
+    conf["matrix"] = matrix
+    conf["include"] = [
+        {"python": conf["pythons"][0], "req": {**single, **{p: asv_version_spec(v) for p in AIDGE_PACKAGES}},
+         "env_nobuild": env_nobuild}
+        for v in releases
+    ]
+    # the product of matrix.req alone would be an environment without Aidge: drop it
+    conf["exclude"] = [{"req": {"aidge-core": None}}]
+    return conf
+
+
+def write_config(releases=RELEASES) -> Path:
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(json.dumps(release_config(releases), indent=2) + "\n")
+    return OUT
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("command", choices=("run", "config"))
+    parser.add_argument("--releases", nargs="+", default=list(RELEASES), metavar="VERSION")
+    parser.add_argument("asv_args", nargs=argparse.REMAINDER, help="arguments of `asv run` (default: HEAD^!)")
+    args = parser.parse_args(argv)
+    path = write_config(args.releases)
+    print(f"{path.relative_to(ROOT)}: Aidge releases {', '.join(args.releases)}")
+    if args.command == "config":
+        return 0
+    asv_args = [a for a in args.asv_args if a != "--"] or ["HEAD^!"]
+    cmd = [sys.executable, "-m", "asv", "--config", str(path.relative_to(ROOT)), "run", *asv_args]
+    print("+ " + " ".join(cmd), flush=True)
+    return subprocess.call(cmd, cwd=ROOT)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

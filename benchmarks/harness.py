@@ -1,0 +1,403 @@
+"""What the asv benchmarks share: the cases (from :mod:`interop.catalog`, ids = pytest ids),
+how a case becomes a torch/Aidge pair, the correctness precheck, thread pinning and the
+Aidge/torch ratio. No benchmark is defined here (asv imports this module too).
+
+Life of a benchmark process: asv's fork server imports the benchmark modules once, then
+forks one process per (benchmark, case, round); ``setup`` runs before *every* sample, so
+:func:`pair` memoises per process everything expensive (export, import, compile, precheck)
+and the outcome of a case that cannot be timed.
+
+A case is timed only when it is correct: :func:`pair` first runs both sides on the same
+seeded inputs and compares them with the shared comparator (outputs; for ``backward``
+also the input gradients and every parameter gradient, by name). Then:
+
+- unsupported case (the expected-failure table or the operator's declaration says so, or
+  ``wrap``/backward raises ``UnsupportedOperatorError``/``AidgeNotImplementedError``):
+  :class:`CaseSkipped` (a ``NotImplementedError``: asv reports the case as skipped), with
+  its reason on stderr;
+- outputs or gradients differ, or the operator under test is missing from the Aidge graph:
+  :class:`PrecheckFailed` (asv reports the case as failed), never timed;
+- any other error propagates (asv reports it as failed).
+
+Fairness: torch gets the thread count Aidge's OpenMP runtime has (``OMP_NUM_THREADS``,
+set by asv.conf.json), recorded by the ``track_threads`` benchmark and in the asv
+environment name; with ``INTEROP_BACKEND=cuda`` every timed call ends with a CUDA
+synchronisation.
+"""
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import os
+import statistics
+import sys
+from typing import Any, Callable
+
+import torch
+
+import interop.bridge  # noqa: F401  (imported by the fork server: forks start warm)
+from interop import timing
+from interop.compare import compare_outputs
+from interop.errors import AidgeNotImplementedError, UnsupportedOperatorError
+from interop.expected_failures import ExpectedFailure as _ExpectedFailure
+from interop.expected_failures import lookup as _lookup
+from interop.tester import ModelTester as _ModelTester
+
+__all__ = ["BACKEND", "PHASES", "CaseSkipped", "PrecheckFailed", "Pair", "case_ids", "pair",
+           "pin_threads", "benchmark_class", "RATIO_UNIT"]
+
+#: the Aidge backend under test (``cpu``; ``cuda`` on a GPU machine)
+BACKEND = os.environ.get("INTEROP_BACKEND", "cpu").strip().lower() or "cpu"
+PHASES = ("forward", "backward")
+RATIO_UNIT = "aidge/torch"
+#: seconds of samples per side behind one Aidge/torch ratio
+RATIO_BUDGET_S = 0.2
+RATIO_BLOCKS = 5
+RATIO_MAX_SAMPLES = 5000
+
+# The precheck uses the tolerances the equivalence suites use (ModelTester's defaults).
+_TESTER_DEFAULTS = inspect.signature(_ModelTester.__init__).parameters
+RTOL = _TESTER_DEFAULTS["relative_precision"].default
+ATOL = _TESTER_DEFAULTS["absolute_precision"].default
+
+#: phases an expected failure must be in to stop a benchmark of the given phase
+_STOPPING_PHASES = {
+    "forward": ("export", "import", "compile", "forward"),
+    "backward": ("export", "import", "compile", "forward", "backward"),
+}
+
+
+def _warm_up() -> None:
+    """Import (and exercise once) what every benchmark process needs, here, in the process
+    asv forks them from: each fork then skips ~1 s of imports (aidge_backend_cpu; sympy,
+    which torch loads on the first TRAINING export and on the first backward with explicit
+    gradients). Single-threaded work only (no OpenMP pool exists before the fork). A CUDA
+    backend is not loaded (CUDA must not be initialised before a fork)."""
+    from interop import aidge_runtime as rt
+    from interop.onnx_export import export_to_onnx
+
+    rt.aidge_core(), rt.aidge_onnx(), rt.aidge_learning(), rt.load_backend("cpu")
+    for training in (False, True):
+        export_to_onnx(torch.nn.Linear(2, 2), [torch.zeros(1, 2)], training=training)
+    x = torch.zeros(1, 2, requires_grad=True)
+    torch.autograd.backward([x * 2], [torch.ones(1, 2)])  # loads torch's symbolic shapes
+
+
+_warm_up()
+
+
+class CaseSkipped(NotImplementedError):
+    """The case cannot run on this Aidge (asv marks a setup raising NotImplementedError as
+    skipped)."""
+
+
+class PrecheckFailed(AssertionError):
+    """Aidge does not compute what torch computes for this case: it is not timed."""
+
+
+# ---------------------------------------------------------------------------------------
+# Cases
+# ---------------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class _Case:
+    id: str
+    kind: str  # "operator" | "model"
+    test_backward: bool
+    #: () -> (torch model, wrap keyword arguments, input sizes, input ranges)
+    build: Callable[[], tuple[torch.nn.Module, dict, list[tuple[int, ...]], tuple]]
+    #: Aidge node types the graph must hold (operators)
+    aidge_types: tuple[str, ...] = ()
+    #: phase -> reason to skip it, or None
+    skip_reason: Callable[[str], str | None] = lambda phase: None
+
+
+def _entry_stops(entry: _ExpectedFailure | None, phase: str) -> str | None:
+    if entry is not None and entry.phase in _STOPPING_PHASES[phase]:
+        return f"expected failure: {entry.reason}"
+    return None
+
+
+def _operator_cases() -> list[_Case]:
+    from interop import catalog
+    from interop.cases import case_disposition
+
+    out = []
+    for case in catalog.operator_cases(backend=BACKEND):
+        cfg = catalog.OPERATOR_CONFIGS[case.operator]
+
+        def skip_reason(phase: str, case=case, cfg=cfg) -> str | None:
+            kind, detail = case_disposition(cfg, case, BACKEND)
+            if kind == "skip":
+                return f"skipped by its declaration: {detail}"
+            return _entry_stops(detail, phase) if kind == "xfail" else None
+
+        def build(case=case):
+            # as the operator suite builds it: a fresh module, wrapped in its own mode
+            return case.build_model(), {}, case.input_sizes, tuple(case.input_ranges)
+
+        out.append(_Case(case.id, "operator", case.test_backward, build, tuple(case.aidge_types), skip_reason))
+    return out
+
+
+#: the configurations of every model, as tests/test_models.py runs them: ``<Name>_eval``
+#: (eval mode, forward only) and ``<Name>_train`` (train mode, backward when the model
+#: case says ``test_backward``)
+MODEL_CONFIGURATIONS = ("eval", "train")
+
+
+def _model_cases() -> list[_Case]:
+    from interop import catalog
+
+    out = []
+    for spec in catalog.model_cases():
+        for configuration in MODEL_CONFIGURATIONS:
+            case_id = f"{spec['name']}_{configuration}"
+            training = configuration == "train"
+
+            def skip_reason(phase: str, case_id=case_id) -> str | None:
+                return _entry_stops(_lookup(case_id, BACKEND), phase)
+
+            def build(spec=spec, training=training):
+                model = spec["model"]()
+                model.train(training)
+                return model, {"training": training}, [tuple(spec["input_size"])], ()
+
+            out.append(_Case(case_id, "model", training and bool(spec["test_backward"]), build, (), skip_reason))
+    return out
+
+
+_CASES: dict[str, dict[str, _Case]] = {}
+
+
+def cases(kind: str) -> dict[str, _Case]:
+    """The cases of ``kind`` (``operator`` / ``model``) by id, in catalog order."""
+    if kind not in _CASES:
+        found = _operator_cases() if kind == "operator" else _model_cases()
+        _CASES[kind] = {c.id: c for c in found}
+    return _CASES[kind]
+
+
+def case_ids(kind: str, phase: str) -> list[str]:
+    """Ids (the pytest ids) of the cases of ``kind`` that run ``phase``."""
+    return [c.id for c in cases(kind).values() if phase == "forward" or c.test_backward]
+
+
+# ---------------------------------------------------------------------------------------
+# Threads
+# ---------------------------------------------------------------------------------------
+def pin_threads() -> int:
+    """Give torch the thread count Aidge's OpenMP runtime uses; returns it."""
+    n = timing.thread_count()
+    if torch.get_num_threads() != n:
+        torch.set_num_threads(n)
+    return n
+
+
+# ---------------------------------------------------------------------------------------
+# Pairs
+# ---------------------------------------------------------------------------------------
+@dataclasses.dataclass
+class Pair:
+    """One case, one phase, ready to time: ``torch_call`` and ``aidge_call`` each run the
+    phase once (CUDA-synchronised on the cuda backend)."""
+
+    case_id: str
+    phase: str
+    backend: str
+    threads: int
+    torch_call: Callable[[], Any]
+    aidge_call: Callable[[], Any]
+
+    @property
+    def cuda(self) -> bool:
+        return self.backend == "cuda"
+
+    def ratio(self, budget_s: float = RATIO_BUDGET_S) -> float:
+        """median(Aidge) / median(torch), sampled in one process in interleaved blocks
+        through :mod:`interop.timing`."""
+        pin_threads()
+        cuda = self.cuda
+        for call in (self.torch_call, self.aidge_call):
+            timing.measure(call, warmup=2, repeat=0, cuda=cuda)
+        counts = []
+        for call in (self.torch_call, self.aidge_call):
+            once = timing.timed(call, cuda=cuda)[1]
+            counts.append(max(1, min(RATIO_MAX_SAMPLES // RATIO_BLOCKS,
+                                     int(budget_s / RATIO_BLOCKS / max(once, 1e-7)))))
+        torch_samples: list[float] = []
+        aidge_samples: list[float] = []
+        for _ in range(RATIO_BLOCKS):
+            torch_samples += timing.measure(self.torch_call, warmup=0, repeat=counts[0], cuda=cuda)
+            aidge_samples += timing.measure(self.aidge_call, warmup=0, repeat=counts[1], cuda=cuda)
+        return statistics.median(aidge_samples) / statistics.median(torch_samples)
+
+
+_PAIRS: dict[tuple[str, str, str], Pair | BaseException] = {}
+
+
+def pair(kind: str, case_id: str, phase: str) -> Pair:
+    """The memoised :class:`Pair` of a case and phase; raises :class:`CaseSkipped`,
+    :class:`PrecheckFailed` or the construction error (memoised too)."""
+    key = (kind, case_id, phase)
+    if key not in _PAIRS:
+        try:
+            _PAIRS[key] = _build_pair(cases(kind)[case_id], phase)
+        except CaseSkipped as exc:
+            print(f"skipped {case_id} ({phase}, backend {BACKEND}): {exc}", file=sys.stderr)
+            _PAIRS[key] = exc
+        except BaseException as exc:  # noqa: BLE001  (remembered, re-raised below)
+            _PAIRS[key] = exc
+    value = _PAIRS[key]
+    if isinstance(value, BaseException):
+        raise value
+    return value
+
+
+def _seeded_inputs(case_id: str, sizes, ranges) -> list[torch.Tensor]:
+    from interop.cases import case_seed
+
+    gen = torch.Generator().manual_seed(case_seed(case_id))
+    inputs = [torch.randn(s, generator=gen) for s in sizes]
+    if ranges:
+        from interop.operator_suite import InputRange
+
+        padded = list(ranges) + [None] * (len(inputs) - len(ranges))
+        with torch.no_grad():  # the suites' own map onto the operator's input ranges
+            inputs = list(InputRange(padded, lambda *xs: xs)(*inputs))
+    return inputs
+
+
+def _as_list(out) -> list[torch.Tensor]:
+    return list(out) if isinstance(out, (tuple, list)) else [out]
+
+
+def _fail(case: _Case, phase: str, what: str, mismatches) -> None:
+    details = "\n".join(m.message for m in mismatches)
+    raise PrecheckFailed(f"{case.id} ({phase}, backend {BACKEND}): precheck failed, {what} of Aidge "
+                         f"differs from torch (rtol={RTOL}, atol={ATOL}); not timed.\n{details}")
+
+
+def _build_pair(case: _Case, phase: str) -> Pair:
+    reason = case.skip_reason(phase)
+    if reason:
+        raise CaseSkipped(reason)
+    threads = pin_threads()
+    device = "cuda" if BACKEND == "cuda" else "cpu"
+    model, wrap_kwargs, sizes, ranges = case.build()
+    try:
+        aidge_model = interop.bridge.wrap(model, sizes, backend=BACKEND, **wrap_kwargs)
+    except (UnsupportedOperatorError, AidgeNotImplementedError) as exc:
+        raise CaseSkipped(f"unsupported by Aidge: {exc}") from exc
+    if case.aidge_types:
+        from interop.operator_suite import assert_operator_in_graph
+
+        try:
+            assert_operator_in_graph(aidge_model, case.aidge_types, operator=case.id)
+        except AssertionError as exc:
+            raise PrecheckFailed(f"{case.id} ({phase}): {exc}; not timed") from exc
+    model.to(device)
+    inputs = [x.to(device) for x in _seeded_inputs(case.id, sizes, ranges)]
+    if phase == "forward":
+        torch_call, aidge_call = _forward_calls(case, model, aidge_model, inputs)
+    else:
+        torch_call, aidge_call = _backward_calls(case, model, aidge_model, inputs)
+    if device == "cuda":
+        torch_call, aidge_call = _synced(torch_call), _synced(aidge_call)
+    return Pair(case.id, phase, BACKEND, threads, torch_call, aidge_call)
+
+
+def _synced(call: Callable[[], Any]) -> Callable[[], Any]:
+    def run():
+        result = call()
+        timing.synchronize(True)
+        return result
+
+    return run
+
+
+def _forward_calls(case: _Case, model, aidge_model, inputs):
+    # No autograd graph on either side, without a grad-mode context per call: the
+    # parameters stop requiring grad (both models are private to this process).
+    model.requires_grad_(False)
+    aidge_model.requires_grad_(False)
+    mismatches = compare_outputs(_as_list(aidge_model(*inputs)), _as_list(model(*inputs)),
+                                 rtol=RTOL, atol=ATOL, name="output")
+    if mismatches:
+        _fail(case, "forward", "the output", mismatches)
+    return (lambda: model(*inputs)), (lambda: aidge_model(*inputs))
+
+
+def _backward_calls(case: _Case, model, aidge_model, inputs):
+    x_torch = [x.detach().clone().requires_grad_(True) for x in inputs]
+    x_aidge = [x.detach().clone().requires_grad_(True) for x in inputs]
+    out_torch = _as_list(model(*x_torch))
+    out_aidge = _as_list(aidge_model(*x_aidge))
+    mismatches = compare_outputs(out_aidge, out_torch, rtol=RTOL, atol=ATOL, name="output")
+    if mismatches:
+        _fail(case, "backward", "the output", mismatches)
+    gen = torch.Generator().manual_seed(1)
+    grads = [torch.randn(o.shape, generator=gen).to(o.device) for o in out_torch]
+    torch.autograd.backward(out_torch, grads, retain_graph=True)
+    try:
+        torch.autograd.backward(out_aidge, grads, retain_graph=True)
+    except AidgeNotImplementedError as exc:
+        raise CaseSkipped(f"unsupported by Aidge: {exc}") from exc
+    mismatches = compare_outputs([x.grad for x in x_aidge], [x.grad for x in x_torch],
+                                 rtol=RTOL, atol=ATOL, name="input grad")
+    torch_params = {n: p for n, p in model.named_parameters() if p.requires_grad}
+    aidge_params = dict(aidge_model.named_parameters())
+    missing = sorted(set(torch_params) - set(aidge_params))
+    if missing:
+        raise PrecheckFailed(f"{case.id} (backward): parameters {missing} have no Aidge counterpart; not timed")
+    mismatches += compare_outputs({n: aidge_params[n].grad for n in torch_params},
+                                  {n: p.grad for n, p in torch_params.items()},
+                                  rtol=RTOL, atol=ATOL, name="grad")
+    if mismatches:
+        _fail(case, "backward", "a gradient", mismatches)
+    # Timed: one backward through the retained graph of the forward above.
+    return (lambda: torch.autograd.backward(out_torch, grads, retain_graph=True),
+            lambda: torch.autograd.backward(out_aidge, grads, retain_graph=True))
+
+
+# ---------------------------------------------------------------------------------------
+# The benchmark classes
+# ---------------------------------------------------------------------------------------
+class _CaseBenchmark:
+    """Base of the generated classes (private: asv does not collect it). One instance per
+    (case, phase): ``time_torch``/``time_aidge`` time one call of each side, and
+    ``track_aidge_torch_ratio`` measures both sides in one process."""
+
+    kind = ""
+    phase = ""
+    param_names = ["case"]
+    # asv timing attributes: every sample is one call (asv re-runs setup before each,
+    # cheap here), at least 10 samples, up to 200 or 0.3 s after a 0.05 s warm-up; one
+    # process per (benchmark, case). See benchmarks/README numbers in results/README.md.
+    warmup_time = 0.05
+    repeat = (10, 200, 0.3)
+    rounds = 1
+    timeout = 120
+
+    def setup(self, case: str) -> None:
+        self.pair = pair(self.kind, case, self.phase)
+        pin_threads()
+
+    def time_torch(self, case: str) -> None:
+        self.pair.torch_call()
+
+    def time_aidge(self, case: str) -> None:
+        self.pair.aidge_call()
+
+    def track_aidge_torch_ratio(self, case: str) -> float:
+        return self.pair.ratio()
+
+    track_aidge_torch_ratio.unit = RATIO_UNIT
+
+
+def benchmark_class(kind: str, phase: str, name: str) -> type:
+    """The asv benchmark class of every ``kind`` case running ``phase`` (params = case ids)."""
+    ids = case_ids(kind, phase)
+    doc = (f"{phase.capitalize()} of every {kind} case that runs it, torch and Aidge ({BACKEND}) "
+           f"side by side; params are the pytest ids.")
+    return type(name, (_CaseBenchmark,), {"kind": kind, "phase": phase, "params": [ids], "__doc__": doc,
+                                          "__module__": sys._getframe(1).f_globals.get("__name__", __name__)})

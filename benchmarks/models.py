@@ -1,0 +1,6 @@
+"""Every model case of :mod:`interop.catalog` (``<Name>_eval`` / ``<Name>_train``), forward
+and backward (``_train`` cases), torch and Aidge side by side (see :mod:`benchmarks.harness`)."""
+from . import harness
+
+Forward = harness.benchmark_class("model", "forward", "Forward")
+Backward = harness.benchmark_class("model", "backward", "Backward")
