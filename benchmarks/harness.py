@@ -31,12 +31,18 @@ import inspect
 import os
 import statistics
 import sys
+from pathlib import Path
 from typing import Any, Callable
 
-import torch
+# The cases come from the JSON configurations of the checkout that holds this benchmark
+# suite, not from the installed wheel of the benchmarked commit (which has no configs/):
+# asv discovers the case ids once and uses them for every commit and environment.
+os.environ.setdefault("INTEROP_CONFIG_DIR", str(Path(__file__).resolve().parent.parent / "configs"))
 
-import interop.bridge  # noqa: F401  (imported by the fork server: forks start warm)
-from interop import timing
+import torch  # noqa: E402
+
+import interop.bridge  # noqa: E402,F401  (imported by the fork server: forks start warm)
+from interop import timing  # noqa: E402
 from interop.compare import compare_outputs
 from interop.errors import AidgeNotImplementedError, UnsupportedOperatorError
 from interop.expected_failures import ExpectedFailure as _ExpectedFailure
