@@ -178,7 +178,7 @@ _OPERATORS: tuple[ExpectedFailure, ...] = (
     ExpectedFailure("ELU_*", "import", "unsupported_operator", "Elu",
                     "'Elu' (ONNX op Elu); they were imported as GenericOperator",
                     note="aidge_onnx 0.10.1 has no Elu importer."),
-    ExpectedFailure("Conv2D_attr_groups_*", "import", "unsupported_operator", "Conv2D",
+    ExpectedFailure("Conv2D_attributes_groups_*", "import", "unsupported_operator", "Conv2D",
                     "'Conv' (ONNX op Conv); they were imported as GenericOperator",
                     note="A grouped convolution (1 < group < in_channels) has no Aidge operator; group == 1 "
                          "(Conv2D) and group == in_channels (ConvDepthWise2D) import."),

@@ -230,10 +230,15 @@ def _prepare_parent(backend: str) -> None:
     rt.load_backend(backend)
     rt.aidge_onnx()
     rt.aidge_learning()
-    import torch.onnx  # noqa: F401
     import onnx  # noqa: F401
+    import torch
+    import torch.onnx  # noqa: F401
 
     from . import bridge, tester  # noqa: F401
+
+    # The first torch.optim.SGD of a process imports torch._dynamo (~1 s): pay it once here,
+    # not in every child that trains.
+    torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1)
 
 
 def make_operator_fixture(cfg: OperatorConfig):

@@ -4,7 +4,7 @@ gradients and an SGD step when the case trains; over several epochs so that stat
 from one call to the next is tested too).
 
 One fixture and one small test per operator; test ids read ``<Op>_<case path>``
-(``Conv2D_attr_kernel_square``, ``ReduceMean_axes_1_dim``), so ``-k Conv2D`` selects an
+(``Conv2D_attributes_kernel_square``, ``ReduceMean_axes_1_dim``), so ``-k Conv2D`` selects an
 operator. Each case runs in a forked child (a crash inside Aidge fails that case with
 category ``crash``), first checks that the imported Aidge graph really holds the operator
 under test, and expected failures come from :mod:`interop.expected_failures` (strict).
