@@ -20,6 +20,8 @@ import os
 from collections.abc import Mapping
 from typing import Any, Callable, Iterator
 
+import torch
+
 from .cases import ConfigError, OperatorCase, OperatorConfig, build_cases, case_disposition
 from .errors import InteropError
 
@@ -36,6 +38,9 @@ __all__ = [
 
 #: seconds one isolated case may run before it is killed (a hang is a crash finding)
 CASE_TIMEOUT_S = float(os.environ.get("INTEROP_CASE_TIMEOUT", "120"))
+#: run each case in a forked child (``INTEROP_ISOLATE=0`` runs in-process, e.g. under pdb;
+#: a crash then takes the worker down)
+ISOLATE = os.environ.get("INTEROP_ISOLATE", "1").strip().lower() not in ("0", "false", "no", "off")
 #: the SGD learning rate of both sides (ModelTester's default)
 LEARNING_RATE = 0.01
 _GENERIC = "GenericOperatorOp"
@@ -46,38 +51,27 @@ class OperatorNotInGraphError(InteropError, AssertionError):
     decomposed into other nodes, or imported as a GenericOperator)."""
 
 
-def _input_range_module():
-    import torch
+class InputRange(torch.nn.Module):
+    """``inner(*[lo + (hi - lo) * sigmoid(x) ...])``: maps random normal inputs onto the
+    ranges an operator needs (Sqrt, Log, a Div denominator...) in torch, before the model,
+    so the model (and the Aidge graph) holds the operator alone. The map is smooth and
+    strictly increasing: input gradients stay informative on both sides. ``None`` leaves
+    an input as it is."""
 
-    class InputRange(torch.nn.Module):
-        """``inner(*[lo + (hi - lo) * sigmoid(x) ...])``: maps random normal inputs onto the
-        ranges an operator needs (Sqrt, Log, a Div denominator...) in torch, before the
-        model, so the model (and the Aidge graph) holds the operator alone. The map is
-        smooth and strictly increasing: input gradients stay informative on both sides."""
+    def __init__(self, ranges, inner):
+        super().__init__()
+        self.ranges = list(ranges)
+        self.inner = inner
 
-        def __init__(self, ranges, inner):
-            super().__init__()
-            self.ranges = list(ranges)
-            self.inner = inner
+    def forward(self, *inputs):
+        mapped = [x if r is None else r[0] + (r[1] - r[0]) * torch.sigmoid(x)
+                  for x, r in zip(inputs, self.ranges)]
+        return self.inner(*mapped)
 
-        def forward(self, *inputs):
-            mapped = [x if r is None else r[0] + (r[1] - r[0]) * torch.sigmoid(x)
-                      for x, r in zip(inputs, self.ranges)]
-            return self.inner(*mapped)
-
-        @property
-        def graph(self):
-            return self.inner.graph
-
-    return InputRange
-
-
-def __getattr__(name: str):
-    if name == "InputRange":  # built lazily: this module does not import torch at import time
-        cls = _input_range_module()
-        globals()["InputRange"] = cls
-        return cls
-    raise AttributeError(name)
+    @property
+    def graph(self):
+        """The wrapped AidgeModule's graph (what :func:`assert_operator_in_graph` reads)."""
+        return self.inner.graph
 
 
 class OperatorCaseRun(Mapping):
@@ -153,7 +147,7 @@ class OperatorCaseRun(Mapping):
         if not self.case.input_ranges:
             return model
         ranges = list(self.case.input_ranges) + [None] * (len(self.case.input_sizes) - len(self.case.input_ranges))
-        return _input_range_module()(ranges, model)
+        return InputRange(ranges, model)
 
 
 def assert_operator_in_graph(aidge_model, expected_types, *, operator: str = "") -> None:
@@ -209,7 +203,7 @@ def assert_operator_in_graph(aidge_model, expected_types, *, operator: str = "")
 
 
 def run_operator_case(case_run: OperatorCaseRun, body: Callable[[OperatorCaseRun], Any], *,
-                      isolate: bool = True, timeout: float | None = None) -> Any:
+                      isolate: bool | None = None, timeout: float | None = None) -> Any:
     """``body(case_run)`` in a forked child (``isolate``), under the expected-failure guard
     of the case: a failure quoting the entry's error text becomes
     :class:`~interop.expected_failures.ExpectedAidgeFailure` (what the strict xfail mark
@@ -217,6 +211,7 @@ def run_operator_case(case_run: OperatorCaseRun, body: Callable[[OperatorCaseRun
     from .expected_failures import expected_failure_guard
     from .isolation import run_isolated
 
+    isolate = ISOLATE if isolate is None else isolate
     with expected_failure_guard(case_run.expected_failure):
         if isolate:
             return run_isolated(body, case_run, timeout=CASE_TIMEOUT_S if timeout is None else timeout)
@@ -231,7 +226,6 @@ def _prepare_parent(backend: str) -> None:
     rt.aidge_onnx()
     rt.aidge_learning()
     import onnx  # noqa: F401
-    import torch
     import torch.onnx  # noqa: F401
 
     from . import bridge, tester  # noqa: F401
