@@ -111,6 +111,42 @@ def _compile(graph, backend: str, dims: list[list[int]]) -> None:
         graph.compile(backend, core.dtype.float32, dims=dims)
     except Exception as exc:
         raise aidge_error_from(exc, "compile") from exc
+    check_dims_forwarded(graph)
+
+
+def check_dims_forwarded(graph, node_types: set[str] | None = None) -> None:
+    """Raise :class:`AidgeError` (phase ``compile``) for a node whose output dims Aidge cannot
+    compute although all its inputs are known.
+
+    ``GraphView.compile`` may fail to compute a node's output dims and only *log* it (seen:
+    ConvDepthWise2D with a channel multiplier, "Wrong input size ... Expected dims are
+    [x, 6, x, x]"); the output then stays undefined and running the graph writes outside
+    its buffers: a SIGSEGV, a SIGABRT in ``free()`` or a garbage output depending on the
+    heap. A node whose dims were not forwarded (normal when they depend on data, e.g.
+    ReduceMean's axes input) is asked again with data dependency allowed, on inputs that
+    are all defined; a plain ``False`` is the defect, reported the same way on every run
+    (an exception there is inconclusive: e.g. a Resize whose scales come from nodes that
+    have not run). ``node_types`` restricts the check to those node types.
+    """
+    for node in graph.get_nodes():
+        op = node.get_operator()
+        if node_types is not None and node.type() not in node_types:
+            continue
+        if not hasattr(op, "dims_forwarded") or op.dims_forwarded():
+            continue
+        inputs = [op.get_input(i) for i in range(node.get_nb_inputs())]
+        if any(t is not None and t.undefined() for t in inputs):
+            continue  # fed by nodes that have not run yet: dims come at forward time
+        try:
+            computed = op.forward_dims(True)
+        except Exception:
+            continue
+        if not computed:
+            dims = [list(t.dims) if t is not None else None for t in inputs]
+            raise AidgeError("compile", f"Aidge cannot compute the output dims of node {node.name()!r} "
+                             f"(type {node.type()}) from its input dims {dims}; GraphView.compile only logged "
+                             "it, so running the graph would write outside the undefined output",
+                             operator=node.type(), node=node.name())
 
 
 @dataclasses.dataclass

@@ -156,15 +156,7 @@ def assert_operator_in_graph(aidge_model, expected_types, *, operator: str = "")
     :class:`OperatorNotInGraphError`; and Aidge can compute the output dims of those nodes,
     else :class:`~interop.errors.AidgeError` (phase ``compile``).
 
-    Why the second check: ``GraphView.compile`` may fail to compute a node's output dims
-    and only log an error (seen: ConvDepthWise2D with a channel multiplier, "Wrong input
-    size ... Expected dims are [x, 6, x, x]"); the node's output tensor then stays
-    undefined and running the graph writes outside its buffers, which ends in a SIGSEGV, a
-    SIGABRT in ``free()`` or a garbage output depending on the heap. A node whose dims were
-    not forwarded (normal when they depend on data, e.g. ReduceMean's axes input) is asked
-    again with data dependency allowed, on inputs that are all defined; a plain ``False``
-    answer is the defect, reported the same way on every run. (An exception there is
-    inconclusive: e.g. a Resize whose scales are computed by nodes that have not run.)
+    The second check is :func:`interop.bridge.check_dims_forwarded` (see why there).
     """
     graph = aidge_model.graph
     nodes = list(graph.get_nodes())
@@ -180,26 +172,9 @@ def assert_operator_in_graph(aidge_model, expected_types, *, operator: str = "")
     if missing:
         raise OperatorNotInGraphError(f"{label}operator under test not in the imported Aidge graph: expected "
                                       f"node type(s) {missing}, found {present}")
-    wanted = {alt for t in expected_types for alt in t.split("|")}
-    for node in nodes:
-        op = node.get_operator()
-        if node.type() not in wanted or not hasattr(op, "dims_forwarded") or op.dims_forwarded():
-            continue
-        inputs = [op.get_input(i) for i in range(node.get_nb_inputs())]
-        if any(t is not None and t.undefined() for t in inputs):
-            continue  # fed by nodes that have not run yet: dims come at forward time
-        try:
-            computed = op.forward_dims(True)
-        except Exception:
-            continue
-        if not computed:
-            from .errors import AidgeError
+    from .bridge import check_dims_forwarded  # wrap() already checked every node; cheap to re-ask
 
-            dims = [list(t.dims) if t is not None else None for t in inputs]
-            raise AidgeError("compile", f"Aidge cannot compute the output dims of node {node.name()!r} "
-                             f"(type {node.type()}) from its input dims {dims}; GraphView.compile only logged "
-                             "it, so running the graph would write outside the undefined output",
-                             operator=node.type(), node=node.name())
+    check_dims_forwarded(graph, {alt for t in expected_types for alt in t.split("|")})
 
 
 def run_operator_case(case_run: OperatorCaseRun, body: Callable[[OperatorCaseRun], Any], *,
