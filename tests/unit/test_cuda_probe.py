@@ -5,6 +5,8 @@ from __future__ import annotations
 from interop.cuda_probe import gpu_absent_reason
 from interop.errors import AidgeCudaKernelImageError, AidgeNotImplementedError, aidge_error_from
 
+pytest_plugins = ["pytester"]
+
 
 def _which(found):
     return lambda name: "/usr/bin/nvidia-smi" if found else None
@@ -48,3 +50,18 @@ def test_not_implemented_stays_not_implemented():
     err = aidge_error_from(RuntimeError("Backward not yet implemented for Abs on backend cuda"), "backward")
     assert isinstance(err, AidgeNotImplementedError) and not isinstance(err, AidgeCudaKernelImageError)
     assert err.operator == "Abs"
+
+
+def test_kernel_image_failures_are_reported_in_their_category(pytester):
+    pytester.makepyfile(test_k="""
+        def test_kernel():
+            raise RuntimeError("Aidge forward failed: CUDA error: no kernel image is available for execution on the device")
+
+        def test_numbers():
+            assert 1 == 2
+    """)
+    cuda = pytester.runpytest("--backend=cuda", "-rxf")
+    cuda.assert_outcomes(xfailed=1, failed=1)  # only that exact error, never another failure
+    cuda.stdout.fnmatch_lines(["*cuda_kernel_image*no kernel image*"])
+    cpu = pytester.runpytest("--backend=cpu")
+    cpu.assert_outcomes(failed=2)  # on cpu such a message is not expected: a plain failure
