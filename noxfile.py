@@ -108,7 +108,8 @@ def tests_cuda(session: nox.Session) -> None:
 # bench-quick instead benchmarks the working tree in the session's own CPU stack (no
 # environment to build), so that CI stays short. README "Benchmarks" has the commands.
 #: the smoke subset: two operators and three model cases (one skipped), both phases
-BENCH_QUICK = (r"^threads\.|^operators\.(Forward|Backward)\..*\('(ReLU_rank_2|Conv2D_attr_kernel_square)'\)"
+#: (tests/unit/test_benchmarks.py checks that it selects them)
+BENCH_QUICK = (r"^threads\.|^operators\.(Forward|Backward)\..*\('(ReLU_rank_2|Conv2D_attributes_kernel_square)'\)"
                r"|^models\.(Forward|Backward)\..*\('(LeNet_eval|LeNet_train|Transformer_train)'\)")
 
 

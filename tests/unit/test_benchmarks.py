@@ -1,0 +1,209 @@
+"""The asv benchmark machinery (benchmarks/): case ids, the correctness precheck (a wrong
+case fails, an unsupported one is skipped, a good one is timed), the offline publish step
+and the Aidge-release matrix configuration."""
+from __future__ import annotations
+
+import base64
+import hashlib
+import importlib.util
+import io
+import json
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks import harness  # noqa: E402
+from benchmarks import publish_offline  # noqa: E402
+
+
+# --- the cases: the pytest ids ---------------------------------------------------------------
+def test_operator_ids_are_the_catalog_ids():
+    from interop import catalog
+
+    cases = catalog.operator_cases()
+    assert harness.case_ids("operator", "forward") == [c.id for c in cases]
+    assert harness.case_ids("operator", "backward") == [c.id for c in cases if c.test_backward]
+
+
+def test_model_ids_are_the_model_suite_ids():
+    spec = importlib.util.spec_from_file_location("_test_models", ROOT / "tests" / "test_models.py")
+    test_models = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(test_models)
+    assert harness.case_ids("model", "forward") == [c["name"] for c in test_models.test_cases]
+    assert harness.case_ids("model", "backward") == [c["name"] for c in test_models.test_cases
+                                                     if c["test_backward"]]
+
+
+# --- the precheck ---------------------------------------------------------------------------------
+class _ExportsSomethingElse(torch.nn.Module):
+    """2x in torch, 3x in its ONNX export: Aidge computes 3x."""
+
+    def forward(self, x):
+        return x * (3.0 if torch.onnx.is_in_onnx_export() else 2.0)
+
+
+def _case(case_id: str, module_factory, size=(2, 4), test_backward=True) -> harness._Case:
+    return harness._Case(case_id, "operator", test_backward, lambda: (module_factory(), {}, [size], ()))
+
+
+def _pair(case: harness._Case, phase: str) -> harness.Pair:
+    key = (case.kind, case.id, phase)
+    harness._PAIRS.pop(key, None)
+    harness.cases(case.kind)[case.id] = case
+    try:
+        return harness.pair(case.kind, case.id, phase)
+    finally:
+        harness.cases(case.kind).pop(case.id, None)
+        harness._PAIRS.pop(key, None)
+
+
+@pytest.mark.parametrize("phase", harness.PHASES)
+def test_precheck_fails_a_case_whose_outputs_differ(phase):
+    with pytest.raises(harness.PrecheckFailed, match=r"Wrong_case \(" + phase + r".*the output of Aidge differs"):
+        _pair(_case("Wrong_case", _ExportsSomethingElse), phase)
+
+
+def test_unsupported_operator_is_skipped_with_its_reason(capsys):
+    with pytest.raises(harness.CaseSkipped, match="unsupported by Aidge.*GenericOperator") as info:
+        _pair(_case("Unsupported_case", torch.nn.ELU), "forward")
+    assert isinstance(info.value, NotImplementedError)  # what asv reports as skipped
+    assert "skipped Unsupported_case (forward" in capsys.readouterr().err
+
+
+def test_expected_failure_entry_skips_only_the_phases_it_stops():
+    entry = harness._lookup("Transformer_train", harness.BACKEND)
+    if entry is None or entry.phase != "backward":
+        pytest.skip("no backward-phase expected failure for Transformer_train on this backend")
+    case = harness.cases("model")["Transformer_train"]
+    assert case.skip_reason("forward") is None
+    assert entry.error in case.skip_reason("backward")
+
+
+@pytest.mark.parametrize("phase", harness.PHASES)
+def test_a_correct_case_is_timed_on_both_sides(phase):
+    pair = _pair(_case("Linear_case", lambda: torch.nn.Linear(4, 3)), phase)
+    assert pair.threads == torch.get_num_threads() == harness.timing.thread_count()
+    pair.torch_call()
+    pair.aidge_call()
+    ratio = pair.ratio(budget_s=0.01)
+    assert 0 < ratio < float("inf")
+
+
+def test_setup_failures_are_memoised():
+    calls = []
+
+    def factory():
+        calls.append(1)
+        return _ExportsSomethingElse()
+
+    case = _case("Memo_case", factory)
+    harness.cases("operator")[case.id] = case
+    try:
+        for _ in range(3):
+            with pytest.raises(harness.PrecheckFailed):
+                harness.pair("operator", case.id, "forward")
+    finally:
+        harness.cases("operator").pop(case.id, None)
+        harness._PAIRS.pop(("operator", case.id, "forward"), None)
+    assert len(calls) == 1
+
+
+# --- offline publish --------------------------------------------------------------------------------
+def _tarball(cache: Path, name: str, version: str, files: dict[str, bytes]) -> None:
+    cache.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(cache / f"{name}-{version}.tgz", "w:gz") as tar:
+        for path, data in files.items():
+            info = tarfile.TarInfo(f"package/{path}")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+
+
+def test_publish_offline_serves_cdn_libraries_locally(tmp_path):
+    js, css, font = b"window.lib = 1;\n", b".x{background:url(../fonts/f.woff?#iefix)}", b"FONT"
+    sri = "sha256-" + base64.b64encode(hashlib.sha256(js).digest()).decode()
+    html = tmp_path / "html"
+    html.mkdir()
+    (html / "index.html").write_text(
+        f'<script src="https://cdn.jsdelivr.net/npm/lib@1.0.0/dist/lib.min.js" integrity="{sri}" '
+        'crossorigin="anonymous"></script>\n'
+        '<link rel="stylesheet" href="https://cdn.jsdelivr.net/npm/sty@2.0.0/css/s.min.css" '
+        'integrity="sha256-AAAA" crossorigin="anonymous">\n'
+        '<a href="https://github.com/airspeed-velocity/asv/">a link, not a resource</a>\n')
+    cache = tmp_path / "cache"
+    _tarball(cache, "lib", "1.0.0", {"dist/lib.min.js": js})
+    _tarball(cache, "sty", "2.0.0", {"css/s.css": css, "fonts/f.woff": font})
+
+    rows = publish_offline.make_offline(html, cache)
+
+    page = (html / "index.html").read_text()
+    assert publish_offline.remote_refs(page) == []
+    assert 'src="vendor/lib@1.0.0/dist/lib.min.js"' in page and "integrity" not in page
+    assert (html / "vendor/lib@1.0.0/dist/lib.min.js").read_bytes() == js
+    assert (html / "vendor/sty@2.0.0/css/s.css").read_bytes() == css  # unminified fallback
+    assert (html / "vendor/sty@2.0.0/fonts/f.woff").read_bytes() == font
+    same = {r["npm"]: r["identical_to_cdn"] for r in rows}
+    assert same == {"lib@1.0.0": True, "sty@2.0.0": False}
+    assert json.loads((html / "vendor/MANIFEST.json").read_text()) == rows
+
+
+def test_publish_offline_refuses_an_unknown_cdn(tmp_path):
+    (tmp_path / "index.html").write_text('<script src="https://example.org/x.js"></script>')
+    with pytest.raises(publish_offline.PublishError, match="no npm source known for https://example.org/x.js"):
+        publish_offline.make_offline(tmp_path, tmp_path / "cache")
+
+
+def test_publish_offline_knows_every_library_of_asvs_page():
+    www = pytest.importorskip("asv").__file__
+    page = (Path(www).parent / "www" / "index.html").read_text()
+    refs = publish_offline.remote_refs(page)
+    assert refs, "asv's index.html loads nothing from a CDN any more: the offline step is moot"
+    for url in refs:
+        publish_offline.npm_source(url)  # raises for an unmapped CDN
+
+
+# --- the Aidge-release matrix --------------------------------------------------------------------------
+def test_release_matrix_has_one_environment_per_release():
+    pytest.importorskip("asv")
+    from asv import environment
+    from asv.config import Config
+
+    from benchmarks import aidge_matrix
+
+    releases = ("0.9.1.post2", "0.10.1")
+    matrix = Config.from_json(aidge_matrix.release_config(releases))
+    envs = list(environment.iter_matrix(matrix.environment_type, matrix.pythons, matrix))
+    reqs = [{k[1]: v for k, v in env.items() if k[0] == "req"} for env in envs]
+    assert [r["aidge-core"] for r in reqs] == ["==0.9.1post2", "==0.10.1"]
+    assert all(r["torch"] == "==2.13.0" for r in reqs)
+    assert all(len({r[p] for p in aidge_matrix.AIDGE_PACKAGES}) == 1 for r in reqs)
+    default = Config.load(str(ROOT / "asv.conf.json"))
+    (default_env,) = environment.iter_matrix(default.environment_type, default.pythons, default)
+    assert default_env in envs  # the pinned release's history is shared with `asv run`
+
+
+# --- the CI smoke subset (nox -s bench-quick) ----------------------------------------------------------
+def test_smoke_subset_selects_both_phases_of_its_cases():
+    import ast
+    import re
+
+    tree = ast.parse((ROOT / "noxfile.py").read_text())
+    (regex,) = [ast.literal_eval(node.value) for node in tree.body if isinstance(node, ast.Assign)
+                and any(getattr(t, "id", None) == "BENCH_QUICK" for t in node.targets)]
+    names = [f"{module}.{phase.capitalize()}.{method}('{case}')"
+             for module, kind in (("operators", "operator"), ("models", "model"))
+             for phase in harness.PHASES for case in harness.case_ids(kind, phase)
+             for method in ("time_torch", "time_aidge", "track_aidge_torch_ratio")]
+    selected = {n for n in names if re.search(regex, n)}
+    for case, phases in {"ReLU_rank_2": harness.PHASES, "Conv2D_attributes_kernel_square": harness.PHASES,
+                         "LeNet_eval": ("forward",), "LeNet_train": harness.PHASES}.items():
+        for phase in phases:
+            assert any(f".{phase.capitalize()}." in n and f"('{case}')" in n for n in selected), (
+                f"noxfile.py BENCH_QUICK no longer selects {case} ({phase}): was the case renamed?")
+    assert re.search(regex, "threads.track_threads")
