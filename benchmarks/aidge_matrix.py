@@ -1,9 +1,9 @@
 """The Aidge-release matrix: benchmark one commit against several Aidge releases (a script,
 not an asv module).
 
-    python benchmarks/aidge_matrix.py run [ASV RUN ARGS]    # default: HEAD^!
+    python benchmarks/aidge_matrix.py run [--range HEAD^!] [ASV RUN ARGS, e.g. --bench REGEX]
     python benchmarks/aidge_matrix.py config                # only write the config
-    nox -s bench-matrix [-- ASV RUN ARGS]
+    nox -s bench-matrix [-- --bench REGEX]
 
 Writes ``.asv/aidge-releases.conf.json``: ``asv.conf.json`` with the four Aidge CPU packages
 (aidge-core, aidge-backend-cpu, aidge-onnx, aidge-learning) taken out of ``matrix.req`` and
@@ -71,14 +71,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("command", choices=("run", "config"))
     parser.add_argument("--releases", nargs="+", default=list(RELEASES), metavar="VERSION")
-    parser.add_argument("asv_args", nargs=argparse.REMAINDER, help="arguments of `asv run` (default: HEAD^!)")
-    args = parser.parse_args(argv)
+    parser.add_argument("--range", default="HEAD^!", help="commits to benchmark (default: HEAD^!)")
+    args, asv_args = parser.parse_known_args(argv)  # the rest goes to `asv run` (--bench ...)
     path = write_config(args.releases)
     print(f"{path.relative_to(ROOT)}: Aidge releases {', '.join(args.releases)}")
     if args.command == "config":
         return 0
-    asv_args = [a for a in args.asv_args if a != "--"] or ["HEAD^!"]
-    cmd = [sys.executable, "-m", "asv", "--config", str(path.relative_to(ROOT)), "run", *asv_args]
+    asv_args = [a for a in asv_args if a != "--"]
+    cmd = [sys.executable, "-m", "asv", "--config", str(path.relative_to(ROOT)), "run", args.range, *asv_args]
     print("+ " + " ".join(cmd), flush=True)
     return subprocess.call(cmd, cwd=ROOT)
 
