@@ -2,13 +2,15 @@
 not an asv module).
 
     python benchmarks/aidge_matrix.py run [--range HEAD^!] [ASV RUN ARGS, e.g. --bench REGEX]
-    python benchmarks/aidge_matrix.py config                # only write the config
+    python benchmarks/aidge_matrix.py config                # print the derived config
     nox -s bench-matrix [-- --bench REGEX]
 
-Writes ``.asv/aidge-releases.conf.json``: ``asv.conf.json`` with the four Aidge CPU packages
+Derives from ``asv.conf.json`` a configuration with the four Aidge CPU packages
 (aidge-core, aidge-backend-cpu, aidge-onnx, aidge-learning) taken out of ``matrix.req`` and
 one asv environment per release of :data:`RELEASES` instead (same torch==2.13.0 and
-everything else), then runs ``asv --config .asv/aidge-releases.conf.json run ...``. The
+everything else), writes it next to ``asv.conf.json`` for the duration of the run (asv
+resolves every path from the directory of its config file) and runs
+``asv --config asv-aidge-releases.conf.json run HEAD^! ...``. The
 results land in the same ``results/asv`` (the environment of the release that
 ``asv.conf.json`` pins has the same name in both, so its history is shared), and
 ``asv publish`` shows the releases side by side: every graph has one line per release.
@@ -23,7 +25,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIG = ROOT / "asv.conf.json"
-OUT = ROOT / ".asv" / "aidge-releases.conf.json"
+OUT = ROOT / "asv-aidge-releases.conf.json"  # removed after the run
 
 #: Aidge releases of the matrix (each published for all four CPU packages, cp311 wheels).
 #: 0.9.1.post2 runs through the compatibility shim of interop/aidge_runtime.py (no
@@ -61,26 +63,24 @@ def release_config(releases=RELEASES, config: Path = CONFIG) -> dict:
     return conf
 
 
-def write_config(releases=RELEASES) -> Path:
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(release_config(releases), indent=2) + "\n")
-    return OUT
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("command", choices=("run", "config"))
     parser.add_argument("--releases", nargs="+", default=list(RELEASES), metavar="VERSION")
     parser.add_argument("--range", default="HEAD^!", help="commits to benchmark (default: HEAD^!)")
     args, asv_args = parser.parse_known_args(argv)  # the rest goes to `asv run` (--bench ...)
-    path = write_config(args.releases)
-    print(f"{path.relative_to(ROOT)}: Aidge releases {', '.join(args.releases)}")
+    text = json.dumps(release_config(args.releases), indent=2) + "\n"
     if args.command == "config":
+        print(text, end="")
         return 0
     asv_args = [a for a in asv_args if a != "--"]
-    cmd = [sys.executable, "-m", "asv", "--config", str(path.relative_to(ROOT)), "run", args.range, *asv_args]
-    print("+ " + " ".join(cmd), flush=True)
-    return subprocess.call(cmd, cwd=ROOT)
+    cmd = [sys.executable, "-m", "asv", "--config", OUT.name, "run", args.range, *asv_args]
+    print(f"Aidge releases {', '.join(args.releases)}\n+ {' '.join(cmd)}", flush=True)
+    OUT.write_text(text)
+    try:
+        return subprocess.call(cmd, cwd=ROOT)
+    finally:
+        OUT.unlink(missing_ok=True)
 
 
 if __name__ == "__main__":
