@@ -46,7 +46,7 @@ from interop import timing  # noqa: E402
 from interop.compare import compare_outputs
 from interop.errors import AidgeNotImplementedError, UnsupportedOperatorError
 from interop.expected_failures import ExpectedFailure as _ExpectedFailure
-from interop.expected_failures import lookup as _lookup
+from interop.expected_failures import EXPECTED_FAILURES as _EXPECTED_FAILURES
 from interop.tester import ModelTester as _ModelTester
 
 __all__ = ["BACKEND", "PHASES", "CaseSkipped", "PrecheckFailed", "Pair", "case_ids", "pair",
@@ -123,6 +123,17 @@ def _entry_stops(entry: _ExpectedFailure | None, phase: str) -> str | None:
     return None
 
 
+def _table_stops(case_id: str, phase: str) -> str | None:
+    """The first entry of the expected-failure table on this case that stops ``phase``
+    (a case may have several entries, one per phase)."""
+    for entry in _EXPECTED_FAILURES:
+        if entry.matches(case_id, BACKEND):
+            reason = _entry_stops(entry, phase)
+            if reason:
+                return reason
+    return None
+
+
 def _operator_cases() -> list[_Case]:
     from interop import catalog
     from interop.cases import case_disposition
@@ -132,10 +143,13 @@ def _operator_cases() -> list[_Case]:
         cfg = catalog.OPERATOR_CONFIGS[case.operator]
 
         def skip_reason(phase: str, case=case, cfg=cfg) -> str | None:
-            kind, detail = case_disposition(cfg, case, BACKEND)
+            # the operator's declaration (skips, operator-wide and backward-only xfails),
+            # as for a case that trains only when the backward phase is benchmarked
+            as_run = dataclasses.replace(case, test_backward=phase == "backward")
+            kind, detail = case_disposition(cfg, as_run, BACKEND)
             if kind == "skip":
                 return f"skipped by its declaration: {detail}"
-            return _entry_stops(detail, phase) if kind == "xfail" else None
+            return (_entry_stops(detail, phase) if kind == "xfail" else None) or _table_stops(case.id, phase)
 
         def build(case=case):
             # as the operator suite builds it: a fresh module, wrapped in its own mode
@@ -161,7 +175,7 @@ def _model_cases() -> list[_Case]:
             training = configuration == "train"
 
             def skip_reason(phase: str, case_id=case_id) -> str | None:
-                return _entry_stops(_lookup(case_id, BACKEND), phase)
+                return _table_stops(case_id, phase)
 
             def build(spec=spec, training=training):
                 model = spec["model"]()
