@@ -54,7 +54,7 @@ def report(session: nox.Session) -> None:
     args = session.posargs or ["-n", "auto", "tests"]
     with pytest_txt.open("w") as out:
         # exit 1 = some test failed: still worth a report (the report says which)
-        session.run("python", "-m", "pytest", "-rA", "-v", "-p", "no:cacheprovider", *args,
+        session.run("python", "-m", "pytest", "-ra", "-v", "-p", "no:cacheprovider", *args,
                     env=dict(TEST_ENV, INTEROP_RESULTS_DIR=str(results)), stdout=out, success_codes=[0, 1])
     for fmt, name in (([], "report.txt"), (["--json"], "report.json")):
         with (results / name).open("w") as out:

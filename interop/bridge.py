@@ -123,8 +123,8 @@ def check_dims_forwarded(graph, node_types: set[str] | None = None) -> None:
     [x, 6, x, x]"); the output then stays undefined and running the graph writes outside
     its buffers: a SIGSEGV, a SIGABRT in ``free()`` or a garbage output depending on the
     heap. A node whose dims were not forwarded (normal when they depend on data, e.g.
-    ReduceMean's axes input) is asked again with data dependency allowed, on inputs that
-    are all defined; a plain ``False`` is the defect, reported the same way on every run
+    ReduceMean's axes input) is asked again with data dependency allowed when all its
+    inputs are defined and come from graph inputs or Producers; a plain ``False`` is the defect, reported the same way on every run
     (an exception there is inconclusive: e.g. a Resize whose scales come from nodes that
     have not run). ``node_types`` restricts the check to those node types.
     """
@@ -137,6 +137,12 @@ def check_dims_forwarded(graph, node_types: set[str] | None = None) -> None:
         inputs = [op.get_input(i) for i in range(node.get_nb_inputs())]
         if any(t is not None and t.undefined() for t in inputs):
             continue  # fed by nodes that have not run yet: dims come at forward time
+        parents = [node.get_parent(i) for i in range(node.get_nb_inputs())]
+        if any(p is not None and p.type() != "Producer" for p in parents):
+            # an input computed by a node that has not run holds no real values yet: asking
+            # with data dependency would read them and leave wrong dims behind (seen: the
+            # Reshape of an attention block then failed at forward time)
+            continue
         try:
             computed = op.forward_dims(True)
         except Exception:
