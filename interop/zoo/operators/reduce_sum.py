@@ -3,14 +3,8 @@ from __future__ import annotations
 
 import torch
 
+from ._reduce import Reduce
 
-class ReduceSum(torch.nn.Module):
-    def __init__(self, dim=None, keepdim: bool = True):
-        super().__init__()
-        self.dim = tuple(dim) if dim is not None else None
-        self.keepdim = keepdim
 
-    def forward(self, x):
-        if self.dim is None:
-            return torch.sum(x, dim=tuple(range(x.dim())), keepdim=self.keepdim)
-        return torch.sum(x, dim=self.dim, keepdim=self.keepdim)
+class ReduceSum(Reduce):
+    reduce = staticmethod(torch.sum)
