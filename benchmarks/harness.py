@@ -82,7 +82,7 @@ def _warm_up() -> None:
     from interop import aidge_runtime as rt
     from interop.onnx_export import export_to_onnx
 
-    rt.aidge_core(), rt.aidge_onnx(), rt.aidge_learning(), rt.load_backend("cpu")
+    rt.aidge_core(), rt.aidge_onnx(), rt.load_backend("cpu")  # (no aidge_learning: no optimiser here)
     for training in (False, True):
         export_to_onnx(torch.nn.Linear(2, 2), [torch.zeros(1, 2)], training=training)
     x = torch.zeros(1, 2, requires_grad=True)
