@@ -116,9 +116,9 @@ _OPERATORS: tuple[ExpectedFailure, ...] = (
                          "propagation rejects the weight [m*C, 1, kh, kw] ('Wrong input size ([2, 3, 8, 8]) for "
                          "ConvDepthWise operator. Expected dims are [x, 6, x, x]') but GraphView.compile only logs it. "
                          "Run as is, the graph writes outside its undefined output: observed SIGSEGV reading the "
-                         "output, SIGABRT in free() or an empty output, varying from run to run. The suite detects "
-                         "the undefined dims first (interop.operator_suite.assert_operator_in_graph) so the finding "
-                         "is deterministic; the process isolation would contain the crash anyway."),
+                         "output, SIGABRT in free() or an empty output, varying from run to run. wrap() detects "
+                         "the undefined dims first (interop.bridge.check_dims_forwarded) so the finding is "
+                         "deterministic; the process isolation would contain the crash anyway."),
     ExpectedFailure("ConvDepthwise2D_*", "backward", "backward_not_implemented", "ConvDepthWise2D",
                     "Backward not yet implemented for ConvDepthWise_Op<2> on backend cpu"),
     ExpectedFailure("ConvTranspose2D_*", "backward", "backward_not_implemented", "ConvTranspose2D",
