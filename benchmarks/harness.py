@@ -394,7 +394,7 @@ class _CaseBenchmark:
     # a dict lookup here), at least 10 samples, up to 200 or 0.3 s after a 0.05 s warm-up,
     # in 2 processes per (benchmark, case) so that asv compare/continuous see the
     # process-to-process spread too. Measured on 2 cores: a full run of ~1000 case-phases
-    # takes ~7 min with 1 round (README "Benchmarks" has the current figure).
+    # takes ~9 min (README "Benchmarks").
     warmup_time = 0.05
     repeat = (10, 200, 0.3)
     rounds = 2
