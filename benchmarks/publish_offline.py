@@ -62,7 +62,12 @@ class _Refs(html.parser.HTMLParser):
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
-        url = a.get("src") if tag == "script" else a.get("href") if tag == "link" and "stylesheet" in (a.get("rel") or "") else None
+        if tag == "script":
+            url = a.get("src")
+        elif tag == "link" and "stylesheet" in (a.get("rel") or ""):
+            url = a.get("href")
+        else:
+            return
         if url and re.match(r"(https?:)?//", url):
             self.urls.append(url)
 
@@ -184,16 +189,13 @@ def make_offline(html_dir: Path, cache: Path) -> list[dict]:
     for page in pages:
         text = page.read_text(encoding="utf-8")
         for url in remote_refs(text):
-            if url.startswith("//"):
-                url_full = "https:" + url
-            else:
-                url_full = url
+            absolute = "https:" + url if url.startswith("//") else url
             tag_re = _tag_pattern(url)
             tag = tag_re.search(text)
-            integrity = re.search(r'integrity="([^"]*)"', tag.group(0)).group(1) if tag and "integrity=" in tag.group(0) else None
-            if url_full not in rows:
-                rows[url_full] = vendor(url_full, integrity, vendor_dir, cache)[1]
-            text = tag_re.sub(lambda m: _rewrite_tag(m.group(0), url, rows[url_full]["local"]), text)
+            integrity = re.search(r'integrity="([^"]*)"', tag.group(0)) if tag else None
+            if absolute not in rows:
+                rows[absolute] = vendor(absolute, integrity and integrity.group(1), vendor_dir, cache)[1]
+            text = tag_re.sub(lambda m: _rewrite_tag(m.group(0), url, rows[absolute]["local"]), text)
         left = remote_refs(text)
         if left:
             raise PublishError(f"{page}: still loads {left} from the network")
