@@ -26,7 +26,17 @@ from .cases import OperatorCase, OperatorConfig, build_cases
 __all__ = ["OPERATOR_CONFIGS", "CONFIG_DIR", "operator_cases", "model_cases", "operator_config"]
 
 #: where the JSON operator configurations live (``$INTEROP_CONFIG_DIR`` overrides)
-CONFIG_DIR = Path(os.environ.get("INTEROP_CONFIG_DIR") or Path(__file__).resolve().parent.parent / "configs")
+def _config_dir() -> Path:
+    """$INTEROP_CONFIG_DIR, else the checkout's configs/, else the copy inside the wheel."""
+    if os.environ.get("INTEROP_CONFIG_DIR"):
+        return Path(os.environ["INTEROP_CONFIG_DIR"])
+    checkout = Path(__file__).resolve().parent.parent / "configs"
+    if checkout.is_dir():
+        return checkout
+    return Path(__file__).resolve().parent / "configs"  # package interop.configs (see pyproject.toml)
+
+
+CONFIG_DIR = _config_dir()
 
 _ZOO = "interop.zoo.operators"
 
