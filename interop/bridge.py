@@ -90,7 +90,7 @@ def _import_graph(exported: ExportedModel):
         graph = onnx_import.convert_onnx_to_aidge(copy.deepcopy(exported.proto))
     except Exception as exc:
         raise aidge_error_from(exc, "import") from exc
-    generic = [n for n in graph.get_nodes() if type(n.get_operator()).__name__ == _GENERIC_OPERATOR]
+    generic = generic_nodes(graph)
     if generic:
         details = ", ".join(f"{n.name()!r} (ONNX op {n.type()})" for n in generic)
         first = generic[0]
@@ -103,6 +103,11 @@ def _import_graph(exported: ExportedModel):
         )
     core.remove_flatten(graph)
     return graph
+
+
+def generic_nodes(graph) -> list:
+    """Nodes that aidge_onnx imported as GenericOperator (no native Aidge operator)."""
+    return [n for n in graph.get_nodes() if type(n.get_operator()).__name__ == _GENERIC_OPERATOR]
 
 
 def _compile(graph, backend: str, dims: list[list[int]]) -> None:
