@@ -218,8 +218,20 @@ def pin_threads() -> int:
 # ---------------------------------------------------------------------------------------
 @dataclasses.dataclass
 class Pair:
-    """One case, one phase, ready to time: ``torch_call`` and ``aidge_call`` each run the
-    phase once (CUDA-synchronised on the cuda backend)."""
+    """One case, one phase, ready to time; each call runs the phase once (CUDA-synchronised
+    on the cuda backend):
+
+    - ``torch_call``: the torch module on torch tensors (forward), or
+      ``torch.autograd.backward`` through a retained graph (backward);
+    - ``aidge_call``: Aidge itself, timed the way torch is: the scheduler's
+      ``forward(False, inputs)`` on inputs already held in Aidge tensors, or its
+      ``backward()`` with the output gradients already set. Nothing else runs inside it (no
+      conversion, no copy, no Python frame: a ``functools.partial`` of the bound method);
+      this is ``time_aidge`` and the numerator of the Aidge/torch ratio;
+    - ``bridge_call``: the full :class:`~interop.bridge.AidgeModule` call a user of ``wrap``
+      pays (input copy, the scheduler, output copy; backward through the autograd node,
+      gradients handed back to torch): ``time_bridge``.
+    """
 
     case_id: str
     phase: str
@@ -227,6 +239,9 @@ class Pair:
     threads: int
     torch_call: Callable[[], Any]
     aidge_call: Callable[[], Any]
+    bridge_call: Callable[[], Any] | None = None
+    #: the AidgeModule behind both Aidge calls
+    module: Any = None
 
     @property
     def cuda(self) -> bool:
@@ -318,12 +333,30 @@ def _build_pair(case: _Case, phase: str) -> Pair:
     model.to(device)
     inputs = [x.to(device) for x in _seeded_inputs(case.id, sizes, ranges)]
     if phase == "forward":
-        torch_call, aidge_call = _forward_calls(case, model, aidge_model, inputs)
+        torch_call, bridge_call, grads = *_forward_calls(case, model, aidge_model, inputs), None
     else:
-        torch_call, aidge_call = _backward_calls(case, model, aidge_model, inputs)
+        torch_call, bridge_call, grads = _backward_calls(case, model, aidge_model, inputs)
+    aidge_call = raw_aidge_call(aidge_model, inputs, phase, grads)
     if device == "cuda":
-        torch_call, aidge_call = _synced(torch_call), _synced(aidge_call)
-    return Pair(case.id, phase, BACKEND, threads, torch_call, aidge_call)
+        torch_call, aidge_call, bridge_call = _synced(torch_call), _synced(aidge_call), _synced(bridge_call)
+    return Pair(case.id, phase, BACKEND, threads, torch_call, aidge_call, bridge_call, aidge_model)
+
+
+def raw_aidge_call(aidge_model, inputs, phase: str, grad_outputs=None) -> Callable[[], Any]:
+    """Aidge's own call for ``phase``, prepared outside the timed call: the inputs are loaded
+    into the graph's Aidge tensors and one forward has run (dims forwarded); for
+    ``backward`` the output gradients are set too. Returns
+    ``functools.partial(scheduler.forward, False, tensors)`` or ``scheduler.backward``."""
+    import functools
+
+    runner = aidge_model._runner
+    tensors = runner.load_inputs(inputs)
+    runner.invalidate()
+    runner.run_forward(tensors)
+    if phase == "forward":
+        return functools.partial(runner.scheduler.forward, False, tensors)
+    runner.set_output_grads(grad_outputs)
+    return runner.scheduler.backward
 
 
 def _synced(call: Callable[[], Any]) -> Callable[[], Any]:
@@ -376,7 +409,7 @@ def _backward_calls(case: _Case, model, aidge_model, inputs):
         _fail(case, "backward", "a gradient", mismatches)
     # Timed: one backward through the retained graph of the forward above.
     return (lambda: torch.autograd.backward(out_torch, grads, retain_graph=True),
-            lambda: torch.autograd.backward(out_aidge, grads, retain_graph=True))
+            lambda: torch.autograd.backward(out_aidge, grads, retain_graph=True), grads)
 
 
 # ---------------------------------------------------------------------------------------
@@ -384,8 +417,10 @@ def _backward_calls(case: _Case, model, aidge_model, inputs):
 # ---------------------------------------------------------------------------------------
 class _CaseBenchmark:
     """Base of the generated classes (private: asv does not collect it). One instance per
-    (case, phase): ``time_torch``/``time_aidge`` time one call of each side, and
-    ``track_aidge_torch_ratio`` measures both sides in one process."""
+    (case, phase): ``time_torch`` / ``time_aidge`` / ``time_bridge`` time one call of
+    :attr:`Pair.torch_call` / :attr:`Pair.aidge_call` (Aidge's scheduler alone) /
+    :attr:`Pair.bridge_call` (the AidgeModule call), and ``track_aidge_torch_ratio``
+    measures torch and Aidge's scheduler in one process."""
 
     kind = ""
     phase = ""
@@ -409,6 +444,9 @@ class _CaseBenchmark:
 
     def time_aidge(self, case: str) -> None:
         self.pair.aidge_call()
+
+    def time_bridge(self, case: str) -> None:
+        self.pair.bridge_call()
 
     def track_aidge_torch_ratio(self, case: str) -> float:
         return self.pair.ratio()

@@ -10,9 +10,10 @@ import importlib
 import threading
 from types import ModuleType
 
-__all__ = ["aidge_core", "aidge_onnx", "aidge_learning", "load_backend", "quiet_aidge"]
+__all__ = ["aidge_core", "aidge_onnx", "aidge_learning", "load_backend", "quiet_aidge", "aidge_log_lock"]
 
-_lock = threading.RLock()
+#: held while Aidge's process-wide console level is lowered (quiet_aidge and the bridge)
+aidge_log_lock = threading.RLock()
 
 
 def aidge_core() -> ModuleType:
@@ -78,7 +79,7 @@ def quiet_aidge(verbose: bool = False):
         yield
         return
     core = aidge_core()
-    with _lock:
+    with aidge_log_lock:
         previous = core.Log.get_console_level()
         core.Log.set_console_level(core.Level.Fatal)
         try:

@@ -80,15 +80,22 @@ def append_jsonl(path: Path, record: dict[str, Any]) -> None:
 @dataclasses.dataclass
 class _PhaseTimes:
     model1: list[float] = dataclasses.field(default_factory=list)
+    #: wall time of each model2 call
     model2: list[float] = dataclasses.field(default_factory=list)
+    #: Aidge's own share of each model2 call (AidgeModule.aidge_time_s around it), or None
+    own2: list[float | None] = dataclasses.field(default_factory=list)
 
-    def stats(self) -> dict[str, float | int | None]:
+    def stats(self) -> dict[str, Any]:
         if not self.model1 or not self.model2:
-            return {"mean1": None, "mean2": None, "ratio": None, "samples": 0}
+            return {"mean1": None, "mean2": None, "ratio": None, "samples": 0, "call2": None,
+                    "bridge2": None, "timed2": None}
         mean1 = sum(self.model1) / len(self.model1)
-        mean2 = sum(self.model2) / len(self.model2)
+        call2 = sum(self.model2) / len(self.model2)
+        own = self.own2 and all(t is not None for t in self.own2)
+        mean2 = sum(self.own2) / len(self.own2) if own else call2
         return {"mean1": mean1, "mean2": mean2, "ratio": (mean2 / mean1) if mean1 > 0 else None,
-                "samples": len(self.model1)}
+                "samples": len(self.model1), "call2": call2, "bridge2": (call2 - mean2) if own else None,
+                "timed2": "aidge scheduler" if own else "model2 call"}
 
 
 class ModelTester:
@@ -197,10 +204,10 @@ class ModelTester:
         grad_ctx = contextlib.nullcontext() if self.test_backward else torch.no_grad()
         with grad_ctx:
             out1, t1 = timing.timed(lambda: self.model1(*in1), cuda=self.cuda)
+            before = _aidge_seconds(self.model2)
             out2, t2 = timing.timed(lambda: self.model2(*in2), cuda=self.cuda)
         if record_timing:
-            self._times["forward"].model1.append(t1)
-            self._times["forward"].model2.append(t2)
+            self._record("forward", t1, t2, before)
         self._check("output", out2, out1, localize_inputs=inputs)
         if not self.test_backward:
             return
@@ -219,10 +226,10 @@ class ModelTester:
         step1.zero_grad(set_to_none=True)
         step2.zero_grad(set_to_none=True)
         _, b1 = timing.timed(loss1.backward, cuda=self.cuda)
+        before = _aidge_seconds(self.model2)
         _, b2 = timing.timed(loss2.backward, cuda=self.cuda)
         if record_timing:
-            self._times["backward"].model1.append(b1)
-            self._times["backward"].model2.append(b2)
+            self._record("backward", b1, b2, before)
         if grad_inputs:
             for i, (a, b) in enumerate(zip(in1, in2)):
                 self._check(f"input grad [{i}]", b.grad, a.grad)
@@ -235,6 +242,13 @@ class ModelTester:
         step1.step()
         step2.step()
         self.check_weights("weights after the SGD step", params1, params2)
+
+    def _record(self, phase: str, t1: float, t2: float, aidge_before: float | None) -> None:
+        times = self._times[phase]
+        times.model1.append(t1)
+        times.model2.append(t2)
+        after = _aidge_seconds(self.model2)
+        times.own2.append(None if aidge_before is None or after is None else after - aidge_before)
 
     def check_weights(self, what: str = "weights", params1=None, params2=None) -> None:
         """Both models hold the same parameters (names and values, compared by name)."""
@@ -280,15 +294,21 @@ class ModelTester:
             self._report_timings()
 
     # -- timings ----------------------------------------------------------------------------
-    def performance_stats(self) -> dict[str, dict[str, float | int | None]]:
-        """``{"forward": {mean1, mean2, ratio, samples}, "backward": {...}}``, seconds;
-        ``ratio`` is model2 / model1 (the slowdown of Aidge when model2 is Aidge)."""
+    def performance_stats(self) -> dict[str, dict[str, Any]]:
+        """``{"forward": {mean1, mean2, ratio, samples, call2, bridge2, timed2}, "backward":
+        {...}}``, seconds. ``mean1``: model1's call. ``mean2``: when model2 is an
+        :class:`~interop.bridge.AidgeModule`, **Aidge's own time** (its scheduler's forward /
+        backward inside the call, ``timed2 = "aidge scheduler"``), else model2's call
+        (``timed2 = "model2 call"``). ``call2``: model2's whole call; ``bridge2 = call2 -
+        mean2``: what the bridge added (None when model2 is not an AidgeModule). ``ratio`` is
+        mean2 / mean1: the slowdown of Aidge itself, not of the bridge."""
         return {phase: times.stats() for phase, times in self._times.items()}
 
     def _report_timings(self) -> None:
         stats = self.performance_stats()
         line = " | ".join(
-            f"{phase}: {s['mean1'] * 1e3:.3f} ms vs {s['mean2'] * 1e3:.3f} ms (x{s['ratio']:.2f})"
+            f"{phase}: {s['mean1'] * 1e3:.3f} ms vs {s['mean2'] * 1e3:.3f} ms (x{s['ratio']:.2f}"
+            + (f"; bridge +{s['bridge2'] * 1e3:.3f} ms" if s.get("bridge2") is not None else "") + ")"
             for phase, s in stats.items() if s["samples"] and s["ratio"] is not None)
         if self.bench_print and line:
             logger.info("[%s] %s", self.name, line)
@@ -319,6 +339,12 @@ class ModelTester:
             "test": os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" (", 1)[0] or None,
             "time": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         }
+
+
+def _aidge_seconds(model) -> float | None:
+    """Seconds ``model`` has spent in Aidge's scheduler so far (an AidgeModule), else None."""
+    value = getattr(model, "aidge_time_s", None)
+    return value if isinstance(value, float) else None
 
 
 def _aidge_version() -> str | None:

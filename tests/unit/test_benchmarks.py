@@ -98,6 +98,93 @@ def test_a_correct_case_is_timed_on_both_sides(phase):
     assert 0 < ratio < float("inf")
 
 
+# --- what each benchmark times -----------------------------------------------------------------
+def _events_during(call) -> list[tuple[str, str]]:
+    """(event, function name) of every Python-level event while ``call`` runs."""
+    events = []
+
+    def profile(frame, event, arg):
+        name = getattr(arg, "__name__", None) if event.startswith("c_") else frame.f_code.co_name
+        events.append((event, name))
+
+    sys.setprofile(profile)
+    try:
+        call()
+    finally:
+        sys.setprofile(None)
+    return [e for e in events if e[1] != "setprofile"]
+
+
+@pytest.mark.parametrize("phase", harness.PHASES)
+def test_the_aidge_call_is_the_scheduler_and_nothing_else(phase, monkeypatch):
+    """time_aidge (and the ratio's numerator) runs one scheduler call: no Python frame, no
+    tensor conversion, no copy, no allocation of a torch or Aidge tensor."""
+    import functools
+
+    import numpy as np
+
+    import interop.bridge as bridge
+    import interop.tensor_converter as converter
+
+    pair = _pair(_case("Linear_case", lambda: torch.nn.Linear(4, 3)), phase)
+    runner = pair.module._runner
+    if phase == "forward":
+        assert isinstance(pair.aidge_call, functools.partial) and not pair.aidge_call.keywords
+        assert pair.aidge_call.func.__name__ == "forward" and pair.aidge_call.func.__self__ is runner.scheduler
+        assert pair.aidge_call.args[0] is False  # dims already forwarded outside the timed call
+    else:
+        assert pair.aidge_call.__name__ == "backward" and pair.aidge_call.__self__ is runner.scheduler
+    # the probe sees the bridge's work, so it would see any in the Aidge call
+    assert any(event == "call" for event, _ in _events_during(pair.bridge_call))
+    events = _events_during(pair.aidge_call)
+    assert all(event in ("c_call", "c_return") and name == phase for event, name in events), events
+
+    out = runner.output_tensors[0] if phase == "forward" else runner.graph_inputs()[0].grad
+    np.asarray(out)[...] = 0
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("conversion or copy inside the timed Aidge call")
+
+    for module, name in ((converter, "torch_tensor_to_aidge"), (converter, "aidge_tensor_to_torch"),
+                         (bridge, "read_tensor"), (bridge, "write_tensor"), (torch, "from_numpy"),
+                         (torch, "empty"), (np, "array"), (np, "asarray")):
+        monkeypatch.setattr(module, name, forbidden)
+    pair.aidge_call()  # runs with every conversion and copy routine disabled
+    monkeypatch.undo()
+    # and it computes: it wrote what the bridge's full call (which zeroes gradients first) writes
+    computed = np.array(out, copy=True)
+    pair.bridge_call()
+    assert np.abs(computed).max() > 0
+    np.testing.assert_allclose(computed, np.array(out), rtol=1e-6)
+
+
+def test_the_ratio_numerator_is_the_aidge_call(monkeypatch):
+    """track_aidge_torch_ratio = median(samples of pair.aidge_call) / median(samples of
+    pair.torch_call): the bridge's call is never sampled."""
+    pair = _pair(_case("Linear_case", lambda: torch.nn.Linear(4, 3)), "forward")
+    fake = {id(pair.torch_call): 2e-6, id(pair.aidge_call): 7e-6, id(pair.bridge_call): 1.0}
+    sampled = []
+
+    def measure(fn, *, warmup=2, repeat=10, min_time_s=0.0, cuda=False):
+        sampled.append(fn)
+        return [fake[id(fn)]] * repeat
+
+    monkeypatch.setattr(harness.timing, "measure", measure)
+    monkeypatch.setattr(harness.timing, "timed", lambda fn, cuda=False: (None, fake[id(fn)]))
+    assert pair.ratio() == pytest.approx(3.5)
+    assert {id(f) for f in sampled} == {id(pair.torch_call), id(pair.aidge_call)}
+
+
+def test_each_time_benchmark_calls_its_own_side():
+    calls = []
+    pair = harness.Pair("X", "forward", "cpu", 1, lambda: calls.append("torch"), lambda: calls.append("aidge"),
+                        lambda: calls.append("bridge"))
+    bench = harness.benchmark_class("operator", "forward", "Forward")()
+    bench.pair = pair
+    bench.time_torch("X"), bench.time_aidge("X"), bench.time_bridge("X")
+    assert calls == ["torch", "aidge", "bridge"]
+
+
 def test_every_expected_failure_stops_its_own_phase_only():
     """A case with a backward entry only is timed forward; an entry on an earlier phase
     stops both (operators and models, through the operator declarations too)."""
@@ -219,7 +306,7 @@ def test_smoke_subset_selects_both_phases_of_its_cases():
     names = [f"{module}.{phase.capitalize()}.{method}('{case}')"
              for module, kind in (("operators", "operator"), ("models", "model"))
              for phase in harness.PHASES for case in harness.case_ids(kind, phase)
-             for method in ("time_torch", "time_aidge", "track_aidge_torch_ratio")]
+             for method in ("time_torch", "time_aidge", "time_bridge", "track_aidge_torch_ratio")]
     selected = {n for n in names if re.search(regex, n)}
     for case, phases in {"ReLU_rank_2": harness.PHASES, "Conv2D_attributes_kernel_square": harness.PHASES,
                          "LeNet_eval": ("forward",), "LeNet_train": harness.PHASES}.items():

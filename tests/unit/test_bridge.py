@@ -269,3 +269,70 @@ def test_deepcopy_is_refused_with_a_reason():
     am = wrap(_seeded(ConvNet), (1, 3, 8, 8))
     with pytest.raises(TypeError, match="wrap"):
         copy.deepcopy(am)
+
+
+# --- the fast path: Aidge-owned input buffers, dims forwarded once per signature ----------------
+def test_inputs_are_copied_in_whatever_their_dtype_or_layout():
+    model = _seeded(ConvNet)
+    am = wrap(model, (2, 3, 8, 8))
+    x = torch.randn(2, 8, 8, 3)
+    for variant in (x.permute(0, 3, 1, 2),                    # non-contiguous
+                    x.permute(0, 3, 1, 2).contiguous().double(),  # float64
+                    x.permute(0, 3, 1, 2).contiguous()):
+        expected = model(variant.float()).detach()
+        assert_tensors_close(am(variant), expected)
+
+
+def test_outputs_and_inputs_never_alias_aidge_buffers():
+    model = _seeded(ConvNet)
+    am = wrap(model, (2, 3, 8, 8))
+    x1, x2 = torch.randn(2, 3, 8, 8), torch.randn(2, 3, 8, 8)
+    y1 = am(x1)
+    kept = y1.detach().clone()
+    x1.add_(100.0)  # the caller's input changes after the call: nothing the graph holds does
+    am(x2)          # the next forward reuses Aidge's buffers: the first output must not move
+    assert torch.equal(y1.detach(), kept)
+    assert_tensors_close(am(x1), model(x1).detach())
+
+
+def test_running_the_scheduler_yourself_with_other_shapes_is_safe():
+    """The bridge skips forwarding dims while its input shapes stay the same; a run of the
+    scheduler through AidgeModule.scheduler with another shape must not leave it stale."""
+    model = _seeded(ConvNet)
+    am = wrap(model, (2, 3, 8, 8))
+    x = torch.randn(2, 3, 8, 8)
+    am(x)
+    other = torch.randn(5, 3, 8, 8)
+    am.scheduler.forward(True, [aidge_core.Tensor(other.numpy())])
+    y = am(x)
+    assert y.shape == (2, 5)
+    assert_tensors_close(y, model(x).detach())
+
+
+def test_repeated_backward_through_one_graph_gives_the_same_gradients_as_torch():
+    """Aidge accumulates into intermediate gradients until a forward resets them: each
+    backward through a retained graph needs its own forward (one, not one per missing
+    forward_id)."""
+    model = _seeded(ConvNet)
+    am = wrap(model, (2, 3, 8, 8))
+    xa = torch.randn(2, 3, 8, 8, requires_grad=True)
+    ya = am(xa)
+    am(torch.randn(2, 3, 8, 8))  # Aidge now holds other activations
+    before = am._runner.forward_count
+    for _ in range(3):
+        ya.sum().backward(retain_graph=True)
+    assert am._runner.forward_count == before + 3
+    xr = xa.detach().clone().requires_grad_()
+    for _ in range(3):
+        model(xr).sum().backward()
+    assert_tensors_close(xa.grad, xr.grad)
+
+
+def test_aidge_time_counts_the_scheduler_calls():
+    am = wrap(_seeded(ConvNet), (2, 3, 8, 8))
+    start = am.aidge_time_s
+    x = torch.randn(2, 3, 8, 8, requires_grad=True)
+    am(x).sum().backward()
+    runner = am._runner
+    assert am.aidge_time_s - start == pytest.approx(runner.last_forward_s + runner.last_backward_s)
+    assert runner.last_forward_s > 0 and runner.last_backward_s > 0

@@ -34,9 +34,12 @@ def test_documented_linear_example_passes(tmp_path):
     stats = tester.performance_stats()
     assert set(stats) == {"forward", "backward"}
     for phase in stats.values():
-        assert set(phase) == {"mean1", "mean2", "ratio", "samples"}
+        assert set(phase) == {"mean1", "mean2", "ratio", "samples", "call2", "bridge2", "timed2"}
         assert phase["samples"] == 10 - tester.bench_warmup
         assert phase["mean1"] > 0 and phase["mean2"] > 0
+        assert phase["timed2"] == "aidge scheduler"
+        assert phase["call2"] == pytest.approx(phase["mean2"] + phase["bridge2"])
+        assert 0 < phase["mean2"] < phase["call2"]
     record = json.loads((tmp_path / "benchmarks.jsonl").read_text().splitlines()[-1])
     assert record["name"] == "Linear" and record["forward"]["samples"] == 8
     assert record["threads"] >= 1 and record["aidge"]
@@ -167,3 +170,60 @@ def test_jsonl_survives_concurrent_writers(tmp_path):
     records = [json.loads(line) for line in lines]  # no interleaved line
     for w in range(2):
         assert sorted(r["i"] for r in records if r["worker"] == w) == list(range(300))
+
+
+class _SlowScheduler:
+    """A stand-in for the runner's scheduler that spends ``delay`` seconds in each call."""
+
+    def __init__(self, real, delay):
+        self._real, self._delay = real, delay
+
+    def forward(self, *args):
+        time.sleep(self._delay)
+        return self._real.forward(*args)
+
+    def backward(self):
+        time.sleep(self._delay)
+        return self._real.backward()
+
+
+@pytest.mark.parametrize("where", ["scheduler", "bridge"])
+def test_recorded_aidge_time_is_the_schedulers_and_the_bridge_is_beside_it(where, monkeypatch):
+    """ModelTester's Aidge time (mean2, the ratio's numerator) is what Aidge's scheduler took
+    inside the call; time spent in the bridge around it lands in bridge2, not in mean2."""
+    model = _linear()
+    aidge_model = wrap(model, (1, 16))
+    runner = aidge_model._runner
+    delay = 0.02
+    if where == "scheduler":
+        runner.scheduler = _SlowScheduler(runner.scheduler, delay)
+    else:
+        import interop.bridge as bridge
+
+        real_read = bridge.read_tensor
+
+        def slow_read(t):
+            time.sleep(delay / 2)  # forward reads 1 output; backward reads 1 input + 2 parameter grads
+            return real_read(t)
+
+        monkeypatch.setattr(bridge, "read_tensor", slow_read)
+    tester = ModelTester(model, aidge_model, name=f"Linear_slow_{where}", epochs=4, bench_warmup=1,
+                         max_slowdown_ratio=None)
+    tester.test_multiple_step((1, 16), (1, 4))
+    for phase, s in tester.performance_stats().items():
+        if where == "scheduler":
+            assert s["mean2"] >= delay, phase
+            assert s["bridge2"] < delay / 2, phase
+        else:
+            assert s["mean2"] < delay / 4, phase
+            assert s["bridge2"] >= delay / 2, phase
+        assert s["ratio"] == pytest.approx(s["mean2"] / s["mean1"])
+
+
+def test_a_plain_torch_model2_is_timed_by_its_call():
+    model = _linear()
+    tester = ModelTester(model, copy.deepcopy(model), name="Linear_torch_torch", epochs=3, bench_warmup=1,
+                         max_slowdown_ratio=None)
+    tester.test_multiple_step((1, 16), (1, 4))
+    for s in tester.performance_stats().values():
+        assert s["timed2"] == "model2 call" and s["bridge2"] is None and s["mean2"] == s["call2"]
