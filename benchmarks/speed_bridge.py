@@ -13,8 +13,7 @@ Prints, in one process with torch and Aidge pinned to the same thread count:
    on (4, 1, 32, 32)), four columns timed interleaved (every block of calls of one column is
    followed by a block of each other column, so machine noise hits them alike):
 
-   - ``torch``: the torch module call (forward) / ``torch.autograd.backward`` through a
-     retained graph (backward);
+   - ``torch``: the torch module call (forward) / ``torch.autograd.backward`` (backward);
    - ``raw``: what the asv benchmarks now call Aidge's time: ``SequentialScheduler.forward(
      False, [t])`` on inputs already in Aidge tensors / ``SequentialScheduler.backward()`` with
      the output gradients already set; nothing else;
@@ -23,11 +22,14 @@ Prints, in one process with torch and Aidge pinned to the same thread count:
      ``raw`` is the scheduler's work and not ours;
    - ``module``: the full ``AidgeModule`` call, what a user of ``wrap`` pays: forward under
      ``torch.no_grad()``; backward = ``torch.autograd.backward`` through the AidgeModule's
-     autograd node (input and parameter gradients handed back to torch).
+     autograd node (output gradients written into Aidge, input and parameter gradients
+     handed back to torch).
 
-   ``module - raw`` is the bridge's overhead. Figures are medians over ``--samples`` blocks
-   (a block is as many calls as last about 200 us, so the timer's cost is negligible),
-   in microseconds per call.
+   ``module - raw`` is the bridge's overhead. Forward figures are medians over ``--samples``
+   blocks (a block is as many calls as last about 200 us, so the timer's cost is
+   negligible); backward figures are medians over 5x ``--samples`` single calls, each after
+   its own untimed fresh forward (a training step's pattern: Aidge resets its intermediate
+   gradients only in a forward). Microseconds per call.
 
 Targets (issue 10): forward ``module - raw`` <= 5 us at operator scale, ``module / raw`` <=
 1.02 on LeNet-5; backward overhead measured and reported the same way.
@@ -146,35 +148,45 @@ def _measure(model, shape, samples: int) -> dict[str, dict[str, float | None]]:
     forward = _interleaved({"torch": torch_fwd, "raw": raw_fwd, "module": module_fwd}, samples)
     forward["aidge"] = _aidge_recorded(scheduler, "forward", lambda: scheduler.forward(False, [raw_input]))
 
-    # backward columns: each side backpropagates through a graph built once
+    # backward columns: every timed backward follows its own fresh forward (untimed), as in a
+    # training step. (Aidge accumulates into intermediate gradients until a forward resets
+    # them, so the bridge recomputes the forward of a second backward through one graph.)
     grad = torch.randn(ref.shape)
-    xt = x.clone().requires_grad_(True)
-    out_t = model(xt)
-    xa = x.clone().requires_grad_(True)
-    out_a = am(xa)
-    torch.autograd.backward([out_a], [grad], retain_graph=True)  # also leaves the output grad set in Aidge
-    scheduler.forward(False, [raw_input])
     g = out_tensor.grad
-    if list(g.dims) != list(out_tensor.dims):
-        g.resize(list(out_tensor.dims))
-    np.asarray(g)[...] = grad.numpy()
+    state = {}
+
+    def torch_prep():
+        state["t"] = model(x.clone().requires_grad_(True))
 
     def torch_bwd():
-        torch.autograd.backward([out_t], [grad], retain_graph=True)
+        torch.autograd.backward([state["t"]], [grad])
+
+    def raw_prep():
+        scheduler.forward(False, [raw_input])
+        if list(g.dims) != list(out_tensor.dims):
+            g.resize(list(out_tensor.dims))
+        np.asarray(g)[...] = grad.numpy()
 
     def raw_bwd():
         scheduler.backward()
 
-    def module_bwd():
-        torch.autograd.backward([out_a], [grad], retain_graph=True)
+    def module_prep():
+        state["a"] = am(x.clone().requires_grad_(True))
 
-    backward = _interleaved({"torch": torch_bwd, "raw": raw_bwd, "module": module_bwd}, samples)
-    backward["aidge"] = _aidge_recorded(scheduler, "backward", scheduler.backward)
+    def module_bwd():
+        torch.autograd.backward([state["a"]], [grad])
+
+    backward = _interleaved({"torch": (torch_prep, torch_bwd), "raw": (raw_prep, raw_bwd),
+                             "module": (module_prep, module_bwd)}, samples * 5)
+    backward["aidge"] = _aidge_recorded(scheduler, "backward", lambda: (raw_prep(), raw_bwd()))
     return {"forward": forward, "backward": backward}
 
 
 def _interleaved(fns, samples: int) -> dict[str, float]:
-    """Median microseconds per call of each function, sampled in interleaved blocks."""
+    """Median microseconds per call of each function, sampled in interleaved blocks; a
+    ``(prep, call)`` pair is sampled one call at a time, ``prep`` (untimed) before each."""
+    if all(isinstance(f, tuple) for f in fns.values()):
+        return _interleaved_prepared(fns, samples)
     for fn in fns.values():  # warm-up
         for _ in range(20):
             fn()
@@ -193,6 +205,21 @@ def _interleaved(fns, samples: int) -> dict[str, float]:
             for _ in range(n):
                 fn()
             per_call[name].append((time.perf_counter() - start) / n)
+    return {name: statistics.median(v) * 1e6 for name, v in per_call.items()}
+
+
+def _interleaved_prepared(fns, samples: int) -> dict[str, float]:
+    for prep, fn in fns.values():  # warm-up
+        for _ in range(5):
+            prep()
+            fn()
+    per_call: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(samples):
+        for name, (prep, fn) in fns.items():
+            prep()
+            start = time.perf_counter()
+            fn()
+            per_call[name].append(time.perf_counter() - start)
     return {name: statistics.median(v) * 1e6 for name, v in per_call.items()}
 
 
