@@ -1002,8 +1002,7 @@ def format_report(report: dict[str, Any]) -> str:
             if not entries:
                 add("  none timed")
             for i, e in enumerate(entries, 1):
-                add(f"  {i:>2}. {e['name']:<36} {_fmt_ratio(e['ratio']):>9}  "
-                    f"(torch {_fmt_ms(e['torch_ms'])}, Aidge {_fmt_ms(e['aidge_ms'])})")
+                add(f"  {i:>2}. {e['name']:<36} {_fmt_ratio(e['ratio']):>9}  {_fmt_times(e)}")
         if bench["untimed"]:
             add(f"  no forward timing for: {', '.join(bench['untimed'])}")
 

@@ -342,9 +342,17 @@ class ModelTester:
 
 
 def _aidge_seconds(model) -> float | None:
-    """Seconds ``model`` has spent in Aidge's scheduler so far (an AidgeModule), else None."""
-    value = getattr(model, "aidge_time_s", None)
-    return value if isinstance(value, float) else None
+    """Seconds spent in Aidge's scheduler so far by ``model`` (an AidgeModule) or by the
+    AidgeModules inside it (a wrapper such as the operator suite's input-range module);
+    None when it holds none."""
+    from .bridge import AidgeModule
+
+    if isinstance(model, AidgeModule):
+        return model.aidge_time_s
+    if not isinstance(model, torch.nn.Module):
+        return None
+    found = [m.aidge_time_s for m in model.modules() if isinstance(m, AidgeModule)]
+    return sum(found) if found else None
 
 
 def _aidge_version() -> str | None:

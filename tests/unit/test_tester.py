@@ -227,3 +227,20 @@ def test_a_plain_torch_model2_is_timed_by_its_call():
     tester.test_multiple_step((1, 16), (1, 4))
     for s in tester.performance_stats().values():
         assert s["timed2"] == "model2 call" and s["bridge2"] is None and s["mean2"] == s["call2"]
+
+
+def test_an_aidge_module_inside_a_wrapper_is_still_timed_as_aidge():
+    class Scaled(torch.nn.Module):  # as the operator suite wraps an AidgeModule
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, x):
+            return self.inner(x * 1.0)
+
+    model = _linear()
+    tester = ModelTester(Scaled(model), Scaled(wrap(model, (1, 16))), name="Linear_wrapped", epochs=3,
+                         bench_warmup=1, max_slowdown_ratio=None)
+    tester.test_multiple_step((1, 16), (1, 4))
+    for s in tester.performance_stats().values():
+        assert s["timed2"] == "aidge scheduler" and 0 < s["mean2"] < s["call2"]
