@@ -336,3 +336,27 @@ def test_aidge_time_counts_the_scheduler_calls():
     runner = am._runner
     assert am.aidge_time_s - start == pytest.approx(runner.last_forward_s + runner.last_backward_s)
     assert runner.last_forward_s > 0 and runner.last_backward_s > 0
+
+
+def test_large_inputs_are_shared_only_without_autograd():
+    """A large float32 input is shared with Aidge under no_grad (no copy), copied when a
+    backward may follow (Aidge's backward reads the forward's input, which the caller may
+    change in between)."""
+    from interop.bridge import SHARE_INPUT_ELEMENTS
+
+    model = torch.nn.Sequential(torch.nn.ReLU(), torch.nn.Sigmoid())
+    shape = (4, SHARE_INPUT_ELEMENTS // 4)
+    am = wrap(model, shape)
+    x = torch.randn(shape)
+    with torch.no_grad():
+        assert_tensors_close(am(x), model(x))
+    assert am._runner._shared[0] is not am._runner._in_tensors[0]
+    xg = torch.randn(shape, requires_grad=True)
+    y = am(xg)
+    assert am._runner._shared[0] is am._runner._in_tensors[0]
+    reference = xg.detach().clone().requires_grad_()
+    model(reference).sum().backward()
+    with torch.no_grad():
+        xg.add_(5.0)  # changed between forward and backward (torch would refuse; Aidge must not see it)
+    y.sum().backward()
+    assert_tensors_close(xg.grad, reference.grad)
