@@ -28,7 +28,7 @@ import numpy as np
 import torch
 
 from . import aidge_runtime as rt
-from .errors import AidgeError, UnsupportedOperatorError, aidge_error_from
+from .errors import AidgeError, ExportError, ShapeSpecializedError, UnsupportedOperatorError, aidge_error_from
 from .onnx_export import ExportedModel, export_to_onnx
 
 __all__ = ["wrap", "AidgeModule", "AidgeSGD", "normalize_input_sizes"]
@@ -59,14 +59,23 @@ def wrap(
     example_inputs: Sequence[torch.Tensor] | None = None,
     training: bool | None = None,
     verbose: bool = False,
+    on_trace_warning: str = "error",
 ) -> "AidgeModule":
     """Export ``torch_model`` to ONNX (in memory), import it into Aidge and return an
     :class:`AidgeModule` on the same weights.
 
-    ``input_sizes``: one shape ``(1, 16)`` or several ``[(1, 16), (1, 16)]``; the batch size
-    may change at call time. ``example_inputs`` replaces random float inputs (needed for
-    integer inputs such as token ids). ``training=None`` exports in the model's current mode.
-    ``verbose=True`` lets Aidge log to the console.
+    ``input_sizes``: one shape ``(1, 16)`` or several ``[(1, 16), (1, 16)]``. Other shapes
+    (another batch size) are accepted at call time when the model's graph does not depend on
+    them: the first call with new shapes exports the model again at those shapes (once per
+    shape set, cached) and compares the two graphs; a model that bakes a shape into its
+    graph (``x.view(x.size(0), -1)``) raises :class:`~interop.errors.ShapeSpecializedError`
+    instead of running Aidge on a wrong graph, and shapes torch itself rejects raise torch's
+    own error. ``example_inputs`` replaces random float inputs (needed for integer inputs
+    such as token ids). ``training=None`` exports in the model's current mode.
+    ``verbose=True`` lets Aidge log to the console. ``on_trace_warning``: a trace that depends
+    on input values (``if x.sum() > 0``) raises :class:`~interop.errors.TracingError` naming
+    the model's line (``"error"``, default), warns (``"warn"``) or is kept (``"ignore"``).
+    Outputs keep the torch model's structure (tensor, tuple, list, dict, nested).
 
     Side effects: none. The caller's model keeps its mode, weights and buffers (BatchNorm
     running statistics included), nothing is written to disk or printed, and global
@@ -79,12 +88,37 @@ def wrap(
         example_inputs = [torch.randn(s, generator=gen) for s in normalize_input_sizes(input_sizes)]
     example_inputs = [torch.as_tensor(x).detach().cpu() for x in example_inputs]
     rt.load_backend(backend)
-    exported = export_to_onnx(torch_model, example_inputs, training=training)
+    exported = export_to_onnx(torch_model, example_inputs, training=training, on_trace_warning=on_trace_warning)
+    out_spec = _output_structure(torch_model, example_inputs, exported)
     with rt.quiet_aidge(verbose):
         graph = _import_graph(exported)
         _compile(graph, backend, [list(x.shape) for x in example_inputs])
-    return AidgeModule(torch_model, exported, graph, backend=backend, verbose=verbose,
-                       example_inputs=example_inputs)
+    module = AidgeModule(torch_model, exported, graph, backend=backend, verbose=verbose,
+                         example_inputs=example_inputs)
+    module._out_spec = out_spec
+    module._reexport = lambda inputs: export_to_onnx(torch_model, inputs, training=exported.training,
+                                                     on_trace_warning="ignore")
+    return module
+
+
+def _output_structure(model: torch.nn.Module, example_inputs, exported: ExportedModel):
+    """The pytree spec of the torch model's output (one forward on the example inputs, state
+    and RNG restored); checked against the export's flat outputs."""
+    from torch.utils import _pytree as pytree
+
+    from .onnx_export import preserved_state
+
+    with preserved_state(model), torch.random.fork_rng(devices=[]), torch.no_grad():
+        out = model(*example_inputs)
+    leaves, spec = pytree.tree_flatten(out)
+    bad = [type(leaf).__name__ for leaf in leaves if not isinstance(leaf, torch.Tensor)]
+    if bad:
+        raise ExportError(f"{type(model).__name__} returns non-tensor leaves ({', '.join(bad)}): an ONNX graph "
+                          "has tensor outputs only")
+    if len(leaves) != len(exported.output_names):
+        raise ExportError(f"{type(model).__name__} returns {len(leaves)} tensor(s) but its ONNX export has "
+                          f"{len(exported.output_names)} output(s)")
+    return spec
 
 
 def _import_graph(exported: ExportedModel):
@@ -256,11 +290,15 @@ class _GraphRunner:
         self._graph_inputs: list[Any] | None = None
         self._in_tensors: list[Any] = []  # CPU: Aidge-owned graph inputs; CUDA: this call's inputs
         self._in_views: list[torch.Tensor] = []  # CPU: torch views of their memory
+        #: called with the inputs before a new signature runs (AidgeModule's shape/dtype check)
+        self.check_signature = None
         self._shared: list[Any] = []  # this call's Aidge inputs, shared ones included
 
     # -- inputs ----------------------------------------------------------------
     def _new_signature(self, inputs: Sequence[torch.Tensor], signature) -> None:
         """Check a new input signature and (CPU) allocate the Aidge inputs for it."""
+        if self.check_signature is not None:
+            self.check_signature(inputs)
         for i, x in enumerate(inputs):
             if 0 in x.shape:
                 # Measured on 0.10.1: the scheduler runs without error and leaves the previous
@@ -504,7 +542,12 @@ class AidgeModule(torch.nn.Module):
         self._backend = backend
         self._n_inputs = len(example_inputs)
         self._input_sizes = [tuple(x.shape) for x in example_inputs]
+        self._input_dtypes = [x.dtype for x in example_inputs]
+        self._out_spec = None  # set by wrap(): the torch output's pytree structure
+        self._reexport = None  # set by wrap(): inputs -> ExportedModel of the torch model
+        self._shapes_checked: dict[tuple, str | None] = {tuple(self._input_sizes): None}
         self._runner = _GraphRunner(graph, backend, self._n_inputs, verbose)
+        self._runner.check_signature = self._check_signature
         self._optimizer: AidgeSGD | None = None
         state_to_producer = {state: prod for prod, state in exported.initializer_to_state.items()
                              if prod in self._runner.producers}
@@ -534,6 +577,43 @@ class AidgeModule(torch.nn.Module):
         self._copied_tensors = {prod: state[name] for prod, name in exported.initializer_to_state.items()
                                 if prod in self._copied_state}
         self._sync_from_aidge()
+
+    def _check_signature(self, inputs: Sequence[torch.Tensor]) -> None:
+        """Called by the runner before it runs new input shapes or dtypes: refuse what the
+        compiled graph cannot take, before Aidge runs."""
+        for i, (x, dtype) in enumerate(zip(inputs, self._input_dtypes)):
+            if x.dtype != dtype and not (x.is_floating_point() and dtype.is_floating_point):
+                raise TypeError(f"input {i} has dtype {x.dtype}, but this AidgeModule was wrapped with "
+                                f"{dtype} for it (the Aidge graph is compiled for that type)")
+        shapes = tuple(tuple(x.shape) for x in inputs)
+        if shapes not in self._shapes_checked:
+            self._shapes_checked[shapes] = self._shape_difference(inputs)
+        why = self._shapes_checked[shapes]
+        if why is not None:
+            raise ShapeSpecializedError(
+                f"this AidgeModule was wrapped at input shapes {self._input_sizes}; at {list(shapes)} the "
+                f"model's ONNX graph is not the same ({why}): the model bakes an input shape into its graph "
+                f"(e.g. x.view(x.size(0), -1)), so Aidge would compute with the wrapped shapes. Wrap the "
+                f"model again at these shapes: wrap(model, {list(shapes)})")
+
+    def _shape_difference(self, inputs: Sequence[torch.Tensor]) -> str | None:
+        """Export the torch model at the new shapes (the call's own inputs) and compare with the
+        wrapped graph: None when equal. torch's own error when torch rejects the shapes."""
+        from .onnx_export import graph_differences
+
+        if self._reexport is None:
+            return None
+        try:
+            other = self._reexport([x.detach().to("cpu") for x in inputs])
+        except ExportError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, Exception):
+                # torch rejects these shapes: the error torch raises for them, not ours
+                cause.add_note(f"(raised by the torch model while checking the new input shapes "
+                               f"{[tuple(x.shape) for x in inputs]} of an AidgeModule)")
+                raise cause from None
+            raise
+        return graph_differences(self._exported.proto, other.proto)
 
     def _sync_to_aidge(self) -> None:
         """CUDA only: push mirrored tensors that torch code changed into Aidge's Producers."""
@@ -575,7 +655,9 @@ class AidgeModule(torch.nn.Module):
             outputs = _AidgeFunction.apply(self, self._n_inputs, *inputs, *self._train_params)
         else:
             outputs = tuple(self._runner.forward(inputs, share=True))
-        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+        if self._out_spec is None:
+            return outputs[0] if len(outputs) == 1 else tuple(outputs)
+        return _tree_unflatten(list(outputs), self._out_spec)
 
     # -- Aidge objects ------------------------------------------------------------
     @property
@@ -647,6 +729,12 @@ class AidgeModule(torch.nn.Module):
 
     def __deepcopy__(self, memo):
         raise TypeError("an AidgeModule cannot be deep-copied (its tensors live in Aidge); wrap() the torch model again")
+
+
+def _tree_unflatten(leaves, spec):
+    from torch.utils import _pytree as pytree
+
+    return pytree.tree_unflatten(leaves, spec)
 
 
 class AidgeSGD:

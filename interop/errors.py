@@ -15,6 +15,8 @@ __all__ = [
     "AidgeNotImplementedError",
     "UnsupportedOperatorError",
     "ExportError",
+    "TracingError",
+    "ShapeSpecializedError",
     "CudaUnavailableError",
     "AidgeCrash",
     "AidgeCudaKernelImageError",
@@ -28,6 +30,21 @@ class InteropError(Exception):
 
 class ExportError(InteropError):
     """torch.onnx.export failed for the model (phase ``export``)."""
+
+
+class TracingError(ExportError):
+    """The export's trace depends on input values: the graph would be right for the example
+    input only. ``locations``: ``(file, line, torch's warning)`` of each dependency."""
+
+    def __init__(self, message: str, locations=()):
+        self.locations = list(locations)
+        super().__init__(message)
+
+
+class ShapeSpecializedError(InteropError, ValueError):
+    """An AidgeModule was called with input shapes for which the model's ONNX graph differs
+    from the one it was wrapped with (the model bakes a shape into its graph, e.g.
+    ``x.view(x.size(0), -1)``): running Aidge would give wrong shapes or corrupt memory."""
 
 
 class CudaUnavailableError(InteropError, RuntimeError):

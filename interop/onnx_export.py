@@ -13,14 +13,18 @@ import contextlib
 import dataclasses
 import io
 import warnings
+from pathlib import Path
 from typing import Sequence
 
 import onnx
 import torch
 
-from .errors import ExportError
+from .errors import ExportError, TracingError
 
-__all__ = ["ExportedModel", "export_to_onnx", "preserved_state"]
+__all__ = ["ExportedModel", "export_to_onnx", "preserved_state", "graph_differences", "TRACE_WARNING_POLICIES"]
+
+#: what ``wrap(on_trace_warning=...)`` accepts
+TRACE_WARNING_POLICIES = ("error", "warn", "ignore")
 
 OPSET_VERSION = 18
 
@@ -37,6 +41,10 @@ class ExportedModel:
     #: ONNX node name -> (torch module path, torch module type) when known
     node_scopes: dict[str, str]
     training: bool
+    #: torch's TracerWarnings of the export, ``(file, line, message)``: the trace depends on
+    #: input values there (a Python bool or int taken from a tensor), so the graph holds one
+    #: branch or one value only
+    trace_warnings: list[tuple[str, int, str]] = dataclasses.field(default_factory=list)
 
 
 @contextlib.contextmanager
@@ -81,24 +89,38 @@ def export_to_onnx(
     *,
     training: bool | None = None,
     input_names: Sequence[str] | None = None,
+    on_trace_warning: str = "error",
 ) -> ExportedModel:
     """Export ``model`` to an in-memory ONNX model (opset 18).
 
     ``training=None`` follows ``model.training``. Initializers are renamed ``param_<i>`` so
     that names can never collide after Aidge's name mangling (``encoder.1`` and
     ``encoder_1`` would); the mapping back to torch state names is returned.
+
+    ``on_trace_warning``: what to do when torch's tracer warns that the trace depends on
+    input values (``if x.sum() > 0``, ``int(x.max())``): ``"error"`` raises
+    :class:`~interop.errors.TracingError` naming the model's lines, ``"warn"`` emits a
+    :class:`TracingWarning` with the same text, ``"ignore"`` keeps the traced graph.
+    Nothing is printed: the exporter's stdout is captured.
     """
     if training is None:
         training = model.training
+    if on_trace_warning not in TRACE_WARNING_POLICIES:
+        raise ValueError(f"on_trace_warning must be one of {TRACE_WARNING_POLICIES}, got {on_trace_warning!r}")
     names = list(input_names) if input_names else [f"input_{i}" for i in range(len(example_inputs))]
     mode = torch.onnx.TrainingMode.TRAINING if training else torch.onnx.TrainingMode.EVAL
     buffer = io.BytesIO()
     # fork_rng: a TRAINING export runs the model (Dropout draws): the caller's RNG is restored.
-    with preserved_state(model), warnings.catch_warnings(), torch.random.fork_rng(devices=[]):
+    # Grad mode is left as the caller has it: under torch.no_grad() an eval-mode
+    # nn.TransformerEncoderLayer takes its fused fast path (aten::_transformer_encoder_layer_fwd),
+    # which has no ONNX export, while with grad enabled the same module exports.
+    with preserved_state(model), warnings.catch_warnings(record=True) as caught, \
+            torch.random.fork_rng(devices=[]), contextlib.redirect_stdout(io.StringIO()):
         # catch_warnings restores the caller's filters on exit: nothing global is changed.
-        warnings.simplefilter("ignore")
+        # stdout: on some failures the exporter prints the whole TorchScript graph.
+        warnings.simplefilter("always")
         try:
-            with torch.no_grad():
+            with torch.enable_grad():
                 torch.onnx.export(
                     model,
                     tuple(example_inputs),
@@ -113,6 +135,19 @@ def export_to_onnx(
                 )
         except Exception as exc:  # torch raises many types here
             raise ExportError(f"torch.onnx.export failed for {type(model).__name__}: {exc}") from exc
+    # Only the model's own code counts: torch's library code traces value checks of its own
+    # (BatchNorm's batch-size check in training mode) that do not change the graph.
+    traced = [(w.filename, w.lineno, str(w.message)) for w in caught
+              if issubclass(w.category, torch.jit.TracerWarning) and not _in_torch(w.filename)]
+    if traced and on_trace_warning != "ignore":
+        where = "; ".join(f"{file}:{line}: {msg.splitlines()[0]}" for file, line, msg in traced)
+        text = (f"the trace of {type(model).__name__} depends on input values ({where}): the ONNX graph "
+                "holds only the branch or value taken for the example input, so other inputs would get "
+                "silently wrong results")
+        if on_trace_warning == "error":
+            raise TracingError(text + "; pass on_trace_warning='warn' or 'ignore' to wrap() if the "
+                               "value never changes", locations=traced)
+        warnings.warn(text, TracingWarning, stacklevel=4)
     proto = onnx.load_from_string(buffer.getvalue())
     state_names = set(_state_tensors(model))
     mapping = _rename_initializers(proto, state_names)
@@ -121,7 +156,57 @@ def export_to_onnx(
     inputs = [i.name for i in proto.graph.input if i.name not in graph_inputs]
     outputs = [o.name for o in proto.graph.output]
     scopes = {n.name: n.name for n in proto.graph.node}
-    return ExportedModel(proto, inputs, outputs, mapping, scopes, training)
+    return ExportedModel(proto, inputs, outputs, mapping, scopes, training,
+                         traced)
+
+
+_TORCH_DIR = str(Path(torch.__file__).resolve().parent)
+
+
+def _in_torch(filename: str) -> bool:
+    try:
+        return str(Path(filename).resolve()).startswith(_TORCH_DIR)
+    except (OSError, ValueError):
+        return False
+
+
+class TracingWarning(UserWarning):
+    """The export's trace depends on input values (``wrap(on_trace_warning="warn")``)."""
+
+
+def graph_differences(a: onnx.ModelProto, b: onnx.ModelProto) -> str | None:
+    """The first structural difference between two exports of one model (nodes with their
+    attributes and constants, exporter-made constant initializers), or None when they are
+    the same graph up to input/output shapes and parameter values."""
+    nodes_a, nodes_b = list(a.graph.node), list(b.graph.node)
+    for i, (na, nb) in enumerate(zip(nodes_a, nodes_b)):
+        if na.SerializeToString(deterministic=True) != nb.SerializeToString(deterministic=True):
+            return f"node {i} ({na.op_type} {na.name!r}) differs: {_short_node(na)} vs {_short_node(nb)}"
+    if len(nodes_a) != len(nodes_b):
+        return f"{len(nodes_a)} nodes vs {len(nodes_b)}"
+    consts_a = {i.name: i for i in a.graph.initializer if i.name.startswith("const_")}
+    consts_b = {i.name: i for i in b.graph.initializer if i.name.startswith("const_")}
+    if set(consts_a) != set(consts_b):
+        return f"constant initializers {sorted(consts_a)} vs {sorted(consts_b)}"
+    for name, init in consts_a.items():
+        if init.SerializeToString(deterministic=True) != consts_b[name].SerializeToString(deterministic=True):
+            from onnx import numpy_helper
+
+            return (f"constant {name} differs: {numpy_helper.to_array(init).tolist()} vs "
+                    f"{numpy_helper.to_array(consts_b[name]).tolist()}")
+    return None
+
+
+def _short_node(node) -> str:
+    from onnx import helper, numpy_helper
+
+    attrs = []
+    for attr in node.attribute:
+        value = helper.get_attribute_value(attr)
+        if isinstance(value, onnx.TensorProto):
+            value = numpy_helper.to_array(value).tolist()
+        attrs.append(f"{attr.name}={value}")
+    return f"{node.op_type}({', '.join(node.input)}){' ' + ', '.join(attrs) if attrs else ''}"
 
 
 def _write_state_into_initializers(proto: onnx.ModelProto, mapping: dict[str, str],
