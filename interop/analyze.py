@@ -22,7 +22,8 @@ performance_regression                  🐢     ``forward of model2 is 12.3x sl
 config_error (test strategy)            🟡     ``ConfigError`` (``configs/X.json: case 'a.b': key 'k': ...``),
                                                ``JSONDecodeError``, ``malformed JSON``, ``unknown layout``,
                                                ``no expected Aidge node type declared``
-export_error (test strategy)            🟡     ``ExportError`` (``torch.onnx.export failed``), ``operator under
+export_error (test strategy)            🟡     ``ExportError`` (``torch.onnx.export failed``), ``TracingError``,
+                                               ``ShapeSpecializedError`` (the static export), ``operator under
                                                test not in the imported Aidge graph`` (the export folded or
                                                decomposed it)
 unsupported_operator                    🟠     UnsupportedOperatorError (``imported as GenericOperator``),
@@ -165,7 +166,8 @@ _SLOWER = re.compile(r"(?P<phase>forward|backward) of model2 is (?P<ratio>[\d.]+
 _CONFIG = re.compile(r"\bConfigError\b|JSONDecodeError|malformed JSON|unknown (?:JSON )?layout|"
                      r"neither supported .*?nor ignored|no expected Aidge node type declared|"
                      r"\.json: (?:case|key) '", re.I)
-_EXPORT = re.compile(r"\bExportError\b|torch\.onnx\.export failed|Exporting the operator .+ to ONNX"
+_EXPORT = re.compile(r"\bExportError\b|\bShapeSpecializedError\b|\bTracingError\b|torch\.onnx\.export failed"
+                     r"|Exporting the operator .+ to ONNX"
                      r"|operator under test not in the imported Aidge graph")
 _AIDGE = re.compile(r"Aidge (?P<phase>export|import|compile|forward|backward|step) failed"
                     r"(?: \((?P<where>[^)]*)\))?: (?P<msg>[^\n]*)")

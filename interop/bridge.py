@@ -29,7 +29,7 @@ import torch
 
 from . import aidge_runtime as rt
 from .errors import AidgeError, ExportError, ShapeSpecializedError, UnsupportedOperatorError, aidge_error_from
-from .onnx_export import ExportedModel, export_to_onnx
+from .onnx_export import ExportedModel, check_value_dependence, export_to_onnx
 
 __all__ = ["wrap", "AidgeModule", "AidgeSGD", "normalize_input_sizes"]
 
@@ -88,7 +88,8 @@ def wrap(
         example_inputs = [torch.randn(s, generator=gen) for s in normalize_input_sizes(input_sizes)]
     example_inputs = [torch.as_tensor(x).detach().cpu() for x in example_inputs]
     rt.load_backend(backend)
-    exported = export_to_onnx(torch_model, example_inputs, training=training, on_trace_warning=on_trace_warning)
+    exported = export_to_onnx(torch_model, example_inputs, training=training)
+    check_value_dependence(torch_model, example_inputs, exported, on_trace_warning)
     out_spec = _output_structure(torch_model, example_inputs, exported)
     with rt.quiet_aidge(verbose):
         graph = _import_graph(exported)
@@ -96,8 +97,7 @@ def wrap(
     module = AidgeModule(torch_model, exported, graph, backend=backend, verbose=verbose,
                          example_inputs=example_inputs)
     module._out_spec = out_spec
-    module._reexport = lambda inputs: export_to_onnx(torch_model, inputs, training=exported.training,
-                                                     on_trace_warning="ignore")
+    module._reexport = lambda inputs: export_to_onnx(torch_model, inputs, training=exported.training)
     return module
 
 
@@ -211,6 +211,22 @@ class _Port:
         return self.node.get_operator().get_output(self.index)
 
 
+def _data_ports(graph, n_inputs: int) -> list[_Port]:
+    """The graph's data inputs: unconnected inputs of category Data; when those are fewer
+    than the model's inputs, unconnected optional data and optional-attribute inputs too
+    (aidge_onnx imports Gather's indices, an Embedding's token ids, as an OptionalAttr
+    input)."""
+    core = rt.aidge_core()
+    free = [(n, i) for n, i in graph.get_ordered_inputs() if n.get_parent(i) is None]
+    ports = [_Port(n, i) for n, i in free if n.input_category(i) == core.InputCategory.Data]
+    if len(ports) < n_inputs:
+        extra = {core.InputCategory.Data, core.InputCategory.OptionalData, core.InputCategory.OptionalAttr}
+        wider = [_Port(n, i) for n, i in free if n.input_category(i) in extra]
+        if len(wider) == n_inputs:
+            return wider
+    return ports
+
+
 class _Quiet:
     """``rt.quiet_aidge`` without the generator machinery (about 1 us per call instead of 4):
     the scheduler calls of every forward and backward go through it."""
@@ -263,9 +279,7 @@ class _GraphRunner:
         self._cpu = self.device.type == "cpu"
         self.verbose = verbose
         self._quiet = _Quiet(verbose)
-        data = core.InputCategory.Data
-        ports = [_Port(n, i) for n, i in graph.get_ordered_inputs()
-                 if n.get_parent(i) is None and n.input_category(i) == data]
+        ports = _data_ports(graph, n_inputs)
         if len(ports) != n_inputs:
             names = [f"{p.node.name()}#{p.index}" for p in ports]
             raise AidgeError("import", f"the Aidge graph has {len(ports)} data inputs {names}, "

@@ -244,15 +244,6 @@ _MODELS: tuple[ExpectedFailure, ...] = (
         backend="cpu", note="Forward (eval and train mode) matches; the first backward step stops at norm2.",
     ),
     # -- inference contract on the zoo (tests/test_contract.py, ids <Model>_<side>_contract_<check>) --
-    ExpectedFailure(
-        "Transformer_aidge_contract_batch_invariance", "forward", "compile_error", "Reshape",
-        "Reshape: output size (512) does not match input size (128)",
-        note="The AidgeModule cannot run a batch of 1 after being wrapped for a batch of 4: the static ONNX "
-             "export (no dynamic axes) bakes the batch size into the attention's Reshape shape Constant "
-             "[4, 8, 2, 8], and Aidge's Reshape rejects the new input when it re-propagates dims. onnxruntime "
-             "refuses the same graph earlier (input_0 dim 0 declared 4). Fix belongs to the export (dynamic "
-             "batch axis), not to Aidge's Reshape.",
-    ),
 )
 
 EXPECTED_FAILURES: tuple[ExpectedFailure, ...] = _OPERATORS + _MODELS

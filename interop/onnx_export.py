@@ -21,7 +21,8 @@ import torch
 
 from .errors import ExportError, TracingError
 
-__all__ = ["ExportedModel", "export_to_onnx", "preserved_state", "graph_differences", "TRACE_WARNING_POLICIES"]
+__all__ = ["ExportedModel", "export_to_onnx", "preserved_state", "graph_differences", "check_value_dependence",
+           "TracingWarning", "TRACE_WARNING_POLICIES"]
 
 #: what ``wrap(on_trace_warning=...)`` accepts
 TRACE_WARNING_POLICIES = ("error", "warn", "ignore")
@@ -89,7 +90,6 @@ def export_to_onnx(
     *,
     training: bool | None = None,
     input_names: Sequence[str] | None = None,
-    on_trace_warning: str = "error",
 ) -> ExportedModel:
     """Export ``model`` to an in-memory ONNX model (opset 18).
 
@@ -97,16 +97,12 @@ def export_to_onnx(
     that names can never collide after Aidge's name mangling (``encoder.1`` and
     ``encoder_1`` would); the mapping back to torch state names is returned.
 
-    ``on_trace_warning``: what to do when torch's tracer warns that the trace depends on
-    input values (``if x.sum() > 0``, ``int(x.max())``): ``"error"`` raises
-    :class:`~interop.errors.TracingError` naming the model's lines, ``"warn"`` emits a
-    :class:`TracingWarning` with the same text, ``"ignore"`` keeps the traced graph.
-    Nothing is printed: the exporter's stdout is captured.
+    torch's TracerWarnings raised in the model's own code (not in torch's) are returned in
+    :attr:`ExportedModel.trace_warnings` (see :func:`check_value_dependence`). Nothing is
+    printed: the exporter's stdout is captured.
     """
     if training is None:
         training = model.training
-    if on_trace_warning not in TRACE_WARNING_POLICIES:
-        raise ValueError(f"on_trace_warning must be one of {TRACE_WARNING_POLICIES}, got {on_trace_warning!r}")
     names = list(input_names) if input_names else [f"input_{i}" for i in range(len(example_inputs))]
     mode = torch.onnx.TrainingMode.TRAINING if training else torch.onnx.TrainingMode.EVAL
     buffer = io.BytesIO()
@@ -115,7 +111,7 @@ def export_to_onnx(
     # nn.TransformerEncoderLayer takes its fused fast path (aten::_transformer_encoder_layer_fwd),
     # which has no ONNX export, while with grad enabled the same module exports.
     with preserved_state(model), warnings.catch_warnings(record=True) as caught, \
-            torch.random.fork_rng(devices=[]), contextlib.redirect_stdout(io.StringIO()):
+            torch.random.fork_rng(devices=[]), _silenced_stdout():
         # catch_warnings restores the caller's filters on exit: nothing global is changed.
         # stdout: on some failures the exporter prints the whole TorchScript graph.
         warnings.simplefilter("always")
@@ -139,15 +135,6 @@ def export_to_onnx(
     # (BatchNorm's batch-size check in training mode) that do not change the graph.
     traced = [(w.filename, w.lineno, str(w.message)) for w in caught
               if issubclass(w.category, torch.jit.TracerWarning) and not _in_torch(w.filename)]
-    if traced and on_trace_warning != "ignore":
-        where = "; ".join(f"{file}:{line}: {msg.splitlines()[0]}" for file, line, msg in traced)
-        text = (f"the trace of {type(model).__name__} depends on input values ({where}): the ONNX graph "
-                "holds only the branch or value taken for the example input, so other inputs would get "
-                "silently wrong results")
-        if on_trace_warning == "error":
-            raise TracingError(text + "; pass on_trace_warning='warn' or 'ignore' to wrap() if the "
-                               "value never changes", locations=traced)
-        warnings.warn(text, TracingWarning, stacklevel=4)
     proto = onnx.load_from_string(buffer.getvalue())
     state_names = set(_state_tensors(model))
     mapping = _rename_initializers(proto, state_names)
@@ -156,8 +143,42 @@ def export_to_onnx(
     inputs = [i.name for i in proto.graph.input if i.name not in graph_inputs]
     outputs = [o.name for o in proto.graph.output]
     scopes = {n.name: n.name for n in proto.graph.node}
-    return ExportedModel(proto, inputs, outputs, mapping, scopes, training,
-                         traced)
+    return ExportedModel(proto, inputs, outputs, mapping, scopes, training, traced)
+
+
+def check_value_dependence(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor],
+                           exported: ExportedModel, on_trace_warning: str = "error") -> None:
+    """Decide whether a trace that torch warned about depends on input *values*.
+
+    The tracer warns whenever the model turns a traced tensor into a Python value; that
+    value may come from a shape (``if x.shape[1] != 3``: the same for every input of that
+    shape, and new shapes are re-exported and compared anyway) or from the data
+    (``if x.sum() > 0``: another input takes another branch). The model is exported a second
+    time on other values of the same shapes (floats negated, integers reversed along their
+    last dimension) and the two graphs compared: when they differ, ``on_trace_warning``
+    decides: ``"error"`` raises :class:`~interop.errors.TracingError` naming the model's
+    lines, ``"warn"`` emits a :class:`TracingWarning`, ``"ignore"`` keeps the first graph.
+    """
+    if on_trace_warning not in TRACE_WARNING_POLICIES:
+        raise ValueError(f"on_trace_warning must be one of {TRACE_WARNING_POLICIES}, got {on_trace_warning!r}")
+    if not exported.trace_warnings or on_trace_warning == "ignore":
+        return
+    other = [(-x if x.is_floating_point() else x.flip(-1)) if x.dim() else -x for x in example_inputs]
+    try:
+        second = export_to_onnx(model, other, training=exported.training)
+        difference = graph_differences(exported.proto, second.proto)
+    except ExportError as exc:
+        difference = f"the export on other values fails: {exc}"
+    if difference is None:
+        return
+    where = "; ".join(f"{file}:{line}: {msg.splitlines()[0]}" for file, line, msg in exported.trace_warnings)
+    text = (f"the trace of {type(model).__name__} depends on input values ({where}); exported again on other "
+            f"values of the same shapes, {difference}: the ONNX graph holds only the branch or value taken "
+            "for the example input, so other inputs would get silently wrong results")
+    if on_trace_warning == "error":
+        raise TracingError(text + "; pass on_trace_warning='warn' or 'ignore' to wrap() to accept it",
+                           locations=exported.trace_warnings)
+    warnings.warn(text, TracingWarning, stacklevel=3)
 
 
 _TORCH_DIR = str(Path(torch.__file__).resolve().parent)
@@ -168,6 +189,34 @@ def _in_torch(filename: str) -> bool:
         return str(Path(filename).resolve()).startswith(_TORCH_DIR)
     except (OSError, ValueError):
         return False
+
+
+@contextlib.contextmanager
+def _silenced_stdout():
+    """Discard what is written to stdout during the block, Python's and the C++ runtime's
+    (the exporter prints the whole TorchScript graph with ``std::cout`` on some failures):
+    file descriptor 1 points at a temporary file for the block, then is restored."""
+    import ctypes
+    import os
+    import sys
+    import tempfile
+
+    try:
+        sys.stdout.flush()
+        saved = os.dup(1)
+    except (OSError, ValueError, AttributeError):  # no real stdout (embedded): Python's only
+        with contextlib.redirect_stdout(io.StringIO()):
+            yield
+        return
+    libc = ctypes.CDLL(None)
+    with tempfile.TemporaryFile() as sink, contextlib.redirect_stdout(io.StringIO()):
+        os.dup2(sink.fileno(), 1)
+        try:
+            yield
+        finally:
+            libc.fflush(None)
+            os.dup2(saved, 1)
+            os.close(saved)
 
 
 class TracingWarning(UserWarning):

@@ -212,9 +212,11 @@ class ModelTester:
         if not self.test_backward:
             return
 
-        label = _as_list(label) if isinstance(out1, (tuple, list)) else [label]
-        outs1 = list(out1) if isinstance(out1, (tuple, list)) else [out1]
-        outs2 = list(out2) if isinstance(out2, (tuple, list)) else [out2]
+        from torch.utils import _pytree as pytree
+
+        outs1 = pytree.tree_leaves(out1)  # tensor, tuple, list, dict, nested: one loss per leaf
+        outs2 = pytree.tree_leaves(out2)
+        label = _as_list(label) if len(outs1) > 1 or isinstance(out1, (tuple, list)) else [label]
         if len(label) != len(outs1):
             raise ValueError(f"[{self.name}] {len(outs1)} output(s) but {len(label)} label(s)")
         label = [y.to(device) for y in label]
@@ -277,7 +279,11 @@ class ModelTester:
         if self.test_backward and label_sizes is None:
             with torch.no_grad():
                 probe = self.model1(*[torch.zeros(s) for s in sizes])
-            label_sizes = [tuple(o.shape) for o in probe] if isinstance(probe, (tuple, list)) else tuple(probe.shape)
+            from torch.utils import _pytree as pytree
+
+            leaves = pytree.tree_leaves(probe)
+            label_sizes = ([tuple(o.shape) for o in leaves] if len(leaves) > 1 or isinstance(probe, (tuple, list))
+                           else tuple(leaves[0].shape))
         self.check_weights("initial weights")
         with timing.pinned_threads():
             for epoch in range(self.epochs):
