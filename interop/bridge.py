@@ -158,6 +158,10 @@ def _compile(graph, backend: str, dims: list[list[int]]) -> None:
     check_dims_forwarded(graph)
 
 
+#: node types whose output dims depend on the *values* of their first input
+_DIMS_FROM_INPUT_0_VALUES = frozenset({"ConstantOfShape", "NonZero", "Range", "Shape"})
+
+
 def check_dims_forwarded(graph, node_types: set[str] | None = None) -> None:
     """Raise :class:`AidgeError` (phase ``compile``) for a node whose output dims Aidge cannot
     compute although all its inputs are known.
@@ -182,10 +186,15 @@ def check_dims_forwarded(graph, node_types: set[str] | None = None) -> None:
         if any(t is not None and t.undefined() for t in inputs):
             continue  # fed by nodes that have not run yet: dims come at forward time
         parents = [node.get_parent(i) for i in range(node.get_nb_inputs())]
-        if any(p is not None and p.type() != "Producer" for p in parents):
+        computed = [i for i, p in enumerate(parents) if p is not None and p.type() != "Producer"]
+        if any(i > 0 for i in computed) or (computed and node.type() in _DIMS_FROM_INPUT_0_VALUES):
             # an input computed by a node that has not run holds no real values yet: asking
             # with data dependency would read them and leave wrong dims behind (seen: the
-            # Reshape of an attention block then failed at forward time)
+            # Reshape of an attention block, whose shape input is computed, then failed at
+            # forward time). Input 0 computed by a node is fine for every other type: its
+            # dims are known and only those are read (the channel-multiplier depthwise
+            # convolution behind a ReLU or a 1x1 convolution: caught here, where it used to
+            # crash the process or return an empty tensor).
             continue
         try:
             computed = op.forward_dims(True)
@@ -399,13 +408,36 @@ class _GraphRunner:
                 self.run_forward(tensors)
             except Exception as exc:
                 self.invalidate()
-                raise aidge_error_from(exc, "forward") from exc
+                raise self._error(exc, "forward") from exc
             self.last_forward_s = perf_counter() - start
         self.aidge_seconds += self.last_forward_s
         self.forward_count += 1
         self.backward_ran = False
         # Output buffers are reused by the next forward: copy them out.
         return [read_tensor(t) for t in self.output_tensors]
+
+    def _error(self, exc: Exception, phase: str) -> AidgeError:
+        """The AidgeError of a failed scheduler call, naming the node that failed."""
+        node = self.failing_node(phase)
+        if node is None:
+            return aidge_error_from(exc, phase)
+        return aidge_error_from(exc, phase, node=node.name(), operator=node.type())
+
+    def failing_node(self, phase: str):
+        """The node the scheduler was running when it raised: the first node of the static
+        schedule (reversed for backward; Producers skipped) that its record of the run does
+        not hold (the scheduler records a node once it has run). None when unknown."""
+        try:
+            order = list(self.scheduler.get_sequential_static_scheduling())
+            done = (self.scheduler.get_forward_scheduling() if phase == "forward"
+                    else self.scheduler.get_backward_scheduling())
+            finished = {id_ for id_ in (e.node.name() for e in done)}
+        except Exception:  # noqa: BLE001  (no scheduling recorded: unknown)
+            return None
+        for node in (order if phase == "forward" else reversed(order)):
+            if node.type() != "Producer" and node.name() not in finished:
+                return node
+        return None
 
     def set_output_grads(self, grad_outputs: Sequence[torch.Tensor | None]) -> None:
         """Write the output gradients into Aidge (None: zeros), resizing them if needed."""
@@ -430,7 +462,7 @@ class _GraphRunner:
             try:
                 self.scheduler.backward()
             except Exception as exc:
-                raise aidge_error_from(exc, "backward") from exc
+                raise self._error(exc, "backward") from exc
             self.last_backward_s = perf_counter() - start
             self.aidge_seconds += self.last_backward_s
             self.backward_ran = True

@@ -227,3 +227,62 @@ def test_an_export_failure_prints_nothing(capfd):
         wrap(NotExportable(), (1, 16))
     out, err = capfd.readouterr()
     assert out == "" and err == ""
+
+
+# --- errors name the node ---------------------------------------------------------------------------------------------
+class TwoReshapes(torch.nn.Module):
+    def forward(self, x):
+        y = x.reshape(x.shape[0], -1) * 2.0  # a Reshape that runs
+        return torch.flatten(y, 0)  # Reshape to a computed shape: fails in Aidge 0.10.1 (see expected_failures)
+
+
+def test_a_forward_error_names_the_failing_node():
+    # before: operator=None, node=None
+    from interop.errors import AidgeError
+
+    am = wrap(TwoReshapes(), (2, 3, 8))
+    with pytest.raises(AidgeError) as info:
+        am(torch.randn(2, 3, 8))
+    err = info.value
+    assert err.operator == "Reshape" and err.node and f"node {err.node!r}" in str(err)
+    reshapes = [n.name() for n in am.graph.get_nodes() if n.type() == "Reshape"]
+    assert len(reshapes) == 2 and err.node in reshapes
+    first_reshape_ran = am._runner.scheduler.get_forward_scheduling()
+    assert err.node not in [e.node.name() for e in first_reshape_ran]
+
+
+def test_a_backward_error_names_the_failing_node():
+    from interop.errors import AidgeNotImplementedError
+
+    class ConvBnConv(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv, self.bn, self.head = torch.nn.Conv2d(3, 4, 3), torch.nn.BatchNorm2d(4), torch.nn.Conv2d(4, 2, 1)
+
+        def forward(self, x):
+            return self.head(self.bn(self.conv(x)))
+
+    am = wrap(_seeded(ConvBnConv).eval(), (2, 3, 8, 8))
+    with pytest.raises(AidgeNotImplementedError) as info:
+        am(torch.randn(2, 3, 8, 8, requires_grad=True)).sum().backward()
+    assert info.value.operator == "BatchNorm2D" and info.value.node == "bn_BatchNormalization"
+
+
+# --- the dims check wherever the node sits ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("before", ["input", "relu", "conv1x1"])
+def test_depthwise_channel_multiplier_is_refused_wherever_it_sits(before):
+    # before: behind a ReLU the call returned an empty tensor; behind a 1x1 conv the process died
+    code = f"""
+import torch
+from interop import wrap
+from interop.errors import AidgeError
+pre = {{"input": torch.nn.Identity(), "relu": torch.nn.ReLU(), "conv1x1": torch.nn.Conv2d(3, 3, 1)}}[{before!r}]
+model = torch.nn.Sequential(pre, torch.nn.Conv2d(3, 6, 3, groups=3))
+try:
+    wrap(model, (2, 3, 8, 8))(torch.randn(2, 3, 8, 8))
+except AidgeError as exc:
+    print(exc.phase, exc.operator)
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "compile ConvDepthWise2D"
