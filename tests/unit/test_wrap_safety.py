@@ -70,6 +70,21 @@ def test_batch_change_runs_in_a_child_without_crashing():
     assert done.stdout.strip() == "refused"
 
 
+class LoopOverBatch(torch.nn.Module):
+    def forward(self, x):
+        return sum(x[i] * (i + 1) for i in range(x.shape[0]))  # unrolled for the traced batch
+
+
+def test_a_loop_over_the_batch_is_refused_at_another_batch_size():
+    # before: the loop stayed unrolled for batch 2 and batch 3 silently lost a term
+    model = LoopOverBatch()
+    am = wrap(model, (2, 4))
+    x = torch.randn(2, 4)
+    assert_tensors_close(am(x), model(x))
+    with pytest.raises(ShapeSpecializedError):
+        am(torch.randn(3, 4))
+
+
 def test_batch_change_of_a_batch_polymorphic_model_is_computed():
     model = _seeded(lambda: torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.ReLU()))
     am = wrap(model, (2, 3, 8, 8))
