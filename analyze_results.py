@@ -11,7 +11,9 @@ over ``--threshold``), test-strategy issues, a per-operator benchmark summary an
 worst forward and backward slowdowns; ``--json`` prints the same report as JSON.
 
 Exit status: 0 when the input could be analysed (whatever the tests' outcome), 2 when it
-could not be read (missing file, not pytest output, a JSONL without one valid line).
+could not be read (missing file, not pytest output, a JSONL without one valid line), 3 when
+the run is incomplete (no totals line, a process died, an interruption, items without a
+result, failures not itemised): the report says why at its top.
 Malformed JSONL lines are listed with their line number and skipped.
 """
 from __future__ import annotations
@@ -60,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write("\n")
     else:
         sys.stdout.write(format_report(report))
-    return 0
+    return 3 if report.get("incomplete") else 0
 
 
 if __name__ == "__main__":

@@ -276,6 +276,12 @@ _SUMMARY_SKIP = re.compile(r"^SKIPPED \[(?P<n>\d+)\] (?P<loc>.+?:\d+): (?P<reaso
 # a long title leaves room for a single "_" on each side; "_ _ _ _" lines separate traceback entries
 _SECTION = re.compile(r"^_+ (?P<title>(?![_ ]+$).+?) _+$")
 _ERROR_TITLE = re.compile(r"^ERROR (?:at (?P<when>setup|teardown) of|collecting) (?P<name>.+)$")
+_COLLECTED = re.compile(r"^collected (?P<n>\d+) items?(?: / (?P<des>\d+) deselected)?|^\d+ workers \[(?P<xn>\d+) items?\]")
+#: a process of the run itself died (outside any test's failure section: a child process that
+#: crashes inside a test is that test's failure; xdist replacing a crashed worker reports the
+#: test as failed and goes on, which the collected/reported check covers)
+_FATAL = re.compile(r"^(?:Fatal Python error|Segmentation fault|Bus error|Aborted|Killed)\b|core dumped")
+_INTERRUPTED = re.compile(r"^!{3,} (?:KeyboardInterrupt|Interrupted)|^KeyboardInterrupt$")
 _TOTALS = re.compile(r"^(?P<body>(?:\d+ [a-z]+(?:, )?)+|no tests ran) in (?P<secs>[\d.]+)s\b")
 _SECTIONS = ("FAILURES", "ERRORS", "PASSES")
 _LOCATION = re.compile(r"^(?P<path>\S+?):(?P<line>\d+): (?P<type>[A-Za-z_][\w.]*)\s*$")
@@ -354,6 +360,39 @@ class PytestRun:
     #: ``SKIPPED [n] location: reason`` lines (skips are reported by location, not nodeid)
     skip_lines: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     source: str = "<input>"
+    #: items pytest collected (``collected 48 items``, xdist's ``2 workers [48 items]``) and
+    #: deselected, when printed
+    collected: int | None = None
+    deselected: int = 0
+    #: lines saying a process died (``Fatal Python error``, a crashed xdist worker, ...)
+    fatal_lines: list[str] = dataclasses.field(default_factory=list)
+    interrupted: bool = False
+
+    def incomplete(self) -> list[str]:
+        """Why this run cannot be taken as complete (empty when it can): no totals line, a
+        process that died, an interruption, collected items without a result, failures the
+        output counts but does not itemise."""
+        why = []
+        if self.interrupted:
+            why.append("the run was interrupted (KeyboardInterrupt / '!!! Interrupted')")
+        if self.totals is None:
+            # a fatal line matters when pytest itself died (no totals); with totals, it came
+            # from an xdist worker that was replaced, its test reported as failed
+            for line in self.fatal_lines[:3]:
+                why.append(f"a process died: {line.strip()[:160]}")
+            why.append("no totals line: pytest did not finish (interrupted, killed, or the output is cut)")
+            return why
+        reported = sum(self.totals.get(o, 0) for o in OUTCOMES)
+        if self.collected is not None and reported < self.collected - self.deselected:
+            why.append(f"{self.collected - self.deselected} item(s) selected, {reported} reported: "
+                       f"{self.collected - self.deselected - reported} without a result")
+        counted_failures = self.totals.get("failed", 0) + self.totals.get("error", 0)
+        listed = sum(1 for r in self.results if r.outcome in ("failed", "error")
+                     or (r.outcome == "xpassed" and r.strict))
+        if counted_failures > listed:
+            why.append(f"the totals count {counted_failures} failure(s)/error(s) but {listed} are itemised: "
+                       "rerun pytest with -ra (or -v) so that each one is listed")
+        return why
 
     def counts(self) -> dict[str, int]:
         """Counts by outcome: pytest's own totals when printed, else counted from the results.
@@ -400,6 +439,10 @@ def parse_pytest_output(text: str, source: str = "<input>") -> PytestRun:
     totals: dict[str, int] | None = None
     duration: float | None = None
     seen_header = False
+    collected: int | None = None
+    deselected = 0
+    fatal_lines: list[str] = []
+    interrupted = False
 
     def record(nodeid: str, status: str, msg: str | None = None, reason: str | None = None) -> None:
         outcome = _STATUS[status]
@@ -430,6 +473,14 @@ def parse_pytest_output(text: str, source: str = "<input>") -> PytestRun:
             sections[key] = (when, *_section_message(section_body))
 
     for line in lines:
+        m = _COLLECTED.search(line)
+        if m and collected is None:
+            collected = int(m.group("n") or m.group("xn"))
+            deselected = int(m.group("des") or 0)
+        if _FATAL.search(line) and region not in _SECTIONS and region != "short test summary info":
+            fatal_lines.append(line)
+        if _INTERRUPTED.search(line):
+            interrupted = True
         banner = _BANNER.match(line)
         # the final totals line: "==== 2 failed, 3 passed in 1.2s ====" (or bare, with -q);
         # a bare one inside a section would be some captured output, not ours
@@ -484,7 +535,10 @@ def parse_pytest_output(text: str, source: str = "<input>") -> PytestRun:
     _attach_sections(results, sections)
     if not (results or totals is not None or seen_header):
         raise UnreadableInput(f"{source}: no pytest output found (no test results, no totals line)")
-    run = PytestRun(list(results.values()), totals, duration, skip_lines, source)
+    run = PytestRun(list(results.values()), totals, duration, skip_lines, source, collected, deselected,
+                    fatal_lines, interrupted)
+    if totals is not None and totals.get("deselected"):
+        run.deselected = totals["deselected"]
     return run
 
 
@@ -779,6 +833,7 @@ def build_report(run: PytestRun | None = None, bench: BenchData | None = None, *
         report["counts"] = run.counts()
         report["pytest_totals"] = run.totals
         report["duration_s"] = run.duration_s
+        report["incomplete"] = run.incomplete()
         for result in run.results:
             if result.outcome not in ("passed", "skipped"):
                 findings.append(_finding(result))
@@ -910,6 +965,12 @@ def format_report(report: dict[str, Any]) -> str:
     add = out.append
     sources = ", ".join(f"{k}: {v}" for k, v in report["sources"].items()) or "no input"
     add(f"Aidge <-> PyTorch interop results ({sources})")
+    if report.get("incomplete"):
+        add("")
+        add("== RUN INCOMPLETE: the counts below are partial, do not read them as a clean run ==")
+        for why in report["incomplete"]:
+            add(f"  ⚠️ {why}")
+        add("")
     if "counts" in report:
         counts = report["counts"]
         line = ", ".join(f"{counts[o]} {o}" for o in OUTCOMES if counts.get(o))

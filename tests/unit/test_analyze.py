@@ -418,3 +418,70 @@ def test_sample_suites_are_not_collected_by_the_main_run():
     done = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
                            str(DATA)], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 5, done.stdout  # "no tests collected"
+
+
+# --- incomplete runs are findings (issue 12) ------------------------------------------------------------------
+_INTERRUPTED_RUN = """============================= test session starts ==============================
+collected 48 items
+
+tests/test_x.py::test_a[one] PASSED                                       [  2%]
+tests/test_x.py::test_a[two] PASSED                                       [  4%]
+tests/test_x.py::test_a[three] PASSED                                     [  6%]
+tests/test_x.py::test_a[four] PASSED                                      [  8%]
+"""
+
+_SEGFAULT_RUN = """============================= test session starts ==============================
+collected 3 items
+
+tests/test_x.py::test_a[one] PASSED                                       [ 33%]
+tests/test_x.py::test_a[two] PASSED                                       [ 66%]
+Fatal Python error: Segmentation fault
+
+Current thread 0x00007f (most recent call first):
+  File "/x/interop/bridge.py", line 170 in forward
+"""
+
+_NOT_ITEMISED = """============================= test session starts ==============================
+collected 2 items
+
+tests/test_x.py .F                                                        [100%]
+
+========================= 1 failed, 1 passed in 0.12s ==========================
+"""
+
+_COMPLETE = """============================= test session starts ==============================
+collected 2 items / 1 deselected / 1 selected
+
+tests/test_x.py::test_a[one] PASSED                                       [100%]
+
+================== 1 passed, 1 deselected in 0.10s ===================
+"""
+
+
+@pytest.mark.parametrize("text, why", [
+    (_INTERRUPTED_RUN, "no totals line"),
+    (_SEGFAULT_RUN, "a process died: Fatal Python error: Segmentation fault"),
+    (_NOT_ITEMISED, "the totals count 1 failure(s)/error(s) but 0 are itemised"),
+    (_INTERRUPTED_RUN + "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!! KeyboardInterrupt !!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n"
+     "========================= 4 passed in 2.00s =========================\n", "interrupted"),
+], ids=["interrupted", "segfault", "not_itemised", "keyboard_interrupt"])
+def test_an_incomplete_run_is_reported_as_such_and_exits_non_zero(text, why, tmp_path):
+    # before: "pytest: 4 passed" / "2 passed, 0 bugs" / "1 failed" with no failure listed, exit 0
+    import subprocess
+    import sys
+
+    run = parse_pytest_output(text)
+    assert any(why in w for w in run.incomplete()), run.incomplete()
+    path = tmp_path / "pytest.txt"
+    path.write_text(text)
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, str(root / "analyze_results.py"), str(path)], capture_output=True,
+                          text=True, cwd=tmp_path)
+    assert done.returncode == 3, done.stderr
+    assert "RUN INCOMPLETE" in done.stdout.splitlines()[2] and why in done.stdout
+
+
+def test_a_complete_run_is_not_flagged():
+    run = parse_pytest_output(_COMPLETE)
+    assert run.incomplete() == []
+    assert build_report(run)["incomplete"] == []
