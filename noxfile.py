@@ -2,7 +2,7 @@
 
 tests-cpu   the whole pytest suite on the CPU stack (torch 2.13.0 + Aidge 0.10.1 CPU)
 tests-cuda  the suites with backend="cuda" on a GPU machine; skips (exit 0) without one
-report      the main job: suites + categorised findings report in results/
+report      the main job: suites + categorised findings report in results/runs/<run>/ (results/latest)
 cuda-recipe resolve the CUDA environment (pip --dry-run) on any machine
 """
 from __future__ import annotations
@@ -44,24 +44,13 @@ def tests_cpu(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def report(session: nox.Session) -> None:
-    """Main job: run the equivalence suites, write the categorised findings to results/."""
+    """Main job: the equivalence suites + categorised findings, in results/runs/<run>/ (latest: results/latest)."""
     install_cpu_stack(session)
-    results = ROOT / "results"
-    results.mkdir(exist_ok=True)
-    log = results / "benchmarks.jsonl"
-    log.unlink(missing_ok=True)  # this run's timings only
-    pytest_txt = results / "pytest.txt"
-    args = session.posargs or ["-n", "auto", "tests"]
-    with pytest_txt.open("w") as out:
-        # exit 1 = some test failed: still worth a report (the report says which)
-        session.run("python", "-m", "pytest", "-ra", "-v", "-p", "no:cacheprovider", *args,
-                    env=dict(TEST_ENV, INTEROP_RESULTS_DIR=str(results)), stdout=out, success_codes=[0, 1])
-    for fmt, name in (([], "report.txt"), (["--json"], "report.json")):
-        with (results / name).open("w") as out:
-            session.run("python", str(ROOT / "analyze_results.py"), str(pytest_txt), "--bench", str(log), *fmt,
-                        stdout=out)
-    session.log(f"report written to {results / 'report.txt'}")
-    print((results / "report.txt").read_text())
+    # Everything happens inside interop.report_run (nothing here touches results/, so that
+    # `nox -s report --install-only` writes no result): a directory per run, files renamed
+    # into place when complete, results/latest moved to the run only when it completed.
+    # Exit 3: the run is incomplete (the report says why).
+    session.run("python", "-m", "interop.report_run", *session.posargs, env=TEST_ENV)
 
 
 def _gpu_absent_reason() -> str | None:

@@ -1,0 +1,115 @@
+"""`nox -s report` (interop.report_run): one directory per run, files renamed into place,
+results/latest only for complete runs, a report for every run whatever its outcome, an
+interrupted run reported as such, concurrent runs kept apart (issue 12)."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _suite(tmp_path: Path, body: str) -> Path:
+    project = tmp_path / "project"
+    project.mkdir(exist_ok=True)
+    (project / "test_sample.py").write_text(body)
+    return project
+
+
+def _report_run(project: Path, *args: str, **kwargs) -> subprocess.Popen:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env.pop("INTEROP_RESULTS_DIR", None)
+    return subprocess.Popen([sys.executable, "-m", "interop.report_run", "-p", "no:interop", *args, "test_sample.py"],
+                            cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            **kwargs)
+
+
+def _runs(project: Path) -> list[Path]:
+    return sorted((project / "results" / "runs").iterdir())
+
+
+PASSING = "def test_one():\n    pass\n\ndef test_two():\n    pass\n"
+FAILING = "import pytest\n\ndef test_one():\n    assert 0\n\n@pytest.mark.skip(reason='no')\ndef test_two():\n    pass\n"
+SLOW = ("import time\nimport pytest\n\n@pytest.mark.parametrize('i', range(40))\ndef test_slow(i):\n"
+        "    time.sleep(0.25)\n")
+
+
+def test_a_complete_run_gets_its_directory_and_becomes_latest(tmp_path):
+    project = _suite(tmp_path, PASSING)
+    proc = _report_run(project)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    (run,) = _runs(project)
+    assert sorted(p.name for p in run.iterdir()) == ["pytest.txt", "report.json", "report.txt", "run.json"]
+    assert "pytest: 2 passed" in (run / "report.txt").read_text()
+    assert json.loads((run / "run.json").read_text())["complete"] is True
+    assert (project / "results" / "latest").resolve() == run.resolve()
+    assert not list(project.glob("results/**/.*partial"))
+
+
+def test_a_run_where_everything_fails_or_skips_still_gets_its_report(tmp_path):
+    # before: "benchmarks.jsonl: cannot read" and the previous run's report.json left in place
+    project = _suite(tmp_path, PASSING)
+    assert _report_run(project).wait(timeout=300) == 0
+    (first,) = _runs(project)
+    (project / "test_sample.py").write_text(FAILING)
+    proc = _report_run(project)
+    proc.communicate(timeout=300)
+    assert proc.returncode == 0  # complete: the failure is in the report
+    second = [r for r in _runs(project) if r != first][0]
+    report = json.loads((second / "report.json").read_text())
+    assert report["counts"]["failed"] == 1 and report["counts"]["skipped"] == 1
+    assert (project / "results" / "latest").resolve() == second.resolve()
+    assert json.loads((first / "report.json").read_text())["counts"]["passed"] == 2  # untouched
+
+
+def test_an_interrupted_run_is_reported_incomplete_and_never_latest(tmp_path):
+    # before: the previous run's reports stayed next to the new partial pytest.txt
+    project = _suite(tmp_path, PASSING)
+    assert _report_run(project).wait(timeout=300) == 0
+    (first,) = _runs(project)
+    (project / "test_sample.py").write_text(SLOW)
+    proc = _report_run(project, start_new_session=True)
+    time.sleep(6)
+    os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C: the whole process group
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 3, (out, err)
+    second = [r for r in _runs(project) if r != first][0]
+    text = (second / "report.txt").read_text()
+    assert "RUN INCOMPLETE" in text and "interrupted" in text
+    assert json.loads((second / "run.json").read_text())["complete"] is False
+    assert (project / "results" / "latest").resolve() == first.resolve()
+
+
+def test_concurrent_runs_never_touch_each_others_files(tmp_path):
+    # before: two runs deleted each other's timing lines and one report held the other's cases
+    project = _suite(tmp_path, PASSING)
+    procs = [_report_run(project) for _ in range(2)]
+    for proc in procs:
+        proc.communicate(timeout=300)
+        assert proc.returncode == 0
+    runs = _runs(project)
+    assert len(runs) == 2
+    for run in runs:
+        assert "pytest: 2 passed" in (run / "report.txt").read_text()
+
+
+def test_install_only_touches_no_result():
+    # before: `nox -s report --install-only` truncated the reports and deleted benchmarks.jsonl
+    import ast
+
+    tree = ast.parse((ROOT / "noxfile.py").read_text())
+    (report,) = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "report"]
+    source = ast.get_source_segment((ROOT / "noxfile.py").read_text(), report)
+    calls = [n for n in ast.walk(report) if isinstance(n, ast.Call)]
+    touching = [ast.unparse(c) for c in calls if isinstance(c.func, ast.Attribute)
+                and c.func.attr in ("open", "unlink", "mkdir", "write_text", "rmtree")]
+    assert not touching, f"the report session touches results outside session.run: {touching}"
+    assert "interop.report_run" in source
