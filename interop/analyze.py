@@ -12,9 +12,10 @@ category                                emoji  recognised by (rules tried top to
 ======================================  =====  ==========================================================
 *(the tagged category)*                 *      an expected-failure tag ``[category] Operator phase: error``
                                                (strict xfail reasons, ExpectedAidgeFailure, XPASS(strict))
+hang                                    ⏳     AidgeCrash of a process killed at its timeout: ``crash:
+                                               process timed out after 120 s`` (a deadlock or endless loop)
 crash                                   💥     AidgeCrash: ``crash: process killed by SIGABRT during compile``,
-                                               ``crash: process timed out after 120 s``, ``Fatal Python
-                                               error``, an xdist worker that crashed
+                                               ``Fatal Python error``, an xdist worker that crashed
 cuda_kernel_image                       📦     ``no kernel image is available``, ``invalid device function``
                                                (AidgeCudaKernelImageError: a packaging defect)
 performance_regression                  🐢     ``forward of model2 is 12.3x slower than model1`` (ModelTester
@@ -51,9 +52,9 @@ unknown                                 ❓     nothing above: read the message 
 ======================================  =====  ==========================================================
 
 Emojis: 🔴 Aidge computes a different number; 🟠 Aidge lacks the operator or kernel; 🟣 Aidge
-rejects a valid graph; 💥 Aidge kills the process; 📦 packaging defect; 🟡 the test strategy
+rejects a valid graph; 💥 Aidge kills the process; ⏳ Aidge never finishes (killed at the timeout); 📦 packaging defect; 🟡 the test strategy
 is at fault (fix the suite, not Aidge); 🐢 slower than the threshold; ❓ unclassified.
-:data:`KINDS` groups them: ``aidge`` (🔴🟠🟣💥📦), ``test_strategy`` (🟡), ``performance``
+:data:`KINDS` groups them: ``aidge`` (🔴🟠🟣💥⏳📦), ``test_strategy`` (🟡), ``performance``
 (🐢), ``unknown`` (❓).
 
 Inputs
@@ -118,6 +119,7 @@ CATEGORY_TABLE: dict[str, tuple[str, str, str]] = {
     "gradients_differ": ("🔴", "aidge", CATEGORIES["gradients_differ"]),
     "training_diverges": ("🔴", "aidge", CATEGORIES["training_diverges"]),
     "crash": ("💥", "aidge", CATEGORIES["crash"]),
+    "hang": ("⏳", "aidge", CATEGORIES["hang"]),
     "backward_not_implemented": ("🟠", "aidge", CATEGORIES["backward_not_implemented"]),
     "forward_not_implemented": ("🟠", "aidge", CATEGORIES["forward_not_implemented"]),
     "unsupported_operator": ("🟠", "aidge", CATEGORIES["unsupported_operator"]),
@@ -159,6 +161,8 @@ _CRASH_MSG = re.compile(r"crash: process (?P<what>killed by (?P<sig>SIG\w+|signa
                         r"(?: \(innermost Python frame (?P<frame>[^)]+)\))?")
 _CRASH = re.compile(_CRASH_MSG.pattern + r"|Fatal Python error|worker '?gw\d+'? crashed"
                     r"|node down: Not properly terminated|[Ss]egmentation fault|core dumped")
+#: a case killed for running past its timeout: told apart from a process that died by itself
+_HANG = re.compile(r"crash: process timed out after [\d.]+ ?s")
 _KERNEL_IMAGE = re.compile(r"no kernel image is available|invalid device function|CUDA_ERROR_NO_BINARY_FOR_GPU"
                            r"|no binary for GPU|AidgeCudaKernelImageError", re.I)
 _SLOWER = re.compile(r"(?P<phase>forward|backward) of model2 is (?P<ratio>[\d.]+)x slower|"
@@ -206,6 +210,8 @@ def categorize(rt_msg: str | None, ae_msg: str | None = None) -> tuple[str, str]
         tag = _TAG.match(part)
         if tag and tag.group("cat") in _TAGGED:
             return _result(tag.group("cat"))
+    if _HANG.search(text):
+        return _result("hang")
     if _CRASH.search(text):
         return _result("crash")
     if _KERNEL_IMAGE.search(text):

@@ -37,6 +37,7 @@ CATEGORIES = {
     "gradients_differ": "gradients (input or parameter) differ from torch beyond tolerance",
     "training_diverges": "weights differ from torch after the SGD step",
     "crash": "the process dies (signal) inside Aidge",
+    "hang": "the process does not finish within the case timeout (a deadlock or an endless loop); killed",
     "cuda_kernel_image": "Aidge's CUDA kernels are not compiled for this GPU (packaging defect)",
 }
 

@@ -79,7 +79,7 @@ MESSAGES = [
                  "aidge_error", id="aidge-other"),
     pytest.param("crash: process killed by SIGABRT during compile (innermost Python frame bridge.py:_compile)\n"
                  "Python stack of the child when it died:\nFatal Python error: Aborted", None, "crash", id="crash"),
-    pytest.param("crash: process timed out after 120 s during forward", None, "crash", id="crash-timeout"),
+    pytest.param("crash: process timed out after 120 s during forward", None, "hang", id="hang-timeout"),
     pytest.param("worker 'gw0' crashed while running 'tests/test_operators.py::test_X_interop[X_a]'", None,
                  "crash", id="xdist-worker"),
     pytest.param("Aidge forward failed (operator Conv2D): CUDA error: no kernel image is available for execution on "
