@@ -366,3 +366,86 @@ def test_model_cases_hook_returns_a_list():
     from interop.catalog import model_cases
 
     assert isinstance(model_cases(), list)
+
+
+# --- bad configurations are contained and named (issue 12) -------------------------------------------------------
+def _relu_cfg(path):
+    return OperatorConfig("ReLU", "interop.zoo.operators.relu:ReLU", json_path=path, aidge_types=("ReLU",))
+
+
+def test_non_utf8_and_deeply_nested_files_name_the_file(tmp_path):
+    # before: a raw UnicodeDecodeError / RecursionError without the file name
+    binary = tmp_path / "Binary.json"
+    binary.write_bytes(b'{"rank_1": {"input_specs": [{"name": "x", "shape": [4]}]}, "\xff": 1}')
+    with pytest.raises(ConfigError, match=r"Binary\.json.*not UTF-8"):
+        build_cases(_relu_cfg(binary))
+    deep = tmp_path / "Deep.json"
+    deep.write_text('{"a": ' * 100_000 + "1" + "}" * 100_000)
+    with pytest.raises(ConfigError, match=r"Deep\.json.*nested too deeply"):
+        build_cases(_relu_cfg(deep))
+
+
+def test_a_duplicate_key_is_an_error_not_a_lost_case(tmp_path):
+    path = tmp_path / "ReLU.json"
+    path.write_text('{"rank_1": {"input_specs": [{"name": "x", "shape": [4]}]},\n'
+                    ' "rank_1": {"input_specs": [{"name": "x", "shape": [2, 4]}]}}')
+    with pytest.raises(ConfigError, match=r"ReLU\.json: key 'rank_1': duplicate key"):
+        build_cases(_relu_cfg(path))
+
+
+@pytest.mark.parametrize("spec, key, message", [
+    ({"name": "x", "shape": [2, 4], "data": 0}, "input_specs.x.data", "'data' literals are not read"),
+    ({"name": "x", "shape": [2, 0, 4]}, "input_specs.x.shape", "zero-size dimension"),
+    ({"name": "x", "shape": [2, 4], "colour": "red"}, "input_specs", "unknown input spec key"),
+], ids=["data_literal", "zero_size", "unknown_key"])
+def test_spec_keys_the_suite_cannot_honour_are_errors(tmp_path, spec, key, message):
+    # before: 'data' was accepted and ignored; a zero-size dim reached the report as a new Aidge bug
+    path = _write(tmp_path, "ReLU", {"case": {"input_specs": [spec]}})
+    with pytest.raises(ConfigError, match=message) as info:
+        build_cases(_relu_cfg(path))
+    assert info.value.file.endswith("ReLU.json") and info.value.case == "case" and info.value.key.startswith(key)
+
+
+def test_validation_runs_no_forward_on_real_data(tmp_path):
+    # before: the forward on zeros of a [1, 3, 8000, 8000] case took 22 s and 6 GB at collection
+    import time
+
+    small = _write(tmp_path, "Small", {"small": {"input_specs": [{"name": "x", "shape": [2, 4]}]}})
+    build_cases(_relu_cfg(small), validate=True)  # imports and first-use costs out of the way
+    path = _write(tmp_path, "ReLU", {"huge": {"input_specs": [{"name": "x", "shape": [1, 3, 8000, 8000]}]}})
+    start = time.monotonic()
+    (case,) = build_cases(_relu_cfg(path), validate=True)
+    assert time.monotonic() - start < 2  # measured: 8 ms (the forward on zeros: 22 s, 6 GB)
+    assert case.input_sizes == [(1, 3, 8000, 8000)]
+    bad = _write(tmp_path, "Conv2D", _conv_doc({"ok": {"shape": {"wrong_channels": {
+        "input_specs": [{"name": "data_input", "shape": [1, 5, 8, 8]}]}}}}))
+    with pytest.raises(ConfigError):
+        build_cases(_conv_cfg(bad), validate=True)  # still caught, on the meta device
+
+
+def test_one_bad_file_costs_only_its_operator_in_the_benchmarks(monkeypatch):
+    # before: one malformed file made `import benchmarks.operators` fail: ~500 benchmarks lost
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    from benchmarks import harness
+    from interop import catalog
+
+    real = catalog.operator_cases
+
+    def one_bad(names=None, **kw):
+        if names == ["ReLU"]:
+            raise ConfigError("malformed JSON: Expecting value at line 1 column 1", file="configs/ReLU.json")
+        return real(names, **kw)
+
+    monkeypatch.setattr(catalog, "operator_cases", one_bad)
+    cases = harness._operator_cases()
+    ids = [c.id for c in cases]
+    assert "ReLU_config_error" in ids
+    assert not any(i.startswith("ReLU_rank") for i in ids)
+    assert len(ids) > 400  # every other operator is still benchmarked
+    (broken,) = [c for c in cases if c.id == "ReLU_config_error"]
+    with pytest.raises(ConfigError, match=r"configs/ReLU\.json"):
+        broken.build()
