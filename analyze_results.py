@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 
 from interop.analyze import (UnreadableInput, build_report, format_report, parse_benchmarks,
@@ -40,12 +41,17 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    if args.threshold <= 0:
-        print("analyze_results: --threshold must be positive", file=sys.stderr)
+    if not (math.isfinite(args.threshold) and args.threshold > 0):
+        print(f"analyze_results: --threshold must be a positive number, got {args.threshold}", file=sys.stderr)
+        return 2
+    if args.worst < 0:
+        print(f"analyze_results: --worst must be 0 or more, got {args.worst}", file=sys.stderr)
         return 2
     try:
         run = None
-        if args.results == "-" or (args.results is None and not sys.stdin.isatty()):
+        # stdin is read when asked ('-') or when piped with no other input: --bench alone
+        # from a script (stdin not a terminal) analyses the timings only
+        if args.results == "-" or (args.results is None and args.bench is None and not sys.stdin.isatty()):
             run = parse_pytest_output(sys.stdin.read(), source="<stdin>")
         elif args.results is not None:
             run = parse_pytest_output(read_text(args.results), source=args.results)

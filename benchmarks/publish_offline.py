@@ -142,13 +142,25 @@ def _sri_matches(data: bytes, integrity: str | None) -> bool | None:
     return False
 
 
+def _inside(vendor_dir: Path, *parts: str) -> Path:
+    """``vendor_dir/<parts[:-1]>``, refused when it would land outside ``vendor_dir`` (a ``..``
+    in a CDN path, a stylesheet's ``url(../../../../X)``); the last part names the source."""
+    *parts, source = parts
+    root = vendor_dir.resolve()
+    target = vendor_dir.joinpath(*parts)
+    resolved = target.resolve()
+    if any(p.startswith("/") for p in parts) or (resolved != root and root not in resolved.parents):
+        raise PublishError(f"{source}: refusing to write {'/'.join(parts)}: outside {vendor_dir}")
+    return target
+
+
 def vendor(url: str, integrity: str | None, vendor_dir: Path, cache: Path) -> tuple[str, dict]:
     """Copy the npm file behind ``url`` into ``vendor_dir``; (path relative to the site, manifest row)."""
     package, version, path = npm_source(url)
     tarball, used = fetch_tarball(f"{package}@{version}", cache)
     with tarfile.open(tarball) as tar:
         path_used, data = _read(tar, path)
-        target = vendor_dir / used / path_used
+        target = _inside(vendor_dir, used, path_used, url)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
         assets = []
@@ -158,8 +170,9 @@ def vendor(url: str, integrity: str | None, vendor_dir: Path, cache: Path) -> tu
                 blob = _member(tar, asset)
                 if blob is None:
                     raise PublishError(f"{used}: {path_used} refers to {ref}, missing from the package")
-                (vendor_dir / used / asset).parent.mkdir(parents=True, exist_ok=True)
-                (vendor_dir / used / asset).write_bytes(blob)
+                target_asset = _inside(vendor_dir, used, asset, f"{url} -> {ref}")
+                target_asset.parent.mkdir(parents=True, exist_ok=True)
+                target_asset.write_bytes(blob)
                 assets.append(asset)
     local = f"{vendor_dir.name}/{used}/{path_used}"
     row = {"url": url, "npm": used, "file": path_used, "local": local, "assets": assets,

@@ -111,8 +111,16 @@ class GoldenFile:
                 + (self.test_id or ""))
         try:
             meta = json.loads(self.meta_path.read_text())
-        except json.JSONDecodeError as exc:
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise ValueError(f"{self.meta_path}: not valid JSON ({exc})") from None
+        if not isinstance(meta, dict):
+            raise ValueError(f"{self.meta_path}: expected a JSON object, got {type(meta).__name__}")
+        entries = meta.get("entries", [])
+        if not isinstance(entries, list) or not all(
+                isinstance(e, dict) and isinstance(e.get("path"), str) and isinstance(e.get("key"), str)
+                and isinstance(e.get("dtype"), str) for e in entries):
+            raise ValueError(f"{self.meta_path}: key 'entries' must be a list of objects with string 'path', "
+                             f"'key' and 'dtype'")
         if meta.get("format") != FORMAT_VERSION:
             raise ValueError(f"{self.meta_path}: key 'format' is {meta.get('format')!r}, "
                              f"this version reads {FORMAT_VERSION}")

@@ -25,6 +25,7 @@ import torch
 from .cases import ConfigError, OperatorCase, OperatorConfig, build_cases, case_disposition
 from .bridge import generic_nodes
 from .errors import InteropError
+from .tester import env_number
 
 __all__ = [
     "OperatorCaseRun",
@@ -38,7 +39,7 @@ __all__ = [
 ]
 
 #: seconds one isolated case may run before it is killed (a hang is a crash finding)
-CASE_TIMEOUT_S = float(os.environ.get("INTEROP_CASE_TIMEOUT", "120"))
+CASE_TIMEOUT_S = env_number("INTEROP_CASE_TIMEOUT", 120.0, positive=True)
 #: run each case in a forked child (``INTEROP_ISOLATE=0`` runs in-process, e.g. under pdb;
 #: a crash then takes the worker down)
 ISOLATE = os.environ.get("INTEROP_ISOLATE", "1").strip().lower() not in ("0", "false", "no", "off")

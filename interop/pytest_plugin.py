@@ -63,6 +63,12 @@ def pytest_configure(config: pytest.Config) -> None:
     if device is not None and not _TORCH_DEVICE.match(str(device)):
         raise pytest.UsageError(f"--torch-device={device!r}: expected auto, cpu, cuda, cuda:N or mps")
     config.stash[_GOLDEN_WRITTEN] = []
+    # what a replay command needs to reproduce a case from a fresh shell
+    from .tester import REPLAY_CONTEXT
+
+    REPLAY_CONTEXT["rootdir"] = str(config.rootpath)
+    backend = config.getoption("--backend", default="cpu")
+    REPLAY_CONTEXT["options"] = [] if backend == "cpu" else [f"--backend={backend}"]
 
 
 @pytest.fixture(scope="session")

@@ -22,7 +22,7 @@ import torch
 from . import timing
 from .compare import compare_outputs
 
-__all__ = ["ModelTester", "EquivalenceError", "replay_command", "resolve_log_path", "append_jsonl"]
+__all__ = ["ModelTester", "EquivalenceError", "replay_command", "resolve_log_path", "append_jsonl", "env_number"]
 
 logger = logging.getLogger("interop.tester")
 
@@ -38,12 +38,43 @@ class EquivalenceError(AssertionError):
         super().__init__(message)
 
 
+#: what a replay needs beyond the seed, filled by the pytest plugin: the rootdir pytest ran in
+#: and the command-line options that selected the case (``--backend=cuda``)
+REPLAY_CONTEXT: dict[str, Any] = {"rootdir": None, "options": []}
+#: environment variables that select or shape a case: carried into the replay when set
+REPLAY_ENV_VARS = ("INTEROP_CONFIG_DIR", "INTEROP_BACKEND", "INTEROP_FORWARD_ONLY_CASES", "INTEROP_CASE_TIMEOUT",
+                   "INTEROP_ISOLATE", "INTEROP_TORCH_DEVICE", "OMP_NUM_THREADS")
+
+
 def replay_command(seed: int) -> str:
-    """The shell command that reruns the current pytest test with the same seed."""
+    """The shell command that reruns the current pytest test with the same seed, from a fresh
+    shell: the rootdir, the environment that selected the case and the options included."""
     current = os.environ.get("PYTEST_CURRENT_TEST", "")
     nodeid = current.rsplit(" (", 1)[0] if current else ""
     target = shlex.quote(nodeid) if nodeid else "<your test>"
-    return f"{SEED_ENV}={seed} python -m pytest {target}"
+    env = [f"{name}={shlex.quote(os.environ[name])}" for name in REPLAY_ENV_VARS if os.environ.get(name)]
+    options = [shlex.quote(o) for o in REPLAY_CONTEXT.get("options") or []]
+    command = " ".join([*env, f"{SEED_ENV}={seed}", "python -m pytest", *options, target])
+    rootdir = REPLAY_CONTEXT.get("rootdir")
+    return f"cd {shlex.quote(str(rootdir))} && {command}" if rootdir else command
+
+
+def env_number(name: str, default: float, *, kind: type = float, minimum: float | None = None,
+               positive: bool = False) -> float:
+    """``$name`` as a number (``default`` when unset or empty); a ``ValueError`` naming the
+    variable when it is not one, or when it is out of range."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    what = "an integer" if kind is int else "a number"
+    try:
+        value = kind(raw)
+    except ValueError:
+        raise ValueError(f"environment variable {name}={raw!r}: expected {what}") from None
+    if value != value or (positive and value <= 0) or (minimum is not None and value < minimum):
+        bound = "> 0" if positive else f">= {minimum}"
+        raise ValueError(f"environment variable {name}={raw!r}: expected {what} {bound}")
+    return value
 
 
 def resolve_log_path(log_file: str | os.PathLike | None, log_dir: str | os.PathLike | None = None) -> Path | None:
@@ -140,8 +171,8 @@ class ModelTester:
         self.bench_warmup = bench_warmup
         self.bench_print = bench_print
         self.bench_min_time_ms = bench_min_time_ms
-        env_seed = os.environ.get(SEED_ENV)
-        self.seed = int(env_seed) if env_seed else zlib.crc32(self.name.encode()) & 0x7FFFFFFF
+        default_seed = zlib.crc32(self.name.encode()) & 0x7FFFFFFF
+        self.seed = int(env_number(SEED_ENV, default_seed, kind=int, minimum=0))
         self.epoch: int | None = None
         self._times = {"forward": _PhaseTimes(), "backward": _PhaseTimes()}
         self._steppers: tuple[Any, Any] | None = None

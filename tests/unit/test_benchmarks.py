@@ -314,3 +314,18 @@ def test_smoke_subset_selects_both_phases_of_its_cases():
             assert any(f".{phase.capitalize()}." in n and f"('{case}')" in n for n in selected), (
                 f"noxfile.py BENCH_QUICK no longer selects {case} ({phase}): was the case renamed?")
     assert re.search(regex, "threads.track_threads")
+
+
+def test_publish_offline_never_writes_outside_the_vendor_folder(tmp_path):
+    # before: a stylesheet's url(../../../../X) inside a fetched package escaped html/vendor
+    css = b".x{background:url(../../../../evil.txt)}"
+    html = tmp_path / "html"
+    html.mkdir()
+    (html / "index.html").write_text('<link rel="stylesheet" href="https://cdn.jsdelivr.net/npm/sty@2.0.0/css/s.css">\n')
+    cache = tmp_path / "cache"
+    _tarball(cache, "sty", "2.0.0", {"css/s.css": css, "../../../evil.txt": b"EVIL"})
+    with pytest.raises(publish_offline.PublishError, match="outside"):
+        publish_offline.make_offline(html, cache)
+    assert not list(tmp_path.rglob("evil.txt"))
+    with pytest.raises(publish_offline.PublishError, match="outside"):
+        publish_offline._inside(html / "vendor", "x@1", "../../up.js", "https://cdn/x")
