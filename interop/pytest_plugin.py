@@ -48,6 +48,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 _GOLDEN_WRITTEN = pytest.StashKey[list]()
 _SEED_SECTION = pytest.StashKey[str]()
+_REPLAY_SAVED = pytest.StashKey[dict]()
 
 
 _TORCH_DEVICE = re.compile(r"^(auto|cpu|mps|cuda(:\d+)?)$")
@@ -66,9 +67,19 @@ def pytest_configure(config: pytest.Config) -> None:
     # what a replay command needs to reproduce a case from a fresh shell
     from .tester import REPLAY_CONTEXT
 
+    config.stash[_REPLAY_SAVED] = dict(REPLAY_CONTEXT)  # an in-process inner run (pytester) restores it
     REPLAY_CONTEXT["rootdir"] = str(config.rootpath)
     backend = config.getoption("--backend", default="cpu")
     REPLAY_CONTEXT["options"] = [] if backend == "cpu" else [f"--backend={backend}"]
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    from .tester import REPLAY_CONTEXT
+
+    saved = config.stash.get(_REPLAY_SAVED, None)
+    if saved is not None:
+        REPLAY_CONTEXT.clear()
+        REPLAY_CONTEXT.update(saved)
 
 
 @pytest.fixture(scope="session")
