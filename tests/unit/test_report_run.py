@@ -113,3 +113,26 @@ def test_install_only_touches_no_result():
                 and c.func.attr in ("open", "unlink", "mkdir", "write_text", "rmtree")]
     assert not touching, f"the report session touches results outside session.run: {touching}"
     assert "interop.report_run" in source
+
+
+def test_ctrl_c_during_the_analysis_leaves_no_empty_report(tmp_path, monkeypatch):
+    # before: an empty report.txt next to a stale report.json
+    from interop import analyze, report_run
+
+    project = _suite(tmp_path, PASSING)
+    results = project / "results"
+    assert _report_run(project).wait(timeout=300) == 0
+    (first,) = _runs(project)
+
+    def interrupted(report):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(analyze, "format_report", interrupted)
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    with pytest.raises(KeyboardInterrupt):
+        report_run.main(["-p", "no:interop", "test_sample.py"], results=results, cwd=project)
+    second = [r for r in _runs(project) if r != first][0]
+    assert (second / "pytest.txt").exists()
+    assert not (second / "report.txt").exists() and not (second / "report.json").exists()
+    assert not list(second.glob(".*partial"))
+    assert (results / "latest").resolve() == first.resolve()
