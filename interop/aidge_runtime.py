@@ -5,14 +5,13 @@ the case declarations) work where Aidge is not installed.
 """
 from __future__ import annotations
 
-import contextlib
 import importlib
 import threading
 from types import ModuleType
 
 __all__ = ["aidge_core", "aidge_onnx", "aidge_learning", "load_backend", "quiet_aidge", "aidge_log_lock"]
 
-#: held while Aidge's process-wide console level is lowered (quiet_aidge and the bridge)
+#: held while Aidge's process-wide console level is lowered (quiet_aidge)
 aidge_log_lock = threading.RLock()
 
 
@@ -67,22 +66,43 @@ def load_backend(backend: str) -> ModuleType:
     return importlib.import_module(f"aidge_backend_{backend}")
 
 
-@contextlib.contextmanager
-def quiet_aidge(verbose: bool = False):
+class quiet_aidge:
     """Lower Aidge's console log level for the duration of the block, then restore it.
 
     Aidge prints NOTICE/WARNING lines (and ERROR lines before it throws) straight to the
     process's stdout; errors still reach the caller as exceptions. ``verbose=True`` leaves
     the caller's level untouched.
+
+    A plain class rather than a generator-based context manager: the bridge enters one on
+    every forward and backward (about 1 us per use instead of 4). One instance may be
+    entered again, nested or later: the levels it replaced are kept on a stack.
     """
-    if verbose:
-        yield
-        return
-    core = aidge_core()
-    with aidge_log_lock:
-        previous = core.Log.get_console_level()
-        core.Log.set_console_level(core.Level.Fatal)
-        try:
-            yield
-        finally:
-            core.Log.set_console_level(previous)
+
+    __slots__ = ("_enabled", "_previous", "_log", "_fatal")
+
+    def __init__(self, verbose: bool = False):
+        self._enabled = not verbose
+        self._previous: list = []
+        self._log = self._fatal = None
+
+    def __enter__(self) -> "quiet_aidge":
+        if self._enabled:
+            if self._log is None:
+                core = aidge_core()
+                self._log, self._fatal = core.Log, core.Level.Fatal
+            aidge_log_lock.acquire()
+            try:
+                self._previous.append(self._log.get_console_level())
+                self._log.set_console_level(self._fatal)
+            except BaseException:
+                aidge_log_lock.release()
+                raise
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        if self._enabled:
+            try:
+                self._log.set_console_level(self._previous.pop())
+            finally:
+                aidge_log_lock.release()
+        return False

@@ -26,10 +26,12 @@ from typing import Any, Sequence
 
 import numpy as np
 import torch
+from torch.utils import _pytree as pytree
 
 from . import aidge_runtime as rt
 from .errors import AidgeError, ExportError, ShapeSpecializedError, UnsupportedOperatorError, aidge_error_from
-from .onnx_export import ExportedModel, check_value_dependence, export_to_onnx
+from .onnx_export import (ExportedModel, check_value_dependence, export_to_onnx, graph_differences,
+                          preserved_state)
 
 __all__ = ["wrap", "AidgeModule", "AidgeSGD", "normalize_input_sizes"]
 
@@ -72,9 +74,11 @@ def wrap(
     instead of running Aidge on a wrong graph, and shapes torch itself rejects raise torch's
     own error. ``example_inputs`` replaces random float inputs (needed for integer inputs
     such as token ids). ``training=None`` exports in the model's current mode.
-    ``verbose=True`` lets Aidge log to the console. ``on_trace_warning``: a trace that depends
-    on input values (``if x.sum() > 0``) raises :class:`~interop.errors.TracingError` naming
-    the model's line (``"error"``, default), warns (``"warn"``) or is kept (``"ignore"``).
+    ``verbose=True`` lets Aidge log to the console. ``on_trace_warning``: when torch's tracer
+    warns in the model's own code and an export on other values of the same shapes gives
+    another graph (``if x.sum() > 0``), the trace depends on the data:
+    :class:`~interop.errors.TracingError` naming the model's lines (``"error"``, default), a
+    ``TracingWarning`` (``"warn"``) or nothing (``"ignore"``).
     Outputs keep the torch model's structure (tensor, tuple, list, dict, nested).
 
     Side effects: none. The caller's model keeps its mode, weights and buffers (BatchNorm
@@ -94,20 +98,14 @@ def wrap(
     with rt.quiet_aidge(verbose):
         graph = _import_graph(exported)
         _compile(graph, backend, [list(x.shape) for x in example_inputs])
-    module = AidgeModule(torch_model, exported, graph, backend=backend, verbose=verbose,
-                         example_inputs=example_inputs)
-    module._out_spec = out_spec
-    module._reexport = lambda inputs: export_to_onnx(torch_model, inputs, training=exported.training)
-    return module
+    return AidgeModule(torch_model, exported, graph, backend=backend, verbose=verbose,
+                       example_inputs=example_inputs, out_spec=out_spec,
+                       reexport=lambda inputs: export_to_onnx(torch_model, inputs, training=exported.training))
 
 
 def _output_structure(model: torch.nn.Module, example_inputs, exported: ExportedModel):
     """The pytree spec of the torch model's output (one forward on the example inputs, state
     and RNG restored); checked against the export's flat outputs."""
-    from torch.utils import _pytree as pytree
-
-    from .onnx_export import preserved_state
-
     with preserved_state(model), torch.random.fork_rng(devices=[]), torch.no_grad():
         out = model(*example_inputs)
     leaves, spec = pytree.tree_flatten(out)
@@ -236,35 +234,6 @@ def _data_ports(graph, n_inputs: int) -> list[_Port]:
     return ports
 
 
-class _Quiet:
-    """``rt.quiet_aidge`` without the generator machinery (about 1 us per call instead of 4):
-    the scheduler calls of every forward and backward go through it."""
-
-    __slots__ = ("_log", "_fatal", "_previous", "_enabled")
-
-    def __init__(self, verbose: bool):
-        core = rt.aidge_core()
-        self._log = core.Log
-        self._fatal = core.Level.Fatal
-        self._previous = None
-        self._enabled = not verbose
-
-    def __enter__(self):
-        if self._enabled:
-            rt.aidge_log_lock.acquire()
-            self._previous = self._log.get_console_level()
-            self._log.set_console_level(self._fatal)
-        return self
-
-    def __exit__(self, *exc):
-        if self._enabled:
-            try:
-                self._log.set_console_level(self._previous)
-            finally:
-                rt.aidge_log_lock.release()
-        return False
-
-
 class _GraphRunner:
     """Runs an Aidge graph: forward, backward, gradient reads. Not a torch object.
 
@@ -287,7 +256,7 @@ class _GraphRunner:
         self.device = torch.device("cuda" if backend == "cuda" else "cpu")
         self._cpu = self.device.type == "cpu"
         self.verbose = verbose
-        self._quiet = _Quiet(verbose)
+        self._quiet = rt.quiet_aidge(verbose)  # entered around every scheduler call
         ports = _data_ports(graph, n_inputs)
         if len(ports) != n_inputs:
             names = [f"{p.node.name()}#{p.index}" for p in ports]
@@ -329,7 +298,7 @@ class _GraphRunner:
                 raise AidgeError("forward", f"input {i} has shape {tuple(x.shape)}: Aidge does not "
                                             "compute on empty tensors (it returns the previous outputs unchanged)")
         self.invalidate()
-        if self.device.type != "cpu":
+        if not self._cpu:
             return
         core = rt.aidge_core()
         tensors, views = [], []
@@ -431,7 +400,7 @@ class _GraphRunner:
             order = list(self.scheduler.get_sequential_static_scheduling())
             done = (self.scheduler.get_forward_scheduling() if phase == "forward"
                     else self.scheduler.get_backward_scheduling())
-            finished = {id_ for id_ in (e.node.name() for e in done)}
+            finished = {e.node.name() for e in done}
         except Exception:  # noqa: BLE001  (no scheduling recorded: unknown)
             return None
         for node in (order if phase == "forward" else reversed(order)):
@@ -581,7 +550,8 @@ class AidgeModule(torch.nn.Module):
     """
 
     def __init__(self, torch_model: torch.nn.Module, exported: ExportedModel, graph, *,
-                 backend: str, verbose: bool, example_inputs: Sequence[torch.Tensor]):
+                 backend: str, verbose: bool, example_inputs: Sequence[torch.Tensor], out_spec=None,
+                 reexport=None):
         super().__init__()
         self._exported = exported
         self._graph = graph
@@ -589,8 +559,8 @@ class AidgeModule(torch.nn.Module):
         self._n_inputs = len(example_inputs)
         self._input_sizes = [tuple(x.shape) for x in example_inputs]
         self._input_dtypes = [x.dtype for x in example_inputs]
-        self._out_spec = None  # set by wrap(): the torch output's pytree structure
-        self._reexport = None  # set by wrap(): inputs -> ExportedModel of the torch model
+        self._out_spec = out_spec  # the torch output's pytree structure (None: flat tuple)
+        self._reexport = reexport  # inputs -> ExportedModel of the torch model at their shapes
         self._shapes_checked: dict[tuple, str | None] = {tuple(self._input_sizes): None}
         self._runner = _GraphRunner(graph, backend, self._n_inputs, verbose)
         self._runner.check_signature = self._check_signature
@@ -645,8 +615,6 @@ class AidgeModule(torch.nn.Module):
     def _shape_difference(self, inputs: Sequence[torch.Tensor]) -> str | None:
         """Export the torch model at the new shapes (the call's own inputs) and compare with the
         wrapped graph: None when equal. torch's own error when torch rejects the shapes."""
-        from .onnx_export import graph_differences
-
         if self._reexport is None:
             return None
         try:
@@ -703,7 +671,7 @@ class AidgeModule(torch.nn.Module):
             outputs = tuple(self._runner.forward(inputs, share=True))
         if self._out_spec is None:
             return outputs[0] if len(outputs) == 1 else tuple(outputs)
-        return _tree_unflatten(list(outputs), self._out_spec)
+        return pytree.tree_unflatten(list(outputs), self._out_spec)
 
     # -- Aidge objects ------------------------------------------------------------
     @property
@@ -775,12 +743,6 @@ class AidgeModule(torch.nn.Module):
 
     def __deepcopy__(self, memo):
         raise TypeError("an AidgeModule cannot be deep-copied (its tensors live in Aidge); wrap() the torch model again")
-
-
-def _tree_unflatten(leaves, spec):
-    from torch.utils import _pytree as pytree
-
-    return pytree.tree_unflatten(leaves, spec)
 
 
 class AidgeSGD:

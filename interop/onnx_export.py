@@ -107,9 +107,9 @@ def export_to_onnx(
     mode = torch.onnx.TrainingMode.TRAINING if training else torch.onnx.TrainingMode.EVAL
     buffer = io.BytesIO()
     # fork_rng: a TRAINING export runs the model (Dropout draws): the caller's RNG is restored.
-    # Grad mode is left as the caller has it: under torch.no_grad() an eval-mode
-    # nn.TransformerEncoderLayer takes its fused fast path (aten::_transformer_encoder_layer_fwd),
-    # which has no ONNX export, while with grad enabled the same module exports.
+    # Grad enabled whatever the caller's mode: torch takes the path a normal call takes (under
+    # torch.no_grad() an eval-mode nn.TransformerEncoderLayer takes its fused fast path,
+    # aten::_transformer_encoder_layer_fwd, which has no ONNX export).
     with preserved_state(model), warnings.catch_warnings(record=True) as caught, \
             torch.random.fork_rng(devices=[]), _silenced_stdout():
         # catch_warnings restores the caller's filters on exit: nothing global is changed.
