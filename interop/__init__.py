@@ -1,15 +1,22 @@
 """interop: does Eclipse Aidge compute what PyTorch computes, and how fast?
 
-Public API (imported lazily, so ``import interop`` stays cheap and the pytest plugin does
-not load torch or Aidge before the test session configures them):
+The package, by what it holds:
 
-- bridge: :func:`wrap`, :class:`AidgeModule`
-- comparator: :func:`assert_tensors_close`, :func:`assert_outputs_close`,
-  :func:`assert_finite`, :func:`compare_tensors`, :func:`compare_outputs`,
-  :func:`default_tolerances`
-- tester: :class:`ModelTester`
-- tensors: module :mod:`interop.tensor_converter` (``torch_tensor_to_aidge``,
-  ``aidge_tensor_to_torch``, ``convert_tensor``)
+- :mod:`interop.bridge`: torch -> ONNX -> Aidge: :func:`wrap`, :class:`AidgeModule`, the
+  tensor converters (:mod:`interop.bridge.tensors`), the Aidge runtime and the CUDA probe;
+- :mod:`interop.equivalence`: deciding equivalence: the one comparator, the tolerance
+  policy, :class:`ModelTester`, isolated runs, timing helpers;
+- :mod:`interop.cases`: the case database: :class:`Case` / :class:`OperatorConfig` /
+  :func:`build_cases`, the catalog, the expected-failure table, the generated operator
+  suite (:func:`make_operator_fixture`);
+- :mod:`interop.diagnostics`: first diverging layer, inference contract, invariances,
+  golden files, hypothesis strategies;
+- :mod:`interop.reporting`: categorising failures, the findings report, ``nox -s report``;
+- :mod:`interop.zoo`: the torch modules under test (operators, reference networks);
+- :mod:`interop.errors`: the exceptions (and the Aidge message patterns).
+
+The public names below are imported lazily, so ``import interop`` stays cheap and the
+pytest plugin does not load torch or Aidge before the test session configures them.
 """
 from __future__ import annotations
 
@@ -19,59 +26,60 @@ from typing import Any
 __version__ = "0.1.0"
 
 _EXPORTS = {
+    # bridge
     "wrap": "bridge",
     "AidgeModule": "bridge",
     "AidgeSGD": "bridge",
-    "ModelTester": "tester",
-    "EquivalenceError": "tester",
-    "assert_tensors_close": "compare",
-    "assert_outputs_close": "compare",
-    "assert_finite": "compare",
-    "compare_tensors": "compare",
-    "compare_outputs": "compare",
-    "default_tolerances": "compare",
-    "Mismatch": "compare",
-    "torch_tensor_to_aidge": "tensor_converter",
-    "aidge_tensor_to_torch": "tensor_converter",
-    "convert_tensor": "tensor_converter",
+    "torch_tensor_to_aidge": "bridge.tensors",
+    "aidge_tensor_to_torch": "bridge.tensors",
+    "convert_tensor": "bridge.tensors",
+    # equivalence
+    "ModelTester": "equivalence.tester",
+    "EquivalenceError": "equivalence.tester",
+    "assert_tensors_close": "equivalence.compare",
+    "compare_tensors": "equivalence.compare",
+    "Mismatch": "equivalence.compare",
+    "assert_outputs_close": "equivalence.outputs",
+    "assert_finite": "equivalence.outputs",
+    "compare_outputs": "equivalence.outputs",
+    "default_tolerances": "equivalence.tolerance",
+    "Tolerance": "equivalence.tolerance",
+    "run_isolated": "equivalence.isolation",
+    # errors
     "InteropError": "errors",
     "AidgeError": "errors",
     "AidgeNotImplementedError": "errors",
     "UnsupportedOperatorError": "errors",
     "ExportError": "errors",
     "CudaUnavailableError": "errors",
-    # inference-correctness toolkit
-    "check_inference_contract": "contract",
-    "ContractReport": "contract",
-    "ContractViolation": "contract",
-    "localize_divergence": "divergence",
-    "first_divergence_hint": "divergence",
-    "DivergenceReport": "divergence",
-    "DivergenceError": "divergence",
-    "assert_batch_invariant": "invariance",
-    "assert_padding_invariant": "invariance",
-    "assert_mask_invariant": "invariance",
-    "assert_permutation_invariant": "invariance",
-    "assert_permutation_equivariant": "invariance",
-    "assert_invariant": "invariance",
-    "assert_equivariant": "invariance",
-    "InvarianceError": "invariance",
-    # results analysis (analyze_results.py)
-    "categorize": "analyze",
-    # operator cases (tests/test_operators.py, benchmarks)
+    "AidgeCrash": "errors",
+    # diagnostics (inference-correctness toolkit)
+    "check_inference_contract": "diagnostics",
+    "ContractReport": "diagnostics",
+    "ContractViolation": "diagnostics",
+    "localize_divergence": "diagnostics",
+    "first_divergence_hint": "diagnostics",
+    "DivergenceReport": "diagnostics",
+    "DivergenceError": "diagnostics",
+    "assert_batch_invariant": "diagnostics",
+    "assert_padding_invariant": "diagnostics",
+    "assert_mask_invariant": "diagnostics",
+    "assert_permutation_invariant": "diagnostics",
+    "assert_permutation_equivariant": "diagnostics",
+    "assert_invariant": "diagnostics",
+    "assert_equivariant": "diagnostics",
+    "InvarianceError": "diagnostics",
+    # reporting (analyze_results.py)
+    "categorize": "reporting",
+    # the case database (tests/test_operators.py, benchmarks)
+    "Case": "cases",
     "OperatorCase": "cases",
     "OperatorConfig": "cases",
     "build_cases": "cases",
     "ConfigError": "cases",
-    "make_operator_fixture": "operator_suite",
-    "run_isolated": "isolation",
-    "AidgeCrash": "errors",
+    "make_operator_fixture": "cases.suite",
 }
-_SUBMODULES = {"bridge", "compare", "tester", "tensor_converter", "errors", "timing", "onnx_export",
-               "aidge_runtime"}
-_SUBMODULES |= {"contract", "divergence", "invariance", "golden", "strategies", "model_io"}
-_SUBMODULES |= {"analyze"}
-_SUBMODULES |= {"cases", "catalog", "operator_suite", "isolation"}
+_SUBMODULES = {"bridge", "equivalence", "cases", "diagnostics", "reporting", "zoo", "errors"}
 
 __all__ = sorted(_EXPORTS)
 

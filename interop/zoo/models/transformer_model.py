@@ -25,7 +25,6 @@ from torch import nn
 D_MODEL = 16
 HEADS = 2
 FEEDFORWARD = 32
-SEQUENCE = 8
 
 
 class TransformerBlock(nn.Module):

@@ -32,7 +32,7 @@ import time
 import traceback as _tb
 from typing import Any, Callable
 
-from .errors import AidgeCrash, InteropError
+from ..errors import AidgeCrash, InteropError
 
 __all__ = ["run_isolated", "IsolatedError", "phase_from_stack", "fork_available"]
 

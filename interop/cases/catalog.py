@@ -1,29 +1,39 @@
-"""THE registry of everything under test: every operator configuration (and, through
-:func:`model_cases`, the model zoo). The pytest suites, the asv benchmarks and the reports
-all read it; nothing else declares a case.
+"""THE registry of everything under test: every operator configuration, the model zoo's
+networks, the inference-contract checks and the property-based edge-value checks, all as
+:class:`~interop.cases.case.Case` objects. The pytest suites, the asv benchmarks and the
+reports all read it; nothing else declares a case.
 
 Importing this module is cheap and has no side effect: it builds :class:`OperatorConfig`
 objects only (no JSON parsed, no torch, no Aidge). Cases are built on demand:
-:func:`operator_cases` (or :func:`interop.cases.build_cases` on one config).
+:func:`operator_cases` (or :func:`interop.cases.build_cases` on one config),
+:func:`model_cases`, :func:`contract_cases`, :func:`property_cases`.
 
 Each operator: a torch module in ``interop/zoo/operators/<file>.py`` (named by string so
 nothing is imported here), its cases in ``configs/<Op>.json`` (or ``manual_cases``), the
 Aidge node type(s) its imported graph must hold (``"Conv2D|PaddedConv2D"``: either; a
-padded convolution or pooling imports as Aidge's Padded* meta-operator), and, where
-useful, a ``specs_to_kwargs`` function next to the module. Known Aidge defects are not declared here but in
-:mod:`interop.expected_failures` (one table).
+padded convolution or pooling imports as Aidge's Padded* meta-operator), where useful a
+``specs_to_kwargs`` function next to the module, and a tolerance only when it needs a
+looser one than the comparator's default (with the reason). Known Aidge defects are not
+declared here but in :mod:`interop.cases.expected_failures` (one table).
+
+Adding an operator: a torch module file, a JSON file, one ``_op(...)`` line below (README,
+"Adding an operator").
 """
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import importlib.util
 import os
 from pathlib import Path
 from typing import Any
 
-from .cases import OperatorCase, OperatorConfig, build_cases
+from .case import Case
+from .config import OperatorConfig, build_cases
 
-__all__ = ["OPERATOR_CONFIGS", "CONFIG_DIR", "operator_cases", "model_cases", "operator_config"]
+__all__ = ["OPERATOR_CONFIGS", "CONFIG_DIR", "operator_cases", "operator_config", "model_cases",
+           "model_specs", "contract_cases", "property_cases", "MODEL_CONFIGURATIONS", "CONTRACT_SIDES",
+           "PROPERTY_OPERATORS", "PROPERTY_VALUE_SETS", "PROPERTY_SHAPE"]
 
 #: where the JSON operator configurations live (``$INTEROP_CONFIG_DIR`` overrides)
 def _config_dir() -> Path:
@@ -80,7 +90,7 @@ def _manual(name: str, module: str, aidge_types, cases: list[tuple[str, dict, An
     return OperatorConfig(
         name=name,
         op_class=op_class,
-        manual_cases=[OperatorCase(id=path, op_class=op_class, torch_kwargs=kw, input_size=size, test_backward=train)
+        manual_cases=[Case(id=path, op_class=op_class, torch_kwargs=kw, input_size=size, test_backward=train)
                       for path, kw, size, train in cases],
         aidge_types=aidge_types,
     )
@@ -185,10 +195,10 @@ def operator_config(name: str) -> OperatorConfig:
 
 
 def operator_cases(names: list[str] | None = None, *, backend: str = "cpu",
-                   include_skipped: bool = False) -> list[OperatorCase]:
-    """Every operator case of the catalog (or of ``names``), built from the configs.
-    Cases of operator-wide skipped configs are left out unless ``include_skipped``."""
-    out: list[OperatorCase] = []
+                   include_skipped: bool = False) -> list[Case]:
+    """Every operator case of the catalog (or of ``names``), built from the configs for
+    ``backend``. Cases of operator-wide skipped configs are left out unless ``include_skipped``."""
+    out: list[Case] = []
     for name in names or list(OPERATOR_CONFIGS):
         cfg = operator_config(name)
         if cfg.skip_all and not include_skipped:
@@ -197,9 +207,18 @@ def operator_cases(names: list[str] | None = None, *, backend: str = "cpu",
     return out
 
 
-def model_cases() -> list[Any]:
-    """The model zoo's cases (``interop.zoo.models.MODEL_CASES``), or ``[]`` when the model
-    zoo is not there."""
+# --------------------------------------------------------------------------------------
+# Models: the zoo's networks, each in eval and in train mode
+# --------------------------------------------------------------------------------------
+#: ``<Name>_eval``: eval mode, eval export, forward only; ``<Name>_train``: train mode
+#: (BatchNorm on batch statistics), training export, backward and SGD steps when the
+#: network declares ``test_backward``
+MODEL_CONFIGURATIONS = ("eval", "train")
+
+
+def model_specs() -> list[dict]:
+    """The model zoo's declarations (``interop.zoo.models.MODEL_CASES``), or ``[]`` when
+    the model zoo is not there."""
     name = "interop.zoo.models"
     try:
         if importlib.util.find_spec(name) is None:
@@ -207,3 +226,79 @@ def model_cases() -> list[Any]:
     except ModuleNotFoundError:
         return []
     return list(getattr(importlib.import_module(name), "MODEL_CASES", []))
+
+
+def _finish(case: Case) -> Case:
+    from .expected_failures import expected_failure
+
+    return dataclasses.replace(case, expected_failure=expected_failure(case))
+
+
+def model_cases(*, backend: str = "cpu") -> list[Case]:
+    """Every network of the zoo in every configuration of :data:`MODEL_CONFIGURATIONS`."""
+    out = []
+    for spec in model_specs():
+        for configuration in MODEL_CONFIGURATIONS:
+            training = configuration == "train"
+            out.append(_finish(Case(
+                id=f"{spec['name']}_{configuration}", op_class=spec["model"], input_size=tuple(spec["input_size"]),
+                output_size=tuple(spec["output_size"]), test_backward=training and bool(spec["test_backward"]),
+                operator=spec["name"], path=configuration, source="interop.zoo.models", kind="model",
+                training=training, backend=backend, tolerance=spec.get("tolerance"))))
+    return out
+
+
+# --------------------------------------------------------------------------------------
+# The inference contract of every network, torch side and Aidge side
+# --------------------------------------------------------------------------------------
+CONTRACT_SIDES = ("torch", "aidge")
+
+
+def contract_cases(*, backend: str = "cpu") -> list[Case]:
+    """``<Model>_<side>_contract_<check>``: one check of
+    :func:`interop.diagnostics.check_inference_contract` on the eval-mode network (torch
+    side) or on its AidgeModule (aidge side)."""
+    from ..diagnostics import CHECKS
+
+    out = []
+    for spec in model_specs():
+        for side in CONTRACT_SIDES:
+            for check in CHECKS:
+                out.append(_finish(Case(
+                    id=f"{spec['name']}_{side}_contract_{check}", op_class=spec["model"],
+                    input_size=tuple(spec["input_size"]), output_size=tuple(spec["output_size"]),
+                    test_backward=False, operator=spec["name"], path=f"{side}_contract_{check}",
+                    source="interop.zoo.models", kind="contract", training=False, backend=backend,
+                    tolerance=spec.get("tolerance"), params={"side": side, "check": check})))
+    return out
+
+
+# --------------------------------------------------------------------------------------
+# Property-based edge values: elementwise operators of the catalog
+# --------------------------------------------------------------------------------------
+#: operator -> torch keywords of its catalog module
+PROPERTY_OPERATORS: dict[str, dict[str, Any]] = {
+    "ReLU": {}, "LeakyReLU": {"negative_slope": 0.1}, "Sigmoid": {}, "Tanh": {}, "Abs": {}, "Neg": {},
+    "Exp": {}, "Sqrt": {}, "Log": {},
+}
+#: value set -> flags of :func:`interop.diagnostics.strategies.tensors`
+PROPERTY_VALUE_SETS: dict[str, dict[str, bool]] = {
+    "finite": {},
+    "nonfinite": {"allow_nan": True, "allow_infinity": True},
+}
+#: the shape the operator is wrapped with (the drawn tensors have other shapes)
+PROPERTY_SHAPE = (2, 3)
+
+
+def property_cases(*, backend: str = "cpu") -> list[Case]:
+    """``hypothesis_<Op>_<values>``: an operator of the catalog on drawn edge values."""
+    out = []
+    for op, kwargs in PROPERTY_OPERATORS.items():
+        cfg = operator_config(op)
+        for values, flags in PROPERTY_VALUE_SETS.items():
+            out.append(_finish(Case(
+                id=f"hypothesis_{op}_{values}", op_class=cfg.op_class, torch_kwargs=dict(kwargs),
+                input_size=PROPERTY_SHAPE, test_backward=False, operator=op, path=values,
+                source="interop.cases.catalog.PROPERTY_OPERATORS", kind="property", training=False,
+                backend=backend, tolerance=cfg.tolerance, params={"values": values, **flags})))
+    return out

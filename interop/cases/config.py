@@ -1,8 +1,8 @@
-"""Operator cases: what an operator test is (:class:`OperatorCase`), how an operator is
-declared (:class:`OperatorConfig`) and how JSON configurations become cases
-(:func:`build_cases`).
+"""Operator configurations: how an operator is declared (:class:`OperatorConfig`) and how
+its JSON configuration becomes cases (:func:`build_cases`, producing
+:class:`~interop.cases.case.Case` objects).
 
-JSON layouts (attribute names are Aidge's; see ``shared/AIDGE_NOTES.md``)
+JSON layouts (attribute names are Aidge's; see ``docs/aidge-notes.md``)
 ---------------------------------------------------------------------
 ``base_configuration: {attributes: {...}, input_specs: [{name, shape, dtype?, range?}]}``
 plus ``test_configurations``, a tree of labelled cases; a *leaf* is a dict whose keys are
@@ -15,21 +15,20 @@ spec ``"shape": null`` drops that input, e.g. an optional bias).
   start below ``ok`` (``attr.kernel_square``).
 - ``benchmark_flat``: cases directly under ``test_configurations.{shape,attributes,sweeps,...}``
   (``attributes.kernel_square``).
-- ``simple``: no ``base_configuration``; flat named leaves, each complete (inputs default
-  to :attr:`OperatorConfig.default_input_size`).
-- ``manual``: no JSON; :attr:`OperatorConfig.manual_cases` lists :class:`OperatorCase`.
+- ``simple``: no ``base_configuration``; flat named leaves, each complete.
+- ``manual``: no JSON; :attr:`OperatorConfig.manual_cases` lists :class:`Case` objects.
 
 Cases under a top-level group named ``shape``/``shapes`` are forward-only shape sweeps
 (made for benchmarks): they are dropped unless the config asks for them
 (``forward_only_cases``, default :data:`INCLUDE_FORWARD_ONLY_CASES`, which the environment
 variable ``INTEROP_FORWARD_ONLY_CASES=1`` turns on).
 
-Input specs: a spec whose name is in :attr:`OperatorConfig.param_specs` (``weight``,
+Input specs: a spec whose name is in :data:`PARAM_SPECS` (``weight``,
 ``bias``...) describes a parameter of the torch module (its shape feeds
 ``specs_to_kwargs``); every other spec is a data input of the test, in order. A data spec
 may carry ``"range": [lo, hi]``: the test then feeds that input through a smooth map of
 the random normal input onto ``(lo, hi)``, computed in torch *before* both models
-(see :class:`interop.operator_suite.InputRange`), so the Aidge graph holds the operator
+(see :class:`interop.cases.suite.InputRange`), so the Aidge graph holds the operator
 alone while Sqrt/Log/Div/Pow... see only valid inputs.
 
 Errors: anything wrong in a configuration raises :class:`ConfigError`, whose message
@@ -40,40 +39,32 @@ This module imports neither torch nor Aidge at import time (the catalog must sta
 from __future__ import annotations
 
 import dataclasses
-import fnmatch
-import importlib
 import json
 import math
 import os
-import re
-import zlib
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from .errors import InteropError
-from .expected_failures import ExpectedFailure
+from ..errors import InteropError
+from .attributes import SUPPORTED_ATTRS
+from .case import Case, case_id
 
 __all__ = [
-    "OperatorCase",
     "OperatorConfig",
     "ConfigError",
-    "SUPPORTED_ATTRS",
     "INCLUDE_FORWARD_ONLY_CASES",
     "LEAF_KEYS",
-    "LAYOUTS",
+    "PARAM_SPECS",
     "build_cases",
     "detect_layout",
     "load_config_file",
-    "case_id",
-    "case_disposition",
-    "expected_failure_for",
-    "make_operator_fixture",
 ]
 
 INCLUDE_FORWARD_ONLY_CASES: bool = os.environ.get("INTEROP_FORWARD_ONLY_CASES", "").strip().lower() in (
     "1", "true", "yes", "on")
 
-LAYOUTS = ("benchmark_ok", "benchmark_flat", "simple", "manual")
+#: input spec names that describe module parameters (their shapes feed ``specs_to_kwargs``), not data inputs
+PARAM_SPECS = frozenset({"weight", "bias", "scale", "running_mean", "running_var"})
 #: keys a JSON leaf (one case) may hold
 LEAF_KEYS = frozenset({"attributes", "input_specs", "test_backward", "description"})
 #: keys an input spec may hold
@@ -103,241 +94,44 @@ class ConfigError(InteropError, ValueError):
 
 
 # --------------------------------------------------------------------------------------
-# Attribute conversions: Aidge attribute value -> torch keyword value
-# --------------------------------------------------------------------------------------
-def _int(v: Any) -> int:
-    if isinstance(v, bool) or not isinstance(v, int):
-        raise ValueError(f"expected an integer, got {v!r}")
-    return v
-
-
-def _float(v: Any) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise ValueError(f"expected a number, got {v!r}")
-    return float(v)
-
-
-def _bool(v: Any) -> bool:
-    if isinstance(v, bool):
-        return v
-    if v in (0, 1):
-        return bool(v)
-    raise ValueError(f"expected a boolean, got {v!r}")
-
-
-def _str(v: Any) -> str:
-    if not isinstance(v, str):
-        raise ValueError(f"expected a string, got {v!r}")
-    return v
-
-
-def _ints(v: Any) -> tuple[int, ...]:
-    if isinstance(v, int) and not isinstance(v, bool):
-        return (v,)
-    if not isinstance(v, (list, tuple)) or not all(isinstance(x, int) and not isinstance(x, bool) for x in v):
-        raise ValueError(f"expected a list of integers, got {v!r}")
-    return tuple(v)
-
-
-def _floats(v: Any) -> tuple[float, ...]:
-    if isinstance(v, (int, float)) and not isinstance(v, bool):
-        return (float(v),)
-    if not isinstance(v, (list, tuple)) or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v):
-        raise ValueError(f"expected a list of numbers, got {v!r}")
-    return tuple(float(x) for x in v)
-
-
-def _symmetric_padding(v: Any) -> tuple[int, ...]:
-    """Aidge ``padding_dims`` ``[begin_1, .., begin_n, end_1, .., end_n]`` -> torch
-    ``padding=(p_1, .., p_n)``; torch convolutions and poolings only pad symmetrically."""
-    dims = _ints(v)
-    if len(dims) % 2:
-        raise ValueError(f"padding_dims needs begin and end values (an even count), got {list(dims)}")
-    n = len(dims) // 2
-    begin, end = dims[:n], dims[n:]
-    if begin != end:
-        raise ValueError(f"torch pads symmetrically; padding_dims {list(dims)} has begin {list(begin)} "
-                         f"!= end {list(end)}")
-    return begin
-
-
-def _one_minus(v: Any) -> float:
-    """ONNX/Aidge BatchNorm ``momentum`` (weight of the running value) -> torch ``momentum``
-    (weight of the batch value)."""
-    m = _float(v)
-    if not 0.0 <= m <= 1.0:
-        raise ValueError(f"momentum must lie in [0, 1], got {m}")
-    return 1.0 - m
-
-
-#: Aidge attribute name -> (torch keyword, conversion). An operator maps the attributes of
-#: its JSON cases through this table (or its own ``supported_attrs``); an attribute in
-#: neither the table nor the operator's ``ignored_attrs`` is a configuration error.
-SUPPORTED_ATTRS: Mapping[str, tuple[str, Callable[[Any], Any]]] = {
-    # convolution / pooling
-    "kernel_dims": ("kernel_size", _ints),
-    "stride_dims": ("stride", _ints),
-    "dilation_dims": ("dilation", _ints),
-    "dilations": ("dilation", _ints),
-    "padding_dims": ("padding", _symmetric_padding),
-    "output_padding": ("output_padding", _ints),
-    "groups": ("groups", _int),
-    "ceil_mode": ("ceil_mode", _bool),
-    "count_include_pad": ("count_include_pad", _bool),
-    # reductions, softmax, concat...
-    "axes": ("dim", _ints),
-    "axis": ("dim", _int),
-    "keep_dims": ("keepdim", _bool),
-    # activations
-    "alpha": ("alpha", _float),
-    "beta": ("beta", _float),
-    "negative_slope": ("negative_slope", _float),
-    "approximate": ("approximate", _str),
-    "min": ("min", _float),
-    "max": ("max", _float),
-    # normalisations
-    "epsilon": ("eps", _float),
-    "momentum": ("momentum", _one_minus),
-    "training_mode": ("training", _bool),
-    "num_groups": ("num_groups", _int),
-    "normalized_shape": ("normalized_shape", _ints),
-    "affine": ("affine", _bool),
-    # arithmetic
-    "rounding_mode": ("rounding_mode", _str),
-    "exponent": ("exponent", _float),
-    # shape manipulation
-    "output_dims_order": ("dims", _ints),
-    "shape": ("shape", _ints),
-    "starts": ("starts", _ints),
-    "ends": ("ends", _ints),
-    "steps": ("steps", _ints),
-    "split": ("split", _ints),
-    "indices": ("indices", _ints),
-    "start_dim": ("start_dim", _int),
-    # padding (Aidge Pad: ONNX pads order [begin_1..begin_n, end_1..end_n])
-    "pads": ("pads", _ints),
-    "constant_value": ("value", _float),
-    # resize
-    "mode": ("mode", _str),
-    "scale_factor": ("scale_factor", _floats),
-    "align_corners": ("align_corners", _bool),
-    # embedding
-    "num_embeddings": ("num_embeddings", _int),
-}
-
-
-# --------------------------------------------------------------------------------------
 # Declarations
 # --------------------------------------------------------------------------------------
-@dataclasses.dataclass(frozen=True)
-class OperatorCase:
-    """One equivalence case: ``op_class(**torch_kwargs)`` on random inputs of ``input_size``
-    (one shape, or a list of shapes for several inputs)."""
-
-    id: str
-    op_class: Any  # a class, or "package.module:Class" resolved on use
-    torch_kwargs: Mapping[str, Any]
-    input_size: Any
-    output_size: Any = None
-    test_backward: bool = True
-    expected_failure: ExpectedFailure | None = None
-    # --- filled by build_cases ---
-    operator: str = ""
-    path: str = ""
-    source: str = ""
-    #: one entry per data input: None or (lo, hi), see module docstring
-    input_ranges: tuple = ()
-    #: Aidge node types the imported graph must contain
-    aidge_types: tuple[str, ...] = ()
-    skip_reason: str | None = None
-
-    def model_class(self) -> type:
-        return resolve_class(self.op_class)
-
-    def build_model(self):
-        """A fresh torch module for this case, with weights drawn from a seed derived from
-        the case id (the global RNG is left untouched)."""
-        import torch
-
-        cls = self.model_class()
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(case_seed(self.id))
-            return cls(**dict(self.torch_kwargs))
-
-    @property
-    def input_sizes(self) -> list[tuple[int, ...]]:
-        s = self.input_size
-        if s and isinstance(s[0], (list, tuple)):
-            return [tuple(x) for x in s]
-        return [tuple(s)]
-
-
 @dataclasses.dataclass
 class OperatorConfig:
-    """How to test one operator: its torch module, where its cases come from, how Aidge
-    attributes map onto the module's keywords, and its operator-wide marks."""
+    """How to test one operator: its torch module, where its cases come from, how its
+    Aidge attributes map onto the module's keywords, the Aidge node types its graph must
+    hold, and its tolerance. Known Aidge defects are not declared here but in the one
+    expected-failure table (:mod:`interop.cases.expected_failures`)."""
 
     name: str
     op_class: Any
     json_path: str | os.PathLike | None = None
-    manual_cases: Sequence[OperatorCase] | None = None
-    supported_attrs: Mapping[str, tuple[str, Callable[[Any], Any]]] = dataclasses.field(
-        default_factory=lambda: SUPPORTED_ATTRS)
+    manual_cases: Sequence[Case] | None = None
+    #: Aidge attributes of the JSON cases that the torch module does not take
     ignored_attrs: frozenset = frozenset()
-    #: case path (or fnmatch pattern over paths) -> reason to skip it
-    skip_reasons: Mapping[str, str] = dataclasses.field(default_factory=dict)
-    default_input_size: Any = None
     #: specs by name -> extra torch keywords derived from shapes (in_channels...); raise
     #: ValueError for a shape the operator cannot take
     specs_to_kwargs: Callable[[dict[str, dict]], dict[str, Any]] | None = None
-    #: ExpectedFailure applied to every case (strict xfail)
-    xfail_all: ExpectedFailure | None = None
-    #: reason to skip every case
+    #: reason to skip every case (an operator without a torch reference)
     skip_all: str | None = None
-    #: ExpectedFailure applied to every case that trains
-    xfail_backward: ExpectedFailure | None = None
+    #: keep the forward-only shape sweeps (``shape``/``shapes`` groups)
     forward_only_cases: bool = INCLUDE_FORWARD_ONLY_CASES
-    #: run only on this backend (None: every backend)
-    backend: str | None = None
-    # --- extensions ---
     #: Aidge node types the imported graph must contain (all of them); a callable gets the
     #: case's torch keywords and returns the tuple
     aidge_types: tuple[str, ...] | Callable[[Mapping[str, Any]], tuple[str, ...]] = ()
-    #: input spec names that describe module parameters, not data inputs
-    param_specs: frozenset = frozenset({"weight", "bias", "scale", "running_mean", "running_var"})
-    #: fixed torch keywords added to every case
-    fixed_kwargs: Mapping[str, Any] = dataclasses.field(default_factory=dict)
-    #: check each case by building the module and running it on zeros (shape errors)
-    validate: bool = True
+    #: the operator's :class:`~interop.equivalence.tolerance.Tolerance` (None: the
+    #: comparator's float32 default); a looser one must say why
+    tolerance: Any = None
 
     def __post_init__(self):
-        for field in ("xfail_all", "xfail_backward"):
-            value = getattr(self, field)
-            if value is not None and not isinstance(value, ExpectedFailure):
-                raise TypeError(f"OperatorConfig {self.name!r}: {field} must be an ExpectedFailure "
-                                f"(operator, phase, category and Aidge's error text), got {value!r}")
         if self.json_path is None and self.manual_cases is None and self.skip_all is None:
             raise ConfigError("needs json_path or manual_cases", operator=self.name)
+        if self.tolerance is not None:
+            from ..equivalence.tolerance import Tolerance
 
-
-def resolve_class(op_class: Any) -> type:
-    """A class, or ``"package.module:Class"`` imported now."""
-    if isinstance(op_class, str):
-        module, _, qualname = op_class.partition(":")
-        obj: Any = importlib.import_module(module)
-        for part in qualname.split("."):
-            obj = getattr(obj, part)
-        return obj
-    return op_class
-
-
-def case_seed(case_id: str) -> int:
-    return zlib.crc32(case_id.encode()) & 0x7FFFFFFF
-
-
-def case_id(operator: str, path: str) -> str:
-    """``Conv2D`` + ``attributes.kernel square`` -> ``Conv2D_attributes_kernel_square``."""
-    return operator + "_" + re.sub(r"[.\s]+", "_", path.strip())
+            if not isinstance(self.tolerance, Tolerance):
+                raise TypeError(f"OperatorConfig {self.name!r}: tolerance must be a Tolerance (rtol, atol and "
+                                f"the reason for any loosening), got {self.tolerance!r}")
 
 
 # --------------------------------------------------------------------------------------
@@ -525,10 +319,10 @@ def _map_attributes(cfg: OperatorConfig, attrs: Mapping[str, Any], file, path) -
     for name, value in attrs.items():
         if name in cfg.ignored_attrs:
             continue
-        if name not in cfg.supported_attrs:
+        if name not in SUPPORTED_ATTRS:
             raise ConfigError(f"attribute {name!r} is neither supported (SUPPORTED_ATTRS) nor ignored by "
                               f"operator {cfg.name}", file=file, case=path, key=f"attributes.{name}")
-        kw, convert = cfg.supported_attrs[name]
+        kw, convert = SUPPORTED_ATTRS[name]
         try:
             kwargs[kw] = convert(value)
         except (TypeError, ValueError) as exc:
@@ -536,27 +330,21 @@ def _map_attributes(cfg: OperatorConfig, attrs: Mapping[str, Any], file, path) -
     return kwargs
 
 
-def _case_from_leaf(cfg: OperatorConfig, path: str, base: dict, leaf: dict, file) -> OperatorCase:
+def _case_from_leaf(cfg: OperatorConfig, path: str, base: dict, leaf: dict, file) -> Case:
     attrs = _merge_attributes(base.get("attributes"), leaf.get("attributes"), file, path)
     specs = _merge_specs(base.get("input_specs"), leaf.get("input_specs"), file, path)
-    kwargs = dict(cfg.fixed_kwargs)
-    kwargs.update(_map_attributes(cfg, attrs, file, path))
-    data_specs = [s for s in specs if s["name"] not in cfg.param_specs]
+    kwargs = _map_attributes(cfg, attrs, file, path)
+    data_specs = [s for s in specs if s["name"] not in PARAM_SPECS]
     if not data_specs:
-        if cfg.default_input_size is None:
-            raise ConfigError("no data input: give input_specs or the operator's default_input_size",
-                              file=file, case=path, key="input_specs")
-        sizes = cfg.default_input_size
-        sizes = [tuple(s) for s in sizes] if sizes and isinstance(sizes[0], (list, tuple)) else [tuple(sizes)]
-        data_specs = [{"name": f"input_{i}", "shape": list(s)} for i, s in enumerate(sizes)]
-        specs = data_specs + specs
+        raise ConfigError(f"no data input: input_specs must name at least one input that is not a parameter "
+                          f"({sorted(PARAM_SPECS)})", file=file, case=path, key="input_specs")
     if cfg.specs_to_kwargs is not None:
         try:
             derived = cfg.specs_to_kwargs({s["name"]: s for s in specs})
         except (KeyError, TypeError, ValueError, IndexError) as exc:
             raise ConfigError(f"the operator cannot take these input specs: {exc}", file=file, case=path,
                               key="input_specs") from exc
-        clash = set(derived) & set(kwargs) - set(cfg.fixed_kwargs)
+        clash = set(derived) & set(kwargs)
         if clash:
             raise ConfigError(f"keyword(s) {sorted(clash)} come from both the attributes and the input specs",
                               file=file, case=path, key=f"attributes.{sorted(clash)[0]}")
@@ -568,7 +356,7 @@ def _case_from_leaf(cfg: OperatorConfig, path: str, base: dict, leaf: dict, file
     sizes = [tuple(s["shape"]) for s in data_specs]
     ranges = tuple(tuple(float(x) for x in s["range"]) if s.get("range") else None for s in data_specs)
     types = cfg.aidge_types(kwargs) if callable(cfg.aidge_types) else tuple(cfg.aidge_types)
-    return OperatorCase(
+    return Case(
         id=case_id(cfg.name, path),
         op_class=cfg.op_class,
         torch_kwargs=kwargs,
@@ -582,7 +370,7 @@ def _case_from_leaf(cfg: OperatorConfig, path: str, base: dict, leaf: dict, file
     )
 
 
-def _validate(cfg: OperatorConfig, case: OperatorCase) -> None:
+def _validate(cfg: OperatorConfig, case: Case) -> None:
     """Build the module and run it on meta tensors (shapes only): a keyword or shape the
     operator cannot take is a configuration error here, not a confusing failure later."""
     import torch
@@ -591,7 +379,7 @@ def _validate(cfg: OperatorConfig, case: OperatorCase) -> None:
     try:
         model = case.build_model()
     except Exception as exc:
-        raise ConfigError(f"{resolve_class(case.op_class).__name__}(**{dict(case.torch_kwargs)}) failed: "
+        raise ConfigError(f"{getattr(case.model_class(), '__name__', case.op_class)}(**{dict(case.torch_kwargs)}) failed: "
                           f"{type(exc).__name__}: {exc}", file=file, case=case.path, key="attributes") from exc
     try:
         # on the meta device: shapes are checked, no data is computed or allocated (a
@@ -610,12 +398,15 @@ def _validate(cfg: OperatorConfig, case: OperatorCase) -> None:
                           key="input_specs")
 
 
-def build_cases(cfg: OperatorConfig, *, backend: str = "cpu", validate: bool | None = None) -> list[OperatorCase]:
+def build_cases(cfg: OperatorConfig, *, backend: str = "cpu", validate: bool = True) -> list[Case]:
     """Every case of ``cfg``, in file order: layout detected, cases merged onto the base
     configuration, attributes mapped, shape-derived keywords added, forward-only shape
-    cases dropped unless ``cfg.forward_only_cases``, per-case skip reasons and the
-    expected failure for ``backend`` (from :mod:`interop.expected_failures`) attached."""
-    validate = cfg.validate if validate is None else validate
+    cases dropped unless ``cfg.forward_only_cases``, each case checked on the meta device
+    (``validate``), and the backend, the operator's tolerance, the operator-wide skip and
+    the expected failure on ``backend`` (the one lookup,
+    :func:`interop.cases.expected_failures.expected_failure`) attached."""
+    from .expected_failures import expected_failure
+
     if cfg.skip_all:
         validate = False  # never run: the module may not even be constructible
     if cfg.manual_cases is not None:
@@ -641,74 +432,17 @@ def build_cases(cfg: OperatorConfig, *, backend: str = "cpu", validate: bool | N
             continue
         if validate:
             _validate(cfg, case)
-        case = dataclasses.replace(case, skip_reason=_skip_reason(cfg, case))
-        case = dataclasses.replace(case, expected_failure=expected_failure_for(case, backend))
-        out.append(case)
+        case = dataclasses.replace(case, backend=backend, tolerance=cfg.tolerance, skip_reason=cfg.skip_all)
+        out.append(dataclasses.replace(case, expected_failure=expected_failure(case)))
     return out
 
 
-def _complete_manual(cfg: OperatorConfig, case: OperatorCase) -> OperatorCase:
-    if not isinstance(case, OperatorCase):
-        raise ConfigError(f"manual_cases must hold OperatorCase objects, got {type(case).__name__}",
+def _complete_manual(cfg: OperatorConfig, case: Case) -> Case:
+    if not isinstance(case, Case):
+        raise ConfigError(f"manual_cases must hold Case (OperatorCase) objects, got {type(case).__name__}",
                           operator=cfg.name)
     path = case.path or (case.id[len(cfg.name) + 1:] if case.id.startswith(cfg.name + "_") else case.id)
     types = case.aidge_types or (cfg.aidge_types(case.torch_kwargs) if callable(cfg.aidge_types)
                                  else tuple(cfg.aidge_types))
     return dataclasses.replace(case, id=case_id(cfg.name, path), path=path, operator=cfg.name,
                                aidge_types=tuple(types), source=case.source or f"manual cases of {cfg.name}")
-
-
-def _skip_reason(cfg: OperatorConfig, case: OperatorCase) -> str | None:
-    for pattern, reason in cfg.skip_reasons.items():
-        if fnmatch.fnmatchcase(case.path, pattern) or fnmatch.fnmatchcase(case.id, pattern):
-            return reason
-    return None
-
-
-# --------------------------------------------------------------------------------------
-# Expected failures and marks
-# --------------------------------------------------------------------------------------
-_TRAINING_PHASES = ("backward", "step")
-
-
-def expected_failure_for(case: OperatorCase, backend: str = "cpu",
-                         table: Iterable[ExpectedFailure] | None = None) -> ExpectedFailure | None:
-    """The first entry of the operator table matching the case id on ``backend``; an entry
-    about a training phase (backward, step) only concerns cases that train."""
-    if table is None:
-        from .expected_failures import _OPERATORS as table  # the one table
-    for entry in table:
-        if entry.matches(case.id, backend) and (case.test_backward or entry.phase not in _TRAINING_PHASES):
-            return entry
-    return None
-
-
-def case_disposition(cfg: OperatorConfig, case: OperatorCase, backend: str = "cpu",
-                     table: Iterable[ExpectedFailure] | None = None) -> tuple[str, Any]:
-    """What happens to a case, in priority order: ``("skip", reason)`` for an operator-wide
-    skip (or a config bound to another backend, or a per-case skip reason), then
-    ``("xfail", entry)`` for the operator-wide xfail, the backward-only xfail (cases that
-    train) and the per-case entry of the expected-failure table; else ``("run", None)``."""
-    if cfg.skip_all:
-        return "skip", cfg.skip_all
-    if cfg.backend is not None and cfg.backend != backend:
-        return "skip", f"{cfg.name} is declared for backend {cfg.backend!r} only (running {backend!r})"
-    if case.skip_reason:
-        return "skip", case.skip_reason
-    if cfg.xfail_all is not None:
-        return "xfail", cfg.xfail_all
-    if cfg.xfail_backward is not None and case.test_backward:
-        return "xfail", cfg.xfail_backward
-    entry = expected_failure_for(case, backend, table)
-    if entry is not None:
-        return "xfail", entry
-    return "run", None
-
-
-def make_operator_fixture(cfg: OperatorConfig):
-    """A pytest fixture parametrised over ``build_cases(cfg)``; see
-    :func:`interop.operator_suite.make_operator_fixture`."""
-    from .operator_suite import make_operator_fixture as make
-
-    return make(cfg)
-

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-import statistics
 import time
 from typing import Any, Callable, Iterator
 
 import torch
 
-__all__ = ["synchronize", "timed", "measure", "pinned_threads", "thread_count", "summarize"]
+__all__ = ["synchronize", "timed", "measure", "pinned_threads", "thread_count"]
 
 
 def synchronize(cuda: bool) -> None:
@@ -39,14 +38,6 @@ def measure(fn: Callable[[], Any], *, warmup: int = 2, repeat: int = 10, min_tim
         if len(samples) >= 10_000:
             break
     return samples
-
-
-def summarize(samples: list[float]) -> dict[str, float]:
-    """mean / median / min over the samples, in seconds."""
-    if not samples:
-        return {"mean": float("nan"), "median": float("nan"), "min": float("nan"), "samples": 0}
-    return {"mean": statistics.fmean(samples), "median": statistics.median(samples),
-            "min": min(samples), "samples": len(samples)}
 
 
 def thread_count() -> int:

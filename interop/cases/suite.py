@@ -1,37 +1,46 @@
-"""Running operator cases under pytest: the fixture factory, the per-case object the
-fixture yields, the "is the operator really in the Aidge graph" check and the isolated,
-expected-failure-aware execution of a case.
+"""Running operator cases under pytest: the generated tests, the fixture factory, the
+per-case object the fixture yields, the "is the operator really in the Aidge graph" check
+and the isolated, expected-failure-aware execution of a case.
 
-A test of the operator suite reads::
+The operator suite (``tests/test_operators.py``) is generated from the catalog: one test
+function ``test_<Op>_interop`` per operator (:func:`operator_test`), parametrised over the
+operator's cases (ids = case ids), so a catalog line is all it takes to test an operator.
+A user's own suite can still write the documented pair by hand::
 
     conv2d_case = make_operator_fixture(OPERATOR_CONFIGS["Conv2D"])
 
     def test_Conv2D_interop(conv2d_case):
         run_operator_case(conv2d_case, check_equivalence)
 
-``check_equivalence(case)`` runs in a forked child (:func:`interop.isolation.run_isolated`),
+``check_equivalence(case)`` runs in a forked child (:func:`interop.equivalence.isolation.run_isolated`),
 and the Aidge model is only built (exported, imported, compiled) when the child first
 reads ``case["aidge_model"]``: a crash inside Aidge, even at compile time, ends as an
 :class:`~interop.errors.AidgeCrash` failure of that one case.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping
 from typing import Any, Callable, Iterator
 
 import torch
 
-from .cases import ConfigError, OperatorCase, OperatorConfig, build_cases, case_disposition
-from .bridge import generic_nodes
-from .errors import InteropError
-from .tester import env_number
+from ..bridge import generic_nodes
+from ..equivalence.tester import env_number
+from ..errors import InteropError
+from .case import Case
+from .config import ConfigError, OperatorConfig, build_cases
+from .expected_failures import expected_failure, expected_failure_guard, xfail_marks
 
 __all__ = [
     "OperatorCaseRun",
     "OperatorNotInGraphError",
     "InputRange",
     "make_operator_fixture",
+    "operator_test",
+    "operator_case",
+    "operator_case_params",
     "assert_operator_in_graph",
     "run_operator_case",
     "CASE_TIMEOUT_S",
@@ -88,7 +97,7 @@ class OperatorCaseRun(Mapping):
     _KEYS = ("name", "torch_model", "aidge_model", "input_size", "output_size", "test_backward",
              "case", "config", "backend", "aidge_types", "expected_failure")
 
-    def __init__(self, case: OperatorCase, config: OperatorConfig, backend: str = "cpu",
+    def __init__(self, case: Case, config: OperatorConfig | None, backend: str = "cpu",
                  expected_failure=None):
         self.case = case
         self.config = config
@@ -135,7 +144,7 @@ class OperatorCaseRun(Mapping):
 
     def _aidge(self):
         if self._aidge_model is None:
-            from .bridge import wrap
+            from ..bridge import wrap
 
             self._torch()
             am = wrap(self._inner_torch, self.case.input_sizes, backend=self.backend)
@@ -178,11 +187,10 @@ def assert_operator_in_graph(aidge_model, expected_types, *, operator: str = "")
 def run_operator_case(case_run: OperatorCaseRun, body: Callable[[OperatorCaseRun], Any], *,
                       isolate: bool | None = None, timeout: float | None = None) -> Any:
     """``body(case_run)`` in a forked child (``isolate``), under the expected-failure guard
-    of the case: a failure quoting the entry's error text becomes
-    :class:`~interop.expected_failures.ExpectedAidgeFailure` (what the strict xfail mark
-    accepts); any other failure propagates as is."""
-    from .expected_failures import expected_failure_guard
-    from .isolation import run_isolated
+    of the case: a failure quoting the entry's error text (in the entry's category and
+    phase) becomes :class:`~interop.cases.expected_failures.ExpectedAidgeFailure` (what the
+    strict xfail mark accepts); any other failure propagates as is."""
+    from ..equivalence.isolation import run_isolated
 
     isolate = ISOLATE if isolate is None else isolate
     with expected_failure_guard(case_run.expected_failure):
@@ -193,7 +201,7 @@ def run_operator_case(case_run: OperatorCaseRun, body: Callable[[OperatorCaseRun
 
 def _prepare_parent(backend: str) -> None:
     """Import what every child needs once, in the parent, so forks start warm."""
-    from . import aidge_runtime as rt
+    from ..bridge import runtime as rt
 
     rt.load_backend(backend)
     rt.aidge_onnx()
@@ -201,25 +209,25 @@ def _prepare_parent(backend: str) -> None:
     import onnx  # noqa: F401
     import torch.onnx  # noqa: F401
 
-    from . import bridge, tester  # noqa: F401
+    from .. import bridge  # noqa: F401
+    from ..equivalence import tester  # noqa: F401
 
     # The first torch.optim.SGD of a process imports torch._dynamo (~1 s): pay it once here,
     # not in every child that trains.
     torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1)
 
 
-def make_operator_fixture(cfg: OperatorConfig):
-    """A pytest fixture parametrised over the cases of ``cfg`` (ids = case ids) that yields
-    an :class:`OperatorCaseRun`. Marks, in priority order (:func:`interop.cases.case_disposition`):
-    operator-wide skip, operator-wide xfail, backward-only xfail, per-case xfail from the
-    expected-failure table, all strict. A configuration error does not stop collection:
-    the operator then has a single case, ``<Op>_config_error``, that fails with the error.
-    Uses the ``aidge_backend`` fixture of the interop pytest plugin."""
+# --------------------------------------------------------------------------------------
+# pytest: parameters, the fixture, the generated tests
+# --------------------------------------------------------------------------------------
+def operator_case_params(cfg: OperatorConfig) -> list:
+    """``pytest.param`` per case of ``cfg`` (id = case id; the operator-wide skip as a
+    mark). A configuration error does not stop collection: the operator then has a single
+    parameter, ``<Op>_config_error``, that fails with the error naming file, case and key."""
     import pytest
 
     try:
-        cases = build_cases(cfg)
-        params = [pytest.param(c, id=c.id) for c in cases]
+        params = [pytest.param(c, id=c.id) for c in build_cases(cfg)]
     except ConfigError as exc:
         params = [pytest.param(exc, id=f"{cfg.name}_config_error")]
     except Exception as exc:  # an op_class that does not import, a bug in specs_to_kwargs...
@@ -227,24 +235,73 @@ def make_operator_fixture(cfg: OperatorConfig):
         params = [pytest.param(err, id=f"{cfg.name}_config_error")]
     if cfg.skip_all:
         params = [pytest.param(*p.values, id=p.id, marks=[pytest.mark.skip(reason=cfg.skip_all)]) for p in params]
+    return params
 
-    @pytest.fixture(params=params)
+
+def _case_run(request, config: OperatorConfig | None, backend: str):
+    """What the fixtures yield for ``request.param``: the case on ``backend``, its strict
+    xfail applied (the one lookup, for that backend)."""
+    import pytest
+
+    item = request.param
+    if isinstance(item, Exception):
+        raise item
+    if item.skip_reason:
+        pytest.skip(item.skip_reason)
+    case = dataclasses.replace(item, backend=backend)
+    case = dataclasses.replace(case, expected_failure=expected_failure(case))
+    for mark in xfail_marks(case.expected_failure):
+        request.applymarker(mark)
+    _prepare_parent(backend)
+    return OperatorCaseRun(case, config, backend, expected_failure=case.expected_failure)
+
+
+def make_operator_fixture(cfg: OperatorConfig):
+    """A pytest fixture parametrised over the cases of ``cfg`` (ids = case ids) that yields
+    an :class:`OperatorCaseRun`: the operator-wide skip, else the strict xfail of the
+    expected-failure table on the backend under test. Uses the ``aidge_backend`` fixture of
+    the interop pytest plugin (``--backend``)."""
+    import pytest
+
+    @pytest.fixture(params=operator_case_params(cfg))
     def operator_case(request, aidge_backend):
-        item = request.param
-        if isinstance(item, Exception):
-            raise item
-        kind, detail = case_disposition(cfg, item, aidge_backend)
-        if kind == "skip":
-            pytest.skip(detail)
-        entry = None
-        if kind == "xfail":
-            from .expected_failures import xfail_marks
-
-            entry = detail
-            for mark in xfail_marks(entry):
-                request.applymarker(mark)
-        _prepare_parent(aidge_backend)
-        yield OperatorCaseRun(item, cfg, aidge_backend, expected_failure=entry)
+        yield _case_run(request, cfg, aidge_backend)
 
     operator_case.__doc__ = f"The cases of operator {cfg.name} ({cfg.json_path or 'manual cases'})."
     return operator_case
+
+
+def _operator_case(request, aidge_backend):
+    """One operator case (``request.param``, from :func:`operator_test`'s parametrisation)
+    as an :class:`OperatorCaseRun`."""
+    from .catalog import OPERATOR_CONFIGS
+
+    item = request.param
+    config = OPERATOR_CONFIGS.get(getattr(item, "operator", None))
+    yield _case_run(request, config, aidge_backend)
+
+
+def _fixture(fn):
+    import pytest
+
+    return pytest.fixture(name="operator_case")(fn)
+
+
+#: the fixture behind :func:`operator_test` (import it into the test module)
+operator_case = _fixture(_operator_case)
+
+
+def operator_test(cfg: OperatorConfig, body: Callable[[OperatorCaseRun], Any]):
+    """The generated test of operator ``cfg``: ``test_<Op>_interop``, parametrised over its
+    cases (ids = case ids), each running ``body`` through :func:`run_operator_case`. Bind it
+    to a module-level name ``test_<Op>_interop`` (with the :data:`operator_case` fixture in
+    the same module) and pytest collects it."""
+    import pytest
+
+    @pytest.mark.parametrize("operator_case", operator_case_params(cfg), indirect=True)
+    def test(operator_case):
+        run_operator_case(operator_case, body)
+
+    test.__name__ = test.__qualname__ = f"test_{cfg.name}_interop"
+    test.__doc__ = f"Every case of operator {cfg.name} ({cfg.json_path or 'manual cases'}), torch against Aidge."
+    return test

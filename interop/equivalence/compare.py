@@ -1,4 +1,6 @@
-"""The one shared tensor comparator of the interop suite.
+"""The one shared tensor comparator of the interop suite (tensors; containers of
+tensors are walked by :mod:`interop.equivalence.outputs`, tolerances come from
+:mod:`interop.equivalence.tolerance`).
 
 Every verdict "does Aidge compute what PyTorch computes?" goes through this module,
 so that the equivalence tests, the benchmark prechecks and the divergence
@@ -32,94 +34,20 @@ import math
 import numbers
 import sys
 from dataclasses import dataclass
-from typing import Any, Iterator, Mapping
+from typing import Any, Mapping
 
 import numpy as np
+
+from .tolerance import _dtype_name, default_tolerances
 
 __all__ = [
     "Mismatch",
     "default_tolerances",
     "compare_tensors",
-    "compare_outputs",
     "assert_tensors_close",
-    "assert_outputs_close",
-    "assert_finite",
-    "max_errors",
     "is_tensor_like",
     "to_numpy",
 ]
-
-# --------------------------------------------------------------------------------------
-# Tolerances
-# --------------------------------------------------------------------------------------
-
-# (rtol, atol), the torch.testing table; the float8 rows are ours (torch.testing has
-# none): about one ulp of the format, relative.
-_TOLERANCES: dict[str, tuple[float, float]] = {
-    "float16": (1e-3, 1e-5),
-    "bfloat16": (1.6e-2, 1e-5),
-    "float32": (1.3e-6, 1e-5),
-    "float64": (1e-7, 1e-7),
-    "longdouble": (1e-7, 1e-7),
-    "complex32": (1e-3, 1e-5),
-    "complex64": (1.3e-6, 1e-5),
-    "complex128": (1e-7, 1e-7),
-    "clongdouble": (1e-7, 1e-7),
-    "float8_e4m3fn": (1.25e-1, 1e-5),
-    "float8_e4m3fnuz": (1.25e-1, 1e-5),
-    "float8_e5m2": (2.5e-1, 1e-5),
-    "float8_e5m2fnuz": (2.5e-1, 1e-5),
-}
-_EXACT_PREFIXES = ("bool", "int", "uint", "qint", "quint")
-_PYTHON_TYPES = {bool: "bool", int: "int64", float: "float64", complex: "complex128"}
-
-
-def _dtype_name(dtype: Any) -> str:
-    """Canonical name of a torch dtype, numpy dtype / scalar type, python type or string."""
-    if isinstance(dtype, str):
-        name = dtype[len("torch."):] if dtype.startswith("torch.") else dtype
-        if name in _TOLERANCES or name.startswith(_EXACT_PREFIXES):
-            return name
-        return _dtype_name(np.dtype(name))
-    if type(dtype).__name__ == "dtype" and type(dtype).__module__.split(".")[0] == "torch":
-        return str(dtype)[len("torch."):]
-    for py_type, name in _PYTHON_TYPES.items():
-        if dtype is py_type:
-            return name
-    try:
-        np_dtype = np.dtype(dtype)
-    except TypeError:
-        raise TypeError(f"not a dtype: {dtype!r}") from None
-    if np_dtype == np.longdouble and np_dtype != np.float64:
-        return "longdouble"
-    if np_dtype == np.clongdouble and np_dtype != np.complex128:
-        return "clongdouble"
-    return np_dtype.name
-
-
-def _dtype_tolerance(dtype: Any) -> tuple[float, float]:
-    name = _dtype_name(dtype)
-    if name in _TOLERANCES:
-        return _TOLERANCES[name]
-    if name.startswith(_EXACT_PREFIXES):
-        return (0.0, 0.0)
-    raise ValueError(f"no default tolerance for dtype {name!r}")
-
-
-def default_tolerances(*dtypes: Any) -> tuple[float, float]:
-    """Default ``(rtol, atol)`` for comparing values of the given dtypes.
-
-    The torch.testing table: float32 / complex64 ``(1.3e-6, 1e-5)``, float16
-    ``(1e-3, 1e-5)``, bfloat16 ``(1.6e-2, 1e-5)``, float64 / complex128 ``(1e-7, 1e-7)``,
-    integers and bool ``(0, 0)``.  With several dtypes the looser one wins (max rtol, max
-    atol).  Accepts torch dtypes, numpy dtypes and scalar types, python types
-    (``float``, ``int``...) and dtype names.
-    """
-    if not dtypes:
-        raise TypeError("default_tolerances() needs at least one dtype")
-    pairs = [_dtype_tolerance(d) for d in dtypes]
-    return max(p[0] for p in pairs), max(p[1] for p in pairs)
-
 
 # --------------------------------------------------------------------------------------
 # Conversion
@@ -551,189 +479,3 @@ def assert_tensors_close(
         raise AssertionError(_with_msg(mismatch.message, msg))
 
 
-def _field_names(x: tuple) -> tuple[str, ...] | None:
-    names = getattr(type(x), "_fields", None) or getattr(type(x), "__match_args__", None)
-    if names and len(names) == len(x) and all(isinstance(n, str) for n in names):
-        return tuple(names)
-    return None
-
-
-def _structure_mismatch(path: str, what: str) -> Mismatch:
-    return Mismatch(
-        path, f"Structure mismatch at {path}: {what}", None, None, None, None, None, None, None, None, None
-    )
-
-
-_CONTAINER_OR_PLAIN = (Mapping, list, tuple, str, type(None))
-
-
-def _walk(actual: Any, expected: Any, path: str, check) -> Iterator[Mismatch]:
-    """Pair up two nested structures; yields structure mismatches and ``check`` results."""
-    a_leaf, e_leaf = is_tensor_like(actual), is_tensor_like(expected)
-    if a_leaf and e_leaf:
-        result = check(actual, expected, path)
-        if result is not None:
-            yield result
-        return
-    if isinstance(expected, Mapping) and isinstance(actual, Mapping):
-        missing = [k for k in expected if k not in actual]
-        extra = [k for k in actual if k not in expected]
-        if missing:
-            yield _structure_mismatch(path, f"missing key(s) in actual: {missing!r}")
-        if extra:
-            yield _structure_mismatch(path, f"unexpected extra key(s) in actual: {extra!r}")
-        for k in expected:
-            if k in actual:
-                yield from _walk(actual[k], expected[k], f"{path}[{k!r}]", check)
-        return
-    seq = (list, tuple)
-    if isinstance(expected, seq) and isinstance(actual, seq):
-        if len(actual) != len(expected):
-            yield _structure_mismatch(
-                path,
-                f"actual is {_describe(actual)}, expected {_describe(expected)}",
-            )
-            return
-        names = _field_names(expected) if isinstance(expected, tuple) else None
-        for i, (av, ev) in enumerate(zip(actual, expected)):
-            sub = f"{path}.{names[i]}" if names else f"{path}[{i}]"
-            yield from _walk(av, ev, sub, check)
-        return
-    if actual is None and expected is None:
-        return
-    if isinstance(expected, str) and isinstance(actual, str):
-        if actual != expected:
-            yield _structure_mismatch(path, f"actual {actual!r} != expected {expected!r}")
-        return
-    for x, known in ((actual, a_leaf), (expected, e_leaf)):
-        if not (known or isinstance(x, _CONTAINER_OR_PLAIN)):
-            raise TypeError(f"cannot compare a {type(x).__qualname__} at {path}")
-    yield _structure_mismatch(path, f"actual is {_describe(actual)}, expected {_describe(expected)}")
-
-
-def compare_outputs(
-    actual: Any,
-    expected: Any,
-    rtol: float | None = None,
-    atol: float | None = None,
-    equal_nan: bool = True,
-    name: str = "output",
-) -> list[Mismatch]:
-    """Compare nested outputs (tuples, lists, dicts, namedtuples of tensors/scalars).
-
-    Returns every mismatch (empty list when all close): one per mismatching leaf, named
-    by its path (``output[1]``, ``output['pooled']``, ``output.values``...), plus one per
-    structure difference (container kinds, keys, lengths, tensor vs container).
-    ``None`` and ``str`` leaves must be equal.
-    """
-
-    def check(a, e, path):
-        return compare_tensors(a, e, rtol, atol, equal_nan, path=path)
-
-    return list(_walk(actual, expected, name, check))
-
-
-def assert_outputs_close(
-    actual: Any,
-    expected: Any,
-    rtol: float | None = None,
-    atol: float | None = None,
-    equal_nan: bool = True,
-    name: str = "output",
-    msg: str | None = None,
-) -> None:
-    """Raise ``AssertionError`` listing every mismatch of :func:`compare_outputs`."""
-    mismatches = compare_outputs(actual, expected, rtol, atol, equal_nan, name)
-    if mismatches:
-        head = f"{len(mismatches)} mismatch(es) in {name}:"
-        body = "\n\n".join(m.message for m in mismatches)
-        raise AssertionError(_with_msg(f"{head}\n\n{body}", msg))
-
-
-def _nonfinite_report(x: Any, path: str) -> str | None:
-    arr = to_numpy(x)
-    if arr.dtype.kind not in "fc" or arr.size == 0:
-        return None
-    flat = arr.reshape(-1)
-    comps = (flat.real, flat.imag) if arr.dtype.kind == "c" else (flat,)
-    nan = np.zeros(flat.shape, bool)
-    pinf = np.zeros(flat.shape, bool)
-    ninf = np.zeros(flat.shape, bool)
-    for c in comps:
-        nan |= np.isnan(c)
-        pinf |= c == np.inf
-        ninf |= c == -np.inf
-    bad = nan | pinf | ninf
-    if not bad.any():
-        return None
-    first = int(np.argmax(bad))
-    return (
-        f"Non-finite values at {path}: {int(nan.sum())} NaN, {int(pinf.sum())} +Inf, "
-        f"{int(ninf.sum())} -Inf ({int(bad.sum())} / {flat.size} elements); "
-        f"first at index {_fmt_index(first, arr.shape)}: {flat[first]!s}"
-    )
-
-
-def assert_finite(out: Any, name: str = "output") -> None:
-    """Raise ``AssertionError`` if any tensor in the nested ``out`` holds NaN or Inf.
-
-    The message names each offending path with its NaN / +Inf / -Inf counts and the
-    first bad index.  Integer/bool tensors, ``None`` and strings are always fine.
-    """
-    reports: list[str] = []
-
-    def visit(x: Any, path: str) -> None:
-        if is_tensor_like(x):
-            r = _nonfinite_report(x, path)
-            if r:
-                reports.append(r)
-        elif isinstance(x, Mapping):
-            for k, v in x.items():
-                visit(v, f"{path}[{k!r}]")
-        elif isinstance(x, (list, tuple)):
-            names = _field_names(x) if isinstance(x, tuple) else None
-            for i, v in enumerate(x):
-                visit(v, f"{path}.{names[i]}" if names else f"{path}[{i}]")
-        elif x is None or isinstance(x, str):
-            return
-        else:
-            raise TypeError(f"cannot check {type(x).__qualname__} at {path}")
-
-    visit(out, name)
-    if reports:
-        raise AssertionError("\n".join(reports))
-
-
-def max_errors(actual: Any, expected: Any) -> tuple[float, float]:
-    """``(max_abs, max_rel)`` error over all elements (rel measured against ``expected``).
-
-    Equal elements (including NaN vs NaN and same-sign infinities) count as 0; any other
-    NaN/Inf disagreement counts as ``inf``; a non-zero difference where expected is 0
-    has relative error ``inf``.  Complex values use the modulus of the difference.
-    Integers are subtracted exactly.  Empty tensors give ``(0.0, 0.0)``.  Shapes must
-    match (``ValueError`` otherwise).
-    """
-    a, _ = _to_numpy_with_tol(actual)
-    e, _ = _to_numpy_with_tol(expected)
-    if a.shape != e.shape:
-        raise ValueError(f"shapes do not match: actual {tuple(a.shape)} vs expected {tuple(e.shape)}")
-    a, e = a.reshape(-1), e.reshape(-1)
-    if a.size == 0:
-        return 0.0, 0.0
-    if {a.dtype.kind, e.dtype.kind} <= set("biu"):
-        part = _compare_int(a, e, 0.0, 0.0)
-        if not part.abs_diff.size:
-            return 0.0, 0.0
-        return float(part.abs_diff.max()), float(part.rel_diff.max())
-    work = _float_work_dtype(a.dtype, e.dtype)
-    if "c" in (a.dtype.kind, e.dtype.kind):
-        work = np.dtype(np.clongdouble if work == np.longdouble else np.complex128)
-    a, e = a.astype(work), e.astype(work)
-    with np.errstate(all="ignore"):
-        same = (a == e) | (np.isnan(a) & np.isnan(e))
-        abs_diff = np.abs(a - e).astype(np.float64 if work.kind != "f" else work)
-        abs_diff = np.where(np.isnan(abs_diff), np.inf, abs_diff)
-        abs_diff = np.where(same, 0.0, abs_diff)
-        rel = _relative(abs_diff, np.abs(e))
-        rel = np.where(same, 0.0, np.where(np.isnan(rel), np.inf, rel))
-    return float(abs_diff.max()), float(rel.max())

@@ -20,7 +20,8 @@ from typing import Any
 import torch
 
 from . import timing
-from .compare import compare_outputs
+from .outputs import compare_outputs
+from .tolerance import tolerance_for
 
 __all__ = ["ModelTester", "EquivalenceError", "replay_command", "resolve_log_path", "append_jsonl", "env_number"]
 
@@ -139,6 +140,10 @@ class ModelTester:
     still agree. :meth:`test_multiple_step` repeats this for ``epochs`` epochs on seeded
     random inputs and records timings (the first ``bench_warmup`` epochs excluded).
 
+    Tolerance: ``tolerance`` (a :class:`~interop.equivalence.tolerance.Tolerance`, the one a
+    case declares in the catalog), else the comparator's float32 default ``(rtol 1.3e-6,
+    atol 1e-5)``; ``relative_precision`` / ``absolute_precision`` override it explicitly.
+
     Failures raise :class:`EquivalenceError` (an ``AssertionError``) naming the test, the
     epoch, what differed, the seed and a command that replays it. ``INTEROP_SEED`` overrides
     the seed (which otherwise derives from ``name``).
@@ -154,16 +159,20 @@ class ModelTester:
     BENCH_LOG_FILE: str | None = "benchmarks.jsonl"
     BENCH_LOG_DIR: str | None = None
 
-    def __init__(self, model1, model2, name='', test_backward=True, epochs=10, relative_precision=0.001,
-                 absolute_precision=0.0001, learning_rate=0.01, cuda=False, benchmark=True,
-                 max_slowdown_ratio=10.0, bench_warmup=2, bench_print=True, bench_min_time_ms=0.1):
+    def __init__(self, model1, model2, name='', test_backward=True, epochs=10, relative_precision=None,
+                 absolute_precision=None, learning_rate=0.01, cuda=False, benchmark=True,
+                 max_slowdown_ratio=10.0, bench_warmup=2, bench_print=True, bench_min_time_ms=0.1,
+                 tolerance=None):
         self.model1 = model1
         self.model2 = model2
         self.name = name or f"{type(model1).__name__}_vs_{type(model2).__name__}"
         self.test_backward = test_backward
         self.epochs = epochs
-        self.rtol = relative_precision
-        self.atol = absolute_precision
+        #: the tolerance policy of every comparison (a case's declared one; default: the
+        #: comparator's float32 table); explicit precisions override it
+        self.tolerance = tolerance_for(tolerance, "float32")
+        self.rtol = self.tolerance.rtol if relative_precision is None else relative_precision
+        self.atol = self.tolerance.atol if absolute_precision is None else absolute_precision
         self.learning_rate = learning_rate
         self.cuda = cuda
         self.benchmark = benchmark
@@ -177,7 +186,7 @@ class ModelTester:
         self._times = {"forward": _PhaseTimes(), "backward": _PhaseTimes()}
         self._steppers: tuple[Any, Any] | None = None
         if cuda and not torch.cuda.is_available():
-            from .errors import CudaUnavailableError
+            from ..errors import CudaUnavailableError
 
             raise CudaUnavailableError("ModelTester(cuda=True) but torch.cuda.is_available() is False")
 
@@ -201,11 +210,11 @@ class ModelTester:
 
     def _divergence_hint(self, inputs) -> str:
         """When model2 is an AidgeModule: the first diverging layer and its Aidge node(s)."""
-        from .bridge import AidgeModule
+        from ..bridge import AidgeModule
 
         if not isinstance(self.model2, AidgeModule) or isinstance(self.model1, AidgeModule):
             return ""
-        from .divergence import first_divergence_hint
+        from ..diagnostics import first_divergence_hint
 
         return first_divergence_hint(self.model1, self.model2, [x.detach() for x in inputs],
                                      rtol=self.rtol, atol=self.atol)
@@ -303,7 +312,7 @@ class ModelTester:
     def test_multiple_step(self, input_sizes, label_sizes=None) -> None:
         """``epochs`` steps on seeded random inputs of ``input_sizes`` (and labels of
         ``label_sizes``, inferred from a first forward when omitted)."""
-        from .bridge import normalize_input_sizes
+        from ..bridge import normalize_input_sizes
 
         sizes = normalize_input_sizes(input_sizes)
         gen = torch.Generator().manual_seed(self.seed)
@@ -382,7 +391,7 @@ def _aidge_seconds(model) -> float | None:
     """Seconds spent in Aidge's scheduler so far by ``model`` (an AidgeModule) or by the
     AidgeModules inside it (a wrapper such as the operator suite's input-range module);
     None when it holds none."""
-    from .bridge import AidgeModule
+    from ..bridge import AidgeModule
 
     if isinstance(model, AidgeModule):
         return model.aidge_time_s
@@ -429,7 +438,7 @@ class _AidgeStepper:
 
 
 def _stepper_for(model, lr):
-    from .bridge import AidgeModule
+    from ..bridge import AidgeModule
 
     if isinstance(model, AidgeModule):
         return _AidgeStepper(model, lr)

@@ -1,0 +1,136 @@
+"""The one case type of the suite: :class:`Case` (also exported as ``OperatorCase``, its
+historical name).
+
+A case is one thing to check, PyTorch against Aidge: an operator configuration
+(``kind="operator"``, from a JSON file or manual cases), a network of the model zoo in eval
+or train mode (``"model"``), one inference-contract check of a network (``"contract"``) or
+one property-based edge-value check of an operator (``"property"``). Every case knows its
+id (the pytest id, the asv parameter, the report key), how to build its torch module, its
+inputs, the phases it runs, the backend it is built for, its tolerance and its expected
+failure (from the one table, :mod:`interop.cases.expected_failures`).
+
+pytest (``tests/test_*.py``), asv (``benchmarks/harness.py``) and the reports iterate the
+same objects, all produced by :mod:`interop.cases.catalog`.
+
+No torch or Aidge import at module level (the catalog stays cheap to import).
+"""
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import re
+import zlib
+from typing import Any, Mapping
+
+__all__ = ["Case", "OperatorCase", "KINDS", "PHASES", "TRAINING_PHASES", "case_id", "case_seed",
+           "resolve_class"]
+
+#: what a case checks (see the module docstring)
+KINDS = ("operator", "model", "contract", "property")
+#: the phases of one check, in the order a run goes through them
+PHASES = ("export", "import", "compile", "forward", "backward", "step")
+#: the phases only a case that trains runs
+TRAINING_PHASES = ("backward", "step")
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    """One equivalence case: ``op_class(**torch_kwargs)`` (or, for a model, the zero-argument
+    factory ``op_class``) on seeded random inputs of ``input_size`` (one shape, or a list of
+    shapes for several inputs)."""
+
+    id: str
+    #: a class, ``"package.module:Class"`` resolved on use, or (models) a zero-argument factory
+    op_class: Any
+    torch_kwargs: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    input_size: Any = None
+    output_size: Any = None
+    #: the case runs loss, backward and an SGD step after the forward
+    test_backward: bool = True
+    #: the entry of the expected-failure table for this case on :attr:`backend` (strict)
+    expected_failure: Any = None
+    # --- filled by the catalog / build_cases ---
+    #: catalog operator (``Conv2D``) or model name (``ResNet``)
+    operator: str = ""
+    #: where in its source the case sits (``attributes.kernel_square``; ``train`` for a model)
+    path: str = ""
+    #: the file or declaration it comes from
+    source: str = ""
+    #: one entry per data input: None or (lo, hi), see :class:`interop.cases.suite.InputRange`
+    input_ranges: tuple = ()
+    #: Aidge node types the imported graph must contain
+    aidge_types: tuple[str, ...] = ()
+    skip_reason: str | None = None
+    kind: str = "operator"
+    #: the torch module's mode when wrapped (and the ONNX export's); None: as constructed
+    training: bool | None = None
+    backend: str = "cpu"
+    #: the :class:`~interop.equivalence.tolerance.Tolerance` its verdicts use (None: the
+    #: comparator's float32 default)
+    tolerance: Any = None
+    #: extra parameters of the kind (contract: ``side``, ``check``; property: ``values``)
+    params: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"case {self.id!r}: unknown kind {self.kind!r} (one of {KINDS})")
+
+    @property
+    def label(self) -> str:
+        """The case's name inside its operator or model: the id without ``<operator>_``
+        (``attributes_kernel_square``, ``train``); what expected-failure patterns match."""
+        prefix = f"{self.operator}_"
+        return self.id[len(prefix):] if self.operator and self.id.startswith(prefix) else self.id
+
+    @property
+    def phases(self) -> tuple[str, ...]:
+        """The phases a run of this case goes through."""
+        return PHASES if self.test_backward else PHASES[:PHASES.index("backward")]
+
+    def model_class(self) -> Any:
+        return resolve_class(self.op_class)
+
+    def build_model(self):
+        """A fresh torch module for this case, in its mode (:attr:`training`). Operator
+        modules draw their weights from a seed derived from the case id; model factories
+        seed themselves. The global RNG is left untouched."""
+        import torch
+
+        factory = self.model_class()
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(case_seed(self.id))
+            model = factory(**dict(self.torch_kwargs))
+        if self.training is not None:
+            model.train(self.training)
+        return model
+
+    @property
+    def input_sizes(self) -> list[tuple[int, ...]]:
+        s = self.input_size
+        if s and isinstance(s[0], (list, tuple)):
+            return [tuple(x) for x in s]
+        return [tuple(s)]
+
+
+#: the historical name of :class:`Case` (the operator suite's seed API)
+OperatorCase = Case
+
+
+def resolve_class(op_class: Any) -> Any:
+    """A class or callable, or ``"package.module:Class"`` imported now."""
+    if isinstance(op_class, str):
+        module, _, qualname = op_class.partition(":")
+        obj: Any = importlib.import_module(module)
+        for part in qualname.split("."):
+            obj = getattr(obj, part)
+        return obj
+    return op_class
+
+
+def case_seed(case_id: str) -> int:
+    return zlib.crc32(case_id.encode()) & 0x7FFFFFFF
+
+
+def case_id(operator: str, path: str) -> str:
+    """``Conv2D`` + ``attributes.kernel square`` -> ``Conv2D_attributes_kernel_square``."""
+    return operator + "_" + re.sub(r"[.\s]+", "_", path.strip())

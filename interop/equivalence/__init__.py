@@ -1,0 +1,31 @@
+"""Deciding equivalence: the one comparator (:mod:`.compare`, :mod:`.outputs`), the
+tolerance policy (:mod:`.tolerance`), :class:`~.tester.ModelTester` (forward, loss,
+backward, SGD steps of two models side by side), running a check in an isolated child
+process (:mod:`.isolation`) and timing helpers (:mod:`.timing`).
+
+The comparator imports neither torch nor Aidge; the tester and the timing helpers import
+torch when first used (``interop.equivalence.ModelTester`` is resolved lazily).
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from .compare import Mismatch, assert_tensors_close, compare_tensors, is_tensor_like, to_numpy
+from .outputs import assert_finite, assert_outputs_close, compare_outputs, max_errors
+from .tolerance import Tolerance, default_tolerances, tolerance_for
+
+__all__ = ["Mismatch", "assert_tensors_close", "compare_tensors", "is_tensor_like", "to_numpy",
+           "assert_finite", "assert_outputs_close", "compare_outputs", "max_errors",
+           "Tolerance", "default_tolerances", "tolerance_for",
+           "ModelTester", "EquivalenceError", "run_isolated"]
+
+_LAZY = {"ModelTester": "tester", "EquivalenceError": "tester", "run_isolated": "isolation"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
