@@ -27,7 +27,6 @@ synchronisation.
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import os
 import statistics
 import sys
@@ -42,14 +41,15 @@ os.environ.setdefault("INTEROP_CONFIG_DIR", str(Path(__file__).resolve().parent.
 import torch  # noqa: E402
 
 import interop.bridge  # noqa: E402,F401  (imported by the fork server: forks start warm)
-from interop import timing  # noqa: E402
-from interop.compare import compare_outputs
-from interop.errors import AidgeNotImplementedError, UnsupportedOperatorError
-from interop.expected_failures import ExpectedFailure as _ExpectedFailure
-from interop.expected_failures import EXPECTED_FAILURES as _EXPECTED_FAILURES
-from interop.tester import ModelTester as _ModelTester
+from interop.cases.case import PHASES as _ALL_PHASES  # noqa: E402
+from interop.cases.case import Case  # noqa: E402
+from interop.cases.expected_failures import expected_failure  # noqa: E402
+from interop.equivalence import timing  # noqa: E402
+from interop.equivalence.outputs import compare_outputs  # noqa: E402
+from interop.equivalence.tolerance import tolerance_for  # noqa: E402
+from interop.errors import AidgeNotImplementedError, UnsupportedOperatorError  # noqa: E402
 
-__all__ = ["BACKEND", "PHASES", "CaseSkipped", "PrecheckFailed", "Pair", "case_ids", "pair",
+__all__ = ["BACKEND", "PHASES", "CaseSkipped", "PrecheckFailed", "Pair", "case_ids", "cases", "pair",
            "pin_threads", "benchmark_class", "RATIO_UNIT"]
 
 #: the Aidge backend under test (``cpu``; ``cuda`` on a GPU machine)
@@ -61,17 +61,6 @@ RATIO_BUDGET_S = 0.2
 RATIO_BLOCKS = 5
 RATIO_MAX_SAMPLES = 5000
 
-# The precheck uses the tolerances the equivalence suites use (ModelTester's defaults).
-_TESTER_DEFAULTS = inspect.signature(_ModelTester.__init__).parameters
-RTOL = _TESTER_DEFAULTS["relative_precision"].default
-ATOL = _TESTER_DEFAULTS["absolute_precision"].default
-
-#: phases an expected failure must be in to stop a benchmark of the given phase
-_STOPPING_PHASES = {
-    "forward": ("export", "import", "compile", "forward"),
-    "backward": ("export", "import", "compile", "forward", "backward"),
-}
-
 
 def _warm_up() -> None:
     """Import (and exercise once) what every benchmark process needs, here, in the process
@@ -79,8 +68,8 @@ def _warm_up() -> None:
     which torch loads on the first TRAINING export and on the first backward with explicit
     gradients). Single-threaded work only (no OpenMP pool exists before the fork). A CUDA
     backend is not loaded (CUDA must not be initialised before a fork)."""
-    from interop import aidge_runtime as rt
-    from interop.onnx_export import export_to_onnx
+    from interop.bridge import runtime as rt
+    from interop.bridge.onnx_export import export_to_onnx
 
     rt.aidge_core(), rt.aidge_onnx(), rt.load_backend("cpu")  # (no aidge_learning: no optimiser here)
     for training in (False, True):
@@ -102,110 +91,52 @@ class PrecheckFailed(AssertionError):
 
 
 # ---------------------------------------------------------------------------------------
-# Cases
+# Cases: the catalog's Case objects, as pytest runs them
 # ---------------------------------------------------------------------------------------
-@dataclasses.dataclass(frozen=True)
-class _Case:
-    id: str
-    kind: str  # "operator" | "model"
-    test_backward: bool
-    #: () -> (torch model, wrap keyword arguments, input sizes, input ranges)
-    build: Callable[[], tuple[torch.nn.Module, dict, list[tuple[int, ...]], tuple]]
-    #: Aidge node types the graph must hold (operators)
-    aidge_types: tuple[str, ...] = ()
-    #: phase -> reason to skip it, or None
-    skip_reason: Callable[[str], str | None] = lambda phase: None
+def _phases_up_to(phase: str) -> tuple[str, ...]:
+    """The phases a benchmark of ``phase`` goes through (a backward benchmark never steps)."""
+    return _ALL_PHASES[:_ALL_PHASES.index(phase) + 1]
 
 
-def _entry_stops(entry: _ExpectedFailure | None, phase: str) -> str | None:
-    if entry is not None and entry.phase in _STOPPING_PHASES[phase]:
-        return f"expected failure: {entry.reason}"
-    return None
+def skip_reason(case: Case, phase: str) -> str | None:
+    """Why ``case`` cannot be timed in ``phase``: its operator-wide skip, or the entry of
+    the expected-failure table that stops a run through ``phase`` (the one lookup)."""
+    if case.skip_reason:
+        return f"skipped by its declaration: {case.skip_reason}"
+    entry = expected_failure(case, BACKEND, _phases_up_to(phase))
+    return f"expected failure: {entry.reason}" if entry is not None else None
 
 
-def _table_stops(case_id: str, phase: str) -> str | None:
-    """The first entry of the expected-failure table on this case that stops ``phase``
-    (a case may have several entries, one per phase)."""
-    for entry in _EXPECTED_FAILURES:
-        if entry.matches(case_id, BACKEND):
-            reason = _entry_stops(entry, phase)
-            if reason:
-                return reason
-    return None
+def _config_error_case(name: str, exc: Exception) -> Case:
+    """One bad configuration costs its own operator only: one failing benchmark case
+    ``<Op>_config_error`` (as pytest's item of the same id) naming file, case and key."""
+    def broken(exc=exc):
+        raise exc
+
+    return Case(id=f"{name}_config_error", op_class=broken, input_size=(1,), operator=name, backend=BACKEND)
 
 
-def _operator_cases() -> list[_Case]:
-    from interop import catalog
-    from interop.cases import case_disposition
-
-    from interop.cases import ConfigError
+def _operator_cases() -> list[Case]:
+    from interop.cases import ConfigError, catalog
 
     out = []
-    cases = []
     for name in catalog.OPERATOR_CONFIGS:
         try:
-            cases.extend(catalog.operator_cases([name], backend=BACKEND))
+            out.extend(catalog.operator_cases([name], backend=BACKEND))
         except ConfigError as exc:
-            # one bad configuration costs its own operator only: one failing benchmark case
-            # <Op>_config_error (as pytest's item of the same id) naming file, case and key
-            def broken(exc=exc):
-                raise exc
-
-            out.append(_Case(f"{name}_config_error", "operator", True, broken))
-    for case in cases:
-        cfg = catalog.OPERATOR_CONFIGS[case.operator]
-
-        def skip_reason(phase: str, case=case, cfg=cfg) -> str | None:
-            # the operator's declaration (skips, operator-wide and backward-only xfails),
-            # as for a case that trains only when the backward phase is benchmarked
-            as_run = dataclasses.replace(case, test_backward=phase == "backward")
-            kind, detail = case_disposition(cfg, as_run, BACKEND)
-            if kind == "skip":
-                return f"skipped by its declaration: {detail}"
-            return (_entry_stops(detail, phase) if kind == "xfail" else None) or _table_stops(case.id, phase)
-
-        def build(case=case):
-            # as the operator suite builds it: a fresh module, wrapped in its own mode
-            return case.build_model(), {}, case.input_sizes, tuple(case.input_ranges)
-
-        out.append(_Case(case.id, "operator", case.test_backward, build, tuple(case.aidge_types), skip_reason))
+            out.append(_config_error_case(name, exc))
     return out
 
 
-#: the configurations of every model, as tests/test_models.py runs them: ``<Name>_eval``
-#: (eval mode, forward only) and ``<Name>_train`` (train mode, backward when the model
-#: case says ``test_backward``)
-MODEL_CONFIGURATIONS = ("eval", "train")
+_CASES: dict[str, dict[str, Case]] = {}
 
 
-def _model_cases() -> list[_Case]:
-    from interop import catalog
-
-    out = []
-    for spec in catalog.model_cases():
-        for configuration in MODEL_CONFIGURATIONS:
-            case_id = f"{spec['name']}_{configuration}"
-            training = configuration == "train"
-
-            def skip_reason(phase: str, case_id=case_id) -> str | None:
-                return _table_stops(case_id, phase)
-
-            def build(spec=spec, training=training):
-                model = spec["model"]()
-                model.train(training)
-                return model, {"training": training}, [tuple(spec["input_size"])], ()
-
-            out.append(_Case(case_id, "model", training and bool(spec["test_backward"]), build, (), skip_reason))
-    return out
-
-
-_CASES: dict[str, dict[str, _Case]] = {}
-
-
-def cases(kind: str) -> dict[str, _Case]:
+def cases(kind: str) -> dict[str, Case]:
     """The cases of ``kind`` (``operator`` / ``model``) by id, in catalog order."""
     if kind not in _CASES:
-        found = _operator_cases() if kind == "operator" else _model_cases()
+        from interop.cases import catalog
+
+        found = _operator_cases() if kind == "operator" else catalog.model_cases(backend=BACKEND)
         _CASES[kind] = {c.id: c for c in found}
     return _CASES[kind]
 
@@ -305,12 +236,12 @@ def pair(kind: str, case_id: str, phase: str) -> Pair:
 
 
 def _seeded_inputs(case_id: str, sizes, ranges) -> list[torch.Tensor]:
-    from interop.cases import case_seed
+    from interop.cases.case import case_seed
 
     gen = torch.Generator().manual_seed(case_seed(case_id))
     inputs = [torch.randn(s, generator=gen) for s in sizes]
     if ranges:
-        from interop.operator_suite import InputRange
+        from interop.cases.suite import InputRange
 
         padded = list(ranges) + [None] * (len(inputs) - len(ranges))
         with torch.no_grad():  # the suites' own map onto the operator's input ranges
@@ -322,19 +253,22 @@ def _as_list(out) -> list[torch.Tensor]:
     return list(out) if isinstance(out, (tuple, list)) else [out]
 
 
-def _fail(case: _Case, phase: str, what: str, mismatches) -> None:
+def _fail(case: Case, phase: str, what: str, mismatches) -> None:
     details = "\n".join(m.message for m in mismatches)
     raise PrecheckFailed(f"{case.id} ({phase}, backend {BACKEND}): precheck failed, {what} of Aidge "
-                         f"differs from torch (rtol={RTOL}, atol={ATOL}); not timed.\n{details}")
+                         f"differs from torch ({tolerance_for(case.tolerance)}); not timed.\n{details}")
 
 
-def _build_pair(case: _Case, phase: str) -> Pair:
-    reason = case.skip_reason(phase)
+def _build_pair(case: Case, phase: str) -> Pair:
+    reason = skip_reason(case, phase)
     if reason:
         raise CaseSkipped(reason)
     threads = pin_threads()
     device = "cuda" if BACKEND == "cuda" else "cpu"
-    model, wrap_kwargs, sizes, ranges = case.build()
+    # as the suites build it: a fresh module, in its own mode, wrapped in that mode
+    model = case.build_model()
+    sizes, ranges = case.input_sizes, tuple(case.input_ranges)
+    wrap_kwargs = {} if case.training is None else {"training": case.training}
     try:
         aidge_model = interop.bridge.wrap(model, sizes, backend=BACKEND, **wrap_kwargs)
     except (UnsupportedOperatorError, AidgeNotImplementedError) as exc:
@@ -384,24 +318,26 @@ def _synced(call: Callable[[], Any]) -> Callable[[], Any]:
     return run
 
 
-def _forward_calls(case: _Case, model, aidge_model, inputs):
+def _forward_calls(case: Case, model, aidge_model, inputs):
+    tol = tolerance_for(case.tolerance)  # the case's policy, as in the suites
     # No autograd graph on either side, without a grad-mode context per call: the
     # parameters stop requiring grad (both models are private to this process).
     model.requires_grad_(False)
     aidge_model.requires_grad_(False)
     mismatches = compare_outputs(_as_list(aidge_model(*inputs)), _as_list(model(*inputs)),
-                                 rtol=RTOL, atol=ATOL, name="output")
+                                 rtol=tol.rtol, atol=tol.atol, name="output")
     if mismatches:
         _fail(case, "forward", "the output", mismatches)
     return (lambda: model(*inputs)), (lambda: aidge_model(*inputs))
 
 
-def _backward_calls(case: _Case, model, aidge_model, inputs):
+def _backward_calls(case: Case, model, aidge_model, inputs):
+    tol = tolerance_for(case.tolerance)  # the case's policy, as in the suites
     x_torch = [x.detach().clone().requires_grad_(True) for x in inputs]
     x_aidge = [x.detach().clone().requires_grad_(True) for x in inputs]
     out_torch = _as_list(model(*x_torch))
     out_aidge = _as_list(aidge_model(*x_aidge))
-    mismatches = compare_outputs(out_aidge, out_torch, rtol=RTOL, atol=ATOL, name="output")
+    mismatches = compare_outputs(out_aidge, out_torch, rtol=tol.rtol, atol=tol.atol, name="output")
     if mismatches:
         _fail(case, "backward", "the output", mismatches)
     gen = torch.Generator().manual_seed(1)
@@ -412,7 +348,7 @@ def _backward_calls(case: _Case, model, aidge_model, inputs):
     except AidgeNotImplementedError as exc:
         raise CaseSkipped(f"unsupported by Aidge: {exc}") from exc
     mismatches = compare_outputs([x.grad for x in x_aidge], [x.grad for x in x_torch],
-                                 rtol=RTOL, atol=ATOL, name="input grad")
+                                 rtol=tol.rtol, atol=tol.atol, name="input grad")
     torch_params = {n: p for n, p in model.named_parameters() if p.requires_grad}
     aidge_params = dict(aidge_model.named_parameters())
     missing = sorted(set(torch_params) - set(aidge_params))
@@ -420,7 +356,7 @@ def _backward_calls(case: _Case, model, aidge_model, inputs):
         raise PrecheckFailed(f"{case.id} (backward): parameters {missing} have no Aidge counterpart; not timed")
     mismatches += compare_outputs({n: aidge_params[n].grad for n in torch_params},
                                   {n: p.grad for n, p in torch_params.items()},
-                                  rtol=RTOL, atol=ATOL, name="grad")
+                                  rtol=tol.rtol, atol=tol.atol, name="grad")
     if mismatches:
         _fail(case, "backward", "a gradient", mismatches)
     # Timed, torch: one backward through the retained graph of the forward above. The bridge:

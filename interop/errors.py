@@ -87,7 +87,7 @@ class AidgeCudaKernelImageError(AidgeError):
 
 class AidgeCrash(AidgeError):
     """The process running Aidge died (a signal such as SIGSEGV/SIGABRT, an abrupt exit or
-    a timeout) instead of raising: see :func:`interop.isolation.run_isolated`.
+    a timeout) instead of raising: see :func:`interop.equivalence.isolation.run_isolated`.
 
     ``str(e)`` starts with ``crash: process killed by SIGABRT during compile`` (the phase
     comes from the Python stack of the dying process), followed by that stack.

@@ -1,13 +1,13 @@
 """The inference contract on every network of the model zoo, torch side and Aidge side.
 
-Each network of ``interop.zoo.models.MODEL_CASES`` is put in eval mode and checked with
+Each network of the model zoo (the catalog's :func:`~interop.cases.catalog.contract_cases`) is put in eval mode and checked with
 :func:`interop.check_inference_contract`, one test per check, on the torch model and on its
 :class:`~interop.AidgeModule` (``--backend``). Test ids: ``<Model>_<side>_contract_<check>``
 (``pytest tests/test_contract.py -k "Transformer and aidge"``).
 
 A check that cannot run skips with the check's reason (``device_parity`` without another
 device or Aidge backend; ``--torch-device=cpu`` never touches a GPU, on either side). An Aidge model failing a check is a
-finding: a strict entry of ``interop.expected_failures`` (model section) quoting the failure.
+finding: a strict entry of ``interop.cases.expected_failures`` (kind ``contract``) quoting the failure.
 """
 from __future__ import annotations
 
@@ -15,32 +15,21 @@ import pytest
 import torch
 
 import interop
-from interop.contract import CHECKS, check_inference_contract, parity_devices
-from interop.expected_failures import expected_failure_guard, lookup, xfail_marks
-from interop.zoo.models import MODEL_CASES
+from interop.cases.catalog import contract_cases
+from interop.cases.expected_failures import expected_failure_guard, xfail_marks
+from interop.diagnostics import check_inference_contract, parity_devices
 
-SIDES = ("torch", "aidge")
 #: dtype_parity on the torch side compares the float32 model with its float64 copy
 DTYPES = (torch.float64,)
 SEED = 0
 
 
-def case_id(model: str, side: str, check: str) -> str:
-    return f"{model}_{side}_contract_{check}"
-
-
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "contract_case" not in metafunc.fixturenames:
         return
-    backend = metafunc.config.getoption("--backend")
-    params = []
-    for case in MODEL_CASES:
-        for side in SIDES:
-            for check in CHECKS:
-                cid = case_id(case["name"], side, check)
-                entry = lookup(cid, backend)
-                params.append(pytest.param((case, side, check, entry), id=cid, marks=xfail_marks(entry)))
-    metafunc.parametrize("contract_case", params)
+    cases = contract_cases(backend=metafunc.config.getoption("--backend"))
+    metafunc.parametrize("contract_case", [pytest.param(c, id=c.id, marks=xfail_marks(c.expected_failure))
+                                           for c in cases])
 
 
 @pytest.fixture(scope="module")
@@ -49,21 +38,22 @@ def zoo_cache():
     return {}
 
 
-def _prepared(cache: dict, case: dict, side: str, backend: str):
-    key = (case["name"], side, backend)
+def _prepared(cache: dict, case, side: str, backend: str):
+    key = (case.operator, side, backend)
     if key not in cache:
-        model = case["model"]().eval()
-        x = torch.randn(case["input_size"], generator=torch.Generator().manual_seed(SEED))
+        model = case.build_model()
+        x = torch.randn(case.input_size, generator=torch.Generator().manual_seed(SEED))
         if side == "aidge":
-            model = interop.wrap(model, case["input_size"], backend=backend)
+            model = interop.wrap(model, case.input_size, backend=backend)
         cache[key] = (model, x)
     return cache[key]
 
 
 def test_contract(contract_case, zoo_cache, aidge_backend, torch_device, request):
-    case, side, check, entry = contract_case
-    with expected_failure_guard(entry):
-        model, x = _prepared(zoo_cache, case, side, aidge_backend)
+    case = contract_case
+    side, check = case.params["side"], case.params["check"]
+    with expected_failure_guard(case.expected_failure):
+        model, x = _prepared(zoo_cache, case, side, case.backend)
         option = request.config.getoption("--torch-device")
         if side == "torch":
             model, x = model.to(torch_device), x.to(torch_device)

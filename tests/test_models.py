@@ -1,6 +1,7 @@
 """The model suite: does Aidge compute what PyTorch computes on whole reference networks?
 
-Every network of ``interop.zoo.models.MODEL_CASES`` runs in two configurations:
+Every network of the model zoo runs in the two configurations the catalog expands it into
+(:func:`interop.cases.catalog.model_cases`, also what asv times):
 
 - ``<Name>_eval``: ``model.eval()``, EVAL export, forward only (several seeded batches);
   BatchNorm normalises with its running statistics on both sides.
@@ -12,7 +13,7 @@ Every network of ``interop.zoo.models.MODEL_CASES`` runs in two configurations:
   mode would be fine-tuning, not training, and would hide Aidge's train-mode BatchNorm.)
 
 ``ModelTester`` runs the comparison (``max_slowdown_ratio=None``: speed is the benchmarks'
-business, never a test verdict). Expected failures come from ``interop.expected_failures``
+business, never a test verdict). Expected failures come from ``interop.cases.expected_failures``
 (strict: a fixed Aidge turns them into XPASS(strict), a failure with another cause fails).
 
 Select with ``-k``: ``pytest tests/test_models.py -k LeNet_eval``.
@@ -23,69 +24,41 @@ import pytest
 import torch
 
 import interop
-from interop.compare import assert_outputs_close
-from interop.expected_failures import expected_failure_guard, lookup, xfail_marks
-from interop.tester import EquivalenceError
+from interop.cases.catalog import model_cases
+from interop.cases.expected_failures import expected_failure, expected_failure_guard, xfail_marks
+from interop.equivalence import assert_outputs_close
+from interop.equivalence.tester import EquivalenceError
 from interop.zoo.models import MODEL_CASES, model_case
 
 #: steps per ``_train`` case (and seeded batches per ``_eval`` case)
 EPOCHS = 3
 
-CONFIGURATIONS = ("eval", "train")
-
-# The declaration: one dict per case, read by the fixture below. ``expected_failure`` is
-# optional; when absent, the case's entry (if any) comes from interop.expected_failures.
-test_cases = [
-    {
-        "name": f"{case['name']}_{configuration}",
-        "model": case["model"],
-        "input_size": case["input_size"],
-        "output_size": case["output_size"],
-        "test_backward": configuration == "train" and case["test_backward"],
-        "training": configuration == "train",
-    }
-    for case in MODEL_CASES
-    for configuration in CONFIGURATIONS
-]
-
 _BATCHNORM = (torch.nn.BatchNorm1d, torch.nn.BatchNorm2d, torch.nn.BatchNorm3d)
 
 
-def _has_batchnorm(case: dict) -> bool:
-    return any(isinstance(m, _BATCHNORM) for m in case["model"]().modules())
+def _has_batchnorm(spec: dict) -> bool:
+    return any(isinstance(m, _BATCHNORM) for m in spec["model"]().modules())
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """Parametrise ``model_test_case`` over :data:`test_cases`, with the strict xfail of
-    each case's expected failure on the backend under test (``--backend``)."""
+    """Parametrise ``model_test_case`` over the catalog's model cases on the backend under
+    test (``--backend``), with the strict xfail of each case's expected failure."""
     if "model_test_case" not in metafunc.fixturenames:
         return
-    backend = metafunc.config.getoption("--backend")
-    params = []
-    for case in test_cases:
-        entry = case.get("expected_failure") or lookup(case["name"], backend)
-        params.append(pytest.param(dict(case, expected_failure=entry), id=case["name"],
-                                   marks=xfail_marks(entry)))
-    metafunc.parametrize("model_test_case", params, indirect=True)
+    cases = model_cases(backend=metafunc.config.getoption("--backend"))
+    metafunc.parametrize("model_test_case", [pytest.param(c, id=c.id, marks=xfail_marks(c.expected_failure))
+                                             for c in cases])
 
 
-@pytest.fixture
-def model_test_case(request: pytest.FixtureRequest) -> dict:
-    """One entry of :data:`test_cases`, its ``expected_failure`` resolved."""
-    return request.param
-
-
-def test_model(model_test_case: dict, aidge_backend: str) -> None:
+def test_model(model_test_case, aidge_backend: str) -> None:
     case = model_test_case
-    model = case["model"]()
-    model.train(case["training"])
-    with expected_failure_guard(case["expected_failure"]):
-        aidge_model = interop.wrap(model, case["input_size"], backend=aidge_backend,
-                                   training=case["training"])
+    model = case.build_model()
+    with expected_failure_guard(case.expected_failure):
+        aidge_model = interop.wrap(model, case.input_size, backend=case.backend, training=case.training)
         tester = interop.ModelTester(
-            model, aidge_model, name=case["name"], test_backward=case["test_backward"],
-            epochs=EPOCHS, max_slowdown_ratio=None)
-        tester.test_multiple_step(case["input_size"])
+            model, aidge_model, name=case.id, test_backward=case.test_backward,
+            epochs=EPOCHS, max_slowdown_ratio=None, tolerance=case.tolerance)
+        tester.test_multiple_step(case.input_size)
 
 
 # --- the declarations themselves ------------------------------------------------------------
@@ -133,11 +106,12 @@ def test_wrap_leaves_model_state_unchanged(training: bool, aidge_backend: str) -
 @pytest.mark.parametrize("case", [c for c in MODEL_CASES if _has_batchnorm(c)],
                          ids=[c["name"] for c in MODEL_CASES if _has_batchnorm(c)])
 def test_batchnorm_training_forward_cause(case: dict, aidge_backend: str) -> None:
-    """The ``<Name>_train`` entries of interop.expected_failures blame BatchNorm2D: Aidge's
+    """The ``<Name>_train`` entries of interop.cases.expected_failures blame BatchNorm2D: Aidge's
     train-mode graph computes torch's *eval-mode* output (running statistics), not the
     train-mode one (batch statistics). Checked here so the entries stay true: if Aidge
     starts normalising with batch statistics, this test fails and the entries must go."""
-    entry = lookup(f"{case['name']}_train", aidge_backend)
+    (train,) = [c for c in model_cases(backend=aidge_backend) if c.id == f"{case['name']}_train"]
+    entry = expected_failure(train)
     if entry is None or entry.operator != "BatchNorm2D" or entry.phase != "forward":
         pytest.skip(f"no BatchNorm2D forward entry for {case['name']}_train on {aidge_backend}")
     model = case["model"]()
@@ -151,10 +125,10 @@ def test_batchnorm_training_forward_cause(case: dict, aidge_backend: str) -> Non
         model.train()
         train_out = model(x)
     assert_outputs_close(aidge_out, eval_out, rtol=1e-3, atol=1e-4, msg=(
-        f"{entry.case}: Aidge's train-mode output no longer equals torch's eval-mode output: "
+        f"{train.id}: Aidge's train-mode output no longer equals torch's eval-mode output: "
         "the BatchNorm2D diagnosis of this expected failure is stale"))
     assert interop.compare_outputs(aidge_out, train_out, rtol=1e-3, atol=1e-4), (
-        f"{entry.case}: Aidge's train-mode output now matches torch's train-mode output")
+        f"{train.id}: Aidge's train-mode output now matches torch's train-mode output")
 
 
 # --- the suite can fail, and says where ----------------------------------------------------------

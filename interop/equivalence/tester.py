@@ -1,7 +1,7 @@
 """``ModelTester``: matched forward / loss / backward / gradient / SGD-step checks between two
 models (a torch reference and usually an :class:`~interop.bridge.AidgeModule`), with timings.
 
-Every verdict goes through :mod:`interop.compare`; every timing through :mod:`interop.timing`.
+Every verdict goes through :mod:`interop.equivalence.compare`; every timing through :mod:`interop.equivalence.timing`.
 """
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from .tolerance import tolerance_for
 
 __all__ = ["ModelTester", "EquivalenceError", "replay_command", "resolve_log_path", "append_jsonl", "env_number"]
 
-logger = logging.getLogger("interop.tester")
+logger = logging.getLogger("interop.equivalence.tester")
 
 SEED_ENV = "INTEROP_SEED"
 RESULTS_ENV = "INTEROP_RESULTS_DIR"
@@ -151,7 +151,7 @@ class ModelTester:
     Timing: ``benchmark=True`` records forward and backward times per model and, when
     ``max_slowdown_ratio`` is not None, asserts model2/model1 stays under it for every phase
     whose model1 mean is at least ``bench_min_time_ms``. ``bench_print=True`` emits the
-    summary line on the ``interop.tester`` logger (INFO) rather than printing. A JSON line per
+    summary line on the ``interop.equivalence.tester`` logger (INFO) rather than printing. A JSON line per
     test goes to :attr:`BENCH_LOG_FILE`, resolved by :func:`resolve_log_path` (``None``
     disables it).
     """

@@ -25,7 +25,7 @@ from benchmarks import publish_offline  # noqa: E402
 
 # --- the cases: the pytest ids ---------------------------------------------------------------
 def test_operator_ids_are_the_catalog_ids():
-    from interop import catalog
+    from interop.cases import catalog
 
     cases = catalog.operator_cases()
     assert harness.case_ids("operator", "forward") == [c.id for c in cases]
@@ -33,12 +33,13 @@ def test_operator_ids_are_the_catalog_ids():
 
 
 def test_model_ids_are_the_model_suite_ids():
-    spec = importlib.util.spec_from_file_location("_test_models", ROOT / "tests" / "test_models.py")
-    test_models = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(test_models)
-    assert harness.case_ids("model", "forward") == [c["name"] for c in test_models.test_cases]
-    assert harness.case_ids("model", "backward") == [c["name"] for c in test_models.test_cases
-                                                     if c["test_backward"]]
+    """asv and tests/test_models.py iterate the same Case objects (the catalog's)."""
+    from interop.cases import catalog
+
+    cases = catalog.model_cases()
+    assert harness.case_ids("model", "forward") == [c.id for c in cases]
+    assert harness.case_ids("model", "backward") == [c.id for c in cases if c.test_backward]
+    assert all(isinstance(c, type(cases[0])) for c in harness.cases("model").values())
 
 
 # --- the precheck ---------------------------------------------------------------------------------
@@ -49,11 +50,12 @@ class _ExportsSomethingElse(torch.nn.Module):
         return x * (3.0 if torch.onnx.is_in_onnx_export() else 2.0)
 
 
-def _case(case_id: str, module_factory, size=(2, 4), test_backward=True) -> harness._Case:
-    return harness._Case(case_id, "operator", test_backward, lambda: (module_factory(), {}, [size], ()))
+def _case(case_id: str, module_factory, size=(2, 4), test_backward=True) -> harness.Case:
+    return harness.Case(case_id, module_factory, input_size=size, test_backward=test_backward,
+                        operator=case_id.split("_")[0])
 
 
-def _pair(case: harness._Case, phase: str) -> harness.Pair:
+def _pair(case: harness.Case, phase: str) -> harness.Pair:
     key = (case.kind, case.id, phase)
     harness._PAIRS.pop(key, None)
     harness.cases(case.kind)[case.id] = case
@@ -78,14 +80,12 @@ def test_unsupported_operator_is_skipped_with_its_reason(capsys):
 
 
 def test_expected_failure_entry_skips_only_the_phases_it_stops():
-    from interop.expected_failures import lookup
-
-    entry = lookup("Transformer_train", harness.BACKEND)
+    case = harness.cases("model")["Transformer_train"]
+    entry = case.expected_failure
     if entry is None or entry.phase != "backward":
         pytest.skip("no backward-phase expected failure for Transformer_train on this backend")
-    case = harness.cases("model")["Transformer_train"]
-    assert case.skip_reason("forward") is None
-    assert entry.error in case.skip_reason("backward")
+    assert harness.skip_reason(case, "forward") is None
+    assert entry.error in harness.skip_reason(case, "backward")
 
 
 @pytest.mark.parametrize("phase", harness.PHASES)
@@ -124,7 +124,7 @@ def test_the_aidge_call_is_the_scheduler_and_nothing_else(phase, monkeypatch):
     import numpy as np
 
     import interop.bridge as bridge
-    import interop.tensor_converter as converter
+    import interop.bridge.tensors as converter
 
     pair = _pair(_case("Linear_case", lambda: torch.nn.Linear(4, 3)), phase)
     runner = pair.module._runner
@@ -188,17 +188,17 @@ def test_each_time_benchmark_calls_its_own_side():
 def test_every_expected_failure_stops_its_own_phase_only():
     """A case with a backward entry only is timed forward; an entry on an earlier phase
     stops both (operators and models, through the operator declarations too)."""
-    from interop.expected_failures import EXPECTED_FAILURES
+    from interop.cases.expected_failures import EXPECTED_FAILURES
 
     checked = 0
     for kind in ("operator", "model"):
         for case in harness.cases(kind).values():
-            entries = [e for e in EXPECTED_FAILURES if e.matches(case.id, harness.BACKEND)]
+            entries = [e for e in EXPECTED_FAILURES if e.covers(case.kind, case.operator, case.label, harness.BACKEND)]
             if not entries or not all(e.phase in ("backward", "step") for e in entries):
                 continue
-            assert case.skip_reason("forward") is None, case.id
+            assert harness.skip_reason(case, "forward") is None, case.id
             if case.test_backward and any(e.phase == "backward" for e in entries):
-                assert "expected failure" in case.skip_reason("backward"), case.id
+                assert "expected failure" in harness.skip_reason(case, "backward"), case.id
                 checked += 1
     assert checked, "no case with a backward-only expected failure: the test is void"
 

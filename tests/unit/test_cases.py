@@ -2,10 +2,12 @@
 errors naming file/case/key, forward-only cases, mark priority, and the catalog itself."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -15,12 +17,10 @@ from interop.cases import (
     OperatorCase,
     OperatorConfig,
     build_cases,
-    case_disposition,
     case_id,
     detect_layout,
-    expected_failure_for,
 )
-from interop.expected_failures import ExpectedFailure
+from interop.cases.expected_failures import ExpectedFailure, expected_failure
 
 pytest_plugins = ["pytester"]
 
@@ -99,13 +99,12 @@ def test_benchmark_flat_paths_and_nested_groups(tmp_path):
     assert cases[1].torch_kwargs["padding"] == (1, 1)
 
 
-def test_simple_layout_uses_the_default_input_size(tmp_path):
+def test_simple_layout_needs_a_data_input(tmp_path):
     path = _write(tmp_path, "ReLU", {"rank_4": {"input_specs": [{"name": "data_input", "shape": [2, 3, 4, 4]}]},
-                                     "default": {"description": "no input spec: the operator's default"}})
-    cfg = OperatorConfig("ReLU", "interop.zoo.operators.relu:ReLU", json_path=path, aidge_types=("ReLU",),
-                         default_input_size=(4, 16))
-    cases = build_cases(cfg)
-    assert [(c.id, c.input_size) for c in cases] == [("ReLU_rank_4", (2, 3, 4, 4)), ("ReLU_default", (4, 16))]
+                                     "default": {"description": "no input spec"}})
+    cfg = OperatorConfig("ReLU", "interop.zoo.operators.relu:ReLU", json_path=path, aidge_types=("ReLU",))
+    with pytest.raises(ConfigError, match=r"ReLU\.json: case 'default': key 'input_specs': no data input"):
+        build_cases(cfg)
 
 
 def test_manual_cases_get_ids_and_operator():
@@ -250,54 +249,70 @@ def test_a_leaf_can_be_forward_only(tmp_path):
     assert case.test_backward is False
 
 
-# -- marks ---------------------------------------------------------------------------------------
-_BWD = ExpectedFailure("Op_*", "backward", "backward_not_implemented", "Op", "Backward not yet implemented")
-_FWD = ExpectedFailure("Op_b", "forward", "outputs_differ", "Op", "Tensors are not close at output")
-_ALL = ExpectedFailure("Op_*", "import", "unsupported_operator", "Op", "GenericOperator")
+# -- expected failures: the one lookup ------------------------------------------------------------
+_BWD = ExpectedFailure("Op", "backward", "backward_not_implemented", "Backward not yet implemented", ("Op:*",))
+_FWD = ExpectedFailure("Op", "forward", "outputs_differ", "Tensors are not close at output", ("Op:b",))
+_IMP = ExpectedFailure("Op", "import", "unsupported_operator", "GenericOperator", ("Op:attr_c",))
 
 
-def _case(name, train=True):
-    return OperatorCase(f"Op_{name}", "x:Y", {}, (1,), test_backward=train, operator="Op", path=name)
+def _case(name, train=True, **kw):
+    return OperatorCase(f"Op_{name}", "x:Y", {}, (1,), test_backward=train, operator="Op", path=name, **kw)
 
 
-def _cfg(**kw):
-    return OperatorConfig("Op", "x:Y", manual_cases=[], **kw)
+def test_the_earliest_phase_decides():
+    table = (_BWD, _FWD, _IMP)
+    # a case that trains: the forward entry wins over the backward one (the run stops first there)
+    assert expected_failure(_case("b"), table=table) is _FWD
+    assert expected_failure(_case("a"), table=table) is _BWD
+    # a forward-only case never reaches backward: its forward stays verified
+    assert expected_failure(_case("a", train=False), table=table) is None
+    assert expected_failure(_case("b", train=False), table=table) is _FWD
+    # asv times phases up to the one it benchmarks
+    assert expected_failure(_case("a"), phases=("export", "import", "compile", "forward"), table=table) is None
 
 
-def test_mark_priority():
-    train, infer = _case("a"), _case("b", train=False)
-    table = (_FWD, _BWD)
-    # operator-wide skip beats everything
-    assert case_disposition(_cfg(skip_all="no torch equivalent", xfail_all=_ALL), train, table=table) == (
-        "skip", "no torch equivalent")
-    # then operator-wide xfail, for every case
-    assert case_disposition(_cfg(xfail_all=_ALL, xfail_backward=_BWD), infer, table=table) == ("xfail", _ALL)
-    # then the backward-only xfail, for the cases that train only
-    assert case_disposition(_cfg(xfail_backward=_BWD), train, table=()) == ("xfail", _BWD)
-    assert case_disposition(_cfg(xfail_backward=_BWD), infer, table=()) == ("run", None)
-    # then the per-case entry of the table
-    assert case_disposition(_cfg(), infer, table=table) == ("xfail", _FWD)
-    assert case_disposition(_cfg(), train, table=table) == ("xfail", _BWD)
-    assert case_disposition(_cfg(), _case("c", train=False), table=table) == ("run", None)
+def test_patterns_match_the_label_or_its_tail_not_the_layout():
+    entry = ExpectedFailure("Op", "import", "unsupported_operator", "GenericOperator", ("Op:no_bias",))
+    for path in ("no_bias", "attr.no_bias", "attributes.batch_8_no_bias"):
+        assert expected_failure(_case(path), table=(entry,)) is entry, path
+    for path in ("no_bias_2", "attr.nono_bias"):
+        assert expected_failure(_case(path), table=(entry,)) is None, path
+    # another operator, another kind, another backend: not covered
+    assert expected_failure(dataclasses.replace(_case("no_bias"), operator="Other"), table=(entry,)) is None
+    assert expected_failure(dataclasses.replace(_case("no_bias"), kind="model"), table=(entry,)) is None
+    cpu_only = dataclasses.replace(entry, backend="cpu")
+    assert expected_failure(_case("no_bias", backend="cuda"), table=(cpu_only,)) is None
+    assert expected_failure(_case("no_bias", backend="cpu"), table=(cpu_only,)) is cpu_only
 
 
-def test_skip_for_another_backend_and_per_case_skip_reasons():
-    assert case_disposition(_cfg(backend="cuda"), _case("a"), "cpu", table=())[0] == "skip"
-    case = build_cases(OperatorConfig("Op", "x:Y", manual_cases=[_case("a")], skip_reasons={"a": "later"},
-                                      validate=False))[0]
-    assert case_disposition(_cfg(), case, table=()) == ("skip", "later")
+def test_entries_are_validated():
+    with pytest.raises(ValueError, match="unknown category"):
+        ExpectedFailure("Op", "forward", "wrong", "e", ("Op:*",))
+    with pytest.raises(ValueError, match="unknown phase"):
+        ExpectedFailure("Op", "later", "outputs_differ", "e", ("Op:*",))
+    with pytest.raises(ValueError, match="quote"):
+        ExpectedFailure("Op", "forward", "outputs_differ", " ", ("Op:*",))
+    with pytest.raises(ValueError, match="<Operator>:<label pattern>"):
+        ExpectedFailure("Op", "forward", "outputs_differ", "e", "Op:*")
 
 
-def test_training_entries_do_not_concern_forward_only_cases():
-    assert expected_failure_for(_case("x"), table=(_BWD,)) is _BWD
-    assert expected_failure_for(_case("x", train=False), table=(_BWD,)) is None
-    assert expected_failure_for(_case("x"), "cuda", table=(ExpectedFailure(
-        "Op_x", "forward", "outputs_differ", "Op", "e", backend="cpu"),)) is None
+def test_operator_wide_skip_is_attached_to_every_case():
+    cfg = OperatorConfig("Op", "x:Y", manual_cases=[_case("a")], skip_all="no torch equivalent")
+    (case,) = build_cases(cfg)
+    assert case.skip_reason == "no torch equivalent"
 
 
-def test_operator_wide_marks_must_be_table_entries():
-    with pytest.raises(TypeError, match="must be an ExpectedFailure"):
-        OperatorConfig("Op", "x:Y", manual_cases=[], xfail_all="broken")
+def test_build_cases_attaches_backend_tolerance_and_entry():
+    from interop.equivalence import Tolerance
+
+    tol = Tolerance(1e-4, 1e-5, reason="measured: reordered sums")
+    cfg = OperatorConfig("Abs", "interop.zoo.operators.abs:Abs", aidge_types=("Abs",), tolerance=tol,
+                         manual_cases=[OperatorCase("Abs_x", "interop.zoo.operators.abs:Abs", {}, (2, 3))])
+    (case,) = build_cases(cfg, backend="cuda")
+    assert case.backend == "cuda" and case.tolerance is tol
+    assert case.expected_failure is not None and case.expected_failure.operator == "Abs"
+    with pytest.raises(TypeError, match="must be a Tolerance"):
+        OperatorConfig("Op", "x:Y", manual_cases=[], tolerance=(1e-3, 1e-4))
 
 
 # -- one bad file does not stop the others ---------------------------------------------------------
@@ -307,7 +322,7 @@ def test_a_bad_config_is_one_failing_item_and_the_others_run(pytester, tmp_path)
                                      "rank_3": {"input_specs": [{"name": "data_input", "shape": [2, 3, 4]}]}})
     pytester.makepyfile(test_suite=textwrap.dedent(f"""
         from interop.cases import OperatorConfig
-        from interop.operator_suite import make_operator_fixture
+        from interop.cases.suite import make_operator_fixture
 
         bad_case = make_operator_fixture(OperatorConfig("Bad", "interop.zoo.operators.relu:ReLU",
                                                         json_path={str(bad)!r}, aidge_types=("ReLU",)))
@@ -336,7 +351,7 @@ def test_catalog_import_is_cheap_and_side_effect_free():
 
 def test_catalog_size_layouts_and_ids():
     from interop.cases import load_config_file
-    from interop.catalog import OPERATOR_CONFIGS, operator_cases
+    from interop.cases.catalog import OPERATOR_CONFIGS, operator_cases
 
     cases = operator_cases()
     assert len(OPERATOR_CONFIGS) >= 40 and len(cases) >= 400
@@ -347,25 +362,113 @@ def test_catalog_size_layouts_and_ids():
     assert layouts == {"benchmark_ok", "benchmark_flat", "simple", "manual"}
 
 
-def test_every_operator_table_entry_is_hit_by_a_case():
-    """An entry that matches no case of the suite (a renamed case, a typo) is dead data."""
-    from interop.catalog import operator_cases
-    from interop.expected_failures import _OPERATORS
+def _all_cases():
+    from interop.cases import catalog
 
-    cases = operator_cases()
-    ours = [e for e in _OPERATORS if not e.case.startswith("hypothesis_")]
-    dead = [e.case for e in ours if not any(expected_failure_for(c, e.backend or "cpu", (e,)) for c in cases)]
-    assert not dead, f"entries matching no case: {dead}"
-    # and each is the entry a case actually gets (not shadowed by an earlier one)
-    shadowed = [e.case for e in ours
-                if not any(expected_failure_for(c, e.backend or "cpu") is e for c in cases)]
-    assert not shadowed, f"entries shadowed by earlier ones: {shadowed}"
+    return (catalog.operator_cases() + catalog.model_cases() + catalog.contract_cases()
+            + catalog.property_cases())
 
 
-def test_model_cases_hook_returns_a_list():
-    from interop.catalog import model_cases
+def test_every_table_entry_decides_a_case():
+    """An entry that decides no case of the suite (a renamed case, a typo, an entry behind
+    an earlier-phase one for every case it covers) is dead data."""
+    from interop.cases.expected_failures import EXPECTED_FAILURES
 
-    assert isinstance(model_cases(), list)
+    cases = _all_cases()
+    dead = [(e.operator, e.cases) for e in EXPECTED_FAILURES
+            if not any(e.covers(c.kind, c.operator, c.label, e.backend or "cpu") for c in cases)]
+    assert not dead, f"entries covering no case: {dead}"
+    decided = {id(c.expected_failure) for c in cases}
+    unused = [(e.operator, e.cases) for e in EXPECTED_FAILURES if id(e) not in decided]
+    assert not unused, f"entries deciding no case (always behind an earlier-phase entry): {unused}"
+
+
+def test_no_case_is_covered_twice_in_one_phase():
+    from interop.cases.expected_failures import EXPECTED_FAILURES
+
+    for case in _all_cases():
+        phases = [e.phase for e in EXPECTED_FAILURES if e.covers(case.kind, case.operator, case.label, case.backend)]
+        assert len(phases) == len(set(phases)), f"{case.id}: two entries for one phase {phases}"
+
+
+def _as_the_suite_reports(entry) -> tuple[str | None, str | None]:
+    """(runtime message, assertion message) of a failure quoting ``entry``, as the suites
+    raise it: an AidgeError for Aidge's own errors, an EquivalenceError for a numerical or
+    shape mismatch (its header names what differs), a plain comparator assertion for the
+    property cases."""
+    value_categories = {"outputs_differ", "gradients_differ", "training_diverges", "output_shape_differs"}
+    if entry.category not in value_categories:
+        return f"Aidge {entry.phase} failed (operator {entry.operator}): {entry.error}", None
+    if entry.kind == "property":
+        return None, f"{entry.operator} on values: Aidge (actual) vs torch (expected)\n\nTensors are not close!\n" \
+                     f"{entry.error}"
+    what = {"forward": "output", "backward": "input grad [0]", "step": "weights after the SGD step: w"}[entry.phase]
+    head = "" if "differs between model1" in entry.error else \
+        f"[X_case, epoch 0] {what} differs between model1 (M) and model2 (AidgeModule) [seed 1]\n"
+    return None, head + entry.error
+
+
+def test_every_entry_is_in_the_category_the_categoriser_gives_its_quote():
+    """One place decides a category: the categoriser. An entry's category must be what it
+    gives for the entry's own quoted error (at runtime the guard checks the real failure)."""
+    from interop.cases.expected_failures import EXPECTED_FAILURES
+    from interop.reporting import categorize
+
+    wrong = []
+    for entry in EXPECTED_FAILURES:
+        got = categorize(*_as_the_suite_reports(entry))[0]
+        if got != entry.category:
+            wrong.append(f"{entry.operator} {entry.cases}: entry says {entry.category}, categoriser says {got}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_guard_refuses_a_quoted_failure_in_another_category():
+    from interop.cases.expected_failures import (ExpectedAidgeFailure, ExpectedFailureMismatch,
+                                                 expected_failure_guard)
+    from interop.errors import AidgeError
+
+    entry = ExpectedFailure("Op", "forward", "aidge_error", "Step (-1) is negative", ("Op:*",))
+    with pytest.raises(ExpectedAidgeFailure):
+        with expected_failure_guard(entry):
+            raise AidgeError("forward", "Slice: Step (-1) is negative, we must have End (")
+    with pytest.raises(ExpectedFailureMismatch, match="phase 'compile'"):
+        with expected_failure_guard(entry):
+            raise AidgeError("compile", "Slice: Step (-1) is negative, we must have End (")
+    with pytest.raises(ExpectedFailureMismatch, match="category 'backward_not_implemented'"):
+        with expected_failure_guard(entry):
+            raise AidgeError("forward", "Backward not yet implemented for X; Step (-1) is negative")
+    with pytest.raises(AidgeError):  # not the quoted error: a real failure, unchanged
+        with expected_failure_guard(entry):
+            raise AidgeError("forward", "something else")
+
+
+def test_model_contract_and_property_cases():
+    from interop.cases import catalog
+
+    models = catalog.model_cases()
+    assert [c.id for c in models[:2]] == ["Perceptron_eval", "Perceptron_train"]
+    assert all(c.kind == "model" and c.training == c.id.endswith("_train") for c in models)
+    assert not any(c.test_backward for c in models if not c.training)
+    contract = catalog.contract_cases()
+    assert len(contract) == len(catalog.model_specs()) * 2 * len(__import__("interop.diagnostics",
+                                                                            fromlist=["CHECKS"]).CHECKS)
+    props = catalog.property_cases()
+    assert {c.id for c in props} >= {"hypothesis_ReLU_nonfinite", "hypothesis_Log_finite"}
+    assert next(c for c in props if c.id == "hypothesis_ReLU_nonfinite").expected_failure is not None
+
+
+def test_every_catalog_operator_is_collected():
+    """The catalog generates the operator tests: an operator whose entry yields no
+    collected item (no test function, an empty config...) fails here."""
+    from interop.cases.catalog import OPERATOR_CONFIGS
+
+    out = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+                          "-p", "no:xdist", "tests/test_operators.py"], capture_output=True, text=True,
+                         cwd=Path(__file__).resolve().parents[2], timeout=300)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    ids = [line for line in out.stdout.splitlines() if "::" in line]
+    missing = [name for name in OPERATOR_CONFIGS if not any(f"::test_{name}_interop[" in i for i in ids)]
+    assert not missing, f"catalog operators with no collected test: {missing}"
 
 
 # --- bad configurations are contained and named (issue 12) -------------------------------------------------------
@@ -431,7 +534,7 @@ def test_one_bad_file_costs_only_its_operator_in_the_benchmarks(monkeypatch):
     if str(root) not in sys.path:
         sys.path.insert(0, str(root))
     from benchmarks import harness
-    from interop import catalog
+    from interop.cases import catalog
 
     real = catalog.operator_cases
 
@@ -448,4 +551,4 @@ def test_one_bad_file_costs_only_its_operator_in_the_benchmarks(monkeypatch):
     assert len(ids) > 400  # every other operator is still benchmarked
     (broken,) = [c for c in cases if c.id == "ReLU_config_error"]
     with pytest.raises(ConfigError, match=r"configs/ReLU\.json"):
-        broken.build()
+        broken.build_model()

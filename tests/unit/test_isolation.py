@@ -1,4 +1,4 @@
-"""Unit tests of interop.isolation: a crash in the child is an AidgeCrash naming the signal
+"""Unit tests of interop.equivalence.isolation: a crash in the child is an AidgeCrash naming the signal
 and the phase, anything else comes back as the child's own exception."""
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ import time
 import pytest
 
 from interop.errors import AidgeCrash, AidgeError
-from interop.expected_failures import ExpectedAidgeFailure, ExpectedFailure
-from interop.isolation import IsolatedError, phase_from_stack, run_isolated
-from interop.tester import EquivalenceError
+from interop.cases.expected_failures import ExpectedAidgeFailure, ExpectedFailure
+from interop.equivalence.isolation import IsolatedError, phase_from_stack, run_isolated
+from interop.equivalence.tester import EquivalenceError
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 
@@ -154,7 +154,7 @@ def test_the_parent_state_is_untouched_by_the_child():
 
 
 def test_a_crash_entry_of_the_expected_failure_table_covers_a_crash():
-    from interop.operator_suite import run_operator_case
+    from interop.cases.suite import run_operator_case
 
     class FakeRun:
         expected_failure = ExpectedFailure("X_case", "forward", "crash", "X", "crash: process killed by SIGABRT")
@@ -167,7 +167,7 @@ def test_a_crash_entry_of_the_expected_failure_table_covers_a_crash():
 
 
 def test_signal_names_are_readable():
-    from interop.isolation import _signal_name
+    from interop.equivalence.isolation import _signal_name
 
     assert _signal_name(signal.SIGABRT) == "SIGABRT"
     assert _signal_name(250) == "signal 250"

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from interop import ModelTester, wrap
-from interop.tester import EquivalenceError, append_jsonl, resolve_log_path
+from interop.equivalence.tester import EquivalenceError, append_jsonl, resolve_log_path
 
 
 def _linear(seed=0):

@@ -1,6 +1,6 @@
 """The reference networks of the model suite, declared once in :data:`MODEL_CASES`.
 
-Each entry is a plain dict read by ``tests/test_models.py``, ``interop.catalog`` and the asv
+Each entry is a plain dict read by ``tests/test_models.py``, ``interop.cases.catalog`` (which expands each into its eval and train cases) and the asv
 benchmarks:
 
 - ``name``: the case name (test ids are ``<name>_eval`` and ``<name>_train``);

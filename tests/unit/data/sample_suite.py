@@ -4,7 +4,7 @@ Not collected by the main run: its name does not match ``test_*.py``. Every outc
 :class:`~interop.ModelTester` on real :func:`~interop.wrap` models, failures of perturbed
 AidgeModules, real Aidge errors (a missing backward, an operator imported as a
 GenericOperator, a process killed inside Aidge), strict xfail / xpass through
-:mod:`interop.expected_failures`, a skip and a setup error.
+:mod:`interop.cases.expected_failures`, a skip and a setup error.
 
 Regenerate the recordings with ``python tests/unit/data/record.py`` (see its docstring).
 Test ids mimic the operator suite: ``test_<Op>_interop[<case id>]``.
@@ -17,8 +17,8 @@ import pytest
 import torch
 
 from interop import ModelTester, wrap
-from interop.expected_failures import ExpectedFailure, expected_failure_guard, xfail_marks
-from interop.isolation import run_isolated
+from interop.cases.expected_failures import ExpectedFailure, expected_failure_guard, xfail_marks
+from interop.equivalence.isolation import run_isolated
 
 EPOCHS = 4
 
