@@ -122,6 +122,7 @@ _CONFIGS: list[OperatorConfig] = [
     _op("Softplus", "softplus", "Softplus"),
     _op("ELU", "elu", "Elu"),
     _op("Clip", "clip", "Clip"),
+    _op("Hardtanh", "hardtanh", "Clip"),
     # convolutions and FC
     _op("Conv1D", "conv1d", "Conv1D|PaddedConv1D", specs=True),
     _op("Conv2D", "conv2d", "Conv2D|PaddedConv2D", specs=True),
