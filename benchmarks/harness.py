@@ -79,8 +79,8 @@ def _warm_up() -> None:
     which torch loads on the first TRAINING export and on the first backward with explicit
     gradients). Single-threaded work only (no OpenMP pool exists before the fork). A CUDA
     backend is not loaded (CUDA must not be initialised before a fork)."""
-    from interop import aidge_runtime as rt
-    from interop.onnx_export import export_to_onnx
+    from interop.bridge import runtime as rt
+    from interop.bridge.onnx_export import export_to_onnx
 
     rt.aidge_core(), rt.aidge_onnx(), rt.load_backend("cpu")  # (no aidge_learning: no optimiser here)
     for training in (False, True):

@@ -8,7 +8,7 @@ not load torch or Aidge before the test session configures them):
   :func:`assert_finite`, :func:`compare_tensors`, :func:`compare_outputs`,
   :func:`default_tolerances`
 - tester: :class:`ModelTester`
-- tensors: module :mod:`interop.tensor_converter` (``torch_tensor_to_aidge``,
+- tensors: module :mod:`interop.bridge.tensors` (``torch_tensor_to_aidge``,
   ``aidge_tensor_to_torch``, ``convert_tensor``)
 """
 from __future__ import annotations
@@ -31,9 +31,9 @@ _EXPORTS = {
     "compare_outputs": "compare",
     "default_tolerances": "compare",
     "Mismatch": "compare",
-    "torch_tensor_to_aidge": "tensor_converter",
-    "aidge_tensor_to_torch": "tensor_converter",
-    "convert_tensor": "tensor_converter",
+    "torch_tensor_to_aidge": "bridge.tensors",
+    "aidge_tensor_to_torch": "bridge.tensors",
+    "convert_tensor": "bridge.tensors",
     "InteropError": "errors",
     "AidgeError": "errors",
     "AidgeNotImplementedError": "errors",
@@ -67,8 +67,7 @@ _EXPORTS = {
     "run_isolated": "isolation",
     "AidgeCrash": "errors",
 }
-_SUBMODULES = {"bridge", "compare", "tester", "tensor_converter", "errors", "timing", "onnx_export",
-               "aidge_runtime"}
+_SUBMODULES = {"bridge", "compare", "tester", "errors", "timing"}
 _SUBMODULES |= {"contract", "divergence", "invariance", "golden", "strategies", "model_io"}
 _SUBMODULES |= {"analyze"}
 _SUBMODULES |= {"cases", "catalog", "operator_suite", "isolation"}

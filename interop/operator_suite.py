@@ -193,7 +193,7 @@ def run_operator_case(case_run: OperatorCaseRun, body: Callable[[OperatorCaseRun
 
 def _prepare_parent(backend: str) -> None:
     """Import what every child needs once, in the parent, so forks start warm."""
-    from . import aidge_runtime as rt
+    from .bridge import runtime as rt
 
     rt.load_backend(backend)
     rt.aidge_onnx()

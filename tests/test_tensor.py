@@ -1,4 +1,4 @@
-"""The tensor suite: exact torch <-> Aidge tensor conversion (``interop.tensor_converter``).
+"""The tensor suite: exact torch <-> Aidge tensor conversion (``interop.bridge.tensors``).
 
 Round trips must be bit-exact (NaN payloads, infinities and -0.0 included), keep dtype and
 shape (``()`` for scalars, empty shapes too), and share memory exactly where the converter
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import torch
 
-from interop.tensor_converter import (
+from interop.bridge.tensors import (
     DTYPE_TABLE,
     aidge_dtype,
     aidge_tensor_to_torch,

@@ -250,7 +250,7 @@ def test_optimizer_step_without_optimizer_is_a_clear_error():
 
 
 def test_cuda_backend_without_cuda_is_a_clear_error():
-    from interop.tensor_converter import cuda_available
+    from interop.bridge.tensors import cuda_available
 
     if cuda_available()[0]:
         pytest.skip("CUDA is available here")

@@ -2,7 +2,7 @@
 
 How it works
 ------------
-1. The torch model is exported to ONNX in memory (:mod:`interop.onnx_export`), its state
+1. The torch model is exported to ONNX in memory (:mod:`interop.bridge.onnx_export`), its state
    and mode restored afterwards.
 2. aidge_onnx imports the ONNX model; any node imported as a GenericOperator (no native
    Aidge operator) is an error at wrap time.
@@ -28,8 +28,8 @@ import numpy as np
 import torch
 from torch.utils import _pytree as pytree
 
-from . import aidge_runtime as rt
-from .errors import AidgeError, ExportError, ShapeSpecializedError, UnsupportedOperatorError, aidge_error_from
+from . import runtime as rt
+from ..errors import AidgeError, ExportError, ShapeSpecializedError, UnsupportedOperatorError, aidge_error_from
 from .onnx_export import (ExportedModel, check_value_dependence, export_to_onnx, graph_differences,
                           preserved_state)
 
@@ -337,7 +337,7 @@ class _GraphRunner:
                         and x.device.type == "cpu" and not x.is_neg():
                     # large input: point Aidge at the caller's memory (one from_data_ptr, ~15 us)
                     # rather than copying it (~35 us per MB); kept alive until the next call
-                    from .tensor_converter import torch_tensor_to_aidge
+                    from .tensors import torch_tensor_to_aidge
 
                     if tensors is self._in_tensors:
                         tensors = list(tensors)
@@ -346,7 +346,7 @@ class _GraphRunner:
                     view.copy_(x.detach())
             self._shared = tensors  # the graph reads shared inputs until the next call
             return tensors
-        from .tensor_converter import torch_tensor_to_aidge
+        from .tensors import torch_tensor_to_aidge
 
         self._in_tensors = [torch_tensor_to_aidge(_as_graph_input(x, self.device)) for x in inputs]
         self._signature = signature
@@ -454,7 +454,7 @@ def read_tensor(t) -> torch.Tensor:
     call). CPU: one memcpy; CUDA: through :func:`aidge_tensor_to_torch`."""
     if t.backend == "cpu":
         return torch.from_numpy(np.array(t, copy=True))
-    from .tensor_converter import aidge_tensor_to_torch
+    from .tensors import aidge_tensor_to_torch
 
     return aidge_tensor_to_torch(t, copy=True)
 
@@ -471,7 +471,7 @@ def write_tensor(t, value: torch.Tensor | None) -> None:
             value = value.to("cpu", torch.float32)
         view[...] = value.numpy()
         return
-    from .tensor_converter import torch_tensor_to_aidge
+    from .tensors import torch_tensor_to_aidge
 
     dims = [int(d) for d in t.dims]
     source = torch.zeros(dims, device="cuda") if value is None else value.detach().float().contiguous()

@@ -59,8 +59,8 @@ import aidge_core
 import numpy as np
 import torch
 
-from .aidge_runtime import quiet_aidge
-from .errors import CudaUnavailableError
+from .runtime import quiet_aidge
+from ..errors import CudaUnavailableError
 
 __all__ = [
     "DTYPE_TABLE",

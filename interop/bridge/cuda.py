@@ -1,7 +1,7 @@
 """Is there an NVIDIA GPU here? Answered with the standard library only, so that the nox
 session deciding whether to build a CUDA environment can ask before installing anything
 (the noxfile loads this file by path). The full probe, which imports torch and
-aidge_backend_cuda, is :func:`interop.tensor_converter.cuda_available`."""
+aidge_backend_cuda, is :func:`interop.bridge.tensors.cuda_available`."""
 from __future__ import annotations
 
 import glob
