@@ -415,7 +415,7 @@ class _Runner:
         problems = []
         for target in targets:
             if target == "cuda":
-                from .bridge.tensors import cuda_available
+                from .bridge.cuda import cuda_available
 
                 ok, reason = cuda_available()
                 if not ok:

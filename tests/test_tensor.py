@@ -14,13 +14,12 @@ import numpy as np
 import pytest
 import torch
 
+from interop.bridge.cuda import cuda_available, require_cuda
 from interop.bridge.tensors import (
     DTYPE_TABLE,
     aidge_dtype,
     aidge_tensor_to_torch,
     convert_tensor,
-    cuda_available,
-    require_cuda,
     torch_dtype,
     torch_tensor_to_aidge,
 )

@@ -54,7 +54,7 @@ def aidge_learning() -> ModuleType:
 def load_backend(backend: str) -> ModuleType:
     """Import the Aidge backend plug-in (``aidge_backend_cpu`` / ``aidge_backend_cuda``)."""
     if backend == "cuda":
-        from .tensors import cuda_available  # one probe for the whole library
+        from .cuda import cuda_available  # one probe for the whole library
 
         ok, reason = cuda_available()
         if not ok:
