@@ -54,10 +54,10 @@ def report(session: nox.Session) -> None:
 
 
 def _gpu_absent_reason() -> str | None:
-    """interop/cuda_probe.py, loaded by path: no install needed to decide to skip."""
+    """interop/bridge/cuda.py, loaded by path: no install needed to decide to skip."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("_cuda_probe", ROOT / "interop" / "cuda_probe.py")
+    spec = importlib.util.spec_from_file_location("_bridge_cuda", ROOT / "interop" / "bridge" / "cuda.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.gpu_absent_reason()

@@ -195,7 +195,7 @@ def aidge_backend(request: pytest.FixtureRequest) -> str:
     """The Aidge backend under test; CUDA cases skip with the probe's reason when unusable."""
     backend = request.config.getoption("--backend")
     if backend == "cuda":
-        from .tensor_converter import cuda_available
+        from .bridge.cuda import cuda_available
 
         ok, reason = cuda_available()
         if not ok:

@@ -1,4 +1,4 @@
-"""The tensor suite: exact torch <-> Aidge tensor conversion (``interop.tensor_converter``).
+"""The tensor suite: exact torch <-> Aidge tensor conversion (``interop.bridge.tensors``).
 
 Round trips must be bit-exact (NaN payloads, infinities and -0.0 included), keep dtype and
 shape (``()`` for scalars, empty shapes too), and share memory exactly where the converter
@@ -14,13 +14,12 @@ import numpy as np
 import pytest
 import torch
 
-from interop.tensor_converter import (
+from interop.bridge.cuda import cuda_available, require_cuda
+from interop.bridge.tensors import (
     DTYPE_TABLE,
     aidge_dtype,
     aidge_tensor_to_torch,
     convert_tensor,
-    cuda_available,
-    require_cuda,
     torch_dtype,
     torch_tensor_to_aidge,
 )

@@ -37,24 +37,17 @@ from ..errors import AidgeCrash, InteropError
 __all__ = ["run_isolated", "IsolatedError", "phase_from_stack", "fork_available"]
 
 #: (file name, function name) of the frames that name a phase; the innermost one wins.
+#: (file under interop/bridge/, function) -> the phase a crash in that frame belongs to
 _PHASE_FRAMES = {
-    ("onnx_export.py", "export_to_onnx"): "export",
-    ("bridge.py", "_import_graph"): "import",
-    ("bridge.py", "_compile"): "compile",
-    ("bridge.py", "forward"): "forward",
-    ("bridge.py", "backward"): "backward",
-    ("bridge.py", "step"): "step",
+    ("bridge/onnx_export.py", "export_to_onnx"): "export",
+    ("bridge/graph.py", "_import_graph"): "import",
+    ("bridge/graph.py", "_compile"): "compile",
+    ("bridge/runner.py", "forward"): "forward",  # the scheduler calls
+    ("bridge/runner.py", "backward"): "backward",
+    ("bridge/module.py", "forward"): "forward",  # AidgeModule, AidgeSGD
+    ("bridge/module.py", "backward"): "backward",
+    ("bridge/module.py", "step"): "step",
 }
-_FRAME_LINE = re.compile(r'File "(?P<file>[^"]+)", line \d+ in (?P<func>\S+)')
-
-
-class IsolatedError(InteropError):
-    """An exception raised in the isolated child that cannot be rebuilt in the parent with
-    its own type; the message starts with the child's exception type."""
-
-
-def fork_available() -> bool:
-    return hasattr(os, "fork") and sys.platform != "win32"
 
 
 def phase_from_stack(stack: str) -> tuple[str | None, str | None]:
@@ -64,7 +57,8 @@ def phase_from_stack(stack: str) -> tuple[str | None, str | None]:
         base = os.path.basename(m.group("file"))
         if innermost is None:
             innermost = f"{base}:{m.group('func')}"
-        phase = _PHASE_FRAMES.get((base, m.group("func")))
+        parent = os.path.basename(os.path.dirname(m.group("file")))  # "bridge" for the bridge's own files
+        phase = _PHASE_FRAMES.get((f"{parent}/{base}", m.group("func")))
         if phase:
             return phase, innermost
     return None, innermost

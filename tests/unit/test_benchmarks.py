@@ -123,7 +123,7 @@ def test_the_aidge_call_is_the_scheduler_and_nothing_else(phase, monkeypatch):
 
     import numpy as np
 
-    import interop.bridge as bridge
+    import interop.bridge.runner as bridge
     import interop.bridge.tensors as converter
 
     pair = _pair(_case("Linear_case", lambda: torch.nn.Linear(4, 3)), phase)

@@ -250,7 +250,7 @@ def test_optimizer_step_without_optimizer_is_a_clear_error():
 
 
 def test_cuda_backend_without_cuda_is_a_clear_error():
-    from interop.tensor_converter import cuda_available
+    from interop.bridge.cuda import cuda_available
 
     if cuda_available()[0]:
         pytest.skip("CUDA is available here")
@@ -342,7 +342,7 @@ def test_large_inputs_are_shared_only_without_autograd():
     """A large float32 input is shared with Aidge under no_grad (no copy), copied when a
     backward may follow (Aidge's backward reads the forward's input, which the caller may
     change in between)."""
-    from interop.bridge import SHARE_INPUT_ELEMENTS
+    from interop.bridge.runner import SHARE_INPUT_ELEMENTS
 
     model = torch.nn.Sequential(torch.nn.ReLU(), torch.nn.Sigmoid())
     shape = (4, SHARE_INPUT_ELEMENTS // 4)

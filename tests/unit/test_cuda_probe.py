@@ -2,7 +2,7 @@
 categorisation of CUDA packaging errors."""
 from __future__ import annotations
 
-from interop.cuda_probe import gpu_absent_reason
+from interop.bridge.cuda import gpu_absent_reason
 from interop.errors import AidgeCudaKernelImageError, AidgeNotImplementedError, aidge_error_from
 
 pytest_plugins = ["pytester"]

@@ -45,8 +45,9 @@ def test_segfault_is_a_crash_naming_sigsegv():
 
 
 def test_the_phase_comes_from_the_bridge_frame(tmp_path):
-    # a module whose file is named bridge.py, like interop/bridge.py, dying inside _compile
-    path = tmp_path / "bridge.py"
+    # a module whose file is bridge/graph.py, like interop/bridge/graph.py, dying inside _compile
+    (tmp_path / "bridge").mkdir()
+    path = tmp_path / "bridge" / "graph.py"
     path.write_text(textwrap.dedent("""
         import os
 
@@ -69,12 +70,14 @@ def test_phase_from_stack_reads_the_innermost_known_frame():
         Fatal Python error: Segmentation fault
 
         Current thread 0x00007f (most recent call first):
-          File "/x/interop/bridge.py", line 170 in read_tensor
-          File "/x/interop/bridge.py", line 167 in forward
-          File "/x/interop/bridge.py", line 257 in backward
-          File "/x/interop/tester.py", line 207 in _unit_test
+          File "/x/interop/bridge/runner.py", line 170 in read_tensor
+          File "/x/interop/bridge/runner.py", line 167 in forward
+          File "/x/interop/bridge/module.py", line 257 in backward
+          File "/x/interop/equivalence/tester.py", line 207 in _unit_test
     """)
-    assert phase_from_stack(dump) == ("forward", "bridge.py:read_tensor")
+    assert phase_from_stack(dump) == ("forward", "runner.py:read_tensor")
+    # a user's own module.py with a forward is not the bridge
+    assert phase_from_stack('  File "/home/me/module.py", line 3 in forward\n') == (None, "module.py:forward")
     assert phase_from_stack("") == (None, None)
 
 

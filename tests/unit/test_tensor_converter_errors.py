@@ -1,4 +1,4 @@
-"""Error paths and corner cases of ``interop.tensor_converter`` (fast, CPU only)."""
+"""Error paths and corner cases of ``interop.bridge.tensors`` (fast, CPU only)."""
 from __future__ import annotations
 
 import aidge_core
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from interop.tensor_converter import (
+from interop.bridge.tensors import (
     aidge_tensor_to_torch,
     convert_tensor,
     torch_tensor_to_aidge,

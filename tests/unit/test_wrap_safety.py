@@ -12,7 +12,7 @@ import torch
 
 from interop import assert_tensors_close, wrap
 from interop.errors import ShapeSpecializedError, TracingError
-from interop.onnx_export import TracingWarning
+from interop.bridge.onnx_export import TracingWarning
 
 pytest.importorskip("aidge_core")
 

@@ -12,9 +12,9 @@ Public API
     The single torch dtype <-> ``aidge_core.dtype`` mapping of the suite (read-only).
 ``aidge_dtype(torch_dtype)`` / ``torch_dtype(aidge_dtype)``
     Look-ups in that table; ``TypeError`` naming the dtype when it is not in it.
-``cuda_available() -> (bool, reason)`` / ``require_cuda()``
-    Cached probe of the CUDA path (torch CUDA device *and* ``aidge_backend_cuda``),
-    reusable by other modules; ``require_cuda`` raises ``RuntimeError(reason)``.
+
+The CUDA probe it relies on, ``cuda_available() -> (bool, reason)`` / ``require_cuda()``,
+is in :mod:`interop.bridge.cuda`.
 
 ``copy`` follows NumPy's convention: ``None`` shares memory when possible and copies
 otherwise, ``True`` always copies, ``False`` never copies and raises ``ValueError`` when a
@@ -48,9 +48,6 @@ Facts about Aidge 0.10.1 this module relies on (measured, see ``tests/test_tenso
 
 from __future__ import annotations
 
-import functools
-import importlib
-import importlib.util
 import types
 import weakref
 from typing import Any, Mapping
@@ -59,8 +56,8 @@ import aidge_core
 import numpy as np
 import torch
 
-from .aidge_runtime import quiet_aidge
-from .errors import CudaUnavailableError
+from .cuda import require_cuda
+from .runtime import quiet_aidge
 
 __all__ = [
     "DTYPE_TABLE",
@@ -69,8 +66,6 @@ __all__ = [
     "torch_tensor_to_aidge",
     "aidge_tensor_to_torch",
     "convert_tensor",
-    "cuda_available",
-    "require_cuda",
 ]
 
 #: torch dtype -> aidge_core.dtype; the only place where that correspondence is written.
@@ -122,68 +117,6 @@ def torch_dtype(aidge_dtype: aidge_core.dtype) -> torch.dtype:
             f"unsupported Aidge dtype {_aidge_dtype_name(aidge_dtype)}: the torch<->Aidge "
             f"converter handles {', '.join(_aidge_dtype_name(d) for d in _AIDGE_TO_TORCH)}"
         ) from None
-
-
-# --------------------------------------------------------------------------------------
-# CUDA probing
-
-
-@functools.lru_cache(maxsize=None)
-def cuda_available() -> tuple[bool, str]:
-    """Whether torch CUDA tensors can be exchanged with Aidge, and why (not).
-
-    Returns ``(True, description)`` or ``(False, reason)``; the reason names every missing
-    piece (``aidge_backend_cuda`` not installed, no CUDA device, ...). Cached; never
-    raises, and never imports ``aidge_backend_cuda`` when it is not installed.
-    """
-    missing = []
-    try:
-        cuda_spec = importlib.util.find_spec("aidge_backend_cuda")
-    except (ImportError, ValueError):
-        cuda_spec = None
-    if cuda_spec is None:
-        missing.append("aidge_backend_cuda is not installed")
-    try:
-        torch_cuda = bool(torch.cuda.is_available())
-    except Exception as exc:  # a broken driver must not crash the probe
-        torch_cuda = False
-        missing.append(f"torch.cuda.is_available() failed: {exc}")
-    else:
-        if not torch_cuda:
-            cuda_build = torch.version.cuda
-            missing.append(
-                "no CUDA device: torch.cuda.is_available() is False"
-                + ("" if cuda_build else f" (torch {torch.__version__} is a CPU-only build)")
-            )
-    if missing:
-        return False, "; ".join(missing)
-    try:
-        importlib.import_module("aidge_backend_cuda")
-    except Exception as exc:
-        return False, f"aidge_backend_cuda failed to import: {type(exc).__name__}: {exc}"
-    try:
-        backends = set(aidge_core.Tensor.get_available_backends())
-    except Exception as exc:
-        return False, f"cannot list Aidge backends: {exc}"
-    if "cuda" not in backends:
-        return False, f"Aidge has no 'cuda' tensor backend registered (has {sorted(backends)})"
-    try:  # the first real CUDA use is where a driver/runtime mismatch shows up
-        probe = aidge_core.Tensor(np.zeros((1,), dtype=np.float32))
-        probe.set_backend("cuda", 0)
-        probe.set_backend("cpu", 0)
-    except Exception as exc:
-        return False, f"Aidge CUDA backend unusable: {type(exc).__name__}: {exc}"
-    return True, (
-        f"torch {torch.__version__} sees {torch.cuda.device_count()} CUDA device(s); "
-        "aidge_backend_cuda imported and probed"
-    )
-
-
-def require_cuda() -> None:
-    """Raise ``RuntimeError`` with the reason from :func:`cuda_available` if CUDA is unusable."""
-    ok, reason = cuda_available()
-    if not ok:
-        raise CudaUnavailableError(f"CUDA tensors cannot be exchanged with Aidge: {reason}")
 
 
 # --------------------------------------------------------------------------------------
@@ -249,7 +182,7 @@ def torch_tensor_to_aidge(tensor: torch.Tensor, *, copy: bool | None = None) -> 
     Aidge keeps the tensor on the C++ side (e.g. as a Producer output) after that Python
     object is gone, keep the torch tensor alive yourself or pass ``copy=True``.
 
-    CUDA tensors (requires :func:`cuda_available`): shared the same way through a device
+    CUDA tensors (requires :func:`~interop.bridge.cuda.cuda_available`): shared the same way through a device
     pointer on Aidge's ``cuda`` backend (the current torch stream is synchronised first);
     ``copy=True`` makes one device-to-device copy (a torch ``clone``) that Aidge then
     shares. Raises ``RuntimeError`` naming what is missing when CUDA is unusable.
@@ -334,7 +267,7 @@ def aidge_tensor_to_torch(tensor: aidge_core.Tensor, *, copy: bool | None = None
     * ``copy=True``: always exactly one copy, into memory owned by torch/NumPy.
     * ``copy=False``: as ``None`` but raises ``ValueError`` instead of copying.
 
-    ``cuda`` backend (requires :func:`cuda_available`): Aidge's Python API exposes no
+    ``cuda`` backend (requires :func:`~interop.bridge.cuda.cuda_available`): Aidge's Python API exposes no
     device pointer, so the data always goes through host memory: an Aidge ``clone`` on
     the device, a device-to-host copy, then a host-to-device copy into a new torch CUDA
     tensor on the same device index. ``copy=False`` raises ``ValueError`` there.

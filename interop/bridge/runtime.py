@@ -26,7 +26,7 @@ def _add_copying_from_data_ptr(core: ModuleType) -> None:
     """Compatibility shim for Aidge < 0.10 (benchmarked by the asv release matrix), whose
     ``Tensor`` has no ``from_data_ptr``: a CPU stand-in that *copies* the memory instead of
     sharing it (enough for the bridge, which hands inputs to Aidge; the zero-copy promise
-    of :func:`interop.tensor_converter.torch_tensor_to_aidge` does not hold there)."""
+    of :func:`interop.bridge.tensors.torch_tensor_to_aidge` does not hold there)."""
     import ctypes
 
     import numpy as np
@@ -54,11 +54,11 @@ def aidge_learning() -> ModuleType:
 def load_backend(backend: str) -> ModuleType:
     """Import the Aidge backend plug-in (``aidge_backend_cpu`` / ``aidge_backend_cuda``)."""
     if backend == "cuda":
-        from .tensor_converter import cuda_available  # one probe for the whole library
+        from .cuda import cuda_available  # one probe for the whole library
 
         ok, reason = cuda_available()
         if not ok:
-            from .errors import CudaUnavailableError
+            from ..errors import CudaUnavailableError
 
             raise CudaUnavailableError(f"backend='cuda' unavailable: {reason}")
     if backend not in ("cpu", "cuda"):

@@ -19,7 +19,7 @@ from typing import Sequence
 import onnx
 import torch
 
-from .errors import ExportError, TracingError
+from ..errors import ExportError, TracingError
 
 __all__ = ["ExportedModel", "export_to_onnx", "preserved_state", "graph_differences", "check_value_dependence",
            "TracingWarning", "TRACE_WARNING_POLICIES"]

@@ -1,0 +1,45 @@
+"""``wrap()``: a torch.nn.Module that computes through Aidge, forward and backward.
+
+How it works
+------------
+1. The torch model is exported to ONNX in memory (:mod:`interop.bridge.onnx_export`), its state
+   and mode restored afterwards.
+2. aidge_onnx imports the ONNX model; any node imported as a GenericOperator (no native
+   Aidge operator) is an error at wrap time.
+3. The graph is compiled for the backend; a :class:`aidge_core.SequentialScheduler` runs it.
+4. Every torch parameter and buffer that became an Aidge Producer is mirrored in the
+   :class:`AidgeModule` under its torch name, **sharing the Producer's memory**: what the
+   Aidge optimiser writes is what ``named_parameters()`` shows, and what torch code writes
+   into a mirrored parameter is what Aidge computes with.
+5. ``forward`` goes through a :class:`torch.autograd.Function` whose backward sets the output
+   gradients in Aidge, runs ``scheduler.backward()`` and hands the input and parameter
+   gradients back to torch (so ``.grad`` accumulates as usual).
+6. The optimiser step is separate: :meth:`AidgeModule.attach_optimizer` gives an Aidge SGD
+   that updates the Producers (and therefore the mirrored parameters) when asked.
+
+Modules: :mod:`~interop.bridge.wrapping` (``wrap``), :mod:`~interop.bridge.onnx_export`
+(step 1), :mod:`~interop.bridge.graph` (steps 2-3), :mod:`~interop.bridge.module`
+(``AidgeModule``, ``AidgeSGD``: steps 4-6), :mod:`~interop.bridge.runner` (the scheduler
+calls and the tensor copies around them), :mod:`~interop.bridge.tensors` (exact torch <->
+Aidge tensor conversion), :mod:`~interop.bridge.runtime` (Aidge's imports and console
+level), :mod:`~interop.bridge.cuda` (the CUDA probes).
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# also re-exported: the names other modules of the library use from interop.bridge
+from .graph import _compile, _import_graph, check_dims_forwarded, generic_nodes  # noqa: F401
+from .module import AidgeModule, AidgeSGD
+from .runner import SHARE_INPUT_ELEMENTS, read_tensor, write_tensor  # noqa: F401
+from .wrapping import normalize_input_sizes, wrap
+
+__all__ = ["wrap", "AidgeModule", "AidgeSGD", "normalize_input_sizes"]
+
+
+def __getattr__(name: str) -> Any:
+    # tensors imports aidge_core at load time: loaded on first use (interop.bridge.tensors)
+    if name == "tensors":
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

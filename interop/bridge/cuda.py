@@ -1,0 +1,97 @@
+"""The CUDA probes of the library, all in this module.
+
+* :func:`gpu_absent_reason`: is there an NVIDIA GPU here? Answered with the standard
+  library only, so that the nox session deciding whether to build a CUDA environment can
+  ask before installing anything (the noxfile loads this file by path).
+* :func:`cuda_available` / :func:`require_cuda`: the full probe, which imports torch,
+  ``aidge_core`` and ``aidge_backend_cuda`` inside the call (never when this module is
+  loaded, so loading it by path stays standard-library only): can torch CUDA tensors be
+  exchanged with Aidge? ``load_backend("cuda")``, the tensor converter, the pytest plugin
+  and the inference contract all ask it.
+"""
+from __future__ import annotations
+
+import functools
+import glob
+import os
+import shutil
+
+__all__ = ["gpu_absent_reason", "cuda_available", "require_cuda"]
+
+
+def gpu_absent_reason(dev: str = "/dev", which=shutil.which, environ=os.environ) -> str | None:
+    """None when an NVIDIA GPU looks usable, else a one-line reason why not."""
+    if environ.get("CUDA_VISIBLE_DEVICES", None) in ("", "-1"):
+        return f"CUDA_VISIBLE_DEVICES={environ['CUDA_VISIBLE_DEVICES']!r} hides every GPU"
+    if not glob.glob(os.path.join(dev, "nvidia[0-9]*")):
+        return f"no NVIDIA GPU: no {os.path.join(dev, 'nvidia<N>')} device node"
+    if which("nvidia-smi") is None:
+        return "an NVIDIA device node exists but nvidia-smi (the driver tools) is not on PATH"
+    return None
+
+
+@functools.lru_cache(maxsize=None)
+def cuda_available() -> tuple[bool, str]:
+    """Whether torch CUDA tensors can be exchanged with Aidge, and why (not).
+
+    Returns ``(True, description)`` or ``(False, reason)``; the reason names every missing
+    piece (``aidge_backend_cuda`` not installed, no CUDA device, ...). Cached; never
+    raises, and never imports ``aidge_backend_cuda`` when it is not installed.
+    """
+    import importlib.util
+
+    import torch
+
+    missing = []
+    try:
+        cuda_spec = importlib.util.find_spec("aidge_backend_cuda")
+    except (ImportError, ValueError):
+        cuda_spec = None
+    if cuda_spec is None:
+        missing.append("aidge_backend_cuda is not installed")
+    try:
+        torch_cuda = bool(torch.cuda.is_available())
+    except Exception as exc:  # a broken driver must not crash the probe
+        torch_cuda = False
+        missing.append(f"torch.cuda.is_available() failed: {exc}")
+    else:
+        if not torch_cuda:
+            cuda_build = torch.version.cuda
+            missing.append(
+                "no CUDA device: torch.cuda.is_available() is False"
+                + ("" if cuda_build else f" (torch {torch.__version__} is a CPU-only build)")
+            )
+    if missing:
+        return False, "; ".join(missing)
+    try:
+        importlib.import_module("aidge_backend_cuda")
+    except Exception as exc:
+        return False, f"aidge_backend_cuda failed to import: {type(exc).__name__}: {exc}"
+    import aidge_core
+    import numpy as np
+
+    try:
+        backends = set(aidge_core.Tensor.get_available_backends())
+    except Exception as exc:
+        return False, f"cannot list Aidge backends: {exc}"
+    if "cuda" not in backends:
+        return False, f"Aidge has no 'cuda' tensor backend registered (has {sorted(backends)})"
+    try:  # the first real CUDA use is where a driver/runtime mismatch shows up
+        probe = aidge_core.Tensor(np.zeros((1,), dtype=np.float32))
+        probe.set_backend("cuda", 0)
+        probe.set_backend("cpu", 0)
+    except Exception as exc:
+        return False, f"Aidge CUDA backend unusable: {type(exc).__name__}: {exc}"
+    return True, (
+        f"torch {torch.__version__} sees {torch.cuda.device_count()} CUDA device(s); "
+        "aidge_backend_cuda imported and probed"
+    )
+
+
+def require_cuda() -> None:
+    """Raise ``RuntimeError`` with the reason from :func:`cuda_available` if CUDA is unusable."""
+    ok, reason = cuda_available()
+    if not ok:
+        from ..errors import CudaUnavailableError
+
+        raise CudaUnavailableError(f"CUDA tensors cannot be exchanged with Aidge: {reason}")

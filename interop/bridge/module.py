@@ -1,0 +1,315 @@
+"""The torch side of a wrapped model: :class:`AidgeModule` (parameters and buffers
+mirrored on Aidge's Producers), the autograd node that runs forward and backward in Aidge,
+and :class:`AidgeSGD`, Aidge's optimiser on those Producers."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+import torch
+from torch.utils import _pytree as pytree
+
+from ..errors import ExportError, ShapeSpecializedError, aidge_error_from
+from . import runtime as rt
+from .onnx_export import ExportedModel, graph_differences
+from .runner import _GraphRunner, _SchedulerHandle, read_tensor, write_tensor
+
+__all__ = ["AidgeModule", "AidgeSGD"]
+
+
+class _AidgeFunction(torch.autograd.Function):
+    """Autograd node: forward and backward both computed by Aidge."""
+
+    @staticmethod
+    def forward(ctx, module: "AidgeModule", n_inputs: int, *args):
+        inputs = args[:n_inputs]
+        outputs = module._runner.forward(inputs)
+        ctx.module = module
+        ctx.n_inputs = n_inputs
+        ctx.forward_id = module._runner.forward_count
+        ctx.inputs = [x.detach() for x in inputs]
+        ctx.input_dtypes = [x.dtype for x in inputs]
+        ctx.mark_non_differentiable(*[o for o in outputs if not o.is_floating_point()])
+        return tuple(outputs)
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        module: AidgeModule = ctx.module
+        runner = module._runner
+        if runner.forward_count != ctx.forward_id or runner.backward_ran:
+            # Aidge only keeps the activations of its latest forward: recompute this one. And
+            # its backward accumulates into every intermediate gradient, which only a forward
+            # resets: a second backward through the same forward (retain_graph=True) would
+            # return accumulated, wrong gradients (measured on 0.10.1) without this forward.
+            runner.forward(ctx.inputs)
+            ctx.forward_id = runner.forward_count
+        input_grads, param_grads = runner.backward(grad_outputs, module._trainable_producers)
+        in_grads = [
+            (g if g.dtype == dtype else g.to(dtype)) if ctx.needs_input_grad[2 + i] and dtype.is_floating_point
+            else None
+            for i, (g, dtype) in enumerate(zip(input_grads, ctx.input_dtypes))
+        ]
+        p_grads = [g if ctx.needs_input_grad[2 + ctx.n_inputs + i] else None for i, g in enumerate(param_grads)]
+        return (None, None, *in_grads, *p_grads)
+
+
+class AidgeModule(torch.nn.Module):
+    """A torch.nn.Module whose forward and backward run in Aidge.
+
+    ``named_parameters()`` and ``named_buffers()`` mirror the wrapped torch model's names
+    and shapes; mirrored tensors share memory with the Aidge Producers. State that has no
+    Producer (a parameter the graph does not use, ``num_batches_tracked``) is a detached
+    copy and is listed in :attr:`unmapped_state`.
+    """
+
+    def __init__(self, torch_model: torch.nn.Module, exported: ExportedModel, graph, *,
+                 backend: str, verbose: bool, example_inputs: Sequence[torch.Tensor], out_spec=None,
+                 reexport=None):
+        super().__init__()
+        self._exported = exported
+        self._graph = graph
+        self._backend = backend
+        self._n_inputs = len(example_inputs)
+        self._input_sizes = [tuple(x.shape) for x in example_inputs]
+        self._input_dtypes = [x.dtype for x in example_inputs]
+        self._out_spec = out_spec  # the torch output's pytree structure (None: flat tuple)
+        self._reexport = reexport  # inputs -> ExportedModel of the torch model at their shapes
+        self._shapes_checked: dict[tuple, str | None] = {tuple(self._input_sizes): None}
+        self._runner = _GraphRunner(graph, backend, self._n_inputs, verbose)
+        self._runner.check_signature = self._check_signature
+        self._optimizer: AidgeSGD | None = None
+        state_to_producer = {state: prod for prod, state in exported.initializer_to_state.items()
+                             if prod in self._runner.producers}
+        self.unmapped_state: list[str] = []
+        self._copied_state: dict[str, Any] = {}  # CUDA: producer -> version of its mirror
+        self._param_producer: dict[str, str] = {}
+        for name, param in torch_model.named_parameters():
+            tensor = self._mirror(state_to_producer.get(name), param)
+            if tensor is None:
+                self.unmapped_state.append(name)
+                tensor = param.detach().clone()
+            else:
+                self._param_producer[name] = state_to_producer[name]
+            _register(self, name, torch.nn.Parameter(tensor, requires_grad=param.requires_grad))
+        for name, buf in torch_model.named_buffers():
+            tensor = self._mirror(state_to_producer.get(name), buf)
+            if tensor is None:
+                self.unmapped_state.append(name)
+                tensor = buf.detach().clone()
+            _register(self, name, tensor, buffer=True)
+        self.train(torch_model.training)  # after registration, so the containers follow too
+        self._train_names = [n for n, p in self.named_parameters() if p.requires_grad and n in self._param_producer]
+        self._trainable_producers = [self._param_producer[n] for n in self._train_names]
+        self._train_params = [dict(self.named_parameters())[n] for n in self._train_names]
+        state = dict(self.named_parameters())
+        state.update(self.named_buffers())
+        self._copied_tensors = {prod: state[name] for prod, name in exported.initializer_to_state.items()
+                                if prod in self._copied_state}
+        self._sync_from_aidge()
+
+    def _check_signature(self, inputs: Sequence[torch.Tensor]) -> None:
+        """Called by the runner before it runs new input shapes or dtypes: refuse what the
+        compiled graph cannot take, before Aidge runs."""
+        for i, (x, dtype) in enumerate(zip(inputs, self._input_dtypes)):
+            if x.dtype != dtype and not (x.is_floating_point() and dtype.is_floating_point):
+                raise TypeError(f"input {i} has dtype {x.dtype}, but this AidgeModule was wrapped with "
+                                f"{dtype} for it (the Aidge graph is compiled for that type)")
+        shapes = tuple(tuple(x.shape) for x in inputs)
+        if shapes not in self._shapes_checked:
+            self._shapes_checked[shapes] = self._shape_difference(inputs)
+        why = self._shapes_checked[shapes]
+        if why is not None:
+            raise ShapeSpecializedError(
+                f"this AidgeModule was wrapped at input shapes {self._input_sizes}; at {list(shapes)} the "
+                f"model's ONNX graph is not the same ({why}): the model bakes an input shape into its graph "
+                f"(e.g. x.view(x.size(0), -1)), so Aidge would compute with the wrapped shapes. Wrap the "
+                f"model again at these shapes: wrap(model, {list(shapes)})")
+
+    def _shape_difference(self, inputs: Sequence[torch.Tensor]) -> str | None:
+        """Export the torch model at the new shapes (the call's own inputs) and compare with the
+        wrapped graph: None when equal. torch's own error when torch rejects the shapes."""
+        if self._reexport is None:
+            return None
+        try:
+            other = self._reexport([x.detach().to("cpu") for x in inputs])
+        except ExportError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, Exception):
+                # torch rejects these shapes: the error torch raises for them, not ours
+                cause.add_note(f"(raised by the torch model while checking the new input shapes "
+                               f"{[tuple(x.shape) for x in inputs]} of an AidgeModule)")
+                raise cause from None
+            raise
+        return graph_differences(self._exported.proto, other.proto)
+
+    def _sync_to_aidge(self) -> None:
+        """CUDA only: push mirrored tensors that torch code changed into Aidge's Producers."""
+        for prod, tensor in self._copied_tensors.items():
+            if self._copied_state[prod] != tensor._version:
+                write_tensor(self._runner.producer_tensors[prod], tensor)
+                self._copied_state[prod] = tensor._version
+
+    def _sync_from_aidge(self) -> None:
+        """CUDA only: refresh mirrored tensors from Aidge's Producers (after an Aidge update)."""
+        with torch.no_grad():
+            for prod, tensor in self._copied_tensors.items():
+                tensor.copy_(read_tensor(self._runner.producer_tensors[prod]))
+                self._copied_state[prod] = tensor._version
+
+    def _mirror(self, producer_name: str | None, source: torch.Tensor) -> torch.Tensor | None:
+        if producer_name is None:
+            return None
+        aidge_tensor = self._runner.producer_tensors[producer_name]
+        if tuple(int(d) for d in aidge_tensor.dims) != tuple(source.shape):
+            return None
+        if aidge_tensor.backend == "cpu":
+            view = np.asarray(aidge_tensor)
+            return torch.from_numpy(view) if view.dtype == np.float32 else None  # shares memory
+        # CUDA: Aidge exposes no device pointer; a copy kept in sync by _sync_to_aidge /
+        # _sync_from_aidge (see forward and AidgeSGD.step)
+        self._copied_state[producer_name] = None
+        return read_tensor(aidge_tensor)
+
+    # -- the torch side --------------------------------------------------------
+    def forward(self, *inputs: torch.Tensor):
+        if len(inputs) != self._n_inputs:
+            raise TypeError(f"AidgeModule expects {self._n_inputs} input(s), got {len(inputs)}")
+        if self._copied_tensors:
+            self._sync_to_aidge()
+        needs_grad = torch.is_grad_enabled() and (
+            any(p.requires_grad for p in self._train_params) or any(x.requires_grad for x in inputs))
+        if needs_grad:
+            outputs = _AidgeFunction.apply(self, self._n_inputs, *inputs, *self._train_params)
+        else:
+            outputs = tuple(self._runner.forward(inputs, share=True))
+        if self._out_spec is None:
+            return outputs[0] if len(outputs) == 1 else tuple(outputs)
+        return pytree.tree_unflatten(list(outputs), self._out_spec)
+
+    # -- Aidge objects ------------------------------------------------------------
+    @property
+    def graph(self):
+        """The compiled :class:`aidge_core.GraphView`."""
+        return self._graph
+
+    @property
+    def scheduler(self):
+        """The :class:`aidge_core.SequentialScheduler` that runs :attr:`graph`, behind a thin
+        handle: every call through it (``forward(True, [tensor])`` with other shapes, ...)
+        makes the module's next call forward its own dims again, which the bridge otherwise
+        skips while its input shapes stay the same. Running :attr:`graph` by other means
+        (your own scheduler): call :meth:`invalidate` before using the module again."""
+        return _SchedulerHandle(self._runner)
+
+    def invalidate(self) -> None:
+        """Make the next call forward dims (see :attr:`scheduler`)."""
+        self._runner.invalidate()
+
+    @property
+    def backend(self) -> str:
+        return self._backend
+
+    @property
+    def aidge_time_s(self) -> float:
+        """Seconds this module has spent inside Aidge's scheduler (every forward and backward,
+        recomputed forwards included), summed since ``wrap``: the difference around a call is
+        Aidge's own share of it, the rest of the call's wall time is the bridge's. CUDA: the
+        scheduler call is not synchronised, so this is the launch time there."""
+        return self._runner.aidge_seconds
+
+    @property
+    def onnx_model(self):
+        """The exported ONNX ModelProto (initializers renamed ``param_<i>``)."""
+        return self._exported.proto
+
+    def aidge_producer(self, state_name: str):
+        """The Aidge Producer node holding torch parameter/buffer ``state_name``."""
+        for prod, state in self._exported.initializer_to_state.items():
+            if state == state_name and prod in self._runner.producers:
+                return self._runner.producers[prod]
+        raise KeyError(f"{state_name!r} has no Aidge Producer (unmapped: {self.unmapped_state})")
+
+    def aidge_gradients(self) -> dict[str, torch.Tensor]:
+        """Gradients currently held by Aidge's Producers, by torch parameter name (copies)."""
+        return {n: read_tensor(self._runner.producer_tensors[p].grad)
+                for n, p in zip(self._train_names, self._trainable_producers)}
+
+    # -- optimiser --------------------------------------------------------------
+    def attach_optimizer(self, lr: float = 0.01, momentum: float = 0.0, dampening: float = 0.0,
+                         weight_decay: float = 0.0) -> "AidgeSGD":
+        """Attach an Aidge SGD optimiser over the trainable parameters; returns it."""
+        self._optimizer = AidgeSGD(self, lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay)
+        return self._optimizer
+
+    @property
+    def optimizer(self) -> "AidgeSGD | None":
+        return self._optimizer
+
+    def optimizer_step(self) -> None:
+        """Run one step of the attached Aidge optimiser (uses each parameter's ``.grad``)."""
+        if self._optimizer is None:
+            raise RuntimeError("no optimiser attached: call attach_optimizer(lr=..., momentum=...) first")
+        self._optimizer.step()
+
+    def extra_repr(self) -> str:
+        return f"backend={self._backend!r}, inputs={self._input_sizes}, nodes={len(self._graph.get_nodes())}"
+
+    def __deepcopy__(self, memo):
+        raise TypeError("an AidgeModule cannot be deep-copied (its tensors live in Aidge); wrap() the torch model again")
+
+
+class AidgeSGD:
+    """SGD computed by ``aidge_learning.SGD`` on the Producers of an :class:`AidgeModule`.
+
+    ``step()`` hands each mirrored parameter's torch ``.grad`` to Aidge and runs Aidge's
+    update; the new weights are visible through ``named_parameters()`` (shared memory).
+    Semantics match ``torch.optim.SGD(lr, momentum, dampening, weight_decay)``.
+    """
+
+    def __init__(self, module: AidgeModule, *, lr: float, momentum: float = 0.0, dampening: float = 0.0,
+                 weight_decay: float = 0.0):
+        learning = rt.aidge_learning()
+        self.module = module
+        self.lr = lr
+        self.momentum = momentum
+        self._opt = learning.SGD(momentum, dampening, weight_decay)
+        self._nodes = [module._runner.producers[p] for p in module._trainable_producers]
+        self._opt.set_parameters(self._nodes)
+        self._opt.set_learning_rate_scheduler(learning.constant_lr(lr))
+
+    def zero_grad(self) -> None:
+        self.module.zero_grad(set_to_none=True)
+
+    def step(self) -> None:
+        if not self._nodes:
+            # A model without trainable parameters (ReLU alone): nothing to update, as with
+            # torch; Aidge's SGD::update() raises "no parameter to update!" instead.
+            return
+        with rt.quiet_aidge(self.module._runner.verbose):
+            module = self.module
+            module._sync_to_aidge()
+            tensors = module._runner.producer_tensors
+            for name, param in zip(module._trainable_producers, module._train_params):
+                write_tensor(tensors[name].grad, param.grad)
+            try:
+                self._opt.update()
+            except Exception as exc:
+                raise aidge_error_from(exc, "step") from exc
+            if module._copied_tensors:
+                module._sync_from_aidge()
+
+
+def _register(root: torch.nn.Module, dotted: str, tensor: torch.Tensor, buffer: bool = False) -> None:
+    """Register ``tensor`` at ``dotted`` (``block.0.conv.weight``), creating containers."""
+    *path, leaf = dotted.split(".")
+    module = root
+    for part in path:
+        child = module._modules.get(part)
+        if child is None:
+            child = torch.nn.Module()
+            module._modules[part] = child
+        module = child
+    if buffer:
+        module.register_buffer(leaf, tensor)
+    else:
+        module.register_parameter(leaf, tensor)

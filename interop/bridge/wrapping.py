@@ -1,0 +1,94 @@
+"""``wrap()``: export a torch model, import and compile it in Aidge, and return the
+:class:`~interop.bridge.module.AidgeModule` on the same weights; the input-size spelling it
+accepts and the structure of the model's outputs."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import torch
+from torch.utils import _pytree as pytree
+
+from ..errors import ExportError
+from . import runtime as rt
+from .graph import _compile, _import_graph
+from .module import AidgeModule
+from .onnx_export import ExportedModel, check_value_dependence, export_to_onnx, preserved_state
+
+__all__ = ["wrap", "normalize_input_sizes"]
+
+
+def normalize_input_sizes(input_sizes: Any) -> list[tuple[int, ...]]:
+    """``(1, 16)`` -> ``[(1, 16)]``; ``[(1, 16), (1, 16)]`` stays a list of tuples."""
+    if isinstance(input_sizes, torch.Size) or (
+        isinstance(input_sizes, (tuple, list)) and all(isinstance(d, int) for d in input_sizes)
+    ):
+        return [tuple(int(d) for d in input_sizes)]
+    if isinstance(input_sizes, (tuple, list)) and all(isinstance(s, (tuple, list, torch.Size)) for s in input_sizes):
+        return [tuple(int(d) for d in s) for s in input_sizes]
+    raise TypeError(f"input_sizes must be a shape like (1, 16) or a list of shapes, got {input_sizes!r}")
+
+
+def wrap(
+    torch_model: torch.nn.Module,
+    input_sizes: Any = None,
+    *,
+    backend: str = "cpu",
+    example_inputs: Sequence[torch.Tensor] | None = None,
+    training: bool | None = None,
+    verbose: bool = False,
+    on_trace_warning: str = "error",
+) -> "AidgeModule":
+    """Export ``torch_model`` to ONNX (in memory), import it into Aidge and return an
+    :class:`AidgeModule` on the same weights.
+
+    ``input_sizes``: one shape ``(1, 16)`` or several ``[(1, 16), (1, 16)]``. Other shapes
+    (another batch size) are accepted at call time when the model's graph does not depend on
+    them: the first call with new shapes exports the model again at those shapes (once per
+    shape set, cached) and compares the two graphs; a model that bakes a shape into its
+    graph (``x.view(x.size(0), -1)``) raises :class:`~interop.errors.ShapeSpecializedError`
+    instead of running Aidge on a wrong graph, and shapes torch itself rejects raise torch's
+    own error. ``example_inputs`` replaces random float inputs (needed for integer inputs
+    such as token ids). ``training=None`` exports in the model's current mode.
+    ``verbose=True`` lets Aidge log to the console. ``on_trace_warning``: when torch's tracer
+    warns in the model's own code and an export on other values of the same shapes gives
+    another graph (``if x.sum() > 0``), the trace depends on the data:
+    :class:`~interop.errors.TracingError` naming the model's lines (``"error"``, default), a
+    ``TracingWarning`` (``"warn"``) or nothing (``"ignore"``).
+    Outputs keep the torch model's structure (tensor, tuple, list, dict, nested).
+
+    Side effects: none. The caller's model keeps its mode, weights and buffers (BatchNorm
+    running statistics included), nothing is written to disk or printed, and global
+    warning filters and RNG state are left untouched.
+    """
+    if example_inputs is None:
+        if input_sizes is None:
+            raise TypeError("wrap() needs input_sizes or example_inputs")
+        gen = torch.Generator().manual_seed(0)  # never touches the global RNG
+        example_inputs = [torch.randn(s, generator=gen) for s in normalize_input_sizes(input_sizes)]
+    example_inputs = [torch.as_tensor(x).detach().cpu() for x in example_inputs]
+    rt.load_backend(backend)
+    exported = export_to_onnx(torch_model, example_inputs, training=training)
+    check_value_dependence(torch_model, example_inputs, exported, on_trace_warning)
+    out_spec = _output_structure(torch_model, example_inputs, exported)
+    with rt.quiet_aidge(verbose):
+        graph = _import_graph(exported)
+        _compile(graph, backend, [list(x.shape) for x in example_inputs])
+    return AidgeModule(torch_model, exported, graph, backend=backend, verbose=verbose,
+                       example_inputs=example_inputs, out_spec=out_spec,
+                       reexport=lambda inputs: export_to_onnx(torch_model, inputs, training=exported.training))
+
+
+def _output_structure(model: torch.nn.Module, example_inputs, exported: ExportedModel):
+    """The pytree spec of the torch model's output (one forward on the example inputs, state
+    and RNG restored); checked against the export's flat outputs."""
+    with preserved_state(model), torch.random.fork_rng(devices=[]), torch.no_grad():
+        out = model(*example_inputs)
+    leaves, spec = pytree.tree_flatten(out)
+    bad = [type(leaf).__name__ for leaf in leaves if not isinstance(leaf, torch.Tensor)]
+    if bad:
+        raise ExportError(f"{type(model).__name__} returns non-tensor leaves ({', '.join(bad)}): an ONNX graph "
+                          "has tensor outputs only")
+    if len(leaves) != len(exported.output_names):
+        raise ExportError(f"{type(model).__name__} returns {len(leaves)} tensor(s) but its ONNX export has "
+                          f"{len(exported.output_names)} output(s)")
+    return spec
