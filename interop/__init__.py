@@ -10,6 +10,9 @@ not load torch or Aidge before the test session configures them):
 - tester: :class:`ModelTester`
 - tensors: module :mod:`interop.tensor_converter` (``torch_tensor_to_aidge``,
   ``aidge_tensor_to_torch``, ``convert_tensor``)
+- diagnostics: subpackage :mod:`interop.diagnostics` (:func:`check_inference_contract`,
+  :func:`localize_divergence`, the ``assert_*`` invariance checks, golden files, hypothesis
+  strategies)
 """
 from __future__ import annotations
 
@@ -41,21 +44,21 @@ _EXPORTS = {
     "ExportError": "errors",
     "CudaUnavailableError": "errors",
     # inference-correctness toolkit
-    "check_inference_contract": "contract",
-    "ContractReport": "contract",
-    "ContractViolation": "contract",
-    "localize_divergence": "divergence",
-    "first_divergence_hint": "divergence",
-    "DivergenceReport": "divergence",
-    "DivergenceError": "divergence",
-    "assert_batch_invariant": "invariance",
-    "assert_padding_invariant": "invariance",
-    "assert_mask_invariant": "invariance",
-    "assert_permutation_invariant": "invariance",
-    "assert_permutation_equivariant": "invariance",
-    "assert_invariant": "invariance",
-    "assert_equivariant": "invariance",
-    "InvarianceError": "invariance",
+    "check_inference_contract": "diagnostics.contract",
+    "ContractReport": "diagnostics.contract",
+    "ContractViolation": "diagnostics.contract",
+    "localize_divergence": "diagnostics.divergence",
+    "first_divergence_hint": "diagnostics.divergence",
+    "DivergenceReport": "diagnostics.divergence",
+    "DivergenceError": "diagnostics.divergence",
+    "assert_batch_invariant": "diagnostics.invariance",
+    "assert_padding_invariant": "diagnostics.invariance",
+    "assert_mask_invariant": "diagnostics.invariance",
+    "assert_permutation_invariant": "diagnostics.invariance",
+    "assert_permutation_equivariant": "diagnostics.invariance",
+    "assert_invariant": "diagnostics.invariance",
+    "assert_equivariant": "diagnostics.invariance",
+    "InvarianceError": "diagnostics.invariance",
     # results analysis (analyze_results.py)
     "categorize": "analyze",
     # operator cases (tests/test_operators.py, benchmarks)
@@ -69,7 +72,7 @@ _EXPORTS = {
 }
 _SUBMODULES = {"bridge", "compare", "tester", "tensor_converter", "errors", "timing", "onnx_export",
                "aidge_runtime"}
-_SUBMODULES |= {"contract", "divergence", "invariance", "golden", "strategies", "model_io"}
+_SUBMODULES |= {"diagnostics"}  # contract, divergence, invariance, golden, strategies, model_io
 _SUBMODULES |= {"analyze"}
 _SUBMODULES |= {"cases", "catalog", "operator_suite", "isolation"}
 

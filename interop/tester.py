@@ -205,7 +205,7 @@ class ModelTester:
 
         if not isinstance(self.model2, AidgeModule) or isinstance(self.model1, AidgeModule):
             return ""
-        from .divergence import first_divergence_hint
+        from .diagnostics.divergence import first_divergence_hint
 
         return first_divergence_hint(self.model1, self.model2, [x.detach() for x in inputs],
                                      rtol=self.rtol, atol=self.atol)

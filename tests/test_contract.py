@@ -15,7 +15,7 @@ import pytest
 import torch
 
 import interop
-from interop.contract import CHECKS, check_inference_contract, parity_devices
+from interop.diagnostics import CHECKS, check_inference_contract, parity_devices
 from interop.expected_failures import expected_failure_guard, lookup, xfail_marks
 from interop.zoo.models import MODEL_CASES
 

@@ -1,8 +1,8 @@
 """Property-based operator test: elementwise and activation operators on edge-case inputs.
 
 Each operator is wrapped once (module scope) and fed tensors from
-:func:`interop.strategies.tensors` (zeros, constants, float32 extremes, smallest normal and
-subnormal values, ordinary numbers; the ``nonfinite`` sets add NaN and +-Inf), plus one
+:func:`interop.diagnostics.strategies.tensors` (zeros, constants, float32 extremes, smallest
+normal and subnormal values, ordinary numbers; the ``nonfinite`` sets add NaN and +-Inf), plus one
 tensor holding every edge value at once. Aidge's output is compared with torch's through
 the shared comparator (float32's rtol, no atol: subnormals count; NaN must sit where torch
 has NaN).
@@ -21,7 +21,7 @@ from torch import nn
 import interop
 from interop.compare import assert_tensors_close
 from interop.expected_failures import expected_failure_guard, lookup, xfail_marks
-from interop.strategies import edge_values, shapes, tensors
+from interop.diagnostics.strategies import edge_values, shapes, tensors
 
 
 class Elementwise(nn.Module):

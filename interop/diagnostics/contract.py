@@ -37,10 +37,10 @@ from typing import Any, Iterable, Sequence
 
 import torch
 
-from . import compare
-from .errors import ShapeSpecializedError
+from .. import compare
+from ..errors import ShapeSpecializedError
+from ..onnx_export import preserved_state
 from .model_io import batch_size, call_model, clone_tensors, describe_inputs, iter_tensors, map_tensors, slice_batch
-from .onnx_export import preserved_state
 
 __all__ = [
     "CHECKS",
@@ -415,7 +415,7 @@ class _Runner:
         problems = []
         for target in targets:
             if target == "cuda":
-                from .tensor_converter import cuda_available
+                from ..tensor_converter import cuda_available
 
                 ok, reason = cuda_available()
                 if not ok:
@@ -509,7 +509,7 @@ def _rewrap_on_backend(am: Any, backend: str, x: Any) -> torch.nn.Module:
     """
     from onnx import numpy_helper
 
-    from . import aidge_runtime, bridge
+    from .. import aidge_runtime, bridge
 
     aidge_runtime.load_backend(backend)
     exported = am._exported

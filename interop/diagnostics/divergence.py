@@ -40,9 +40,9 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import torch
 
-from . import compare
+from .. import compare
+from ..onnx_export import preserved_state
 from .model_io import call_model, clone_tensors, iter_tensors
-from .onnx_export import preserved_state
 
 __all__ = [
     "LayerDivergence",
@@ -465,7 +465,7 @@ class _AidgeGraphMap:
     """The exported ONNX graph, the Aidge nodes it became, and the values after a forward."""
 
     def __init__(self, side: _AidgeSide):
-        from .aidge_runtime import aidge_onnx
+        from ..aidge_runtime import aidge_onnx
 
         to_aidge = aidge_onnx().utils.onnx_to_aidge_name
         proto = side.am.onnx_model

@@ -18,7 +18,7 @@ from typing import Any, Callable, Mapping
 
 import torch
 
-from . import compare
+from .. import compare
 from .model_io import batch_size, call_model, clone_tensors, iter_tensors, map_tensors, slice_batch
 
 __all__ = [

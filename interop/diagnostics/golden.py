@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from . import compare
+from .. import compare
 
 __all__ = ["GoldenFile", "GoldenMismatch", "GoldenMissing", "golden_path", "flatten_outputs",
            "FORMAT_VERSION"]
