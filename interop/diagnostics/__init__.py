@@ -1,8 +1,10 @@
 """Diagnostics: is a model's behaviour sound, and where do two models part?
 
-- :mod:`.contract`: the inference contract (:func:`check_inference_contract`);
-- :mod:`.divergence`: the first diverging layer, torch <-> torch or torch <-> Aidge
-  (:func:`localize_divergence`, :func:`first_divergence_hint`);
+- :mod:`.contract` / :mod:`.contract_checks`: the inference contract
+  (:func:`check_inference_contract`, its report, and the individual checks);
+- :mod:`.divergence` / :mod:`.divergence_report`: the first diverging layer,
+  torch <-> torch or torch <-> Aidge (:func:`localize_divergence`, :func:`first_divergence_hint`),
+  and the report that says it;
 - :mod:`.invariance`: metamorphic assertions (batch, padding, mask, permutation);
 - :mod:`.golden`: golden files of the pytest plugin's ``golden`` fixture;
 - :mod:`.strategies`: hypothesis strategies for edge-case tensors;
@@ -17,10 +19,10 @@ import importlib
 from typing import Any
 
 _MODULES = {
-    "contract": ("CHECKS", "CheckResult", "ContractReport", "ContractViolation", "check_inference_contract",
-                 "parity_devices"),
-    "divergence": ("LayerDivergence", "DivergenceReport", "DivergenceError", "localize_divergence",
-                   "first_divergence_hint"),
+    "contract": ("ContractReport", "ContractViolation", "check_inference_contract"),
+    "contract_checks": ("CHECKS", "CheckResult", "parity_devices"),
+    "divergence": ("localize_divergence", "first_divergence_hint"),
+    "divergence_report": ("LayerDivergence", "DivergenceReport", "DivergenceError", "hint_line"),
     "invariance": (
         "InvarianceError",
         "assert_batch_invariant",

@@ -373,7 +373,7 @@ def test_aidge_module_device_parity_reimports_its_graph_with_current_weights():
 
 def test_aidge_twin_is_built_from_current_weights():
     import interop
-    from interop.diagnostics.contract import _rewrap_on_backend
+    from interop.diagnostics.contract_checks import _rewrap_on_backend
 
     x = good_input()
     am = interop.wrap(good_model(), (4, 6))
