@@ -8,7 +8,7 @@ Options:
   --torch-update-golden  (re)write the golden files instead of comparing with them
 
 Marker:   @pytest.mark.torch_golden("name")   names the golden file of the test
-Fixtures: golden (interop.golden.GoldenFile), make_tensor (seeded random tensors on the
+Fixtures: golden (interop.diagnostics.golden.GoldenFile), make_tensor (seeded random tensors on the
           --torch-device), torch_device
 """
 from __future__ import annotations
@@ -30,7 +30,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=os.environ.get("INTEROP_BACKEND", "cpu"),
         help="Aidge backend the equivalence suites run on (default: $INTEROP_BACKEND or cpu)",
     )
-    # -- inference-correctness toolkit (interop.contract / golden / strategies) --------
+    # -- inference-correctness toolkit (interop.diagnostics: contract / golden) ---------
     group.addoption(
         "--torch-device",
         default=os.environ.get("INTEROP_TORCH_DEVICE", "auto"),
@@ -105,7 +105,7 @@ def golden(request: pytest.FixtureRequest):
     Its name is the ``@pytest.mark.torch_golden("name")`` argument (default: the test
     function's name); each parameter set of a parametrised test has its own file.
     """
-    from .golden import GoldenFile, golden_path
+    from .diagnostics.golden import GoldenFile, golden_path
 
     marker = request.node.get_closest_marker("torch_golden")
     name = (marker.args[0] if marker and marker.args else

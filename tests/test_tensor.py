@@ -331,7 +331,7 @@ def test_torch_tensor_keeps_aidge_memory_alive():
 
 
 def test_shared_input_is_right_for_a_padded_convolution():
-    """AIDGE_NOTES: from_data_ptr's [1] strides break a padded conv; resize() must fix them."""
+    """docs/aidge-notes.md (tensors and memory sharing): from_data_ptr's [1] strides break a padded conv; resize() must fix them."""
     aidge_backend_cpu = pytest.importorskip("aidge_backend_cpu")  # noqa: F841
     g = torch.Generator().manual_seed(9)
     n, c, h, w = 2, 3, 6, 7

@@ -1,6 +1,6 @@
 """torch.nn.Module -> ONNX ModelProto, in memory and without side effects.
 
-Facts this module relies on (torch 2.13, see shared/AIDGE_NOTES.md):
+Facts this module relies on (torch 2.13, see docs/aidge-notes.md, "Exporting from torch to ONNX"):
 - the legacy TorchScript exporter (``dynamo=False``) is ~10x faster than the dynamo one;
 - an EVAL export merges initializers holding identical values unless
   ``keep_initializers_as_inputs=True``, which would break the parameter mapping;

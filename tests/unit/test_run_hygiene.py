@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from interop import tester
-from interop.tester import replay_command
+from interop.equivalence.tester import replay_command
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -59,7 +59,7 @@ def test_a_bad_seed_names_the_variable(monkeypatch):
                          ids=["entry_without_path", "not_an_object", "entries_not_a_list"])
 def test_malformed_golden_metadata_names_the_file(tmp_path, meta):
     # before: a raw KeyError / TypeError without the file name
-    from interop.golden import FORMAT_VERSION, GoldenFile
+    from interop.diagnostics.golden import FORMAT_VERSION, GoldenFile
 
     if isinstance(meta, dict) and "format" in meta:
         meta["format"] = FORMAT_VERSION

@@ -1,4 +1,4 @@
-"""interop.contract: every check fails on a model built to violate it and passes on a
+"""interop.diagnostics.contract: every check fails on a model built to violate it and passes on a
 well-behaved one; the report, the selection rules and the side effects."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 import torch
 from torch import nn
 
-from interop.contract import CHECKS, ContractReport, ContractViolation, check_inference_contract, parity_devices
+from interop.diagnostics import CHECKS, ContractReport, ContractViolation, check_inference_contract, parity_devices
 
 
 def _seeded(factory, seed=0):
@@ -373,7 +373,7 @@ def test_aidge_module_device_parity_reimports_its_graph_with_current_weights():
 
 def test_aidge_twin_is_built_from_current_weights():
     import interop
-    from interop.contract import _rewrap_on_backend
+    from interop.diagnostics.contract_checks import _rewrap_on_backend
 
     x = good_input()
     am = interop.wrap(good_model(), (4, 6))

@@ -1,4 +1,4 @@
-"""interop.divergence: the first diverging layer, torch <-> torch and torch <-> AidgeModule."""
+"""interop.diagnostics.divergence: the first diverging layer, torch <-> torch and torch <-> AidgeModule."""
 from __future__ import annotations
 
 import copy
@@ -9,7 +9,7 @@ import torch
 from torch import nn
 
 import interop
-from interop.divergence import DivergenceError, first_divergence_hint, localize_divergence
+from interop.diagnostics import DivergenceError, first_divergence_hint, localize_divergence
 
 
 class Net(nn.Module):

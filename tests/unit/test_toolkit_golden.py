@@ -1,4 +1,4 @@
-"""interop.golden and the plugin's golden fixture: round trip, missing file, one file per
+"""interop.diagnostics.golden and the plugin's golden fixture: round trip, missing file, one file per
 parameter set, --torch-update-golden, no pickle."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from interop.golden import GoldenFile, GoldenMismatch, GoldenMissing, golden_path
+from interop.diagnostics.golden import GoldenFile, GoldenMismatch, GoldenMissing, golden_path
 
 pytest_plugins = ("pytester",)
 

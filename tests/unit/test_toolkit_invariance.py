@@ -1,4 +1,4 @@
-"""interop.invariance: each assertion fails on a model built to violate it and passes on a
+"""interop.diagnostics.invariance: each assertion fails on a model built to violate it and passes on a
 well-behaved one; dict batches compare sequence-aligned outputs on real tokens only."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch import nn
 
-from interop.invariance import (
+from interop.diagnostics.invariance import (
     InvarianceError,
     assert_batch_invariant,
     assert_equivariant,

@@ -1,4 +1,4 @@
-"""interop.strategies.tensors: edge cases on purpose, NaN/Inf only when asked, shrinking."""
+"""interop.diagnostics.strategies.tensors: edge cases on purpose, NaN/Inf only when asked, shrinking."""
 from __future__ import annotations
 
 import math
@@ -8,7 +8,7 @@ import torch
 from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 
-from interop.strategies import SUPPORTED_DTYPES, edge_values, tensors
+from interop.diagnostics.strategies import SUPPORTED_DTYPES, edge_values, tensors
 
 FIND = settings(max_examples=2000, database=None, suppress_health_check=list(HealthCheck), deadline=None,
                 derandomize=True)  # same examples every run: a shrink result that cannot flake

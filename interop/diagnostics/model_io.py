@@ -1,7 +1,7 @@
 """How the diagnostics call a model and walk its inputs and outputs.
 
-One place for the conventions shared by :mod:`interop.contract`,
-:mod:`interop.invariance` and :mod:`interop.divergence`:
+One place for the conventions shared by :mod:`interop.diagnostics.contract`,
+:mod:`interop.diagnostics.invariance` and :mod:`interop.diagnostics.divergence`:
 
 * ``inputs`` is a tensor (``model(x)``), a tuple/list of tensors (``model(*x)``) or a dict
   (``model(**x)``, e.g. ``{"input_ids": ..., "attention_mask": ...}``);

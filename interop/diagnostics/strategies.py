@@ -8,7 +8,7 @@ the smallest shape and the simplest values (zeros first), so a failure reads as 
 example.
 
     from hypothesis import given
-    from interop.strategies import tensors
+    from interop.diagnostics.strategies import tensors
 
     @given(tensors(shape=(2, 3), dtype=torch.float32, allow_nan=True))
     def test_relu(x): ...

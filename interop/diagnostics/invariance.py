@@ -2,7 +2,7 @@
 
 Each ``assert_*`` runs the model (without autograd, on private copies of the inputs)
 on an input and on a transformed input and compares the two outputs through the shared
-comparator (:mod:`interop.compare`, tolerances ``rtol``/``atol`` defaulting to the dtype's);
+comparator (:mod:`interop.equivalence` (the comparator), tolerances ``rtol``/``atol`` defaulting to the dtype's);
 a violation raises :class:`InvarianceError` (an ``AssertionError``) with the comparator's
 message.
 
@@ -18,7 +18,7 @@ from typing import Any, Callable, Mapping
 
 import torch
 
-from . import compare
+from .. import equivalence as compare  # the comparator (interop.equivalence re-exports it)
 from .model_io import batch_size, call_model, clone_tensors, iter_tensors, map_tensors, slice_batch
 
 __all__ = [

@@ -1,55 +1,29 @@
-"""The inference contract: does a model behave like a model should at inference time?
+"""The individual checks of the inference contract (:mod:`interop.diagnostics.contract`).
 
-:func:`check_inference_contract` runs a fixed list of checks on a torch module or an
-:class:`~interop.bridge.AidgeModule` and returns a :class:`ContractReport`::
-
-    Inference contract: 4 passed, 1 failed, 2 skipped
-    [PASS] eval_mode
-    [FAIL] deterministic
-           reason: two calls on the same input differ ...
-           hint: ...
-    [SKIP] device_parity: no other device to compare with
-
-The checks (:data:`CHECKS`):
-
-``eval_mode``          every submodule is in eval mode (an AidgeModule's graph was exported in
-                       eval mode too);
-``finite_outputs``     no NaN/Inf in the outputs;
-``deterministic``      two calls on the same input give bit-identical outputs (the first output
-                       is copied as soon as it is returned, so a model that overwrites a
-                       returned buffer fails);
-``batch_invariance``   ``model(x)[i] == model(x[i:i+1])[0]`` within ``rtol``;
-``device_parity``      the same outputs on the other devices (``devices``); for an AidgeModule,
-                       on the other Aidge backend (cpu <-> cuda, or the backends in ``devices``):
-                       its own ONNX graph with its current weights, imported again;
-``dtype_parity``       the same outputs with the model and inputs cast to each of ``dtypes``;
-``no_state_mutation``  a forward changes no parameter or buffer (non-persistent ones
-                       included; NaN == NaN), adds or removes none, and leaves the inputs alone.
-
-Every verdict goes through :mod:`interop.compare`. The model's parameters, buffers and
-train/eval mode are restored when the checks are done; nothing is printed.
+:data:`CHECKS` names them in their reporting order; ``CheckRunner`` runs one of them on a
+model and its input and turns the outcome into a :class:`CheckResult` (PASS / FAIL / SKIP,
+with a reason and a hint). The driver
+(:func:`~interop.diagnostics.contract.check_inference_contract`) picks the checks, restores
+the model's state and assembles the report; this module only knows how to run each check,
+including the Aidge-specific ones (``device_parity`` on another Aidge backend,
+``eval_mode`` of the exported graph).
 """
 from __future__ import annotations
 
 import copy
 import dataclasses
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import torch
+from onnx import numpy_helper
 
-from . import compare
-from .errors import ShapeSpecializedError
-from .model_io import batch_size, call_model, clone_tensors, describe_inputs, iter_tensors, map_tensors, slice_batch
-from .bridge.onnx_export import preserved_state
+from .. import bridge
+from .. import equivalence as compare  # the comparator (interop.equivalence re-exports it)
+from ..bridge import runtime as aidge_runtime
+from ..errors import ShapeSpecializedError
+from .model_io import batch_size, call_model, clone_tensors, iter_tensors, map_tensors, slice_batch
 
-__all__ = [
-    "CHECKS",
-    "CheckResult",
-    "ContractReport",
-    "ContractViolation",
-    "check_inference_contract",
-    "parity_devices",
-]
+__all__ = ["CHECKS", "CheckResult", "parity_devices"]
 
 CHECKS = (
     "eval_mode",
@@ -95,110 +69,6 @@ def _indent(label: str, text: str) -> list[str]:
     return [f"{pad}{label}{first}"] + [f"{pad}  {line}" for line in rest]
 
 
-@dataclasses.dataclass
-class ContractReport:
-    """The outcome of :func:`check_inference_contract`, one :class:`CheckResult` per check."""
-
-    model: str
-    inputs: str
-    results: list[CheckResult]
-
-    def _count(self, status: str) -> int:
-        return sum(r.status == status for r in self.results)
-
-    @property
-    def passed(self) -> list[str]:
-        return [r.name for r in self.results if r.status == PASS]
-
-    @property
-    def failed(self) -> list[str]:
-        return [r.name for r in self.results if r.status == FAIL]
-
-    @property
-    def skipped(self) -> list[str]:
-        return [r.name for r in self.results if r.status == SKIP]
-
-    @property
-    def ok(self) -> bool:
-        return not self.failed
-
-    def __getitem__(self, name: str) -> CheckResult:
-        for r in self.results:
-            if r.name == name:
-                return r
-        raise KeyError(f"no check {name!r} in this report (ran: {[r.name for r in self.results]})")
-
-    @property
-    def summary(self) -> str:
-        return (f"Inference contract: {self._count(PASS)} passed, {self._count(FAIL)} failed, "
-                f"{self._count(SKIP)} skipped")
-
-    def __str__(self) -> str:
-        return "\n".join([self.summary, *(str(r) for r in self.results)])
-
-    def __repr__(self) -> str:
-        return f"<ContractReport {self.model}: {self.summary}; failed: {self.failed}>"
-
-    def raise_if_failed(self) -> None:
-        if self.failed:
-            raise ContractViolation(self)
-
-
-class ContractViolation(AssertionError):
-    """At least one check of the inference contract failed; ``.report`` holds them all."""
-
-    def __init__(self, report: ContractReport):
-        self.report = report
-        super().__init__(f"{report.model} ({report.inputs}) breaks its inference contract\n{report}")
-
-
-# --------------------------------------------------------------------------------------
-# Public entry point
-# --------------------------------------------------------------------------------------
-
-
-def check_inference_contract(
-    model: torch.nn.Module,
-    x: Any,
-    raise_on_failure: bool = True,
-    checks: Iterable[str] | None = None,
-    skip: Iterable[str] | None = None,
-    rtol: float | None = None,
-    device_rtol: float | None = 1e-4,
-    dtype_rtol: float | None = None,
-    dtypes: Sequence[torch.dtype] = (),
-    *,
-    devices: Sequence[str | torch.device] | None = None,
-) -> ContractReport:
-    """Run the inference-contract checks on ``model`` with input ``x``.
-
-    ``x``: a tensor, a tuple of tensors (``model(*x)``) or a dict (``model(**x)``); dimension 0
-    is the batch. ``checks`` selects checks (default: all of :data:`CHECKS`), ``skip``
-    removes some; selecting none is a ``ValueError`` raised before the model runs.
-
-    Tolerances (``None`` = the comparator's defaults for the dtypes involved):
-    ``rtol`` for ``batch_invariance``, ``device_rtol`` for ``device_parity``, ``dtype_rtol``
-    for ``dtype_parity`` (default: the looser default of the two dtypes). ``deterministic``
-    is bit-exact (NaN == NaN). ``dtypes``: the dtypes ``dtype_parity`` casts to (none: skipped).
-    ``devices``: the devices ``device_parity`` compares with; ``None`` = every other available
-    device (see :func:`parity_devices`), ``()`` = none (the check is skipped, no GPU touched).
-
-    Returns the :class:`ContractReport`; with ``raise_on_failure`` (default) a failed check
-    raises :class:`ContractViolation` (an ``AssertionError``) carrying it.
-    """
-    selected = _select(checks, skip)
-    runner = _Runner(model, x)
-    with preserved_state(model):
-        results = [runner.check(name, rtol=rtol, device_rtol=device_rtol, dtype_rtol=dtype_rtol,
-                                dtypes=tuple(dtypes), devices=devices)
-                   for name in _run_order(selected)]
-    by_name = {r.name: r for r in results}
-    report = ContractReport(_model_name(model), describe_inputs(x), [by_name[n] for n in selected])
-    if raise_on_failure:
-        report.raise_if_failed()
-    return report
-
-
 def parity_devices(torch_device: str | torch.device = "auto") -> tuple[str, ...]:
     """The devices ``device_parity`` compares a model on ``torch_device`` with.
 
@@ -219,35 +89,6 @@ def parity_devices(torch_device: str | torch.device = "auto") -> tuple[str, ...]
     return ("cpu",)
 
 
-def _select(checks: Iterable[str] | None, skip: Iterable[str] | None) -> list[str]:
-    chosen = list(CHECKS) if checks is None else _names(checks, "checks")
-    dropped = set(_names(skip, "skip")) if skip is not None else set()
-    selected = [c for c in CHECKS if c in chosen and c not in dropped]
-    if not selected:
-        raise ValueError(f"check_inference_contract: no check selected (checks={checks!r}, skip={skip!r}); "
-                         f"choose among {list(CHECKS)}")
-    return selected
-
-
-def _names(value: Iterable[str], arg: str) -> list[str]:
-    names = [value] if isinstance(value, str) else list(value)
-    unknown = [n for n in names if n not in CHECKS]
-    if unknown:
-        raise ValueError(f"check_inference_contract: unknown check(s) in {arg}={names!r}: {unknown}; "
-                         f"known: {list(CHECKS)}")
-    return names
-
-
-def _run_order(selected: list[str]) -> list[str]:
-    # no_state_mutation first: its snapshot must precede every forward (lazy state created by
-    # the first call would otherwise go unseen).
-    return sorted(selected, key=lambda n: (n != "no_state_mutation", CHECKS.index(n)))
-
-
-def _model_name(model: Any) -> str:
-    return type(model).__name__
-
-
 def _is_aidge_module(model: Any) -> bool:
     return any(cls.__name__ == "AidgeModule" and cls.__module__.startswith("interop.")
                for cls in type(model).__mro__)
@@ -258,7 +99,9 @@ def _is_aidge_module(model: Any) -> bool:
 # --------------------------------------------------------------------------------------
 
 
-class _Runner:
+class CheckRunner:
+    """Runs the checks on one model and input; the first forward's outputs are the reference."""
+
     def __init__(self, model: torch.nn.Module, x: Any):
         if not callable(model):
             raise TypeError(f"check_inference_contract: model must be callable, got {type(model).__name__}")
@@ -360,6 +203,8 @@ class _Runner:
                 return CheckResult("batch_invariance", SKIP,
                                    f"the AidgeModule refuses a batch of one before running it: {exc}")
             expected = slice_batch(full, i, i + 1, n)
+            # within tolerance, not bit-exact: Aidge's batched and batch-of-one results differ in
+            # the last bits (docs/aidge-notes.md#scheduler-forward-and-backward)
             mismatches = compare.compare_outputs(single, expected, rtol=rtol, equal_nan=True)
             if mismatches:
                 problems.append(f"sample {i}: model(x[{i}:{i + 1}]) differs from model(x)[{i}:{i + 1}]:\n"
@@ -415,7 +260,7 @@ class _Runner:
         problems = []
         for target in targets:
             if target == "cuda":
-                from .bridge.cuda import cuda_available
+                from ..bridge.cuda import cuda_available
 
                 ok, reason = cuda_available()
                 if not ok:
@@ -507,11 +352,6 @@ def _rewrap_on_backend(am: Any, backend: str, x: Any) -> torch.nn.Module:
     An AidgeModule keeps no torch source, but it keeps the exported graph and mirrors every
     state tensor under its torch name: that is enough to build its twin on another backend.
     """
-    from onnx import numpy_helper
-
-    from . import bridge
-    from .bridge import runtime as aidge_runtime
-
     aidge_runtime.load_backend(backend)
     exported = am._exported
     proto = copy.deepcopy(exported.proto)
