@@ -35,6 +35,7 @@ import numpy as np
 import torch
 
 from .. import equivalence as compare  # the comparator (interop.equivalence re-exports it)
+from ..equivalence.tolerance import tolerance_for
 from ..bridge.runtime import aidge_onnx
 from ..bridge.onnx_export import preserved_state
 from .divergence_report import DivergenceReport, LayerDivergence, hint_line
@@ -58,15 +59,19 @@ def localize_divergence(
     model_a: Any,
     model_b: Any,
     x: Any,
-    rtol: float = 1e-4,
-    atol: float = 1e-4,
+    rtol: float | None = None,
+    atol: float | None = None,
     module_map: Mapping[str, str] | None = None,
+    tolerance: Any = None,
 ) -> DivergenceReport:
     """Compare ``model_a`` (the reference) and ``model_b`` layer by layer on input ``x``.
 
     ``x``: a tensor, a tuple (``model(*x)``) or, for torch models, a dict (``model(**x)``).
     ``module_map``: ``{layer name in model_a: name in model_b}`` for renamed layers (for an
     AidgeModule: the module name in the torch model it was wrapped from).
+    Tolerance: ``tolerance`` (a :class:`~interop.equivalence.tolerance.Tolerance`, the policy
+    ModelTester and the asv precheck use), else the comparator's float32 default;
+    ``rtol``/``atol`` override it explicitly.
     Returns a :class:`DivergenceReport`; call ``report.raise_if_diverged()`` to assert.
     """
     module_map = dict(module_map or {})
@@ -74,7 +79,9 @@ def localize_divergence(
     if a_is_aidge and b_is_aidge:
         raise TypeError("localize_divergence: both models are AidgeModules; compare each with the torch "
                         "model they were wrapped from")
-    rtol, atol = float(rtol), float(atol)
+    policy = tolerance_for(tolerance, "float32")
+    rtol = float(policy.rtol if rtol is None else rtol)
+    atol = float(policy.atol if atol is None else atol)
     name_a = f"model_a ({_kind(model_a)})"
     name_b = f"model_b ({_kind(model_b)})"
     if not (a_is_aidge or b_is_aidge):
@@ -89,14 +96,15 @@ def localize_divergence(
 
 
 def first_divergence_hint(torch_model: Any, aidge_model: Any, inputs: Any,
-                          rtol: float = 1e-4, atol: float = 1e-4) -> str:
+                          rtol: float | None = None, atol: float | None = None, tolerance: Any = None) -> str:
     """One line naming the first diverging layer and its Aidge node(s), for failure messages.
 
     ``""`` when no layer exceeds tolerance. Never raises: a localisation problem becomes
     the text of the hint.
     """
     try:
-        return hint_line(localize_divergence(torch_model, aidge_model, inputs, rtol=rtol, atol=atol))
+        return hint_line(localize_divergence(torch_model, aidge_model, inputs, rtol=rtol, atol=atol,
+                                             tolerance=tolerance))
     except Exception as exc:  # a hint must never hide the failure it decorates
         return f"First diverging layer: not localised ({type(exc).__name__}: {exc})"
 

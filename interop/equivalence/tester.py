@@ -217,7 +217,7 @@ class ModelTester:
         from ..diagnostics import first_divergence_hint
 
         return first_divergence_hint(self.model1, self.model2, [x.detach() for x in inputs],
-                                     rtol=self.rtol, atol=self.atol)
+                                     rtol=self.rtol, atol=self.atol, tolerance=self.tolerance)
 
     # -- one step ----------------------------------------------------------------------
     def unit_test(self, input_tensors, label, record_timing=False) -> None:
