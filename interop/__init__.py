@@ -57,7 +57,7 @@ _EXPORTS = {
     "assert_equivariant": "invariance",
     "InvarianceError": "invariance",
     # results analysis (analyze_results.py)
-    "categorize": "analyze",
+    "categorize": "reporting",
     # operator cases (tests/test_operators.py, benchmarks)
     "OperatorCase": "cases",
     "OperatorConfig": "cases",
@@ -70,7 +70,7 @@ _EXPORTS = {
 _SUBMODULES = {"bridge", "compare", "tester", "tensor_converter", "errors", "timing", "onnx_export",
                "aidge_runtime"}
 _SUBMODULES |= {"contract", "divergence", "invariance", "golden", "strategies", "model_io"}
-_SUBMODULES |= {"analyze"}
+_SUBMODULES |= {"reporting"}
 _SUBMODULES |= {"cases", "catalog", "operator_suite", "isolation"}
 
 __all__ = sorted(_EXPORTS)

@@ -7,7 +7,7 @@ a failure, so a fixed Aidge shows up. A case that fails with a *different* error
 quoted one is a real failure, not an expected one (see :func:`expected_failure_guard`).
 
 Operator suite entries and model suite entries live in their own sections below; the
-categories are the ones :func:`interop.analyze.categorize` reports.
+categories are the ones :func:`interop.reporting.categorize` reports.
 """
 from __future__ import annotations
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from interop import analyze
-from interop.analyze import (CATEGORY_TABLE, UnreadableInput, build_report, categorize, format_report,
-                             parse_benchmarks, parse_pytest_output)
+from interop import reporting
+from interop.reporting import (CATEGORY_TABLE, UnreadableInput, build_report, categorize, format_report,
+                               parse_benchmarks, parse_pytest_output)
 from interop.expected_failures import CATEGORIES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -295,10 +295,10 @@ def test_parser_edge_cases():
     assert parse_pytest_output("no tests ran in 0.01s\n").totals == {}
     with pytest.raises(UnreadableInput, match="no pytest output"):
         parse_pytest_output("hello\nworld\n", source="notes.txt")
-    assert analyze.case_id("tests/test_operators.py::test_Conv2D_interop[Conv2D_attributes_kernel_square]") \
+    assert reporting.case_id("tests/test_operators.py::test_Conv2D_interop[Conv2D_attributes_kernel_square]") \
         == "Conv2D_attributes_kernel_square"
-    assert analyze.operator_of("ReduceMean_axes_1_dim") == "ReduceMean"
-    assert analyze.case_id("tests/unit/test_x.py::TestA::test_documented") == "documented"
+    assert reporting.operator_of("ReduceMean_axes_1_dim") == "ReduceMean"
+    assert reporting.case_id("tests/unit/test_x.py::TestA::test_documented") == "documented"
 
 
 # -- benchmarks ------------------------------------------------------------------------------------

@@ -87,7 +87,7 @@ import statistics
 from pathlib import Path
 from typing import Any, Iterable
 
-from .expected_failures import CATEGORIES
+from ..expected_failures import CATEGORIES
 
 __all__ = [
     "CATEGORY_TABLE",
