@@ -57,7 +57,7 @@ _EXPORTS = {
     "assert_equivariant": "invariance",
     "InvarianceError": "invariance",
     # results analysis (analyze_results.py)
-    "categorize": "reporting",
+    "categorize": "reporting.categories",
     # operator cases (tests/test_operators.py, benchmarks)
     "OperatorCase": "cases",
     "OperatorConfig": "cases",

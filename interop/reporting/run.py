@@ -27,7 +27,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .report import UnreadableInput, build_report, format_report, parse_benchmarks, parse_pytest_output
+from .benchmarks import parse_benchmarks
+from .inputs import UnreadableInput
+from .pytest_output import parse_pytest_output
+from .report import build_report, format_report
 
 __all__ = ["main", "new_run_dir", "write_atomically", "point_latest"]
 
