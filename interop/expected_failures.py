@@ -16,6 +16,8 @@ import dataclasses
 import fnmatch
 from typing import Iterable, Iterator
 
+from .reporting.categories import CATEGORIES
+
 __all__ = [
     "CATEGORIES",
     "ExpectedFailure",
@@ -25,21 +27,6 @@ __all__ = [
     "expected_failure_guard",
     "xfail_marks",
 ]
-
-#: category -> one-line meaning. The order is the order of reports.
-CATEGORIES = {
-    "backward_not_implemented": "Aidge has no backward kernel for the operator on this backend",
-    "forward_not_implemented": "Aidge has no forward kernel for the operator/dtype on this backend",
-    "unsupported_operator": "aidge_onnx imports the ONNX node as a GenericOperator (no native operator)",
-    "import_error": "aidge_onnx fails to import the ONNX node",
-    "compile_error": "GraphView.compile fails (dims/dtype/backend propagation)",
-    "outputs_differ": "forward outputs differ from torch beyond tolerance",
-    "gradients_differ": "gradients (input or parameter) differ from torch beyond tolerance",
-    "training_diverges": "weights differ from torch after the SGD step",
-    "crash": "the process dies (signal) inside Aidge",
-    "hang": "the process does not finish within the case timeout (a deadlock or an endless loop); killed",
-    "cuda_kernel_image": "Aidge's CUDA kernels are not compiled for this GPU (packaging defect)",
-}
 
 PHASES = ("export", "import", "compile", "forward", "backward", "step")
 

@@ -2,8 +2,11 @@
 :func:`categorize`, which tells a failure's category from its message.
 
 :func:`categorize` maps a failure to ``(category, emoji)``. The Aidge categories are exactly
-the keys of :data:`interop.expected_failures.CATEGORIES` (the expected-failure table uses the
-same names); the others say that the test, not Aidge, is at fault, or that no rule matched.
+the keys of :data:`CATEGORIES` (the expected-failure table, :mod:`interop.expected_failures`,
+imports it and tags its entries with the same names); the others say that the test, not
+Aidge, is at fault, or that no rule matched.
+
+Nothing here imports torch, Aidge or :mod:`interop.expected_failures`.
 
 ======================================  =====  ==========================================================
 category                                emoji  recognised by (rules tried top to bottom; the first wins)
@@ -60,14 +63,29 @@ from __future__ import annotations
 
 import re
 
-from ..expected_failures import CATEGORIES
-
 __all__ = [
+    "CATEGORIES",
     "CATEGORY_TABLE",
     "KINDS",
     "categorize",
     "kind_of",
 ]
+
+#: Aidge category -> one-line meaning: the categories an expected failure
+#: (:mod:`interop.expected_failures`) may name. :data:`CATEGORY_TABLE` gives the report order.
+CATEGORIES = {
+    "backward_not_implemented": "Aidge has no backward kernel for the operator on this backend",
+    "forward_not_implemented": "Aidge has no forward kernel for the operator/dtype on this backend",
+    "unsupported_operator": "aidge_onnx imports the ONNX node as a GenericOperator (no native operator)",
+    "import_error": "aidge_onnx fails to import the ONNX node",
+    "compile_error": "GraphView.compile fails (dims/dtype/backend propagation)",
+    "outputs_differ": "forward outputs differ from torch beyond tolerance",
+    "gradients_differ": "gradients (input or parameter) differ from torch beyond tolerance",
+    "training_diverges": "weights differ from torch after the SGD step",
+    "crash": "the process dies (signal) inside Aidge",
+    "hang": "the process does not finish within the case timeout (a deadlock or an endless loop); killed",
+    "cuda_kernel_image": "Aidge's CUDA kernels are not compiled for this GPU (packaging defect)",
+}
 
 TEST_STRATEGY_CATEGORIES = {
     "shape_mismatch (test strategy)": "the two sides give different shapes: the case or its reference is wrong",
