@@ -63,6 +63,8 @@ from __future__ import annotations
 
 import re
 
+from ..errors import KERNEL_IMAGE_RE, NOT_IMPLEMENTED_RE
+
 __all__ = [
     "CATEGORIES",
     "CATEGORY_TABLE",
@@ -144,8 +146,6 @@ _CRASH = re.compile(CRASH_MESSAGE_RE.pattern + r"|Fatal Python error|worker '?gw
                     r"|node down: Not properly terminated|[Ss]egmentation fault|core dumped")
 #: a case killed for running past its timeout: told apart from a process that died by itself
 _HANG = re.compile(r"crash: process timed out after [\d.]+ ?s")
-_KERNEL_IMAGE = re.compile(r"no kernel image is available|invalid device function|CUDA_ERROR_NO_BINARY_FOR_GPU"
-                           r"|no binary for GPU|AidgeCudaKernelImageError", re.I)
 #: ModelTester's max_slowdown_ratio failure
 SLOWER_RE = re.compile(r"(?P<phase>forward|backward) of model2 is (?P<ratio>[\d.]+)x slower|"
                        r"\] (?:forward|backward) speed differs")
@@ -160,8 +160,6 @@ AIDGE_FAILURE_RE = re.compile(r"Aidge (?P<phase>export|import|compile|forward|ba
                               r"(?: \((?P<where>[^)]*)\))?: (?P<msg>[^\n]*)")
 _GENERIC = re.compile(r"imported as GenericOperator|GenericOperator node|no native (?:Aidge )?operator")
 _BACKWARD_NI = re.compile(r"[Bb]ackward not yet implemented|backward\(\) not implemented yet")
-_NOT_IMPLEMENTED = re.compile(r"not (?:yet )?implemented|[Nn]o (?:available |registered )?(?:implementation|kernel)"
-                              r"|missing .*impl|missing or invalid registrar key|not yet supported", re.I)
 _SHAPE = re.compile(r"Shapes do not match|Structure mismatch|output\(s\) but \d+ label\(s\)|size mismatch"
                     r"|shape '\[[^\]]*\]' is invalid|must match the size of tensor|mat\d? and mat\d? shapes cannot"
                     r"|shapes? mismatch", re.I)
@@ -197,7 +195,7 @@ def categorize(rt_msg: str | None, ae_msg: str | None = None) -> tuple[str, str]
         return _result("hang")
     if _CRASH.search(text):
         return _result("crash")
-    if _KERNEL_IMAGE.search(text):
+    if KERNEL_IMAGE_RE.search(text):
         return _result("cuda_kernel_image")
     if SLOWER_RE.search(text):
         return _result("performance_regression")
@@ -210,9 +208,9 @@ def categorize(rt_msg: str | None, ae_msg: str | None = None) -> tuple[str, str]
         phase = aidge.group("phase") if aidge else None
         if _GENERIC.search(text):
             return _result("unsupported_operator")
-        if _BACKWARD_NI.search(text) or (phase == "backward" and _NOT_IMPLEMENTED.search(text)):
+        if _BACKWARD_NI.search(text) or (phase == "backward" and NOT_IMPLEMENTED_RE.search(text)):
             return _result("backward_not_implemented")
-        if phase in ("forward", "compile") and _NOT_IMPLEMENTED.search(text):
+        if phase in ("forward", "compile") and NOT_IMPLEMENTED_RE.search(text):
             return _result("forward_not_implemented")
         if phase == "import":
             return _result("import_error")

@@ -151,6 +151,29 @@ def test_messages_of_the_real_exception_classes():
     assert categorize(f"interop.expected_failures.ExpectedAidgeFailure: {wrapped}")[0] == "backward_not_implemented"
 
 
+
+def test_each_aidge_error_pattern_has_one_definition():
+    # before: three "no kernel image" regexes (errors, analyze, the pytest plugin) and two "not
+    # implemented" ones, each recognising a different subset of the messages
+    from interop import errors, pytest_plugin
+    from interop.errors import AidgeCudaKernelImageError, AidgeNotImplementedError, aidge_error_from
+    from interop.reporting import categories
+
+    assert categories.KERNEL_IMAGE_RE is errors.KERNEL_IMAGE_RE is pytest_plugin.KERNEL_IMAGE_RE
+    assert categories.NOT_IMPLEMENTED_RE is errors.NOT_IMPLEMENTED_RE
+    for text in ("CUDA error: no kernel image is available for execution on the device",
+                 "CUDA error: invalid device function", "CUDA_ERROR_NO_BINARY_FOR_GPU", "no binary for GPU"):
+        error = aidge_error_from(RuntimeError(text), "forward")
+        assert isinstance(error, AidgeCudaKernelImageError), text
+        assert categorize(str(error)) == ("cuda_kernel_image", "📦"), text
+    for text in ("Backward not yet implemented for Abs_Op on backend cpu",
+                 "No available implementation for Erf on backend cpu",
+                 'missing or invalid registrar key: "[float16, Default]" for registrable object Erf_Op',
+                 "float16 Erf is not yet supported"):
+        error = aidge_error_from(RuntimeError(text), "compile")
+        assert isinstance(error, AidgeNotImplementedError), text
+        assert categorize(str(error))[0] in ("forward_not_implemented", "backward_not_implemented"), text
+
 def test_equivalence_errors_of_a_real_model_tester_run():
     torch = pytest.importorskip("torch")
     from interop import ModelTester
