@@ -39,10 +39,16 @@ import_error                            🟣     any other ``Aidge import failed
 compile_error                           🟣     any other ``Aidge compile failed``
 aidge_error                             🟣     any other ``Aidge forward|backward|step failed`` (an AidgeError
                                                that fits no category above)
-shape_mismatch (test strategy)          🟡     ``Shapes do not match at output: actual (2, 12) vs expected
-                                               (24,)``, ``Structure mismatch``, ``output(s) but N label(s)``,
-                                               torch shape errors (``size mismatch``, ``shape '[..]' is
-                                               invalid``) outside Aidge
+output_shape_differs                    🔴     EquivalenceError on ``output`` or ``loss`` whose shapes differ:
+                                               ``[ReduceMean_x, epoch 0] output differs between model1
+                                               (ReduceMean) and model2 (AidgeModule) [seed 1]`` then
+                                               ``Shapes do not match at output: actual (1,) vs expected ()``
+                                               (model2, Aidge, gives another shape than model1, torch)
+shape_mismatch (test strategy)          🟡     any other shape error: ``Shapes do not match at output: actual
+                                               (2, 12) vs expected (24,)`` outside such an EquivalenceError
+                                               (or on grads and weights), ``Structure mismatch``, ``output(s)
+                                               but N label(s)``, torch shape errors (``size mismatch``,
+                                               ``shape '[..]' is invalid``) outside Aidge
 export_error (test strategy)            🟡     EquivalenceError before any step: ``initial weights: fc.weight``
                                                or ``parameter names`` (the export's parameter mapping)
 training_diverges                       🔴     EquivalenceError on ``weights after the SGD step: fc.weight``
@@ -52,7 +58,7 @@ outputs_differ                          🔴     EquivalenceError on ``output`` 
 unknown                                 ❓     nothing above: read the message (a bug in the test itself?)
 ======================================  =====  ==========================================================
 
-Emojis: 🔴 Aidge computes a different number; 🟠 Aidge lacks the operator or kernel; 🟣 Aidge
+Emojis: 🔴 Aidge computes a different number (or shape); 🟠 Aidge lacks the operator or kernel; 🟣 Aidge
 rejects a valid graph; 💥 Aidge kills the process; ⏳ Aidge never finishes (killed at the
 timeout); 📦 packaging defect; 🟡 the test strategy is at fault (fix the suite, not Aidge);
 🐢 slower than the threshold; ❓ unclassified.
@@ -81,7 +87,10 @@ CATEGORIES = {
     "unsupported_operator": "aidge_onnx imports the ONNX node as a GenericOperator (no native operator)",
     "import_error": "aidge_onnx fails to import the ONNX node",
     "compile_error": "GraphView.compile fails (dims/dtype/backend propagation)",
+    "aidge_error": "Aidge raises an error on a valid graph or input (neither a missing kernel nor an "
+                   "import/compile failure)",
     "outputs_differ": "forward outputs differ from torch beyond tolerance",
+    "output_shape_differs": "Aidge's output has another shape than torch's (values may match)",
     "gradients_differ": "gradients (input or parameter) differ from torch beyond tolerance",
     "training_diverges": "weights differ from torch after the SGD step",
     "crash": "the process dies (signal) inside Aidge",
@@ -98,6 +107,7 @@ TEST_STRATEGY_CATEGORIES = {
 #: category -> (emoji, kind, meaning). Report order.
 CATEGORY_TABLE: dict[str, tuple[str, str, str]] = {
     "outputs_differ": ("🔴", "aidge", CATEGORIES["outputs_differ"]),
+    "output_shape_differs": ("🔴", "aidge", CATEGORIES["output_shape_differs"]),
     "gradients_differ": ("🔴", "aidge", CATEGORIES["gradients_differ"]),
     "training_diverges": ("🔴", "aidge", CATEGORIES["training_diverges"]),
     "crash": ("💥", "aidge", CATEGORIES["crash"]),
@@ -107,7 +117,7 @@ CATEGORY_TABLE: dict[str, tuple[str, str, str]] = {
     "unsupported_operator": ("🟠", "aidge", CATEGORIES["unsupported_operator"]),
     "import_error": ("🟣", "aidge", CATEGORIES["import_error"]),
     "compile_error": ("🟣", "aidge", CATEGORIES["compile_error"]),
-    "aidge_error": ("🟣", "aidge", "Aidge raised an error that fits no category above"),
+    "aidge_error": ("🟣", "aidge", CATEGORIES["aidge_error"]),
     "cuda_kernel_image": ("📦", "aidge", CATEGORIES["cuda_kernel_image"]),
     **{name: ("🟡", "test_strategy", meaning) for name, meaning in TEST_STRATEGY_CATEGORIES.items()},
     "performance_regression": ("🐢", "performance", "slower than torch by more than the threshold"),
@@ -160,6 +170,9 @@ AIDGE_FAILURE_RE = re.compile(r"Aidge (?P<phase>export|import|compile|forward|ba
                               r"(?: \((?P<where>[^)]*)\))?: (?P<msg>[^\n]*)")
 _GENERIC = re.compile(r"imported as GenericOperator|GenericOperator node|no native (?:Aidge )?operator")
 _BACKWARD_NI = re.compile(r"[Bb]ackward not yet implemented|backward\(\) not implemented yet")
+#: an EquivalenceError (ModelTester): what model2 (Aidge) computes differs from model1 (torch)
+_EQUIVALENCE = re.compile(r"\] (?P<what>.+?) differs between model1 \([^\n]*\) and model2 \(")
+_SHAPES_DIFFER = re.compile(r"Shapes do not match")
 _SHAPE = re.compile(r"Shapes do not match|Structure mismatch|output\(s\) but \d+ label\(s\)|size mismatch"
                     r"|shape '\[[^\]]*\]' is invalid|must match the size of tensor|mat\d? and mat\d? shapes cannot"
                     r"|shapes? mismatch", re.I)
@@ -182,6 +195,11 @@ def categorize(rt_msg: str | None, ae_msg: str | None = None) -> tuple[str, str]
     >>> categorize(None, "[Conv2D_x, epoch 0] output differs between model1 (Conv2d) and model2 "
     ...            "(AidgeModule) [seed 1]\\nTensors are not close at output!")
     ('outputs_differ', '🔴')
+    >>> categorize(None, "[ReduceMean_x, epoch 0] output differs between model1 (ReduceMean) and model2 "
+    ...            "(AidgeModule) [seed 1]\\nShapes do not match at output: actual (1,) vs expected ()")
+    ('output_shape_differs', '🔴')
+    >>> categorize(None, "Shapes do not match at output: actual (1,) vs expected ()")
+    ('shape_mismatch (test strategy)', '🟡')
     """
     parts = [m.strip() for m in (rt_msg, ae_msg) if m and m.strip()]
     if not parts:
@@ -219,6 +237,10 @@ def categorize(rt_msg: str | None, ae_msg: str | None = None) -> tuple[str, str]
         if phase == "export":
             return _result("export_error (test strategy)")
         return _result("aidge_error")
+    equivalence = _EQUIVALENCE.search(text)
+    if (equivalence and equivalence.group("what").startswith(("output", "loss"))
+            and _SHAPES_DIFFER.search(text)):
+        return _result("output_shape_differs")
     if _SHAPE.search(text):
         return _result("shape_mismatch (test strategy)")
     what = what_differs(text)
