@@ -10,6 +10,8 @@ not load torch or Aidge before the test session configures them):
 - tester: :class:`ModelTester`
 - tensors: module :mod:`interop.tensor_converter` (``torch_tensor_to_aidge``,
   ``aidge_tensor_to_torch``, ``convert_tensor``)
+- results analysis: :func:`categorize`; package :mod:`interop.reporting` (the report of
+  ``analyze_results.py`` and ``nox -s report``)
 """
 from __future__ import annotations
 

@@ -143,6 +143,15 @@ def test_every_category_has_an_example_and_the_table_covers_expected_failures():
     assert {"🔴", "🟠", "🟡", "💥", "🐢"} <= emojis
 
 
+def test_the_examples_of_categorize_docstring():
+    import doctest
+
+    from interop.reporting import categories
+
+    result = doctest.testmod(categories)
+    assert result.attempted >= 4 and result.failed == 0
+
+
 def test_aidge_error_and_output_shape_differs_are_aidge_categories():
     # before: aidge_error was reported but no expected failure could name it; an Aidge output of
     # another shape than torch's was blamed on the test strategy
