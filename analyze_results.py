@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Categorised report of an interop test run (a thin CLI over :mod:`interop.analyze`).
+"""Categorised report of an interop test run (a thin CLI over :mod:`interop.reporting`).
 
     python analyze_results.py results.txt [--bench results/benchmarks.jsonl] [--threshold 10] [--json]
     pytest tests/test_operators.py -ra | python analyze_results.py --bench results/benchmarks.jsonl
@@ -23,8 +23,8 @@ import json
 import math
 import sys
 
-from interop.analyze import (UnreadableInput, build_report, format_report, parse_benchmarks,
-                             parse_pytest_output, read_text)
+from interop.reporting import (UnreadableInput, build_report, format_report, parse_benchmarks,
+                               parse_pytest_output, read_text)
 
 
 def _parser() -> argparse.ArgumentParser:

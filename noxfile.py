@@ -46,11 +46,11 @@ def tests_cpu(session: nox.Session) -> None:
 def report(session: nox.Session) -> None:
     """Main job: the equivalence suites + categorised findings, in results/runs/<run>/ (latest: results/latest)."""
     install_cpu_stack(session)
-    # Everything happens inside interop.report_run (nothing here touches results/, so that
+    # Everything happens inside interop.reporting.run (nothing here touches results/, so that
     # `nox -s report --install-only` writes no result): a directory per run, files renamed
     # into place when complete, results/latest moved to the run only when it completed.
     # Exit 3: the run is incomplete (the report says why).
-    session.run("python", "-m", "interop.report_run", *session.posargs, env=TEST_ENV)
+    session.run("python", "-m", "interop.reporting.run", *session.posargs, env=TEST_ENV)
 
 
 def _gpu_absent_reason() -> str | None:

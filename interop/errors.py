@@ -21,6 +21,8 @@ __all__ = [
     "AidgeCrash",
     "AidgeCudaKernelImageError",
     "aidge_error_from",
+    "KERNEL_IMAGE_RE",
+    "NOT_IMPLEMENTED_RE",
 ]
 
 
@@ -117,9 +119,16 @@ _OPERATOR_PATTERNS = (
     re.compile(r"operator of type (\w+)"),
     re.compile(r"Operator (\w+)"),
 )
-_KERNEL_IMAGE = re.compile(r"no kernel image is available|invalid device function|"
-                           r"CUDA_ERROR_NO_BINARY_FOR_GPU|no binary for GPU", re.I)
-_NOT_IMPLEMENTED = re.compile(r"not (?:yet )?implemented|[Nn]o (?:available )?(?:implementation|kernel)|missing .*impl", re.I)
+
+# The Aidge messages that tell what kind of failure it is: the one definition of each, read by
+# aidge_error_from (the class of the error), interop.reporting.categories (the category of a
+# failure message) and the pytest plugin (a cuda_kernel_image XFAIL).
+#: Aidge's CUDA kernels are not compiled for this GPU (a packaging defect)
+KERNEL_IMAGE_RE = re.compile(r"no kernel image is available|invalid device function|CUDA_ERROR_NO_BINARY_FOR_GPU"
+                             r"|no binary for GPU|AidgeCudaKernelImageError", re.I)
+#: Aidge has no implementation of the operator (or of its dtype, or its backward) on the backend
+NOT_IMPLEMENTED_RE = re.compile(r"not (?:yet )?implemented|[Nn]o (?:available |registered )?(?:implementation|kernel)"
+                                r"|missing .*impl|missing or invalid registrar key|not yet supported", re.I)
 
 
 def operator_from_message(message: str) -> str | None:
@@ -146,9 +155,9 @@ def aidge_error_from(exc: BaseException, phase: str, *, node: str | None = None,
         return exc
     message = str(exc).strip() or type(exc).__name__
     op = operator or operator_from_message(message)
-    if _KERNEL_IMAGE.search(message):
+    if KERNEL_IMAGE_RE.search(message):
         cls = AidgeCudaKernelImageError
-    elif _NOT_IMPLEMENTED.search(message):
+    elif NOT_IMPLEMENTED_RE.search(message):
         cls = AidgeNotImplementedError
     else:
         cls = AidgeError

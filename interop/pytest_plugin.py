@@ -19,6 +19,8 @@ import zlib
 
 import pytest
 
+from .errors import KERNEL_IMAGE_RE
+
 BACKENDS = ("cpu", "cuda")
 
 
@@ -163,9 +165,6 @@ def pytest_runtest_makereport(item: pytest.Item, call):
     _report_cuda_kernel_image(item, call, report)
 
 
-_KERNEL_IMAGE = re.compile(r"no kernel image is available|invalid device function|no binary for GPU", re.I)
-
-
 def _report_cuda_kernel_image(item: pytest.Item, call, report) -> None:
     """On ``--backend=cuda``: a test failing because Aidge's CUDA kernels are not compiled for
     this GPU (aidge-backend-cuda 0.10.1 ships sm_52 code only) is an Aidge *packaging*
@@ -174,7 +173,7 @@ def _report_cuda_kernel_image(item: pytest.Item, call, report) -> None:
     if not report.failed or call.excinfo is None or item.config.getoption("--backend") != "cuda":
         return
     message = str(call.excinfo.value)
-    match = _KERNEL_IMAGE.search(message)
+    match = KERNEL_IMAGE_RE.search(message)
     if not match:
         return
     first_line = next((line for line in message.splitlines() if match.group(0) in line), match.group(0))

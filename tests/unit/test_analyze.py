@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from interop import analyze
-from interop.analyze import (CATEGORY_TABLE, UnreadableInput, build_report, categorize, format_report,
-                             parse_benchmarks, parse_pytest_output)
-from interop.expected_failures import CATEGORIES
+from interop import expected_failures, reporting
+from interop.reporting import (CATEGORY_TABLE, UnreadableInput, build_report, categorize, format_report,
+                               parse_benchmarks, parse_pytest_output)
+from interop.reporting.categories import CATEGORIES
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(__file__).resolve().parent / "data"
@@ -51,9 +51,27 @@ MESSAGES = [
     pytest.param(None, "[ResNet_eval] initial weights: fc.weight differs between model1 (ResNet) and model2 "
                        "(AidgeModule) [seed 5]\nTensors are not close at initial weights: fc.weight!",
                  "export_error (test strategy)", id="initial-weights"),
+    # an equivalence failure (model2 = Aidge vs model1 = torch) on shapes: Aidge's output shape differs
+    pytest.param(None, "[ReduceMean_keep_dims_false_all_dims, epoch 0] output differs between model1 (ReduceMean) "
+                       "and model2 (AidgeModule) [seed 1]\nShapes do not match at output: actual (1,) vs expected ()",
+                 "output_shape_differs", id="output-shape"),
     pytest.param(None, "[Flatten_wrong_reference, epoch 0] output differs between model1 (Flatten) and model2 "
                        "(AidgeModule) [seed 558630041]\nShapes do not match at output: actual (2, 12) vs expected (24,)",
-                 "shape_mismatch (test strategy)", id="shape"),
+                 "output_shape_differs", id="output-shape-flatten"),
+    pytest.param(None, "[LeNet_train, epoch 0] loss differs between model1 (LeNet) and model2 (AidgeModule) "
+                       "[seed 1]\nShapes do not match at loss: actual (1,) vs expected ()",
+                 "output_shape_differs", id="loss-shape"),
+    # any other shape error: the test strategy
+    pytest.param(None, "Shapes do not match at output: actual (2, 12) vs expected (24,)",
+                 "shape_mismatch (test strategy)", id="shape-bare"),
+    pytest.param(None, "[Conv2D_x, epoch 0] input grad [0] differs between model1 (Conv2d) and model2 (AidgeModule) "
+                       "[seed 1]\nShapes do not match at input grad [0]: actual (2, 3) vs expected (3, 2)",
+                 "shape_mismatch (test strategy)", id="shape-of-a-grad"),
+    pytest.param("ValueError: [FC_x] 2 output(s) but 1 label(s)", None, "shape_mismatch (test strategy)",
+                 id="labels"),
+    pytest.param("RuntimeError: Error(s) in loading state_dict for Linear: size mismatch for weight: copying a param "
+                 "with shape torch.Size([3, 8]) from checkpoint, the shape in current model is torch.Size([4, 8]).",
+                 None, "shape_mismatch (test strategy)", id="torch-size-mismatch"),
     pytest.param(None, "[Split_x, epoch 0] output differs between model1 (Split) and model2 (AidgeModule) [seed 1]\n"
                        "Structure mismatch at output: actual is a tuple of length 2, expected a tuple of length 3",
                  "shape_mismatch (test strategy)", id="structure"),
@@ -115,12 +133,36 @@ def test_categorize(rt_msg, ae_msg, expected):
 
 def test_every_category_has_an_example_and_the_table_covers_expected_failures():
     assert set(CATEGORIES) <= set(CATEGORY_TABLE)
+    assert expected_failures.CATEGORIES is CATEGORIES  # one table, defined by the categoriser
     assert {p.values[2] for p in MESSAGES} == set(CATEGORY_TABLE)
     assert categorize(None, EQUIV_OUTPUT) == ("outputs_differ", "🔴")
     assert categorize("x", "[Flatten_x] output differs between model1 (A) and model2 (B) [seed 1]\n"
-                           "Shapes do not match at output: actual (1,) vs expected (2,)")[1] == "🟡"
+                           "Shapes do not match at output: actual (1,) vs expected (2,)")[1] == "🔴"
+    assert categorize("x", "Shapes do not match at output: actual (1,) vs expected (2,)")[1] == "🟡"
     emojis = {emoji for emoji, _, _ in CATEGORY_TABLE.values()}
     assert {"🔴", "🟠", "🟡", "💥", "🐢"} <= emojis
+
+
+def test_the_examples_of_categorize_docstring():
+    import doctest
+
+    from interop.reporting import categories
+
+    result = doctest.testmod(categories)
+    assert result.attempted >= 4 and result.failed == 0
+
+
+def test_aidge_error_and_output_shape_differs_are_aidge_categories():
+    # before: aidge_error was reported but no expected failure could name it; an Aidge output of
+    # another shape than torch's was blamed on the test strategy
+    assert CATEGORY_TABLE["aidge_error"] == ("🟣", "aidge", CATEGORIES["aidge_error"])
+    assert CATEGORY_TABLE["output_shape_differs"] == ("🔴", "aidge", CATEGORIES["output_shape_differs"])
+    assert CATEGORIES["output_shape_differs"] == "Aidge's output has another shape than torch's (values may match)"
+    entry = expected_failures.ExpectedFailure("ReduceMean_keep_dims_false_all_dims", "forward", "output_shape_differs",
+                                              "ReduceMean", "Shapes do not match at output: actual (1,) vs expected ()")
+    assert categorize(entry.reason) == ("output_shape_differs", "🔴")
+    step = expected_failures.ExpectedFailure("LeNet_train", "step", "aidge_error", "SGD", "no parameter to update")
+    assert categorize(step.reason) == ("aidge_error", "🟣")
 
 
 def test_messages_of_the_real_exception_classes():
@@ -149,6 +191,29 @@ def test_messages_of_the_real_exception_classes():
     wrapped = ExpectedAidgeFailure(f"{entry.reason}\n--- actual failure ---\n{bn}")
     assert categorize(f"interop.expected_failures.ExpectedAidgeFailure: {wrapped}")[0] == "backward_not_implemented"
 
+
+
+def test_each_aidge_error_pattern_has_one_definition():
+    # before: three "no kernel image" regexes (errors, analyze, the pytest plugin) and two "not
+    # implemented" ones, each recognising a different subset of the messages
+    from interop import errors, pytest_plugin
+    from interop.errors import AidgeCudaKernelImageError, AidgeNotImplementedError, aidge_error_from
+    from interop.reporting import categories
+
+    assert categories.KERNEL_IMAGE_RE is errors.KERNEL_IMAGE_RE is pytest_plugin.KERNEL_IMAGE_RE
+    assert categories.NOT_IMPLEMENTED_RE is errors.NOT_IMPLEMENTED_RE
+    for text in ("CUDA error: no kernel image is available for execution on the device",
+                 "CUDA error: invalid device function", "CUDA_ERROR_NO_BINARY_FOR_GPU", "no binary for GPU"):
+        error = aidge_error_from(RuntimeError(text), "forward")
+        assert isinstance(error, AidgeCudaKernelImageError), text
+        assert categorize(str(error)) == ("cuda_kernel_image", "📦"), text
+    for text in ("Backward not yet implemented for Abs_Op on backend cpu",
+                 "No available implementation for Erf on backend cpu",
+                 'missing or invalid registrar key: "[float16, Default]" for registrable object Erf_Op',
+                 "float16 Erf is not yet supported"):
+        error = aidge_error_from(RuntimeError(text), "compile")
+        assert isinstance(error, AidgeNotImplementedError), text
+        assert categorize(str(error))[0] in ("forward_not_implemented", "backward_not_implemented"), text
 
 def test_equivalence_errors_of_a_real_model_tester_run():
     torch = pytest.importorskip("torch")
@@ -193,7 +258,8 @@ SAMPLE = {
     "BatchNorm2D_eval": ("xfailed", "backward_not_implemented"),
     "Elu_alpha_1": ("xfailed", "unsupported_operator"),
     "ReLU_fixed": ("xpassed", "backward_not_implemented"),
-    "Flatten_wrong_reference": ("failed", "shape_mismatch (test strategy)"),
+    # the sample suite's wrong reference: its message cannot tell it from an Aidge output of another shape
+    "Flatten_wrong_reference": ("failed", "output_shape_differs"),
     "BesselJ0_basic": ("failed", "export_error (test strategy)"),
     "Bad_config": ("error", "config_error (test strategy)"),
 }
@@ -279,7 +345,7 @@ def test_long_section_titles_keep_their_own_message():
         "============================== 2 failed in 1.00s ===============================\n")
     run = parse_pytest_output(text)
     found = {r.case: r.category()[0] for r in run.results}
-    assert found == {"ConvDepthwise2D_a": "backward_not_implemented", long_id: "shape_mismatch (test strategy)"}
+    assert found == {"ConvDepthwise2D_a": "backward_not_implemented", long_id: "output_shape_differs"}
 
 
 def test_parser_edge_cases():
@@ -295,10 +361,10 @@ def test_parser_edge_cases():
     assert parse_pytest_output("no tests ran in 0.01s\n").totals == {}
     with pytest.raises(UnreadableInput, match="no pytest output"):
         parse_pytest_output("hello\nworld\n", source="notes.txt")
-    assert analyze.case_id("tests/test_operators.py::test_Conv2D_interop[Conv2D_attributes_kernel_square]") \
+    assert reporting.case_id("tests/test_operators.py::test_Conv2D_interop[Conv2D_attributes_kernel_square]") \
         == "Conv2D_attributes_kernel_square"
-    assert analyze.operator_of("ReduceMean_axes_1_dim") == "ReduceMean"
-    assert analyze.case_id("tests/unit/test_x.py::TestA::test_documented") == "documented"
+    assert reporting.operator_of("ReduceMean_axes_1_dim") == "ReduceMean"
+    assert reporting.case_id("tests/unit/test_x.py::TestA::test_documented") == "documented"
 
 
 # -- benchmarks ------------------------------------------------------------------------------------
@@ -336,7 +402,7 @@ def test_report_on_the_recordings():
     report = build_report(_run("pytest_verbose.txt"), bench, threshold=10)
     bugs = {g["operator"]: g for g in report["aidge_bugs"]}
     # grouped by the Aidge operator the error names (FC without bias runs MatMul)
-    assert set(bugs) == {"BatchNorm2D", "ConvDepthWise2D", "CumSum", "Elu", "Erf", "FC", "MatMul"}
+    assert set(bugs) == {"BatchNorm2D", "ConvDepthWise2D", "CumSum", "Elu", "Erf", "FC", "Flatten", "MatMul"}
     assert [c["case"] for b in bugs["MatMul"]["bugs"] for c in b["cases"]] == ["FC_no_bias"]
     assert bugs["MatMul"]["bugs"][0]["error"] == "Backward not yet implemented for MatMul_Op on backend cpu"
     bn = bugs["BatchNorm2D"]
@@ -348,9 +414,10 @@ def test_report_on_the_recordings():
         "backward_not_implemented": {"emoji": "🟠", "count": 1, "cases": ["BatchNorm2D_eval"]},
         "unsupported_operator": {"emoji": "🟠", "count": 1, "cases": ["Elu_alpha_1"]}}
     assert [p["case"] for p in report["unexpected_passes"]] == ["ReLU_fixed"]
+    assert [(b["category"], b["phase"]) for b in bugs["Flatten"]["bugs"]] == [("output_shape_differs", "forward")]
     assert [t["category"] for t in report["test_strategy"]] == [  # in the order of CATEGORY_TABLE
-        "shape_mismatch (test strategy)", "export_error (test strategy)", "config_error (test strategy)"]
-    assert report["test_strategy"][2]["when"] == "setup"
+        "export_error (test strategy)", "config_error (test strategy)"]
+    assert report["test_strategy"][1]["when"] == "setup"
     assert report["unclassified"] == []
     # regressions: every phase of every record over the threshold, worst first (checked against the raw JSONL)
     raw = [json.loads(line) for line in (DATA / "benchmarks.jsonl").read_text().splitlines()]
@@ -377,7 +444,8 @@ def test_text_report_sections():
                     "Benchmarks per operator", "Ten worst forward slowdowns", "Ten worst backward slowdowns"):
         assert heading in text
     assert "🟠 backward_not_implemented (NEW) [backward]: Backward not yet implemented for MatMul_Op" in text
-    assert "🟡 shape_mismatch (test strategy): Flatten_wrong_reference" in text
+    assert "🔴 output_shape_differs (NEW) [forward]: output differs\n      - Flatten_wrong_reference (epoch 0, " \
+           "Shapes do not match at output: actual (2, 12) vs expected (24,))" in text
 
 
 # -- CLI ----------------------------------------------------------------------------------------------
@@ -389,7 +457,7 @@ def _cli(*args, stdin=None):
 def test_cli_file_piped_and_json(tmp_path):
     done = _cli(DATA / "pytest_verbose.txt", "--bench", DATA / "benchmarks.jsonl", "--threshold", "10")
     assert done.returncode == 0, done.stderr
-    assert "== Aidge bugs to report: 7 operator(s), 8 new failure(s), 2 known (xfail) ==" in done.stdout
+    assert "== Aidge bugs to report: 8 operator(s), 9 new failure(s), 2 known (xfail) ==" in done.stdout
     piped = _cli(stdin=(DATA / "pytest_quiet.txt").read_text())
     assert piped.returncode == 0 and "pytest: 10 passed, 10 failed, 1 error" in piped.stdout
     as_json = _cli(DATA / "pytest_xdist.txt", "--bench", DATA / "benchmarks.jsonl", "--json")

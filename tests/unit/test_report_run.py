@@ -1,4 +1,4 @@
-"""`nox -s report` (interop.report_run): one directory per run, files renamed into place,
+"""`nox -s report` (interop.reporting.run): one directory per run, files renamed into place,
 results/latest only for complete runs, a report for every run whatever its outcome, an
 interrupted run reported as such, concurrent runs kept apart (issue 12)."""
 from __future__ import annotations
@@ -26,7 +26,7 @@ def _suite(tmp_path: Path, body: str) -> Path:
 def _report_run(project: Path, *args: str, **kwargs) -> subprocess.Popen:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     env.pop("INTEROP_RESULTS_DIR", None)
-    return subprocess.Popen([sys.executable, "-m", "interop.report_run", "-p", "no:interop", *args, "test_sample.py"],
+    return subprocess.Popen([sys.executable, "-m", "interop.reporting.run", "-p", "no:interop", *args, "test_sample.py"],
                             cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             **kwargs)
 
@@ -112,12 +112,12 @@ def test_install_only_touches_no_result():
     touching = [ast.unparse(c) for c in calls if isinstance(c.func, ast.Attribute)
                 and c.func.attr in ("open", "unlink", "mkdir", "write_text", "rmtree")]
     assert not touching, f"the report session touches results outside session.run: {touching}"
-    assert "interop.report_run" in source
+    assert "interop.reporting.run" in source
 
 
 def test_ctrl_c_during_the_analysis_leaves_no_empty_report(tmp_path, monkeypatch):
     # before: an empty report.txt next to a stale report.json
-    from interop import analyze, report_run
+    from interop.reporting import run
 
     project = _suite(tmp_path, PASSING)
     results = project / "results"
@@ -127,10 +127,10 @@ def test_ctrl_c_during_the_analysis_leaves_no_empty_report(tmp_path, monkeypatch
     def interrupted(report):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(analyze, "format_report", interrupted)
+    monkeypatch.setattr(run, "format_report", interrupted)
     monkeypatch.setenv("PYTHONPATH", str(ROOT))
     with pytest.raises(KeyboardInterrupt):
-        report_run.main(["-p", "no:interop", "test_sample.py"], results=results, cwd=project)
+        run.main(["-p", "no:interop", "test_sample.py"], results=results, cwd=project)
     second = [r for r in _runs(project) if r != first][0]
     assert (second / "pytest.txt").exists()
     assert not (second / "report.txt").exists() and not (second / "report.json").exists()

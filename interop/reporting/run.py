@@ -1,4 +1,4 @@
-"""One findings run, in a directory of its own: ``python -m interop.report_run [pytest args]``
+"""One findings run, in a directory of its own: ``python -m interop.reporting.run [pytest args]``
 (what ``nox -s report`` runs).
 
 - The run gets ``results/runs/<UTC time>-<commit>-<pid>/`` (created exclusively: two
@@ -26,6 +26,11 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+
+from .benchmarks import parse_benchmarks
+from .inputs import UnreadableInput
+from .pytest_output import parse_pytest_output
+from .report import build_report, format_report
 
 __all__ = ["main", "new_run_dir", "write_atomically", "point_latest"]
 
@@ -92,8 +97,6 @@ def _run_pytest(args: list[str], run_dir: Path, env: dict[str, str], cwd: Path) 
 
 def _analyse(run_dir: Path) -> tuple[int, str]:
     """(exit status, report text); writes report.txt and report.json atomically."""
-    from .analyze import UnreadableInput, build_report, format_report, parse_benchmarks, parse_pytest_output
-
     try:
         run = parse_pytest_output((run_dir / "pytest.txt").read_text(errors="replace"),
                                   source=str(run_dir / "pytest.txt"))
@@ -103,7 +106,7 @@ def _analyse(run_dir: Path) -> tuple[int, str]:
         # gets its report, without a benchmark section
         bench = parse_benchmarks(text, source=str(log)) if text.strip() else None
     except UnreadableInput as exc:
-        message = f"report_run: {exc}\n"
+        message = f"interop.reporting.run: {exc}\n"
         write_atomically(run_dir / "report.txt", message)
         return 2, message
     report = build_report(run, bench)

@@ -1,0 +1,85 @@
+"""Reading the benchmark JSONL of :class:`~interop.tester.ModelTester`:
+:func:`parse_benchmarks` -> :class:`BenchData`.
+
+One object per line: ``name``, ``forward``/``backward`` = ``{mean1, mean2, ratio, samples}``
+or null, ``seed``, ``threads``, ``torch``, ``aidge``, ``test``, ``time``. A malformed line is
+reported as ``file:line: why`` and skipped; when a name appears several times (runs
+appended), the last line wins.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+from .inputs import UnreadableInput
+
+__all__ = ["BenchData", "parse_benchmarks"]
+
+
+@dataclasses.dataclass
+class BenchData:
+    """Valid records (the last one per name), and one ``file:line: why`` per bad line."""
+
+    records: list[dict[str, Any]]
+    problems: list[str]
+    superseded: int = 0
+    source: str = "<bench>"
+
+
+def number_or_none(value: Any) -> bool:
+    """None or a number (not a bool): what a timing field may hold."""
+    return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
+
+
+def _check_phase(record: dict[str, Any], phase: str) -> str | None:
+    stats = record.get(phase)
+    if stats is None:
+        return None if phase == "backward" else f"'{phase}' is null"
+    if not isinstance(stats, dict):
+        return f"'{phase}' is not an object"
+    for key in ("mean1", "mean2", "ratio", "samples"):
+        if key not in stats:
+            return f"missing key '{phase}.{key}'"
+        if not number_or_none(stats[key]):
+            return f"'{phase}.{key}' is not a number: {stats[key]!r}"
+    return None
+
+
+def parse_benchmarks(text: str, source: str = "<bench>") -> BenchData:
+    """Parse the benchmark JSONL. Malformed lines become problems naming ``source:line``;
+    raises :class:`UnreadableInput` only when there are lines but none is a valid record."""
+    by_name: dict[str, dict[str, Any]] = {}
+    problems: list[str] = []
+    superseded = 0
+    nonblank = 0
+    for number, raw in enumerate(text.splitlines(), 1):
+        if not raw.strip():
+            continue
+        nonblank += 1
+        try:
+            record = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            problems.append(f"{source}:{number}: not valid JSON ({exc.msg} at column {exc.colno})")
+            continue
+        if not isinstance(record, dict):
+            problems.append(f"{source}:{number}: not a JSON object")
+            continue
+        if not isinstance(record.get("name"), str) or not record.get("name"):
+            problems.append(f"{source}:{number}: missing key 'name'")
+            continue
+        if "forward" not in record:
+            problems.append(f"{source}:{number}: {record['name']}: missing key 'forward'")
+            continue
+        why = _check_phase(record, "forward") or _check_phase(record, "backward")
+        if why:
+            problems.append(f"{source}:{number}: {record['name']}: {why}")
+            continue
+        if record["name"] in by_name:
+            superseded += 1
+            del by_name[record["name"]]  # keep file order of the latest records
+        by_name[record["name"]] = dict(record, line=number)
+    if nonblank and not by_name:
+        shown = "; ".join(problems[:3]) + (f" (and {len(problems) - 3} more)" if len(problems) > 3 else "")
+        raise UnreadableInput(f"{source}: no valid benchmark record in {nonblank} line(s): {shown}")
+    return BenchData(list(by_name.values()), problems, superseded, source)

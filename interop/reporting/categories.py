@@ -1,0 +1,266 @@
+"""Failure categories: which categories there are (their emoji, kind and meaning) and
+:func:`categorize`, which tells a failure's category from its message.
+
+:func:`categorize` maps a failure to ``(category, emoji)``. The Aidge categories are exactly
+the keys of :data:`CATEGORIES` (the expected-failure table, :mod:`interop.expected_failures`,
+imports it and tags its entries with the same names); the others say that the test, not
+Aidge, is at fault, or that no rule matched.
+
+Nothing here imports torch, Aidge or :mod:`interop.expected_failures`.
+
+======================================  =====  ==========================================================
+category                                emoji  recognised by (rules tried top to bottom; the first wins)
+======================================  =====  ==========================================================
+*(the tagged category)*                 *      an expected-failure tag ``[category] Operator phase: error``
+                                               (strict xfail reasons, ExpectedAidgeFailure, XPASS(strict))
+hang                                    ⏳     AidgeCrash of a process killed at its timeout: ``crash:
+                                               process timed out after 120 s`` (a deadlock or endless loop)
+crash                                   💥     AidgeCrash: ``crash: process killed by SIGABRT during compile``,
+                                               ``Fatal Python error``, an xdist worker that crashed
+cuda_kernel_image                       📦     ``no kernel image is available``, ``invalid device function``
+                                               (AidgeCudaKernelImageError: a packaging defect)
+performance_regression                  🐢     ``forward of model2 is 12.3x slower than model1`` (ModelTester
+                                               with ``max_slowdown_ratio``); the benchmark JSONL too
+config_error (test strategy)            🟡     ``ConfigError`` (``configs/X.json: case 'a.b': key 'k': ...``),
+                                               ``JSONDecodeError``, ``malformed JSON``, ``unknown layout``,
+                                               ``no expected Aidge node type declared``
+export_error (test strategy)            🟡     ``ExportError`` (``torch.onnx.export failed``), ``TracingError``,
+                                               ``ShapeSpecializedError`` (the static export), ``operator under
+                                               test not in the imported Aidge graph`` (the export folded or
+                                               decomposed it)
+unsupported_operator                    🟠     UnsupportedOperatorError (``imported as GenericOperator``),
+                                               OperatorNotInGraphError on a ``GenericOperator node``
+backward_not_implemented                🟠     ``Backward not yet implemented for BatchNorm_Op<2> on backend
+                                               cpu``, ``backward() not implemented yet for operator of type``
+forward_not_implemented                 🟠     ``Aidge forward|compile failed`` + "not implemented", "no
+                                               implementation|kernel", ``missing or invalid registrar key``
+                                               (no kernel for the operator or the dtype on the backend)
+import_error                            🟣     any other ``Aidge import failed``
+compile_error                           🟣     any other ``Aidge compile failed``
+aidge_error                             🟣     any other ``Aidge forward|backward|step failed`` (an AidgeError
+                                               that fits no category above)
+output_shape_differs                    🔴     EquivalenceError on ``output`` or ``loss`` whose shapes differ:
+                                               ``[ReduceMean_x, epoch 0] output differs between model1
+                                               (ReduceMean) and model2 (AidgeModule) [seed 1]`` then
+                                               ``Shapes do not match at output: actual (1,) vs expected ()``
+                                               (model2, Aidge, gives another shape than model1, torch)
+shape_mismatch (test strategy)          🟡     any other shape error: ``Shapes do not match at output: actual
+                                               (2, 12) vs expected (24,)`` outside such an EquivalenceError
+                                               (or on grads and weights), ``Structure mismatch``, ``output(s)
+                                               but N label(s)``, torch shape errors (``size mismatch``,
+                                               ``shape '[..]' is invalid``) outside Aidge
+export_error (test strategy)            🟡     EquivalenceError before any step: ``initial weights: fc.weight``
+                                               or ``parameter names`` (the export's parameter mapping)
+training_diverges                       🔴     EquivalenceError on ``weights after the SGD step: fc.weight``
+gradients_differ                        🔴     EquivalenceError on ``input grad [0]`` or ``grad of fc.weight``
+outputs_differ                          🔴     EquivalenceError on ``output`` or ``loss`` (``Tensors are not
+                                               close at output!``), non-finite values
+unknown                                 ❓     nothing above: read the message (a bug in the test itself?)
+======================================  =====  ==========================================================
+
+Emojis: 🔴 Aidge computes a different number (or shape); 🟠 Aidge lacks the operator or kernel; 🟣 Aidge
+rejects a valid graph; 💥 Aidge kills the process; ⏳ Aidge never finishes (killed at the
+timeout); 📦 packaging defect; 🟡 the test strategy is at fault (fix the suite, not Aidge);
+🐢 slower than the threshold; ❓ unclassified.
+:data:`KINDS` groups them: ``aidge`` (🔴🟠🟣💥⏳📦), ``test_strategy`` (🟡), ``performance``
+(🐢), ``unknown`` (❓).
+"""
+from __future__ import annotations
+
+import re
+
+from ..errors import KERNEL_IMAGE_RE, NOT_IMPLEMENTED_RE
+
+__all__ = [
+    "CATEGORIES",
+    "CATEGORY_TABLE",
+    "KINDS",
+    "categorize",
+    "kind_of",
+]
+
+#: Aidge category -> one-line meaning: the categories an expected failure
+#: (:mod:`interop.expected_failures`) may name. :data:`CATEGORY_TABLE` gives the report order.
+CATEGORIES = {
+    "backward_not_implemented": "Aidge has no backward kernel for the operator on this backend",
+    "forward_not_implemented": "Aidge has no forward kernel for the operator/dtype on this backend",
+    "unsupported_operator": "aidge_onnx imports the ONNX node as a GenericOperator (no native operator)",
+    "import_error": "aidge_onnx fails to import the ONNX node",
+    "compile_error": "GraphView.compile fails (dims/dtype/backend propagation)",
+    "aidge_error": "Aidge raises an error on a valid graph or input (neither a missing kernel nor an "
+                   "import/compile failure)",
+    "outputs_differ": "forward outputs differ from torch beyond tolerance",
+    "output_shape_differs": "Aidge's output has another shape than torch's (values may match)",
+    "gradients_differ": "gradients (input or parameter) differ from torch beyond tolerance",
+    "training_diverges": "weights differ from torch after the SGD step",
+    "crash": "the process dies (signal) inside Aidge",
+    "hang": "the process does not finish within the case timeout (a deadlock or an endless loop); killed",
+    "cuda_kernel_image": "Aidge's CUDA kernels are not compiled for this GPU (packaging defect)",
+}
+
+TEST_STRATEGY_CATEGORIES = {
+    "shape_mismatch (test strategy)": "the two sides give different shapes: the case or its reference is wrong",
+    "export_error (test strategy)": "torch.onnx.export (or the bridge's parameter mapping) fails on the test model",
+    "config_error (test strategy)": "the operator configuration is malformed (JSON, layout, attribute)",
+}
+
+#: category -> (emoji, kind, meaning). Report order.
+CATEGORY_TABLE: dict[str, tuple[str, str, str]] = {
+    "outputs_differ": ("🔴", "aidge", CATEGORIES["outputs_differ"]),
+    "output_shape_differs": ("🔴", "aidge", CATEGORIES["output_shape_differs"]),
+    "gradients_differ": ("🔴", "aidge", CATEGORIES["gradients_differ"]),
+    "training_diverges": ("🔴", "aidge", CATEGORIES["training_diverges"]),
+    "crash": ("💥", "aidge", CATEGORIES["crash"]),
+    "hang": ("⏳", "aidge", CATEGORIES["hang"]),
+    "backward_not_implemented": ("🟠", "aidge", CATEGORIES["backward_not_implemented"]),
+    "forward_not_implemented": ("🟠", "aidge", CATEGORIES["forward_not_implemented"]),
+    "unsupported_operator": ("🟠", "aidge", CATEGORIES["unsupported_operator"]),
+    "import_error": ("🟣", "aidge", CATEGORIES["import_error"]),
+    "compile_error": ("🟣", "aidge", CATEGORIES["compile_error"]),
+    "aidge_error": ("🟣", "aidge", CATEGORIES["aidge_error"]),
+    "cuda_kernel_image": ("📦", "aidge", CATEGORIES["cuda_kernel_image"]),
+    **{name: ("🟡", "test_strategy", meaning) for name, meaning in TEST_STRATEGY_CATEGORIES.items()},
+    "performance_regression": ("🐢", "performance", "slower than torch by more than the threshold"),
+    "unknown": ("❓", "unknown", "no rule matched: read the message"),
+}
+
+KINDS = {
+    "aidge": "Aidge defects (report them upstream)",
+    "test_strategy": "problems of the suite itself (fix the test)",
+    "performance": "slowdowns over the threshold",
+    "unknown": "unclassified failures",
+}
+
+_TAGGED = set(CATEGORIES) | set(CATEGORY_TABLE)
+
+
+def kind_of(category: str) -> str:
+    """``aidge`` / ``test_strategy`` / ``performance`` / ``unknown``."""
+    return CATEGORY_TABLE.get(category, CATEGORY_TABLE["unknown"])[1]
+
+
+def _result(category: str) -> tuple[str, str]:
+    return category, CATEGORY_TABLE[category][0]
+
+
+# ---------------------------------------------------------------------------------------
+# categorize
+# ---------------------------------------------------------------------------------------
+_TAG = re.compile(r"^(?:\[XPASS\(strict\)\]\s*|(?:[\w.]*ExpectedAidgeFailure:\s*))?\[(?P<cat>[^\]]+)\]\s")
+#: an AidgeCrash's message (interop.isolation): what killed the process, in which phase, where
+CRASH_MESSAGE_RE = re.compile(r"crash: process (?P<what>killed by (?P<sig>SIG\w+|signal \d+)|timed out after [\d.]+ ?s"
+                              r"|exited with status -?\d+(?: without a result)?)"
+                              r"(?: during (?P<phase>\w+)| (?P<outside>outside the bridge's phases))?"
+                              r"(?: \(innermost Python frame (?P<frame>[^)]+)\))?")
+_CRASH = re.compile(CRASH_MESSAGE_RE.pattern + r"|Fatal Python error|worker '?gw\d+'? crashed"
+                    r"|node down: Not properly terminated|[Ss]egmentation fault|core dumped")
+#: a case killed for running past its timeout: told apart from a process that died by itself
+_HANG = re.compile(r"crash: process timed out after [\d.]+ ?s")
+#: ModelTester's max_slowdown_ratio failure
+SLOWER_RE = re.compile(r"(?P<phase>forward|backward) of model2 is (?P<ratio>[\d.]+)x slower|"
+                       r"\] (?:forward|backward) speed differs")
+_CONFIG = re.compile(r"\bConfigError\b|JSONDecodeError|malformed JSON|unknown (?:JSON )?layout|"
+                     r"neither supported .*?nor ignored|no expected Aidge node type declared|"
+                     r"\.json: (?:case|key) '", re.I)
+_EXPORT = re.compile(r"\bExportError\b|\bShapeSpecializedError\b|\bTracingError\b|torch\.onnx\.export failed"
+                     r"|Exporting the operator .+ to ONNX"
+                     r"|operator under test not in the imported Aidge graph")
+#: an AidgeError's message (interop.errors): ``Aidge <phase> failed (<where>): <Aidge's text>``
+AIDGE_FAILURE_RE = re.compile(r"Aidge (?P<phase>export|import|compile|forward|backward|step) failed"
+                              r"(?: \((?P<where>[^)]*)\))?: (?P<msg>[^\n]*)")
+_GENERIC = re.compile(r"imported as GenericOperator|GenericOperator node|no native (?:Aidge )?operator")
+_BACKWARD_NI = re.compile(r"[Bb]ackward not yet implemented|backward\(\) not implemented yet")
+#: an EquivalenceError (ModelTester): what model2 (Aidge) computes differs from model1 (torch)
+_EQUIVALENCE = re.compile(r"\] (?P<what>.+?) differs between model1 \([^\n]*\) and model2 \(")
+_SHAPES_DIFFER = re.compile(r"Shapes do not match")
+_SHAPE = re.compile(r"Shapes do not match|Structure mismatch|output\(s\) but \d+ label\(s\)|size mismatch"
+                    r"|shape '\[[^\]]*\]' is invalid|must match the size of tensor|mat\d? and mat\d? shapes cannot"
+                    r"|shapes? mismatch", re.I)
+_WHAT = re.compile(r"\] (?P<what>.+?) differs between model1|Tensors are not close at (?P<at>.+?)!"
+                   r"|\d+ mismatch\(es\) in (?P<in>.+?):|Non-finite values at (?P<nf>[^:]+):")
+_NOT_CLOSE = re.compile(r"Tensors are not close!|Mismatched elements: \d+ / \d+")
+
+
+def categorize(rt_msg: str | None, ae_msg: str | None = None) -> tuple[str, str]:
+    """``(category, emoji)`` for a failure.
+
+    ``rt_msg`` is the runtime error / failure message (an exception that is not an
+    assertion: an AidgeError, a crash, an xfail reason...), ``ae_msg`` the assertion message
+    (an EquivalenceError or a plain ``assert``); either may be None. The rules and the table
+    of categories are in the module docstring; the first matching rule wins.
+
+    >>> categorize("Aidge backward failed (operator BatchNorm2D): Backward not yet implemented "
+    ...            "for BatchNorm_Op<2> on backend cpu")
+    ('backward_not_implemented', '🟠')
+    >>> categorize(None, "[Conv2D_x, epoch 0] output differs between model1 (Conv2d) and model2 "
+    ...            "(AidgeModule) [seed 1]\\nTensors are not close at output!")
+    ('outputs_differ', '🔴')
+    >>> categorize(None, "[ReduceMean_x, epoch 0] output differs between model1 (ReduceMean) and model2 "
+    ...            "(AidgeModule) [seed 1]\\nShapes do not match at output: actual (1,) vs expected ()")
+    ('output_shape_differs', '🔴')
+    >>> categorize(None, "Shapes do not match at output: actual (1,) vs expected ()")
+    ('shape_mismatch (test strategy)', '🟡')
+    """
+    parts = [m.strip() for m in (rt_msg, ae_msg) if m and m.strip()]
+    if not parts:
+        return _result("unknown")
+    text = "\n".join(parts)
+    for part in parts:
+        tag = _TAG.match(part)
+        if tag and tag.group("cat") in _TAGGED:
+            return _result(tag.group("cat"))
+    if _HANG.search(text):
+        return _result("hang")
+    if _CRASH.search(text):
+        return _result("crash")
+    if KERNEL_IMAGE_RE.search(text):
+        return _result("cuda_kernel_image")
+    if SLOWER_RE.search(text):
+        return _result("performance_regression")
+    if _CONFIG.search(text):
+        return _result("config_error (test strategy)")
+    if _EXPORT.search(text):
+        return _result("export_error (test strategy)")
+    aidge = AIDGE_FAILURE_RE.search(text)
+    if aidge or _GENERIC.search(text) or _BACKWARD_NI.search(text):
+        phase = aidge.group("phase") if aidge else None
+        if _GENERIC.search(text):
+            return _result("unsupported_operator")
+        if _BACKWARD_NI.search(text) or (phase == "backward" and NOT_IMPLEMENTED_RE.search(text)):
+            return _result("backward_not_implemented")
+        if phase in ("forward", "compile") and NOT_IMPLEMENTED_RE.search(text):
+            return _result("forward_not_implemented")
+        if phase == "import":
+            return _result("import_error")
+        if phase == "compile":
+            return _result("compile_error")
+        if phase == "export":
+            return _result("export_error (test strategy)")
+        return _result("aidge_error")
+    equivalence = _EQUIVALENCE.search(text)
+    if (equivalence and equivalence.group("what").startswith(("output", "loss"))
+            and _SHAPES_DIFFER.search(text)):
+        return _result("output_shape_differs")
+    if _SHAPE.search(text):
+        return _result("shape_mismatch (test strategy)")
+    what = what_differs(text)
+    if what is not None:
+        if what.startswith(("initial weights", "parameter")):
+            return _result("export_error (test strategy)")
+        if what.startswith("weights after the SGD step"):
+            return _result("training_diverges")
+        if what.startswith(("input grad", "grad of", "grad")):
+            return _result("gradients_differ")
+        return _result("outputs_differ")
+    if _NOT_CLOSE.search(text):
+        return _result("outputs_differ")
+    return _result("unknown")
+
+
+def what_differs(text: str) -> str | None:
+    """What an equivalence failure compares (``output``, ``grad of fc.weight``...), or None."""
+    m = _WHAT.search(text)
+    if not m:
+        return None
+    return next(g for g in m.groups() if g is not None).strip()
+

@@ -1,0 +1,385 @@
+"""The report: :func:`build_report` turns a :class:`~interop.reporting.pytest_output.PytestRun`
+and a :class:`~interop.reporting.benchmarks.BenchData` into a JSON-able dict (what
+``analyze_results.py --json`` prints), :func:`format_report` into text, one section per
+question: Aidge bugs to report, expected failures by category, unexpected passes,
+performance regressions, test-strategy issues, skips, benchmarks per operator.
+
+Aidge bugs are grouped by the Aidge operator the error names when it names one (``Aidge
+backward failed (operator MatMul)`` for ``FC_no_bias``), else by the operator of the case.
+
+Nothing here prints or writes files.
+"""
+from __future__ import annotations
+
+import math
+import re
+import statistics
+from typing import Any, Iterable
+
+from .benchmarks import BenchData, number_or_none
+from .categories import AIDGE_FAILURE_RE, CATEGORY_TABLE, CRASH_MESSAGE_RE, SLOWER_RE, kind_of, what_differs
+from .pytest_output import OUTCOMES, WORKER_CRASH_RE, PytestRun, TestResult, operator_of
+
+__all__ = ["build_report", "format_report"]
+
+_AIDGE_WHERE = re.compile(r"operator (?P<op>[\w<>]+)")
+_TAG_PARTS = re.compile(r"^(?:\[XPASS\(strict\)\]\s*)?\[(?P<cat>[^\]]+)\] (?P<op>\S+) (?P<phase>\w+): (?P<error>[^\n]*)")
+_EQUIV_HEAD = re.compile(r"^\[(?P<case>[^,\]]+)(?:, epoch (?P<epoch>\d+))?\] (?P<head>.*?)(?: \[seed \d+\])?$")
+_WHAT_PHASE = (("weights after", "step"), ("input grad", "backward"), ("grad of", "backward"),
+               ("initial weights", "export"), ("parameter", "export"), ("loss", "forward"),
+               ("output", "forward"))
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else ""
+
+
+def _signature(error: str) -> str:
+    """An error without what differs from case to case (``[case, epoch N]``, the model
+    classes, the seed), so that cases failing the same way group together."""
+    error = re.sub(r"^\[[^\]]*\] ", "", error)
+    error = re.sub(r" between model1 \([^)]*\) and model2 \([^)]*\)", "", error)
+    return re.sub(r" \[seed \d+\]$", "", error).strip()
+
+
+def _describe(result: TestResult, category: str) -> dict[str, Any]:
+    """operator / phase / error (a signature shared by cases with the same defect) / detail."""
+    message = result.message or ""
+    operator, phase, error, detail = result.operator, None, _first_line(message), None
+    tag = _TAG_PARTS.match(message)
+    aidge = AIDGE_FAILURE_RE.search(result.full_message)
+    crash = CRASH_MESSAGE_RE.search(message)
+    if tag:
+        operator, phase, error = tag.group("op"), tag.group("phase"), _signature(tag.group("error"))
+    elif WORKER_CRASH_RE.search(message):
+        error = "the pytest-xdist worker running the case died (xdist does not report the signal)"
+    elif crash:
+        phase = crash.group("phase")
+        error = f"process {crash.group('what')}" + (f" during {phase}" if phase else
+                                                      f" {crash.group('outside')}" if crash.group("outside") else "")
+        detail = f"innermost Python frame {crash.group('frame')}" if crash.group("frame") else None
+    elif aidge:
+        phase, error = aidge.group("phase"), aidge.group("msg").strip()
+        where = _AIDGE_WHERE.search(aidge.group("where") or "")
+        if where:
+            operator = where.group("op")
+    else:
+        head = _EQUIV_HEAD.match(_first_line(message))
+        if head:
+            error = _signature(head.group("head"))
+            what = what_differs(message) or ""
+            phase = next((p for prefix, p in _WHAT_PHASE if what.startswith(prefix)), None)
+            bits = []
+            if head.group("epoch") is not None:
+                bits.append(f"epoch {head.group('epoch')}")
+            mism = re.search(r"Mismatched elements: (\d+ / \d+)", message)
+            if mism:
+                bits.append(f"{mism.group(1)} elements")
+            diff = re.search(r"Greatest absolute difference: (\S+)", message)
+            if diff:
+                bits.append(f"max abs diff {diff.group(1)}")
+            shapes = re.search(r"Shapes do not match[^\n]*", message)
+            if shapes:
+                bits.append(shapes.group(0))
+            detail = ", ".join(bits) or None
+        elif result.exc_type and not error.startswith(result.exc_type):
+            error = f"{result.exc_type.rsplit('.', 1)[-1]}: {error}"
+    slower = SLOWER_RE.search(message)
+    if category == "performance_regression" and phase is None and slower:
+        phase = slower.group("phase")
+    return {"operator": operator, "phase": phase, "error": error, "detail": detail}
+
+
+def _finding(result: TestResult) -> dict[str, Any]:
+    category, emoji = result.category() or ("unknown", "❓")
+    return {
+        "case": result.case,
+        "nodeid": result.nodeid,
+        "outcome": result.outcome,
+        "when": result.when,
+        "category": category,
+        "emoji": emoji,
+        "kind": kind_of(category),
+        **_describe(result, category),
+        "message": result.full_message,
+    }
+
+
+def _ratio_ok(stats: Any) -> bool:
+    return (isinstance(stats, dict) and isinstance(stats.get("ratio"), (int, float))
+            and math.isfinite(stats["ratio"]) and (stats.get("samples") or 0) > 0)
+
+
+def _bench_entry(record: dict[str, Any], phase: str) -> dict[str, Any]:
+    stats = record[phase]
+    bridge = stats.get("bridge2")
+    return {"name": record["name"], "operator": operator_of(record["name"]), "phase": phase,
+            "ratio": stats["ratio"], "torch_ms": _ms(stats.get("mean1")), "aidge_ms": _ms(stats.get("mean2")),
+            "bridge_ms": _ms(bridge) if number_or_none(bridge) else None,
+            "aidge_timed": stats.get("timed2") if isinstance(stats.get("timed2"), str) else None,
+            "samples": stats.get("samples")}
+
+
+def _ms(seconds: Any) -> float | None:
+    return None if seconds is None else seconds * 1e3
+
+
+def _ratio_stats(values: list[float]) -> dict[str, Any] | None:
+    if not values:
+        return None
+    return {"median": statistics.median(values), "max": max(values), "min": min(values),
+            "geomean": math.exp(statistics.fmean(math.log(v) for v in values)) if all(v > 0 for v in values) else None}
+
+
+def build_report(run: PytestRun | None = None, bench: BenchData | None = None, *,
+                 threshold: float = 10.0, worst: int = 10) -> dict[str, Any]:
+    """The whole report as a JSON-able dict (what ``--json`` prints)."""
+    report: dict[str, Any] = {"threshold": threshold, "sources": {}, "problems": []}
+    findings: list[dict[str, Any]] = []
+    if run is not None:
+        report["sources"]["pytest"] = run.source
+        report["counts"] = run.counts()
+        report["pytest_totals"] = run.totals
+        report["duration_s"] = run.duration_s
+        report["incomplete"] = run.incomplete()
+        for result in run.results:
+            if result.outcome not in ("passed", "skipped"):
+                findings.append(_finding(result))
+    failing = [f for f in findings if f["outcome"] in ("failed", "error")]
+    xfailed = [f for f in findings if f["outcome"] == "xfailed"]
+    report["aidge_bugs"] = _group_bugs([f for f in failing + xfailed if f["kind"] == "aidge"])
+    report["expected_failures"] = _by_category(xfailed)
+    report["unexpected_passes"] = [
+        {k: f[k] for k in ("case", "nodeid", "category", "emoji", "operator", "phase", "error")} | {"strict": True}
+        for f in findings if f["outcome"] == "xpassed"]
+    order = list(CATEGORY_TABLE)
+    failing.sort(key=lambda f: (order.index(f["category"]), f["case"]))
+    report["test_strategy"] = [_short(f) for f in failing if f["kind"] == "test_strategy"]
+    report["unclassified"] = [_short(f) for f in failing if f["kind"] == "unknown"]
+    report["failures_by_category"] = {c: len(v["cases"]) for c, v in _by_category(failing).items()}
+    if run is not None:
+        report["skipped"] = _skips(run)
+    regressions = [dict(_short(f), source="pytest") for f in failing if f["kind"] == "performance"]
+    if bench is not None:
+        report["sources"]["benchmarks"] = bench.source
+        report["problems"].extend(bench.problems)
+        report["benchmarks"] = _bench_summary(bench, worst)
+        for phase in ("forward", "backward"):
+            for record in bench.records:
+                if _ratio_ok(record.get(phase)) and record[phase]["ratio"] > threshold:
+                    regressions.append(dict(_bench_entry(record, phase), source="benchmarks", category="performance_regression",
+                                            emoji=CATEGORY_TABLE["performance_regression"][0]))
+        regressions.sort(key=lambda r: -(r.get("ratio") or 0))
+    report["performance_regressions"] = regressions
+    return report
+
+
+def _short(f: dict[str, Any]) -> dict[str, Any]:
+    keys = ("case", "nodeid", "outcome", "when", "category", "emoji", "operator", "phase", "error", "detail")
+    return {k: f[k] for k in keys}
+
+
+def _group_bugs(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One entry per (operator, category, phase, error), grouped by operator."""
+    order = list(CATEGORY_TABLE)
+    groups: dict[tuple, dict[str, Any]] = {}
+    for f in findings:
+        key = (f["operator"], f["category"], f["phase"], f["error"], f["outcome"] == "xfailed")
+        group = groups.setdefault(key, {
+            "operator": f["operator"], "category": f["category"], "emoji": f["emoji"], "phase": f["phase"],
+            "error": f["error"], "known": f["outcome"] == "xfailed", "cases": []})
+        group["cases"].append({"case": f["case"], "nodeid": f["nodeid"], "detail": f["detail"]})
+    by_operator: dict[str, list[dict[str, Any]]] = {}
+    for group in groups.values():
+        by_operator.setdefault(group["operator"], []).append(group)
+    out = []
+    for operator in sorted(by_operator, key=str.lower):
+        entries = sorted(by_operator[operator], key=lambda g: (g["known"], order.index(g["category"])
+                                                               if g["category"] in order else len(order)))
+        out.append({"operator": operator, "new": sum(len(g["cases"]) for g in entries if not g["known"]),
+                    "known": sum(len(g["cases"]) for g in entries if g["known"]), "bugs": entries})
+    return out
+
+
+def _by_category(findings: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for f in findings:
+        entry = out.setdefault(f["category"], {"emoji": f["emoji"], "count": 0, "cases": []})
+        entry["count"] += 1
+        entry["cases"].append(f["case"])
+    order = list(CATEGORY_TABLE)
+    return dict(sorted(out.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order)))
+
+
+def _skips(run: PytestRun) -> list[dict[str, Any]]:
+    reasons: dict[str, int] = {}
+    for line in run.skip_lines:
+        reasons[line["reason"]] = reasons.get(line["reason"], 0) + line["count"]
+    if not reasons:
+        for r in run.results:
+            if r.outcome == "skipped":
+                reasons[r.message or "(no reason shown)"] = reasons.get(r.message or "(no reason shown)", 0) + 1
+    return [{"reason": k, "count": v} for k, v in sorted(reasons.items(), key=lambda kv: -kv[1])]
+
+
+def _bench_summary(bench: BenchData, worst: int) -> dict[str, Any]:
+    operators: dict[str, dict[str, Any]] = {}
+    for record in bench.records:
+        op = operators.setdefault(operator_of(record["name"]), {"cases": 0, "forward": [], "backward": []})
+        op["cases"] += 1
+        for phase in ("forward", "backward"):
+            if _ratio_ok(record.get(phase)):
+                op[phase].append(record[phase]["ratio"])
+    per_operator = {name: {"cases": v["cases"], "forward": _ratio_stats(v["forward"]),
+                           "backward": _ratio_stats(v["backward"])}
+                    for name, v in sorted(operators.items(), key=lambda kv: kv[0].lower())}
+    ranked = {}
+    for phase in ("forward", "backward"):
+        entries = [_bench_entry(r, phase) for r in bench.records if _ratio_ok(r.get(phase))]
+        ranked[phase] = sorted(entries, key=lambda e: -e["ratio"])[:worst]
+    untimed = [r["name"] for r in bench.records if not _ratio_ok(r.get("forward"))]
+    return {"records": len(bench.records), "superseded": bench.superseded, "untimed": untimed,
+            "per_operator": per_operator, "worst_forward": ranked["forward"], "worst_backward": ranked["backward"]}
+
+
+# ---------------------------------------------------------------------------------------
+# text
+# ---------------------------------------------------------------------------------------
+def _fmt_ratio(x: float | None) -> str:
+    return "-" if x is None else f"x{x:.2f}"
+
+
+def _fmt_ms(x: float | None) -> str:
+    return "-" if x is None else f"{x:.3f} ms"
+
+
+def _fmt_times(e: dict[str, Any]) -> str:
+    """``(torch 0.135 ms, Aidge 0.012 ms, bridge +0.030 ms, 8 samples)``: Aidge's own time
+    (its scheduler, when the record says so), the bridge's overhead apart."""
+    aidge = "Aidge" if e.get("aidge_timed") in (None, "aidge scheduler") else "model2 call"
+    bridge = f", bridge +{_fmt_ms(e['bridge_ms'])}" if e.get("bridge_ms") is not None else ""
+    samples = f", {e['samples']} sample(s)" if e.get("samples") else ""
+    return f"(torch {_fmt_ms(e['torch_ms'])}, {aidge} {_fmt_ms(e['aidge_ms'])}{bridge}{samples})"
+
+
+def _clip(text: str | None, width: int = 160) -> str:
+    text = (text or "").replace("\n", " ")
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+def format_report(report: dict[str, Any]) -> str:
+    """The report as text, one section per question."""
+    out: list[str] = []
+    add = out.append
+    sources = ", ".join(f"{k}: {v}" for k, v in report["sources"].items()) or "no input"
+    add(f"Aidge <-> PyTorch interop results ({sources})")
+    if report.get("incomplete"):
+        add("")
+        add("== RUN INCOMPLETE: the counts below are partial, do not read them as a clean run ==")
+        for why in report["incomplete"]:
+            add(f"  ⚠️ {why}")
+        add("")
+    if "counts" in report:
+        counts = report["counts"]
+        line = ", ".join(f"{counts[o]} {o}" for o in OUTCOMES if counts.get(o))
+        strict = sum(1 for p in report["unexpected_passes"] if p.get("strict"))
+        note = f" (strict XPASS counted by pytest as failed: {strict})" if strict else ""
+        took = f" in {report['duration_s']:.1f}s" if report.get("duration_s") is not None else ""
+        add(f"pytest: {line or 'no tests'}{took}{note}")
+
+    bugs = report["aidge_bugs"]
+    new = sum(g["new"] for g in bugs)
+    known = sum(g["known"] for g in bugs)
+    add("")
+    add(f"== Aidge bugs to report: {len(bugs)} operator(s), {new} new failure(s), {known} known (xfail) ==")
+    if not bugs:
+        add("  none")
+    for group in bugs:
+        add(f"{group['operator']}")
+        for bug in group["bugs"]:
+            state = "known" if bug["known"] else "NEW"
+            phase = f" [{bug['phase']}]" if bug["phase"] else ""
+            add(f"  {bug['emoji']} {bug['category']} ({state}){phase}: {_clip(bug['error'])}")
+            for case in bug["cases"]:
+                detail = f" ({_clip(case['detail'], 120)})" if case["detail"] else ""
+                add(f"      - {case['case']}{detail}")
+
+    add("")
+    expected = report["expected_failures"]
+    add(f"== Expected failures by category: {sum(v['count'] for v in expected.values())} ==")
+    if not expected:
+        add("  none")
+    for category, entry in expected.items():
+        add(f"  {entry['emoji']} {category:<32} {entry['count']:>4}")
+
+    passes = report["unexpected_passes"]
+    if passes:
+        add("")
+        add(f"== Unexpected passes (strict XPASS: Aidge fixed? update interop/expected_failures.py): {len(passes)} ==")
+        for p in passes:
+            add(f"  ✅ {p['case']}: was expected {p['category']} ({p['operator']} {p['phase']}): {_clip(p['error'], 120)}")
+
+    add("")
+    regressions = report["performance_regressions"]
+    add(f"== Performance regressions (slowdown over x{report['threshold']:g}): {len(regressions)} ==")
+    if "benchmarks" not in report and not regressions:
+        add("  no benchmark JSONL given (--bench results/benchmarks.jsonl)")
+    elif not regressions:
+        add("  none")
+    for r in regressions:
+        if r["source"] == "benchmarks":
+            add(f"  🐢 {r['name']:<36} {r['phase']:<8} {_fmt_ratio(r['ratio']):>9}  {_fmt_times(r)}")
+        else:
+            add(f"  🐢 {r['case']} (pytest): {_clip(r['error'], 120)}")
+
+    add("")
+    strategy = report["test_strategy"]
+    add(f"== Test-strategy issues (fix the suite, not Aidge): {len(strategy)} ==")
+    if not strategy:
+        add("  none")
+    for f in strategy:
+        when = f" ({f['outcome']} at {f['when']})" if f["outcome"] == "error" and f["when"] else ""
+        detail = f" [{_clip(f['detail'], 80)}]" if f["detail"] else ""
+        add(f"  {f['emoji']} {f['category']}: {f['case']}{when}: {_clip(f['error'], 140)}{detail}")
+
+    if report["unclassified"]:
+        add("")
+        add(f"== Unclassified failures (no rule matched): {len(report['unclassified'])} ==")
+        for f in report["unclassified"]:
+            add(f"  ❓ {f['case']} ({f['outcome']}): {_clip(f['error'], 140)}")
+
+    if report.get("skipped"):
+        add("")
+        add(f"== Skipped: {sum(s['count'] for s in report['skipped'])} ==")
+        for s in report["skipped"]:
+            add(f"  {s['count']:>4}  {_clip(s['reason'], 140)}")
+
+    bench = report.get("benchmarks")
+    if bench is not None:
+        add("")
+        extra = f", {bench['superseded']} older duplicate(s) ignored" if bench["superseded"] else ""
+        add(f"== Benchmarks per operator (Aidge time / torch time; {bench['records']} case(s){extra}) ==")
+        add("  Aidge time = its scheduler's forward/backward inside the AidgeModule call; the bridge's "
+            "overhead is shown apart (bridge +...)")
+        add(f"  {'operator':<20} {'cases':>5}  {'fwd median':>10} {'fwd max':>9}  {'bwd median':>10} {'bwd max':>9}")
+        for name, op in bench["per_operator"].items():
+            fwd, bwd = op["forward"] or {}, op["backward"] or {}
+            add(f"  {name:<20} {op['cases']:>5}  {_fmt_ratio(fwd.get('median')):>10} {_fmt_ratio(fwd.get('max')):>9}"
+                f"  {_fmt_ratio(bwd.get('median')):>10} {_fmt_ratio(bwd.get('max')):>9}")
+        for phase in ("forward", "backward"):
+            entries = bench[f"worst_{phase}"]
+            add("")
+            add(f"== Ten worst {phase} slowdowns ==")
+            if not entries:
+                add("  none timed")
+            for i, e in enumerate(entries, 1):
+                add(f"  {i:>2}. {e['name']:<36} {_fmt_ratio(e['ratio']):>9}  {_fmt_times(e)}")
+        if bench["untimed"]:
+            add(f"  no forward timing for: {', '.join(bench['untimed'])}")
+
+    if report["problems"]:
+        add("")
+        add(f"== Input problems (lines skipped): {len(report['problems'])} ==")
+        for p in report["problems"]:
+            add(f"  {p}")
+    return "\n".join(out) + "\n"
