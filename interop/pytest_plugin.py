@@ -67,7 +67,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"--torch-device={device!r}: expected auto, cpu, cuda, cuda:N or mps")
     config.stash[_GOLDEN_WRITTEN] = []
     # what a replay command needs to reproduce a case from a fresh shell
-    from .tester import REPLAY_CONTEXT
+    from .equivalence.tester import REPLAY_CONTEXT
 
     config.stash[_REPLAY_SAVED] = dict(REPLAY_CONTEXT)  # an in-process inner run (pytester) restores it
     REPLAY_CONTEXT["rootdir"] = str(config.rootpath)
@@ -76,7 +76,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    from .tester import REPLAY_CONTEXT
+    from .equivalence.tester import REPLAY_CONTEXT
 
     saved = config.stash.get(_REPLAY_SAVED, None)
     if saved is not None:

@@ -79,6 +79,8 @@ class Case:
     def label(self) -> str:
         """The case's name inside its operator or model: the id without ``<operator>_``
         (``attributes_kernel_square``, ``train``); what expected-failure patterns match."""
+        if self.path:
+            return re.sub(r"[.\s]+", "_", self.path.strip())
         prefix = f"{self.operator}_"
         return self.id[len(prefix):] if self.operator and self.id.startswith(prefix) else self.id
 

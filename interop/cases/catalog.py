@@ -40,10 +40,11 @@ def _config_dir() -> Path:
     """$INTEROP_CONFIG_DIR, else the checkout's configs/, else the copy inside the wheel."""
     if os.environ.get("INTEROP_CONFIG_DIR"):
         return Path(os.environ["INTEROP_CONFIG_DIR"])
-    checkout = Path(__file__).resolve().parent.parent / "configs"
+    package = Path(__file__).resolve().parents[1]  # interop/
+    checkout = package.parent / "configs"
     if checkout.is_dir():
         return checkout
-    return Path(__file__).resolve().parent / "configs"  # package interop.configs (see pyproject.toml)
+    return package / "configs"  # package interop.configs (see pyproject.toml)
 
 
 CONFIG_DIR = _config_dir()

@@ -282,7 +282,7 @@ def _check_entry(entry: ExpectedFailure, exc: BaseException) -> None:
     wrong = []
     if category != entry.category:
         wrong.append(f"category {category!r} (entry: {entry.category!r})")
-    if phase is not None and phase != entry.phase:
+    if phase not in (None, "unknown") and phase != entry.phase:  # a crash outside the bridge has no phase
         wrong.append(f"phase {phase!r} (entry: {entry.phase!r})")
     if wrong:
         raise ExpectedFailureMismatch(

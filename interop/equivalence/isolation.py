@@ -48,6 +48,16 @@ _PHASE_FRAMES = {
     ("bridge/module.py", "backward"): "backward",
     ("bridge/module.py", "step"): "step",
 }
+_FRAME_LINE = re.compile(r'File "(?P<file>[^"]+)", line \d+ in (?P<func>\S+)')
+
+
+class IsolatedError(InteropError):
+    """An exception raised in the isolated child that cannot be rebuilt in the parent with
+    its own type; the message starts with the child's exception type."""
+
+
+def fork_available() -> bool:
+    return hasattr(os, "fork") and sys.platform != "win32"
 
 
 def phase_from_stack(stack: str) -> tuple[str | None, str | None]:

@@ -160,7 +160,7 @@ def test_a_crash_entry_of_the_expected_failure_table_covers_a_crash():
     from interop.cases.suite import run_operator_case
 
     class FakeRun:
-        expected_failure = ExpectedFailure("X_case", "forward", "crash", "X", "crash: process killed by SIGABRT")
+        expected_failure = ExpectedFailure("X", "forward", "crash", "crash: process killed by SIGABRT", ("X:case",))
 
     with pytest.raises(ExpectedAidgeFailure, match=r"\[crash\] X forward"):
         run_operator_case(FakeRun(), lambda case: os.abort())

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from interop import tester
+from interop.equivalence import tester
 from interop.equivalence.tester import replay_command
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,7 +40,7 @@ def test_the_plugin_records_the_rootdir_for_replays():
 def test_a_bad_case_timeout_names_the_variable(value, message):
     # before: collection broke without naming it (abc); -1 turned every case into a crash
     env = dict(os.environ, INTEROP_CASE_TIMEOUT=value)
-    done = subprocess.run([sys.executable, "-c", "import interop.operator_suite"], env=env, capture_output=True,
+    done = subprocess.run([sys.executable, "-c", "import interop.cases.suite"], env=env, capture_output=True,
                           text=True, timeout=120)
     assert done.returncode != 0
     assert f"INTEROP_CASE_TIMEOUT={value!r}: {message}" in done.stderr

@@ -130,13 +130,13 @@ def test_ConvDepthWise2D_interop(case_id):
 
 
 # -- expected failures (strict) ----------------------------------------------------------------
-BN_EVAL = ExpectedFailure("BatchNorm2D_eval", "backward", "backward_not_implemented", "BatchNorm2D",
-                          "Backward not yet implemented for BatchNorm_Op<2> on backend cpu")
-ELU = ExpectedFailure("Elu_alpha_1", "import", "unsupported_operator", "Elu",
-                      "'Elu' (ONNX op Elu); they were imported as GenericOperator")
+BN_EVAL = ExpectedFailure("BatchNorm2D", "backward", "backward_not_implemented",
+                          "Backward not yet implemented for BatchNorm_Op<2> on backend cpu", ("BatchNorm2D:eval",))
+ELU = ExpectedFailure("Elu", "import", "unsupported_operator",
+                      "'Elu' (ONNX op Elu); they were imported as GenericOperator", ("Elu:alpha_1",))
 # A wrong entry on purpose: ReLU's backward works, so this strict xfail must XPASS.
-RELU_FIXED = ExpectedFailure("ReLU_fixed", "backward", "backward_not_implemented", "ReLU",
-                             "Backward not yet implemented for ReLU_Op on backend cpu")
+RELU_FIXED = ExpectedFailure("ReLU", "backward", "backward_not_implemented",
+                             "Backward not yet implemented for ReLU_Op on backend cpu", ("ReLU:fixed",))
 
 
 @pytest.mark.parametrize("entry, factory, size", [
@@ -147,7 +147,7 @@ RELU_FIXED = ExpectedFailure("ReLU_fixed", "backward", "backward_not_implemented
 ])
 def test_expected_interop(entry, factory, size):
     with expected_failure_guard(entry):
-        _run(entry.case, _seeded(factory), size)
+        _run(entry.cases[0].replace(":", "_"), _seeded(factory), size)
 
 
 # -- test-strategy problems -------------------------------------------------------------------------
