@@ -20,8 +20,7 @@ pytest plugin does not load torch or Aidge before the test session configures th
 """
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from ._lazy import lazy_attributes
 
 __version__ = "0.1.0"
 
@@ -84,15 +83,4 @@ _SUBMODULES = {"bridge", "equivalence", "cases", "diagnostics", "reporting", "zo
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
-        globals()[name] = value
-        return value
-    if name in _SUBMODULES:
-        return importlib.import_module(f".{name}", __name__)
-    raise AttributeError(f"module 'interop' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS) | _SUBMODULES)
+__getattr__, __dir__ = lazy_attributes(__name__, _EXPORTS, _SUBMODULES)

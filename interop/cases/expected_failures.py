@@ -115,6 +115,12 @@ def _missing_backward(op_class: str, *cases: str, operator: str | None = None, n
     return ExpectedFailure(name, "backward", "backward_not_implemented", error, cases, note=note)
 
 
+def _not_imported(operator: str, onnx_op: str, *cases: str, note: str = "") -> ExpectedFailure:
+    """An ONNX node that aidge_onnx 0.10.1 imports as a GenericOperator (no native operator)."""
+    return ExpectedFailure(operator, "import", "unsupported_operator",
+                           f"'{onnx_op}' (ONNX op {onnx_op}); they were imported as GenericOperator", cases, note=note)
+
+
 _REDUCTIONS = ("ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin")
 _BN_TRAIN = ("Aidge BatchNorm2D (cpu) ignores training_mode=True: it normalises with the running statistics "
              "where torch uses the batch statistics.")
@@ -153,17 +159,13 @@ _OPERATORS: tuple[ExpectedFailure, ...] = (
                       note="torch.where(x > t, x, y): Aidge's backward walks into the (non-differentiable) "
                            "condition's Greater node."),
     # -- graphs Aidge cannot import ---------------------------------------------------------------
-    ExpectedFailure("Elu", "import", "unsupported_operator", "'Elu' (ONNX op Elu); they were imported as GenericOperator",
-                    ("ELU:*",), note="aidge_onnx 0.10.1 has no Elu importer."),
-    ExpectedFailure("Conv2D", "import", "unsupported_operator",
-                    "'Conv' (ONNX op Conv); they were imported as GenericOperator", ("Conv2D:groups_*",),
-                    note="A grouped convolution (1 < group < in_channels) has no Aidge operator; group == 1 "
-                         "(Conv2D) and group == in_channels (ConvDepthWise2D) import."),
-    ExpectedFailure("LayerNorm", "import", "unsupported_operator",
-                    "'LayerNormalization' (ONNX op LayerNormalization); they were imported as GenericOperator",
-                    ("LayerNorm:no_affine",),
-                    note="Without elementwise affine, torch exports LayerNormalization with constant Scale/B; "
-                         "aidge_onnx falls back to a GenericOperator (the affine form imports as LayerNorm)."),
+    _not_imported("Elu", "Elu", "ELU:*", note="aidge_onnx 0.10.1 has no Elu importer."),
+    _not_imported("Conv2D", "Conv", "Conv2D:groups_*",
+                  note="A grouped convolution (1 < group < in_channels) has no Aidge operator; group == 1 "
+                       "(Conv2D) and group == in_channels (ConvDepthWise2D) import."),
+    _not_imported("LayerNorm", "LayerNormalization", "LayerNorm:no_affine",
+                  note="Without elementwise affine, torch exports LayerNormalization with constant Scale/B; "
+                       "aidge_onnx falls back to a GenericOperator (the affine form imports as LayerNorm)."),
     # -- Aidge rejects a valid graph or input -----------------------------------------------------
     ExpectedFailure("ConvDepthWise2D", "compile", "compile_error",
                     "Aidge cannot compute the output dims of node 'Conv'", ("ConvDepthwise2D:channel_multiplier_*",),

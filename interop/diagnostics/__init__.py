@@ -15,24 +15,16 @@ Every public name of these modules is available here, imported lazily: importing
 """
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from .._lazy import lazy_attributes
 
 _MODULES = {
     "contract": ("ContractReport", "ContractViolation", "check_inference_contract"),
     "contract_checks": ("CHECKS", "CheckResult", "parity_devices"),
     "divergence": ("localize_divergence", "first_divergence_hint"),
     "divergence_report": ("LayerDivergence", "DivergenceReport", "DivergenceError", "hint_line"),
-    "invariance": (
-        "InvarianceError",
-        "assert_batch_invariant",
-        "assert_padding_invariant",
-        "assert_mask_invariant",
-        "assert_permutation_invariant",
-        "assert_permutation_equivariant",
-        "assert_invariant",
-        "assert_equivariant",
-    ),
+    "invariance": ("InvarianceError", "assert_batch_invariant", "assert_padding_invariant", "assert_mask_invariant",
+                   "assert_permutation_invariant", "assert_permutation_equivariant", "assert_invariant",
+                   "assert_equivariant"),
     "golden": ("GoldenFile", "GoldenMismatch", "GoldenMissing", "golden_path", "flatten_outputs",
                "FORMAT_VERSION"),
     "strategies": ("tensors", "edge_values", "shapes", "SUPPORTED_DTYPES"),
@@ -45,15 +37,4 @@ _EXPORTS = {name: module for module, names in _MODULES.items() for name in names
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
-        globals()[name] = value
-        return value
-    if name in _MODULES:
-        return importlib.import_module(f".{name}", __name__)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS) | set(_MODULES))
+__getattr__, __dir__ = lazy_attributes(__name__, _EXPORTS, _MODULES)

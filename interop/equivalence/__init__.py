@@ -8,9 +8,7 @@ torch when first used (``interop.equivalence.ModelTester`` is resolved lazily).
 """
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
+from .._lazy import lazy_attributes
 from .compare import Mismatch, assert_tensors_close, compare_tensors, is_tensor_like, to_numpy
 from .outputs import assert_finite, assert_outputs_close, compare_outputs, max_errors
 from .tolerance import Tolerance, default_tolerances, tolerance_for
@@ -23,9 +21,4 @@ __all__ = ["Mismatch", "assert_tensors_close", "compare_tensors", "is_tensor_lik
 _LAZY = {"ModelTester": "tester", "EquivalenceError": "tester", "run_isolated": "isolation"}
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_attributes(__name__, _LAZY)

@@ -98,15 +98,8 @@ def compare_outputs(
     return list(_walk(actual, expected, name, check))
 
 
-def assert_outputs_close(
-    actual: Any,
-    expected: Any,
-    rtol: float | None = None,
-    atol: float | None = None,
-    equal_nan: bool = True,
-    name: str = "output",
-    msg: str | None = None,
-) -> None:
+def assert_outputs_close(actual: Any, expected: Any, rtol: float | None = None, atol: float | None = None,
+                         equal_nan: bool = True, name: str = "output", msg: str | None = None) -> None:
     """Raise ``AssertionError`` listing every mismatch of :func:`compare_outputs`."""
     mismatches = compare_outputs(actual, expected, rtol, atol, equal_nan, name)
     if mismatches:
