@@ -1,4 +1,4 @@
-"""What the asv benchmarks share: the cases (from :mod:`interop.catalog`, ids = pytest ids),
+"""What the asv benchmarks share: the cases (from :mod:`interop.cases.catalog`, ids = pytest ids),
 how a case becomes a torch/Aidge pair, the correctness precheck, thread pinning and the
 Aidge/torch ratio. No benchmark is defined here (asv imports this module too).
 
@@ -196,7 +196,7 @@ class Pair:
 
     def ratio(self, budget_s: float = RATIO_BUDGET_S) -> float:
         """median(Aidge) / median(torch), sampled in one process in interleaved blocks
-        through :mod:`interop.timing`."""
+        through :mod:`interop.equivalence.timing`."""
         pin_threads()
         cuda = self.cuda
         for call in (self.torch_call, self.aidge_call):
@@ -274,7 +274,7 @@ def _build_pair(case: Case, phase: str) -> Pair:
     except (UnsupportedOperatorError, AidgeNotImplementedError) as exc:
         raise CaseSkipped(f"unsupported by Aidge: {exc}") from exc
     if case.aidge_types:
-        from interop.operator_suite import assert_operator_in_graph
+        from interop.cases.suite import assert_operator_in_graph
 
         try:
             assert_operator_in_graph(aidge_model, case.aidge_types, operator=case.id)

@@ -1,4 +1,4 @@
-"""Every model case of :mod:`interop.catalog` (``<Name>_eval`` / ``<Name>_train``), forward
+"""Every model case of :mod:`interop.cases.catalog` (``<Name>_eval`` / ``<Name>_train``), forward
 and backward (``_train`` cases), torch and Aidge side by side (see :mod:`benchmarks.harness`)."""
 from . import harness
 

@@ -1,4 +1,4 @@
-"""Every operator case of :mod:`interop.catalog`, forward and backward, torch and Aidge side
+"""Every operator case of :mod:`interop.cases.catalog`, forward and backward, torch and Aidge side
 by side (see :mod:`benchmarks.harness`). Select one case with
 ``asv run --bench "operators.Forward.*Conv2D_attributes_kernel_square"``."""
 from . import harness

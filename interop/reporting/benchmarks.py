@@ -1,4 +1,4 @@
-"""Reading the benchmark JSONL of :class:`~interop.tester.ModelTester`:
+"""Reading the benchmark JSONL of :class:`~interop.equivalence.tester.ModelTester`:
 :func:`parse_benchmarks` -> :class:`BenchData`.
 
 One object per line: ``name``, ``forward``/``backward`` = ``{mean1, mean2, ratio, samples}``

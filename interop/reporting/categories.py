@@ -2,11 +2,11 @@
 :func:`categorize`, which tells a failure's category from its message.
 
 :func:`categorize` maps a failure to ``(category, emoji)``. The Aidge categories are exactly
-the keys of :data:`CATEGORIES` (the expected-failure table, :mod:`interop.expected_failures`,
+the keys of :data:`CATEGORIES` (the expected-failure table, :mod:`interop.cases.expected_failures`,
 imports it and tags its entries with the same names); the others say that the test, not
 Aidge, is at fault, or that no rule matched.
 
-Nothing here imports torch, Aidge or :mod:`interop.expected_failures`.
+Nothing here imports torch, Aidge or :mod:`interop.cases.expected_failures`.
 
 ======================================  =====  ==========================================================
 category                                emoji  recognised by (rules tried top to bottom; the first wins)
@@ -80,7 +80,7 @@ __all__ = [
 ]
 
 #: Aidge category -> one-line meaning: the categories an expected failure
-#: (:mod:`interop.expected_failures`) may name. :data:`CATEGORY_TABLE` gives the report order.
+#: (:mod:`interop.cases.expected_failures`) may name. :data:`CATEGORY_TABLE` gives the report order.
 CATEGORIES = {
     "backward_not_implemented": "Aidge has no backward kernel for the operator on this backend",
     "forward_not_implemented": "Aidge has no forward kernel for the operator/dtype on this backend",
@@ -147,7 +147,7 @@ def _result(category: str) -> tuple[str, str]:
 # categorize
 # ---------------------------------------------------------------------------------------
 _TAG = re.compile(r"^(?:\[XPASS\(strict\)\]\s*|(?:[\w.]*ExpectedAidgeFailure:\s*))?\[(?P<cat>[^\]]+)\]\s")
-#: an AidgeCrash's message (interop.isolation): what killed the process, in which phase, where
+#: an AidgeCrash's message (interop.equivalence.isolation): what killed the process, in which phase, where
 CRASH_MESSAGE_RE = re.compile(r"crash: process (?P<what>killed by (?P<sig>SIG\w+|signal \d+)|timed out after [\d.]+ ?s"
                               r"|exited with status -?\d+(?: without a result)?)"
                               r"(?: during (?P<phase>\w+)| (?P<outside>outside the bridge's phases))?"

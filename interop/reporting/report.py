@@ -315,7 +315,7 @@ def format_report(report: dict[str, Any]) -> str:
     passes = report["unexpected_passes"]
     if passes:
         add("")
-        add(f"== Unexpected passes (strict XPASS: Aidge fixed? update interop/expected_failures.py): {len(passes)} ==")
+        add(f"== Unexpected passes (strict XPASS: Aidge fixed? update interop/cases/expected_failures.py): {len(passes)} ==")
         for p in passes:
             add(f"  ✅ {p['case']}: was expected {p['category']} ({p['operator']} {p['phase']}): {_clip(p['error'], 120)}")
 
