@@ -13,8 +13,12 @@ imported Aidge graph really holds the operator under test, and expected failures
 """
 from __future__ import annotations
 
+import pytest
+
 from interop.cases.catalog import OPERATOR_CONFIGS
-from interop.cases.suite import OperatorCaseRun, assert_operator_in_graph, operator_case, operator_test  # noqa: F401
+from interop.cases.suite import OperatorCaseRun, assert_operator_in_graph, operator_case_fixture, operator_test
+
+operator_case = pytest.fixture(name="operator_case")(operator_case_fixture)
 
 #: several epochs, so state carried between calls (weights after a step, buffers) is tested
 EPOCHS = 3

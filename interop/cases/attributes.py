@@ -78,8 +78,8 @@ def _one_minus(v: Any) -> float:
 
 
 #: Aidge attribute name -> (torch keyword, conversion). An operator maps the attributes of
-#: its JSON cases through this table (or its own ``supported_attrs``); an attribute in
-#: neither the table nor the operator's ``ignored_attrs`` is a configuration error.
+#: its JSON cases through this table; an attribute in neither the table nor the
+#: operator's ``ignored_attrs`` is a configuration error.
 SUPPORTED_ATTRS: Mapping[str, tuple[str, Callable[[Any], Any]]] = {
     # convolution / pooling
     "kernel_dims": ("kernel_size", _ints),

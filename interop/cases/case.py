@@ -80,14 +80,14 @@ class Case:
         """The case's name inside its operator or model: the id without ``<operator>_``
         (``attributes_kernel_square``, ``train``); what expected-failure patterns match."""
         if self.path:
-            return re.sub(r"[.\s]+", "_", self.path.strip())
+            return _normalized(self.path)
         prefix = f"{self.operator}_"
         return self.id[len(prefix):] if self.operator and self.id.startswith(prefix) else self.id
 
     @property
     def phases(self) -> tuple[str, ...]:
         """The phases a run of this case goes through."""
-        return PHASES if self.test_backward else PHASES[:PHASES.index("backward")]
+        return PHASES if self.test_backward else tuple(p for p in PHASES if p not in TRAINING_PHASES)
 
     def model_class(self) -> Any:
         return resolve_class(self.op_class)
@@ -133,6 +133,11 @@ def case_seed(case_id: str) -> int:
     return zlib.crc32(case_id.encode()) & 0x7FFFFFFF
 
 
+def _normalized(path: str) -> str:
+    """``attributes.kernel square`` -> ``attributes_kernel_square`` (dots and spaces to ``_``)."""
+    return re.sub(r"[.\s]+", "_", path.strip())
+
+
 def case_id(operator: str, path: str) -> str:
     """``Conv2D`` + ``attributes.kernel square`` -> ``Conv2D_attributes_kernel_square``."""
-    return operator + "_" + re.sub(r"[.\s]+", "_", path.strip())
+    return f"{operator}_{_normalized(path)}"

@@ -21,7 +21,6 @@ Adding an operator: a torch module file, a JSON file, one ``_op(...)`` line belo
 """
 from __future__ import annotations
 
-import dataclasses
 import importlib
 import importlib.util
 import os
@@ -230,10 +229,14 @@ def model_specs() -> list[dict]:
     return list(getattr(importlib.import_module(name), "MODEL_CASES", []))
 
 
-def _finish(case: Case) -> Case:
-    from .expected_failures import expected_failure
+def _zoo_case(spec: dict, kind: str, label: str, **fields: Any) -> Case:
+    """A case of the zoo network ``spec`` (``<Name>_<label>``), its expected failure attached."""
+    from .expected_failures import with_expected_failure
 
-    return dataclasses.replace(case, expected_failure=expected_failure(case))
+    return with_expected_failure(Case(
+        id=f"{spec['name']}_{label}", op_class=spec["model"], input_size=tuple(spec["input_size"]),
+        output_size=tuple(spec["output_size"]), operator=spec["name"], path=label, source="interop.zoo.models",
+        kind=kind, tolerance=spec.get("tolerance"), **fields))
 
 
 def model_cases(*, backend: str = "cpu") -> list[Case]:
@@ -242,11 +245,8 @@ def model_cases(*, backend: str = "cpu") -> list[Case]:
     for spec in model_specs():
         for configuration in MODEL_CONFIGURATIONS:
             training = configuration == "train"
-            out.append(_finish(Case(
-                id=f"{spec['name']}_{configuration}", op_class=spec["model"], input_size=tuple(spec["input_size"]),
-                output_size=tuple(spec["output_size"]), test_backward=training and bool(spec["test_backward"]),
-                operator=spec["name"], path=configuration, source="interop.zoo.models", kind="model",
-                training=training, backend=backend, tolerance=spec.get("tolerance"))))
+            out.append(_zoo_case(spec, "model", configuration, training=training, backend=backend,
+                                 test_backward=training and bool(spec["test_backward"])))
     return out
 
 
@@ -266,12 +266,8 @@ def contract_cases(*, backend: str = "cpu") -> list[Case]:
     for spec in model_specs():
         for side in CONTRACT_SIDES:
             for check in CHECKS:
-                out.append(_finish(Case(
-                    id=f"{spec['name']}_{side}_contract_{check}", op_class=spec["model"],
-                    input_size=tuple(spec["input_size"]), output_size=tuple(spec["output_size"]),
-                    test_backward=False, operator=spec["name"], path=f"{side}_contract_{check}",
-                    source="interop.zoo.models", kind="contract", training=False, backend=backend,
-                    tolerance=spec.get("tolerance"), params={"side": side, "check": check})))
+                out.append(_zoo_case(spec, "contract", f"{side}_contract_{check}", training=False,
+                                     backend=backend, test_backward=False, params={"side": side, "check": check}))
     return out
 
 
@@ -294,11 +290,13 @@ PROPERTY_SHAPE = (2, 3)
 
 def property_cases(*, backend: str = "cpu") -> list[Case]:
     """``hypothesis_<Op>_<values>``: an operator of the catalog on drawn edge values."""
+    from .expected_failures import with_expected_failure
+
     out = []
     for op, kwargs in PROPERTY_OPERATORS.items():
         cfg = operator_config(op)
         for values, flags in PROPERTY_VALUE_SETS.items():
-            out.append(_finish(Case(
+            out.append(with_expected_failure(Case(
                 id=f"hypothesis_{op}_{values}", op_class=cfg.op_class, torch_kwargs=dict(kwargs),
                 input_size=PROPERTY_SHAPE, test_backward=False, operator=op, path=values,
                 source="interop.cases.catalog.PROPERTY_OPERATORS", kind="property", training=False,

@@ -405,7 +405,7 @@ def build_cases(cfg: OperatorConfig, *, backend: str = "cpu", validate: bool = T
     (``validate``), and the backend, the operator's tolerance, the operator-wide skip and
     the expected failure on ``backend`` (the one lookup,
     :func:`interop.cases.expected_failures.expected_failure`) attached."""
-    from .expected_failures import expected_failure
+    from .expected_failures import with_expected_failure
 
     if cfg.skip_all:
         validate = False  # never run: the module may not even be constructible
@@ -433,7 +433,7 @@ def build_cases(cfg: OperatorConfig, *, backend: str = "cpu", validate: bool = T
         if validate:
             _validate(cfg, case)
         case = dataclasses.replace(case, backend=backend, tolerance=cfg.tolerance, skip_reason=cfg.skip_all)
-        out.append(dataclasses.replace(case, expected_failure=expected_failure(case)))
+        out.append(with_expected_failure(case))
     return out
 
 

@@ -39,6 +39,7 @@ __all__ = [
     "ExpectedFailureMismatch",
     "EXPECTED_FAILURES",
     "expected_failure",
+    "with_expected_failure",
     "expected_failure_guard",
     "xfail_marks",
     "phase_of",
@@ -254,6 +255,15 @@ def expected_failure(case, backend: str | None = None, phases: Iterable[str] | N
     reached = set(case.phases if phases is None else phases)
     hits = [e for e in table if e.phase in reached and e.covers(case.kind, case.operator, case.label, backend)]
     return min(hits, key=lambda e: PHASES.index(e.phase), default=None)
+
+
+def with_expected_failure(case, backend: str | None = None):
+    """``case`` on ``backend`` (default: its own) with the entry that decides it there
+    attached (:func:`expected_failure`): what the catalog, ``build_cases`` and the pytest
+    fixtures hand out."""
+    if backend is not None and backend != case.backend:
+        case = dataclasses.replace(case, backend=backend)
+    return dataclasses.replace(case, expected_failure=expected_failure(case))
 
 
 def phase_of(exc: BaseException) -> str | None:

@@ -19,7 +19,6 @@ reads ``case["aidge_model"]``: a crash inside Aidge, even at compile time, ends 
 """
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Mapping
 from typing import Any, Callable, Iterator
@@ -31,7 +30,7 @@ from ..equivalence.tester import env_number
 from ..errors import InteropError
 from .case import Case
 from .config import ConfigError, OperatorConfig, build_cases
-from .expected_failures import expected_failure, expected_failure_guard, xfail_marks
+from .expected_failures import expected_failure_guard, with_expected_failure, xfail_marks
 
 __all__ = [
     "OperatorCaseRun",
@@ -39,7 +38,7 @@ __all__ = [
     "InputRange",
     "make_operator_fixture",
     "operator_test",
-    "operator_case",
+    "operator_case_fixture",
     "operator_case_params",
     "assert_operator_in_graph",
     "run_operator_case",
@@ -248,8 +247,7 @@ def _case_run(request, config: OperatorConfig | None, backend: str):
         raise item
     if item.skip_reason:
         pytest.skip(item.skip_reason)
-    case = dataclasses.replace(item, backend=backend)
-    case = dataclasses.replace(case, expected_failure=expected_failure(case))
+    case = with_expected_failure(item, backend)
     for mark in xfail_marks(case.expected_failure):
         request.applymarker(mark)
     _prepare_parent(backend)
@@ -271,9 +269,11 @@ def make_operator_fixture(cfg: OperatorConfig):
     return operator_case
 
 
-def _operator_case(request, aidge_backend):
-    """One operator case (``request.param``, from :func:`operator_test`'s parametrisation)
-    as an :class:`OperatorCaseRun`."""
+def operator_case_fixture(request, aidge_backend):
+    """The body of the ``operator_case`` fixture behind :func:`operator_test`: one operator
+    case (``request.param``) as an :class:`OperatorCaseRun`. A plain function, so that
+    importing this module needs no pytest (the asv environments have none); the test module
+    declares the fixture: ``operator_case = pytest.fixture(name="operator_case")(operator_case_fixture)``."""
     from .catalog import OPERATOR_CONFIGS
 
     item = request.param
@@ -281,21 +281,11 @@ def _operator_case(request, aidge_backend):
     yield _case_run(request, config, aidge_backend)
 
 
-def _fixture(fn):
-    import pytest
-
-    return pytest.fixture(name="operator_case")(fn)
-
-
-#: the fixture behind :func:`operator_test` (import it into the test module)
-operator_case = _fixture(_operator_case)
-
-
 def operator_test(cfg: OperatorConfig, body: Callable[[OperatorCaseRun], Any]):
     """The generated test of operator ``cfg``: ``test_<Op>_interop``, parametrised over its
     cases (ids = case ids), each running ``body`` through :func:`run_operator_case`. Bind it
-    to a module-level name ``test_<Op>_interop`` (with the :data:`operator_case` fixture in
-    the same module) and pytest collects it."""
+    to a module-level name ``test_<Op>_interop`` (with the ``operator_case`` fixture,
+    :func:`operator_case_fixture`, in the same module) and pytest collects it."""
     import pytest
 
     @pytest.mark.parametrize("operator_case", operator_case_params(cfg), indirect=True)

@@ -5,6 +5,7 @@ written reason for every loosening) is built on this table.
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -88,6 +89,7 @@ def default_tolerances(*dtypes: Any) -> tuple[float, float]:
 # --------------------------------------------------------------------------------------
 # The policy: what every verdict uses
 # --------------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
 class Tolerance:
     """``(rtol, atol)`` for one verdict, and why. A value is close when
     ``|actual - expected| <= atol + rtol * |expected|``.
@@ -100,37 +102,28 @@ class Tolerance:
     passes at the float32 default, so no entry of the catalog loosens it today.
     """
 
-    __slots__ = ("rtol", "atol", "dtype", "reason")
+    rtol: float
+    atol: float
+    reason: str = ""
+    dtype: str = "float32"
 
-    def __init__(self, rtol: float, atol: float, reason: str = "", dtype: str = "float32"):
-        for name, value in (("rtol", rtol), ("atol", atol)):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0 \
-                    or value == float("inf"):
+    def __post_init__(self):
+        for name in ("rtol", "atol"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < float("inf"):
                 raise ValueError(f"Tolerance: {name} must be a finite number >= 0, got {value!r}")
-        self.rtol, self.atol, self.dtype, self.reason = float(rtol), float(atol), _dtype_name(dtype), reason.strip()
+            object.__setattr__(self, name, float(value))
+        object.__setattr__(self, "dtype", _dtype_name(self.dtype))
+        object.__setattr__(self, "reason", self.reason.strip())
         base_rtol, base_atol = default_tolerances(self.dtype)
         if (self.rtol > base_rtol or self.atol > base_atol) and not self.reason:
-            raise ValueError(f"Tolerance(rtol={rtol}, atol={atol}) is looser than the {self.dtype} default "
-                             f"(rtol={base_rtol}, atol={base_atol}): give the reason (what was measured)")
+            raise ValueError(f"Tolerance(rtol={self.rtol}, atol={self.atol}) is looser than the {self.dtype} "
+                             f"default (rtol={base_rtol}, atol={base_atol}): give the reason (what was measured)")
 
     @classmethod
     def default(cls, dtype: Any = "float32") -> "Tolerance":
         rtol, atol = default_tolerances(dtype)
         return cls(rtol, atol, f"the comparator's {_dtype_name(dtype)} default", dtype)
-
-    def __iter__(self):
-        return iter((self.rtol, self.atol))
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Tolerance) and (self.rtol, self.atol, self.dtype) == (other.rtol, other.atol,
-                                                                                       other.dtype)
-
-    def __hash__(self) -> int:
-        return hash((self.rtol, self.atol, self.dtype))
-
-    def __repr__(self) -> str:
-        why = f", reason={self.reason!r}" if self.reason else ""
-        return f"Tolerance(rtol={self.rtol:g}, atol={self.atol:g}, dtype={self.dtype!r}{why})"
 
 
 def tolerance_for(policy: Any = None, dtype: Any = "float32") -> Tolerance:

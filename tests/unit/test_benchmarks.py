@@ -328,3 +328,14 @@ def test_publish_offline_never_writes_outside_the_vendor_folder(tmp_path):
     assert not list(tmp_path.rglob("evil.txt"))
     with pytest.raises(publish_offline.PublishError, match="outside"):
         publish_offline._inside(html / "vendor", "x@1", "../../up.js", "https://cdn/x")
+
+
+def test_the_harness_imports_without_pytest():
+    """asv's environments install the CPU stack and this package, not pytest: the harness
+    and the case modules it uses must import without it."""
+    import subprocess
+
+    code = ("import sys; sys.modules['pytest'] = None\n"
+            "import benchmarks.harness, interop.cases.suite, interop.cases.catalog\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
