@@ -172,6 +172,18 @@ def test_the_ratio_numerator_is_the_aidge_call(monkeypatch):
     monkeypatch.setattr(harness.timing, "timed", lambda fn, cuda=False: (None, fake[id(fn)]))
     assert pair.ratio() == pytest.approx(3.5)
     assert {id(f) for f in sampled} == {id(pair.torch_call), id(pair.aidge_call)}
+    # asv prints a track_ value as returned: 3 significant digits (before: 4.253227378618111)
+    fake[id(pair.aidge_call)] = 2e-6 * 4.253227378618111
+    assert pair.ratio() == 4.25
+
+
+@pytest.mark.parametrize("value, rounded", [(4.253227378618111, 4.25), (1865.37, 1870.0), (0.0123456, 0.0123),
+                                            (0.0, 0.0), (-2.0004, -2.0)])
+def test_ratios_are_rounded_to_three_significant_digits(value, rounded):
+    from interop.equivalence.timing import round_sig
+
+    assert round_sig(value) == rounded
+    assert round_sig(float("nan")) != round_sig(float("nan")) and round_sig(float("inf")) == float("inf")
 
 
 def test_each_time_benchmark_calls_its_own_side():
@@ -328,3 +340,64 @@ def test_publish_offline_never_writes_outside_the_vendor_folder(tmp_path):
     assert not list(tmp_path.rglob("evil.txt"))
     with pytest.raises(publish_offline.PublishError, match="outside"):
         publish_offline._inside(html / "vendor", "x@1", "../../up.js", "https://cdn/x")
+
+
+# --- the front door: nox -l, asv's threshold, serving the site ----------------------------------------
+def _nox_sessions() -> dict[str, str | None]:
+    """session name -> its docstring, read from noxfile.py without importing nox."""
+    import ast
+
+    tree = ast.parse((ROOT / "noxfile.py").read_text())
+    out = {}
+    for node in tree.body:
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        for deco in node.decorator_list:
+            if isinstance(deco, ast.Call) and getattr(deco.func, "attr", None) == "session":
+                names = [k.value.value for k in deco.keywords if k.arg == "name"]
+                out[names[0] if names else node.name] = ast.get_docstring(node)
+    return out
+
+
+def test_nox_list_describes_every_session():
+    import ast
+
+    header = ast.get_docstring(ast.parse((ROOT / "noxfile.py").read_text()))
+    listed = [line.split()[0] for line in header.splitlines()[2:] if line and not line.startswith(" ")]
+    sessions = _nox_sessions()
+    assert len(sessions) >= 10 and sorted(listed) == sorted(sessions)  # before: 4 of 9 listed
+    assert all(doc for doc in sessions.values()), [name for name, doc in sessions.items() if not doc]
+
+
+def test_compare_factor_is_asvs_regression_threshold():
+    import ast
+    import re
+
+    lines = (ROOT / "asv.conf.json").read_text().splitlines()
+    conf = json.loads("\n".join(line for line in lines if not line.lstrip().startswith("//")))
+    threshold = conf["regressions_thresholds"][".*"]
+    assert 0 < threshold < 2
+    readme = (ROOT / "README.md").read_text()
+    factor = f"{1 + threshold:g}"
+    # the README's compare and continuous commands use the same factor as nox -s compare
+    assert re.search(rf"asv compare --factor {re.escape(factor)} ", readme), factor
+    assert re.search(rf"asv continuous --factor {re.escape(factor)} ", readme), factor
+    assert "_regression_factor()" in (ROOT / "noxfile.py").read_text()
+    ast.parse((ROOT / "noxfile.py").read_text())
+
+
+def test_the_readme_registers_the_machine_before_asv_runs():
+    readme = (ROOT / "README.md").read_text()
+    block = readme[readme.index("## Benchmarks"):readme.index("## Speed of the bridge")]
+    assert block.index("asv machine --yes") < block.index("\nasv run")
+    assert "python -m http.server -d results/html" in block and "npm" in readme[:readme.index("## Run the main")]
+
+
+def test_publish_offline_says_to_serve_the_site_over_http(tmp_path, capsys, monkeypatch):
+    html = tmp_path / "html"
+    html.mkdir()
+    (html / "index.html").write_text("<p>no remote resource</p>")
+    monkeypatch.setattr(publish_offline.shutil, "which", lambda name: "/usr/bin/npm")
+    assert publish_offline.main(["--html-dir", str(html), "--cache", str(tmp_path / "c")]) == 0
+    out = capsys.readouterr().out
+    assert f"python -m http.server -d {html} 8080" in out and "file://" in out
