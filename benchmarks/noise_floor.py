@@ -5,7 +5,7 @@ script, not an asv module).
     python benchmarks/noise_floor.py --analyse results/noise-floor/<stamp>   # the runs of an earlier call
     nox -s noise-floor [-- ARGS]
 
-Runs ``asv run`` ``--runs`` times on the working tree's HEAD, in the calling Python's
+Runs ``asv run`` ``--runs`` times (default 3) on the working tree's HEAD, in the calling Python's
 environment (``-E existing``: no environment to build; ``ASV_PYTHONPATH`` points at this
 checkout), on a representative subset (:data:`DEFAULT_CASES`: microsecond-scale operator
 cases, a larger operator case, two models; both phases), each run into its own results
@@ -66,16 +66,19 @@ def write_atomically(path: Path, text: str) -> None:
 
 
 def run_asv(results_dir: Path, commit: str, regex: str, extra: list[str]) -> int:
-    """One ``asv run`` of ``commit``'s benchmarks matching ``regex`` into ``results_dir``."""
+    """One ``asv run`` of ``commit``'s benchmarks matching ``regex`` into ``results_dir``;
+    asv's output goes to ``<results_dir>.log`` (asv lists every case of a benchmark class)."""
     config = ROOT / f"asv-noise-floor-{os.getpid()}.conf.json"  # asv resolves paths from its directory
     config.write_text(json.dumps(_asv_config(results_dir), indent=2) + "\n")
     env = dict(os.environ, ASV_PYTHONPATH=str(ROOT))  # asv drops PYTHONPATH: import this checkout
     env.setdefault("OMP_NUM_THREADS", "1")
     cmd = [sys.executable, "-m", "asv", "--config", config.name, "run", "-E", f"existing:{sys.executable}",
            "--set-commit-hash", commit, "--bench", regex, *extra]
-    print("+ " + " ".join(cmd), flush=True)
+    log = results_dir.with_name(results_dir.name + ".log")
+    print(f"+ {' '.join(cmd)}  > {log}", flush=True)
     try:
-        return subprocess.call(cmd, cwd=ROOT, env=env)
+        with log.open("w") as out:
+            return subprocess.call(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
     finally:
         config.unlink(missing_ok=True)
 
@@ -177,7 +180,7 @@ def worst_table(by_kind: dict[str, dict], n: int = 5) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cases", nargs="+", default=list(DEFAULT_CASES), metavar="ID")
-    parser.add_argument("--runs", type=int, default=2, help="asv runs of the same commit (default 2)")
+    parser.add_argument("--runs", type=int, default=3, help="asv runs of the same commit (default 3)")
     parser.add_argument("--factor", type=float, nargs="+", default=[1.1, 1.25, 1.5, 2.0],
                         help="asv compare factors to report the flagged share for")
     parser.add_argument("--analyse", type=Path, metavar="DIR", help="analyse the runs under DIR, run nothing")
