@@ -9,7 +9,8 @@ bench        asv machine --yes, then asv run on HEAD: every benchmark, in asv's 
 bench-quick  CI smoke: asv check + one quick sample of a small subset, in the session's environment
 bench-matrix HEAD against several Aidge releases (one asv environment per release)
 noise-floor  the same commit benchmarked twice on a subset: run-to-run ratios per benchmark kind
-publish      asv publish -> results/html (libraries served locally when npm is there); serve it over HTTP
+publish      asv publish -> results/html + cases.html (every case linked; libraries served locally when
+             npm is there); serve it over HTTP
 compare      asv compare main HEAD (both benchmarked first), at the factor the noise floor supports
 """
 from __future__ import annotations
@@ -149,11 +150,12 @@ def noise_floor(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def publish(session: nox.Session) -> None:
-    """asv publish into results/html (+ the page's libraries from npm, when npm is installed)."""
+    """asv publish into results/html + cases.html (every case linked) + the libraries from npm (when installed)."""
     import shutil
 
     _asv_session(session)
     session.run("asv", "publish", *session.posargs)
+    session.run("python", "benchmarks/case_index.py")  # cases.html: every case one click away
     if shutil.which("npm") is None:
         session.warn("npm not found: results/html still loads jQuery, flot... from their CDNs (needs the "
                      "network); install npm (Node.js) for a site that renders offline")

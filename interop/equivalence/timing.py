@@ -14,7 +14,8 @@ from typing import Any, Callable, Iterator
 
 import torch
 
-__all__ = ["synchronize", "timed", "measure", "pinned_threads", "thread_count", "round_sig", "PhaseSamples"]
+__all__ = ["synchronize", "timed", "measure", "pinned_threads", "thread_count", "round_sig", "PhaseSamples",
+           "restored_state"]
 
 
 def round_sig(x: float, digits: int = 3) -> float:
@@ -73,6 +74,31 @@ def pinned_threads(n: int | None = None) -> Iterator[int]:
         yield n
     finally:
         torch.set_num_threads(previous)
+
+
+@contextlib.contextmanager
+def restored_state(models, cuda: bool):
+    """Restore what extra calls of ``models`` may change: every buffer's value (BatchNorm
+    running statistics, ``num_batches_tracked``; written back in place, so an AidgeModule's
+    Producers sharing that memory get it too), every parameter's ``.grad`` (the object: a
+    backward in between accumulates into fresh tensors) and torch's RNG state (dropout)."""
+    buffers, grads = [], []
+    for model in models:
+        if isinstance(model, torch.nn.Module):
+            buffers += [(b, b.detach().clone()) for b in model.buffers()]
+            for p in model.parameters():
+                grads.append((p, p.grad))
+                p.grad = None
+    devices = [torch.cuda.current_device()] if cuda and torch.cuda.is_available() else []
+    try:
+        with torch.random.fork_rng(devices=devices):
+            yield
+    finally:
+        with torch.no_grad():
+            for b, saved in buffers:
+                b.copy_(saved)
+        for p, g in reversed(grads):  # a parameter shared by both models gets its first saved .grad
+            p.grad = g
 
 
 @dataclasses.dataclass

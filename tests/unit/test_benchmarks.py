@@ -401,3 +401,36 @@ def test_publish_offline_says_to_serve_the_site_over_http(tmp_path, capsys, monk
     assert publish_offline.main(["--html-dir", str(html), "--cache", str(tmp_path / "c")]) == 0
     out = capsys.readouterr().out
     assert f"python -m http.server -d {html} 8080" in out and "file://" in out
+
+
+# --- every case reachable (benchmarks/case_index.py) ----------------------------------------------------
+def test_case_index_links_every_case_of_every_operator(tmp_path):
+    from benchmarks import case_index
+
+    ops = ["'ReLU_rank_1'", "'ReLU_rank_2'"] + [f"'Conv2D_c{i}'" for i in range(12)]
+    index = {"project": "p", "benchmarks": {
+        **{f"operators.{phase}.{kind}": {"params": [ops if phase == "Forward" else ops[1:]], "param_names": ["case"]}
+           for phase in ("Forward", "Backward") for kind, _ in case_index.KINDS},
+        **{f"models.Forward.{kind}": {"params": [["'LeNet_eval'"]], "param_names": ["case"]}
+           for kind, _ in case_index.KINDS},
+        "threads.track_threads": {"params": [], "param_names": []}}}
+    html_dir = tmp_path / "html"
+    html_dir.mkdir()
+    (html_dir / "index.json").write_text(json.dumps(index))
+    (html_dir / "index.html").write_text('<ul>\n\t<li id="nav-li-regressions"><a href="#/regressions">R</a></li>')
+    assert case_index.main(["--html-dir", str(html_dir)]) == 0
+    page = (html_dir / "cases.html").read_text()
+    # every case of every phase has its link (asv's grid draws 8 of 14 Conv2D cases at most)
+    for value in ops:
+        url = case_index.graph_url("operators.Forward.time_aidge", [value])
+        assert url == "index.html#operators.Forward.time_aidge?p-case=%27" + value.strip("'") + "%27"
+        assert url.replace("&", "&amp;") in page
+    assert case_index.graph_url("operators.Backward.track_aidge_torch_ratio", ["'ReLU_rank_2'"]) in page
+    assert "index.html#operators.Backward.time_torch?p-case=%27ReLU_rank_1%27" not in page  # forward-only case
+    every_conv = case_index.graph_url("operators.Forward.time_aidge", [v for v in ops if "Conv2D" in v])
+    assert every_conv.replace("&", "&amp;") in page and "all 12" in page
+    assert 'id="operators-Conv2D"' in page and 'id="models-LeNet"' in page and "threads" not in page
+    nav = (html_dir / "index.html").read_text()
+    assert nav.count('href="cases.html"') == 1
+    assert case_index.main(["--html-dir", str(html_dir)]) == 0  # idempotent
+    assert (html_dir / "index.html").read_text().count('href="cases.html"') == 1
