@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import datetime
 import logging
+import math
 import os
 import shlex
 import zlib
@@ -101,8 +102,9 @@ class ModelTester:
     epoch (after the first ``bench_warmup``), before the checked calls, each model repeats
     the step's timed calls on copies of the epoch's inputs (forward in the checked call's
     grad mode; loss; backward) until its calls of each phase add up to
-    ``bench_min_total_ms`` over the test (spread over the timed epochs, in two interleaved
-    blocks per model) or ``bench_max_samples`` samples; the checked call is one sample more.
+    ``bench_min_total_ms`` over the test and number at least ``bench_min_samples``, at most
+    ``bench_max_samples`` (spread over the timed epochs, in :data:`REPEAT_BLOCKS` interleaved
+    blocks per model); the checked call is one sample more.
     The repetitions never step, and the models' buffers (BatchNorm running statistics),
     parameter ``.grad`` and torch's RNG state are restored after them, so the comparisons
     see what they would see without them. The figures are medians (:class:`PhaseSamples
@@ -120,7 +122,7 @@ class ModelTester:
     def __init__(self, model1, model2, name='', test_backward=True, epochs=10, relative_precision=None,
                  absolute_precision=None, learning_rate=0.01, cuda=False, benchmark=True,
                  max_slowdown_ratio=10.0, bench_warmup=2, bench_print=True, bench_min_time_ms=0.1,
-                 tolerance=None, bench_min_total_ms=20.0, bench_max_samples=500):
+                 tolerance=None, bench_min_total_ms=20.0, bench_max_samples=500, bench_min_samples=20):
         self.model1 = model1
         self.model2 = model2
         self.name = name or f"{type(model1).__name__}_vs_{type(model2).__name__}"
@@ -140,7 +142,9 @@ class ModelTester:
         self.bench_min_time_ms = bench_min_time_ms
         #: per phase and model, the timed calls of the test add up to at least this (ms)...
         self.bench_min_total_ms = bench_min_total_ms
-        #: ... or stop at this many samples
+        #: ... and take at least this many samples (a millisecond model reaches the time in a few)...
+        self.bench_min_samples = bench_min_samples
+        #: ... but never more than this many
         self.bench_max_samples = bench_max_samples
         default_seed = zlib.crc32(self.name.encode()) & 0x7FFFFFFF
         self.seed = int(env_number(SEED_ENV, default_seed, kind=int, minimum=0))
@@ -268,22 +272,24 @@ class ModelTester:
         caps = [cap // REPEAT_BLOCKS + (1 if b < cap % REPEAT_BLOCKS else 0) for b in range(REPEAT_BLOCKS)]
         if not caps[0] or budget <= 0:
             return
+        floor = math.ceil(max(0.0, self.bench_min_samples / timed_epochs - 1) / REPEAT_BLOCKS)
         phases = ("forward", "backward") if self.test_backward else ("forward",)
         epoch = {(w, p): self._times[p].total(w) for w in (1, 2) for p in phases}
         with timing.restored_state((self.model1, self.model2), self.cuda):
             for block_cap in caps:
                 for which in (1, 2):
-                    self._repeat_block(which, inputs, label, grad_inputs, budget, block_cap, epoch)
+                    self._repeat_block(which, inputs, label, grad_inputs, budget, block_cap, epoch,
+                                       min(floor, block_cap))
 
-    def _repeat_block(self, which, inputs, label, grad_inputs, budget, cap, epoch) -> None:
+    def _repeat_block(self, which, inputs, label, grad_inputs, budget, cap, epoch, floor) -> None:
         model = self.model1 if which == 1 else self.model2
         phases = ("forward", "backward") if self.test_backward else ("forward",)
         start = {p: self._times[p].total(which) for p in phases}
         grad_ctx = contextlib.nullcontext() if self.test_backward else torch.no_grad()
-        for _ in range(cap):
+        for n in range(cap):
             spent = {p: self._times[p].total(which) for p in phases}
-            if all(spent[p] - start[p] >= budget for p in phases) or \
-                    all(spent[p] - epoch[which, p] >= budget * REPEAT_BLOCKS for p in phases):
+            if n >= floor and (all(spent[p] - start[p] >= budget for p in phases) or
+                               all(spent[p] - epoch[which, p] >= budget * REPEAT_BLOCKS for p in phases)):
                 break  # this block's share is spent, or the epoch's (a slow call overshoots a block's)
             x = [t.detach().clone().requires_grad_(grad_inputs) for t in inputs]  # as in1 / in2
             with grad_ctx:

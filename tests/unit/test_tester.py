@@ -342,11 +342,17 @@ def test_sampling_stops_at_the_time_budget_or_the_sample_cap():
     for s in capped.performance_stats().values():
         assert s["samples1"] == s["samples2"] == 10  # 2 timed epochs x (4 repeated + 1 checked)
     slow = ModelTester(model, _Slow(model), name="budget", test_backward=False, epochs=3, bench_warmup=1,
-                       max_slowdown_ratio=None, bench_min_total_ms=30.0)
+                       max_slowdown_ratio=None, bench_min_total_ms=30.0, bench_min_samples=1)
     slow.test_multiple_step((1, 16))
     s = slow.performance_stats()["forward"]
     # 5 ms per model2 call: 2 timed epochs x (15 ms = 3 repeated calls + the checked call)
     assert s["samples2"] == 8 and s["samples1"] > s["samples2"]
+    # a call that reaches the time in a few samples still gets bench_min_samples of them
+    floor = ModelTester(model, _Slow(model), name="floor", test_backward=False, epochs=3, bench_warmup=1,
+                        max_slowdown_ratio=None, bench_min_total_ms=1.0, bench_min_samples=12)
+    floor.test_multiple_step((1, 16))
+    # per timed epoch: 12 / 2 - 1 = 5 repeated calls, at least ceil(5 / 8) = 1 per block: 8 + the checked one
+    assert floor.performance_stats()["forward"]["samples2"] == 18
     once = ModelTester(model, copy.deepcopy(model), name="once", epochs=3, bench_warmup=1,
                        max_slowdown_ratio=None, bench_max_samples=1)
     once.test_multiple_step((1, 16), (1, 4))
