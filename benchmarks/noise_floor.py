@@ -2,7 +2,7 @@
 script, not an asv module).
 
     python benchmarks/noise_floor.py [--cases ID ...] [--runs 2] [--factor 1.5] [-a ATTR=VALUE ...]
-    python benchmarks/noise_floor.py --analyse results/noise-floor/<stamp>   # the runs of an earlier call
+    python benchmarks/noise_floor.py --analyse results/noise-floor/<stamp> [...]   # earlier runs, pooled
     nox -s noise-floor [-- ARGS]
 
 Runs ``asv run`` ``--runs`` times (default 3) on the working tree's HEAD, in the calling Python's
@@ -117,9 +117,19 @@ def _usable(entry: tuple | None) -> bool:
     return entry is not None and isinstance(entry[0], (int, float)) and math.isfinite(entry[0]) and entry[0] > 0
 
 
-def compare_runs(runs: list[dict[str, tuple]], factors) -> dict[str, dict]:
-    """Per benchmark kind: the run-to-run ratios of every pair of runs and their summary."""
+def compare_runs(groups: list[list[dict[str, tuple]]], factors) -> dict[str, dict]:
+    """Per benchmark kind: the run-to-run ratios of every pair of runs of each group (the
+    runs of one call), pooled, and their summary."""
     by_kind: dict[str, dict] = {k: {"pairs": []} for k in KINDS}
+    for runs in groups:
+        _add_pairs(by_kind, runs, factors)
+    for kind, entry in by_kind.items():
+        entry["summary"] = summarise([p["ratio"] for p in entry["pairs"]],
+                                     {f"{f:g}": [p["flagged"][f"{f:g}"] for p in entry["pairs"]] for f in factors})
+    return by_kind
+
+
+def _add_pairs(by_kind: dict[str, dict], runs: list[dict[str, tuple]], factors) -> None:
     for i in range(len(runs)):
         for j in range(i + 1, len(runs)):
             for name in sorted(set(runs[i]) & set(runs[j])):
@@ -131,10 +141,6 @@ def compare_runs(runs: list[dict[str, tuple]], factors) -> dict[str, dict]:
                     "case": m["case"], "phase": m["phase"].lower(), "runs": [i + 1, j + 1], "a": a[0], "b": b[0],
                     "ratio": max(a[0] / b[0], b[0] / a[0]),
                     "flagged": {f"{f:g}": _flagged(a, b, f) for f in factors}})
-    for kind, entry in by_kind.items():
-        entry["summary"] = summarise([p["ratio"] for p in entry["pairs"]],
-                                     {f"{f:g}": [p["flagged"][f"{f:g}"] for p in entry["pairs"]] for f in factors})
-    return by_kind
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -183,34 +189,36 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=3, help="asv runs of the same commit (default 3)")
     parser.add_argument("--factor", type=float, nargs="+", default=[1.1, 1.25, 1.5, 2.0],
                         help="asv compare factors to report the flagged share for")
-    parser.add_argument("--analyse", type=Path, metavar="DIR", help="analyse the runs under DIR, run nothing")
+    parser.add_argument("--analyse", type=Path, nargs="+", metavar="DIR",
+                        help="analyse the runs under each DIR (pairs within a DIR, pooled), run nothing")
     parser.add_argument("--out", type=Path, default=ROOT / "results" / "noise-floor")
     args, extra = parser.parse_known_args(argv)  # the rest goes to `asv run` (-a repeat=..., --show-stderr)
     extra = [a for a in extra if a != "--"]
     if args.runs < 2:
         parser.error("--runs must be 2 or more")
     if args.analyse:
-        out = args.analyse
-        run_dirs = sorted(p for p in out.iterdir() if p.is_dir() and p.name.startswith("run"))
+        out = args.analyse[0]
+        groups = [sorted(p for p in d.iterdir() if p.is_dir() and p.name.startswith("run")) for d in args.analyse]
     else:
         commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True,
                                 check=True).stdout.strip()
         stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
         out = args.out / stamp
         out.mkdir(parents=True)
-        run_dirs = [out / f"run{i + 1}" for i in range(args.runs)]
-        for run_dir in run_dirs:
+        groups = [[out / f"run{i + 1}" for i in range(args.runs)]]
+        for run_dir in groups[0]:
             code = run_asv(run_dir, commit, bench_regex(args.cases), extra)
             if code != 0:
                 print(f"noise_floor: asv run exited {code} (failed benchmarks are left out)", file=sys.stderr)
         write_atomically(out / "run.json", json.dumps({"commit": commit, "cases": args.cases, "asv_args": extra,
                                                        "runs": args.runs}, indent=2) + "\n")
-    runs = [load_run(d) for d in run_dirs]
-    by_kind = compare_runs(runs, args.factor)
-    print(f"\nrun-to-run ratios max(a/b, b/a) of the same commit, {len(runs)} runs, every (case, phase) "
-          f"of {out}:\n{format_table(by_kind, args.factor)}\n\nlargest:\n{worst_table(by_kind)}")
-    write_atomically(out / "summary.json", json.dumps(by_kind, indent=2) + "\n")
-    print(f"\n{out / 'summary.json'}")
+    by_kind = compare_runs([[load_run(d) for d in group] for group in groups], args.factor)
+    where = ", ".join(f"{len(g)} runs of {g[0].parent}" for g in groups if g)
+    print(f"\nrun-to-run ratios max(a/b, b/a) of the same commit, every (case, phase) of {where}:\n"
+          f"{format_table(by_kind, args.factor)}\n\nlargest:\n{worst_table(by_kind)}")
+    if len(groups) == 1:  # a pooled analysis of several calls writes nothing
+        write_atomically(out / "summary.json", json.dumps(by_kind, indent=2) + "\n")
+        print(f"\n{out / 'summary.json'}")
     return 0
 
 

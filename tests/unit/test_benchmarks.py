@@ -375,7 +375,15 @@ def test_compare_factor_is_asvs_regression_threshold():
 
     lines = (ROOT / "asv.conf.json").read_text().splitlines()
     conf = json.loads("\n".join(line for line in lines if not line.lstrip().startswith("//")))
-    threshold = conf["regressions_thresholds"][".*"]
+    thresholds = conf["regressions_thresholds"]
+    # every timed benchmark kind has its threshold, the ratio a tighter one (it is steadier)
+    for name in ("operators.Forward.time_aidge('X')", "models.Backward.time_bridge('X')",
+                 "operators.Forward.time_torch('X')"):
+        assert [t for regex, t in thresholds.items() if re.match(regex, name)] == [thresholds[".*\\.time_"]]
+    assert [t for regex, t in thresholds.items() if re.match(regex, "models.Forward.track_aidge_torch_ratio('X')")] \
+        == [thresholds[".*\\.track_aidge_torch_ratio"]] and thresholds[".*\\.track_aidge_torch_ratio"] < \
+        thresholds[".*\\.time_"]
+    threshold = max(thresholds.values())
     assert 0 < threshold < 2
     readme = (ROOT / "README.md").read_text()
     factor = f"{1 + threshold:g}"
@@ -434,3 +442,33 @@ def test_case_index_links_every_case_of_every_operator(tmp_path):
     assert nav.count('href="cases.html"') == 1
     assert case_index.main(["--html-dir", str(html_dir)]) == 0  # idempotent
     assert (html_dir / "index.html").read_text().count('href="cases.html"') == 1
+
+
+# --- the noise floor (benchmarks/noise_floor.py) --------------------------------------------------------
+def test_noise_floor_selects_both_phases_of_its_cases_and_nothing_else():
+    import re
+
+    from benchmarks import noise_floor
+
+    regex = noise_floor.bench_regex(["ReLU_rank_2", "LeNet_train"])
+    assert re.search(regex, "operators.Forward.time_aidge('ReLU_rank_2')")
+    assert re.search(regex, "models.Backward.track_aidge_torch_ratio('LeNet_train')")
+    assert not re.search(regex, "operators.Forward.time_aidge('ReLU_rank_2_odd')")
+    assert not re.search(regex, "threads.track_threads")
+    every = {c for kind in ("operator", "model") for phase in harness.PHASES for c in harness.case_ids(kind, phase)}
+    assert set(noise_floor.DEFAULT_CASES) <= every  # a renamed case would silently drop out
+
+
+def test_noise_floor_ratios_per_kind():
+    from benchmarks import noise_floor
+
+    def run(scale):
+        return {f"operators.Forward.{kind}('C{i}')": (v * scale if i == 0 else v, None, None)
+                for kind, v in (("time_aidge", 1e-5), ("time_torch", 2e-5), ("track_aidge_torch_ratio", 0.5))
+                for i in range(4)} | {"operators.Forward.time_bridge('C9')": (None, None, None)}
+    by_kind = noise_floor.compare_runs([[run(1.0), run(1.5)], [run(1.0), run(1.0)]], [1.1, 2.0])
+    s = by_kind["time_aidge"]["summary"]
+    assert s["n"] == 8 and s["max"] == pytest.approx(1.5) and s["median"] == pytest.approx(1.0)
+    assert s["within_1.1"] == 7 / 8 and s["flagged_at_1.1"] == 1 / 8 and s["flagged_at_2"] == 0
+    assert by_kind["time_bridge"]["summary"] == {"n": 0}  # a failed benchmark is left out
+    assert "time_bridge                  0" in noise_floor.format_table(by_kind, [1.1, 2.0])
