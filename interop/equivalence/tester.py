@@ -101,7 +101,7 @@ class ModelTester:
     Timing: ``benchmark=True`` records forward and backward times per model. In every timed
     epoch (after the first ``bench_warmup``), before the checked calls, each model repeats
     the step's timed calls on copies of the epoch's inputs (forward in the checked call's
-    grad mode; loss; backward) until its calls of each phase add up to
+    grad mode; loss; backward) until its timed calls (both phases) add up to
     ``bench_min_total_ms`` over the test and number at least ``bench_min_samples``, at most
     ``bench_max_samples`` (spread over the timed epochs, in :data:`REPEAT_BLOCKS` interleaved
     blocks per model); the checked call is one sample more.
@@ -140,7 +140,7 @@ class ModelTester:
         self.bench_warmup = bench_warmup
         self.bench_print = bench_print
         self.bench_min_time_ms = bench_min_time_ms
-        #: per phase and model, the timed calls of the test add up to at least this (ms)...
+        #: per model, the timed calls of the test (both phases) add up to at least this (ms)...
         self.bench_min_total_ms = bench_min_total_ms
         #: ... and take at least this many samples (a millisecond model reaches the time in a few)...
         self.bench_min_samples = bench_min_samples
@@ -264,8 +264,8 @@ class ModelTester:
     def _repeat_timed_calls(self, inputs, label, grad_inputs) -> None:
         """More samples of this step's timed calls, before the checked ones (see the class
         docstring): model1 and model2 in alternating blocks, each block until the model's
-        calls of every phase reach their share of ``bench_min_total_ms`` or of
-        ``bench_max_samples``. State the repetitions touch is restored afterwards."""
+        timed calls reach their share of ``bench_min_total_ms`` (and of ``bench_min_samples``)
+        or of ``bench_max_samples``. State the repetitions touch is restored afterwards."""
         timed_epochs = max(1, self.epochs - self.bench_warmup)
         budget = self.bench_min_total_ms / 1e3 / timed_epochs / REPEAT_BLOCKS
         cap = max(0, self.bench_max_samples // timed_epochs - 1)  # the checked call is one more
@@ -274,7 +274,7 @@ class ModelTester:
             return
         floor = math.ceil(max(0.0, self.bench_min_samples / timed_epochs - 1) / REPEAT_BLOCKS)
         phases = ("forward", "backward") if self.test_backward else ("forward",)
-        epoch = {(w, p): self._times[p].total(w) for w in (1, 2) for p in phases}
+        epoch = {w: sum(self._times[p].total(w) for p in phases) for w in (1, 2)}
         with timing.restored_state((self.model1, self.model2), self.cuda):
             for block_cap in caps:
                 for which in (1, 2):
@@ -284,12 +284,11 @@ class ModelTester:
     def _repeat_block(self, which, inputs, label, grad_inputs, budget, cap, epoch, floor) -> None:
         model = self.model1 if which == 1 else self.model2
         phases = ("forward", "backward") if self.test_backward else ("forward",)
-        start = {p: self._times[p].total(which) for p in phases}
+        start = sum(self._times[p].total(which) for p in phases)
         grad_ctx = contextlib.nullcontext() if self.test_backward else torch.no_grad()
         for n in range(cap):
-            spent = {p: self._times[p].total(which) for p in phases}
-            if n >= floor and (all(spent[p] - start[p] >= budget for p in phases) or
-                               all(spent[p] - epoch[which, p] >= budget * REPEAT_BLOCKS for p in phases)):
+            spent = sum(self._times[p].total(which) for p in phases)
+            if n >= floor and (spent - start >= budget or spent - epoch[which] >= budget * REPEAT_BLOCKS):
                 break  # this block's share is spent, or the epoch's (a slow call overshoots a block's)
             x = [t.detach().clone().requires_grad_(grad_inputs) for t in inputs]  # as in1 / in2
             with grad_ctx:
