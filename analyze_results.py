@@ -2,12 +2,14 @@
 """Categorised report of an interop test run (a thin CLI over :mod:`interop.reporting`).
 
     python analyze_results.py results.txt [--bench results/benchmarks.jsonl] [--threshold 10] [--json]
+                              [--asv-commit HASH [--asv-results results/asv]]
     pytest tests/test_operators.py -ra | python analyze_results.py --bench results/benchmarks.jsonl
 
 Reads pytest's output of any verbosity (``-v``/``-q``, ``-ra``/``-rA``, xdist) from the file or
 from stdin, and the ModelTester benchmark JSONL. Prints the Aidge bugs to report (grouped by
-operator, with the error), expected failures by category, performance regressions (slowdown
-over ``--threshold``), test-strategy issues, a per-operator benchmark summary and the ten
+operator, with the error), expected failures by category, slowdowns vs torch (median
+Aidge/torch ratio over ``--threshold``; with ``--asv-commit``, asv's ratio of that commit for
+the cases asv benchmarked), test-strategy issues, a per-operator benchmark summary and the ten
 worst forward and backward slowdowns; ``--json`` prints the same report as JSON.
 
 Exit status: 0 when the input could be analysed (whatever the tests' outcome), 2 when it
@@ -25,6 +27,7 @@ import sys
 
 from interop.reporting import (UnreadableInput, build_report, format_report, parse_benchmarks,
                                parse_pytest_output, read_text)
+from interop.reporting.asv_results import load_asv_ratios
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -33,9 +36,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("results", nargs="?", help="pytest output (a file, or '-' for stdin; default: stdin when piped)")
     p.add_argument("--bench", metavar="JSONL", help="ModelTester benchmark log (e.g. results/benchmarks.jsonl)")
     p.add_argument("--threshold", type=float, default=10.0,
-                   help="slowdown ratio (Aidge time / torch time) above which a case is a regression (default 10)")
+                   help="median Aidge/torch ratio above which a case is listed as a slowdown vs torch (default 10)")
     p.add_argument("--worst", type=int, default=10, help="how many worst slowdowns to list (default 10)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--asv-commit", metavar="HASH", help="rank slowdowns on asv's track_aidge_torch_ratio of this "
+                   "commit where asv has the case (a hash or its first 8 characters)")
+    p.add_argument("--asv-results", metavar="DIR", default="results/asv",
+                   help="asv's results directory (default results/asv)")
     return p
 
 
@@ -62,7 +69,16 @@ def main(argv: list[str] | None = None) -> int:
     except UnreadableInput as exc:
         print(f"analyze_results: {exc}", file=sys.stderr)
         return 2
-    report = build_report(run, bench, threshold=args.threshold, worst=args.worst)
+    asv = None
+    if args.asv_commit:
+        # the release matrix stores one file per Aidge release: the one of the timed stack wins
+        aidge = next((r.get("aidge") for r in bench.records if r.get("aidge")), None) if bench else None
+        asv = load_asv_ratios(args.asv_results, args.asv_commit, prefer=f"aidge-core{aidge}" if aidge else None)
+        if asv is None:
+            print(f"analyze_results: no asv ratio of commit {args.asv_commit} under {args.asv_results}",
+                  file=sys.stderr)
+            return 2
+    report = build_report(run, bench, threshold=args.threshold, worst=args.worst, asv=asv)
     if args.json:
         json.dump(report, sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")

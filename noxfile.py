@@ -1,9 +1,17 @@
-"""nox sessions: `nox -l` lists them.
+"""nox sessions (`nox -l` lists them; `nox -s NAME -- ARGS` passes ARGS on).
 
-tests-cpu   the whole pytest suite on the CPU stack (torch 2.13.0 + Aidge 0.10.1 CPU)
-tests-cuda  the suites with backend="cuda" on a GPU machine; skips (exit 0) without one
-report      the main job: suites + categorised findings report in results/runs/<run>/ (results/latest)
-cuda-recipe resolve the CUDA environment (pip --dry-run) on any machine
+tests-cpu    the whole pytest suite on the CPU stack (torch 2.13.0 + Aidge 0.10.1 CPU); timings
+             replace results/benchmarks.jsonl when the session ends (default session)
+tests-cuda   the suites with backend="cuda" on a GPU machine; skips (exit 0) without one
+report       the main job: suites + categorised findings report in results/runs/<run>/ (results/latest)
+cuda-recipe  resolve the CUDA environment (pip --dry-run) on any machine
+bench        asv machine --yes, then asv run on HEAD: every benchmark, in asv's own environment
+bench-quick  CI smoke: asv check + one quick sample of a small subset, in the session's environment
+bench-matrix HEAD against several Aidge releases (one asv environment per release)
+noise-floor  the same commit benchmarked twice on a subset: run-to-run ratios per benchmark kind
+publish      asv publish -> results/html + cases.html (every case linked; libraries served locally when
+             npm is there); serve it over HTTP
+compare      asv compare main HEAD (both benchmarked first), at the factor the noise floor supports
 """
 from __future__ import annotations
 
@@ -132,16 +140,52 @@ def bench_matrix(session: nox.Session) -> None:
     session.run("python", "benchmarks/aidge_matrix.py", "run", *session.posargs, env=TEST_ENV)
 
 
+@nox.session(name="noise-floor", python=PYTHON)
+def noise_floor(session: nox.Session) -> None:
+    """Benchmark the working tree twice on a subset; print the run-to-run ratios per benchmark kind."""
+    install_cpu_stack(session, "asv")
+    session.run("asv", "machine", "--yes", silent=True)
+    session.run("python", "benchmarks/noise_floor.py", *session.posargs, env=TEST_ENV)
+
+
 @nox.session(python=PYTHON)
 def publish(session: nox.Session) -> None:
-    """asv publish into results/html, JavaScript and CSS served locally (renders offline)."""
+    """asv publish into results/html + cases.html (every case linked) + the libraries from npm (when installed)."""
+    import shutil
+
     _asv_session(session)
     session.run("asv", "publish", *session.posargs)
-    session.run("python", "benchmarks/publish_offline.py")
+    session.run("python", "benchmarks/case_index.py")  # cases.html: every case one click away
+    if shutil.which("npm") is None:
+        session.warn("npm not found: results/html still loads jQuery, flot... from their CDNs (needs the "
+                     "network); install npm (Node.js) for a site that renders offline")
+    else:
+        session.run("python", "benchmarks/publish_offline.py")
+    session.log(SERVE_HINT)
+
+
+#: how to look at the site: over HTTP (a page opened from disk, file://, stays blank: the
+#: browser blocks the JSON requests the graphs are drawn from)
+SERVE_HINT = ("serve the site over HTTP, then open http://localhost:8080 (opened from disk the page stays "
+              "blank): python -m http.server -d results/html 8080")
+
+
+def _regression_factor() -> float:
+    """1 + the largest of asv.conf.json's ``regressions_thresholds`` (the changes asv's site
+    marks as regressions, set from the measured noise floor, README "Noise floor"): the
+    factor of ``asv compare``, which takes one for every benchmark."""
+    import json
+
+    lines = (ROOT / "asv.conf.json").read_text().splitlines()
+    conf = json.loads("\n".join(line for line in lines if not line.lstrip().startswith("//")))
+    return round(1 + max(conf["regressions_thresholds"].values()), 3)
+
+
+COMPARE_FACTOR = _regression_factor()
 
 
 @nox.session(python=PYTHON)
 def compare(session: nox.Session) -> None:
-    """asv compare main HEAD (both commits benchmarked first, e.g. nox -s bench)."""
+    """asv compare main HEAD at factor 1 + the largest asv.conf.json regressions_threshold (benchmark both first)."""
     _asv_session(session)
-    session.run("asv", "compare", *(session.posargs or ["main", "HEAD"]))
+    session.run("asv", "compare", "--factor", str(COMPARE_FACTOR), *(session.posargs or ["main", "HEAD"]))

@@ -196,7 +196,7 @@ class Pair:
 
     def ratio(self, budget_s: float = RATIO_BUDGET_S) -> float:
         """median(Aidge) / median(torch), sampled in one process in interleaved blocks
-        through :mod:`interop.equivalence.timing`."""
+        through :mod:`interop.equivalence.timing`, rounded to 3 significant digits."""
         pin_threads()
         cuda = self.cuda
         for call in (self.torch_call, self.aidge_call):
@@ -211,7 +211,8 @@ class Pair:
         for _ in range(RATIO_BLOCKS):
             torch_samples += timing.measure(self.torch_call, warmup=0, repeat=counts[0], cuda=cuda)
             aidge_samples += timing.measure(self.aidge_call, warmup=0, repeat=counts[1], cuda=cuda)
-        return statistics.median(aidge_samples) / statistics.median(torch_samples)
+        # asv prints and stores a track_ value as returned: 3 significant digits, not 4.253227378618111
+        return timing.round_sig(statistics.median(aidge_samples) / statistics.median(torch_samples), 3)
 
 
 _PAIRS: dict[tuple[str, str, str], Pair | BaseException] = {}
@@ -387,7 +388,9 @@ class _CaseBenchmark:
     # a dict lookup here), at least 10 samples, up to 200 or 0.3 s after a 0.05 s warm-up,
     # in 2 processes per (benchmark, case) so that asv compare/continuous see the
     # process-to-process spread too. Measured on 2 cores: a full run of ~1000 case-phases
-    # takes ~9 min (README "Benchmarks").
+    # takes ~9 min (README "Benchmarks"). benchmarks/noise_floor.py measured rounds=4 and
+    # repeat=(50, 2000, 0.5) too: neither reduced the run-to-run spread on the shared VM, so
+    # these stay (README "Noise floor"; asv.conf.json's regressions_thresholds follow it).
     warmup_time = 0.05
     repeat = (10, 200, 0.3)
     rounds = 2

@@ -10,7 +10,9 @@ the fonts and images it points to) under ``<html-dir>/vendor/<package>@<version>
 rewrites the reference to that local copy. ``vendor/MANIFEST.json`` lists each file with
 its sha256 and whether it is byte-identical to the CDN file (the page's ``integrity``
 hash). The ``integrity``/``crossorigin`` attributes are dropped from rewritten tags: the
-files are local, and a ``crossorigin`` script cannot load from ``file://``.
+files are local. "Offline" means without the network, not from disk: the site is served over
+HTTP (``python -m http.server -d results/html 8080``); opened as ``file://`` its graphs stay
+blank (the browser blocks the page's requests for its JSON data).
 
 A reference this script cannot map fails the run (exit 1) naming the URL, so a new asv
 release with another CDN library is noticed, not silently published half-online.
@@ -47,6 +49,12 @@ _CDN_RULES = (
     (re.compile(r"https://cdnjs\.cloudflare\.com/ajax/libs/(?P<lib>[^/]+)/(?P<v>[^/]+)/(?P<path>.+)$"),
      lambda m: (CDNJS_TO_NPM.get(m["lib"], m["lib"]), m["v"], m["path"])),
 )
+
+
+#: printed at the end: a page opened from disk (file://) stays blank, the browser blocks the
+#: requests for the JSON files the graphs are drawn from
+SERVE_HINT = ("open the site over HTTP, not from disk (a file:// page stays blank): "
+              "python -m http.server -d {html_dir} 8080, then http://localhost:8080")
 
 
 class PublishError(RuntimeError):
@@ -237,6 +245,7 @@ def main(argv: list[str] | None = None) -> int:
                 None: "no CDN hash"}[row["identical_to_cdn"]]
         print(f"{row['local']}  ({same}){'; ' + row['note'] if 'note' in row else ''}")
     print(f"{args.html_dir}: {len(rows)} libraries served locally; pages load nothing from the network")
+    print(SERVE_HINT.format(html_dir=args.html_dir))
     return 0
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 # One OpenMP thread per process unless the caller asks for more, set here, before anything
 # loads Aidge's OpenMP runtime (aidge_core is imported lazily): the operator suite forks a
 # child per case, and a child forked from a process whose OpenMP pool has threads waits
@@ -12,8 +14,7 @@ from pathlib import Path
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 RESULTS_DIR = Path(__file__).resolve().parent.parent / "results"
-# ModelTester's JSONL log (benchmarks.jsonl) goes to results/ unless the caller says otherwise.
-os.environ.setdefault("INTEROP_RESULTS_DIR", str(RESULTS_DIR))
+_STAGING = pytest.StashKey[Path]()
 
 
 def pytest_configure(config):
@@ -22,3 +23,24 @@ def pytest_configure(config):
     threads = os.environ["OMP_NUM_THREADS"]
     if threads.isdigit() and int(threads) > 0:
         torch.set_num_threads(int(threads))  # torch follows the same count as Aidge
+    # ModelTester's timings (benchmarks.jsonl): into INTEROP_RESULTS_DIR when the caller sets
+    # it (nox -s report: the run's own directory); else this session writes into a staging
+    # directory of its own (xdist workers, started after this hook, inherit the variable) and
+    # its file replaces results/benchmarks.jsonl when it ends: one session per file, never
+    # appended to the previous session's records.
+    if not os.environ.get("INTEROP_RESULTS_DIR") and not hasattr(config, "workerinput"):
+        from interop.equivalence.benchlog import start_session
+
+        staging = start_session(RESULTS_DIR)
+        os.environ["INTEROP_RESULTS_DIR"] = str(staging)
+        config.stash[_STAGING] = staging
+
+
+def pytest_unconfigure(config):
+    staging = config.stash.get(_STAGING, None)
+    if staging is not None:
+        from interop.equivalence.benchlog import finish_session
+
+        finish_session(staging, RESULTS_DIR)
+        if os.environ.get("INTEROP_RESULTS_DIR") == str(staging):
+            del os.environ["INTEROP_RESULTS_DIR"]

@@ -6,29 +6,31 @@ Every verdict goes through :mod:`interop.equivalence.compare`; every timing thro
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import datetime
-import fcntl
-import json
 import logging
+import math
 import os
 import shlex
 import zlib
-from pathlib import Path
 from typing import Any
 
 import torch
 
 from . import timing
+from .benchlog import RESULTS_ENV, append_jsonl, resolve_log_path  # noqa: F401  (re-exported)
 from .outputs import compare_outputs
 from .tolerance import tolerance_for
+
+#: interleaved blocks per model and timed epoch of :meth:`ModelTester._repeat_timed_calls`
+#: (measured with benchmarks/tester_noise.py, README "Noise floor": 8 blocks kept the ratio of
+#: microsecond cases steadier than 2 under load)
+REPEAT_BLOCKS = 8
 
 __all__ = ["ModelTester", "EquivalenceError", "replay_command", "resolve_log_path", "append_jsonl", "env_number"]
 
 logger = logging.getLogger("interop.equivalence.tester")
 
 SEED_ENV = "INTEROP_SEED"
-RESULTS_ENV = "INTEROP_RESULTS_DIR"
 
 
 class EquivalenceError(AssertionError):
@@ -78,58 +80,6 @@ def env_number(name: str, default: float, *, kind: type = float, minimum: float 
     return value
 
 
-def resolve_log_path(log_file: str | os.PathLike | None, log_dir: str | os.PathLike | None = None) -> Path | None:
-    """Where a JSONL log goes: an absolute path as is; a relative one under ``log_dir`` or
-    ``$INTEROP_RESULTS_DIR``; ``None`` (nothing written) when neither is configured, so a
-    log never lands silently in whatever the current directory happens to be."""
-    if log_file is None:
-        return None
-    path = Path(log_file)
-    if path.is_absolute():
-        return path
-    base = log_dir or os.environ.get(RESULTS_ENV)
-    return Path(base) / path if base else None
-
-
-def append_jsonl(path: Path, record: dict[str, Any]) -> None:
-    """Append one JSON line; safe with concurrent writers (one locked O_APPEND write)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    data = (json.dumps(record, sort_keys=True, default=str) + "\n").encode()
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        try:
-            view = memoryview(data)
-            while view:
-                written = os.write(fd, view)
-                view = view[written:]
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-    finally:
-        os.close(fd)
-
-
-@dataclasses.dataclass
-class _PhaseTimes:
-    model1: list[float] = dataclasses.field(default_factory=list)
-    #: wall time of each model2 call
-    model2: list[float] = dataclasses.field(default_factory=list)
-    #: Aidge's own share of each model2 call (AidgeModule.aidge_time_s around it), or None
-    own2: list[float | None] = dataclasses.field(default_factory=list)
-
-    def stats(self) -> dict[str, Any]:
-        if not self.model1 or not self.model2:
-            return {"mean1": None, "mean2": None, "ratio": None, "samples": 0, "call2": None,
-                    "bridge2": None, "timed2": None}
-        mean1 = sum(self.model1) / len(self.model1)
-        call2 = sum(self.model2) / len(self.model2)
-        own = self.own2 and all(t is not None for t in self.own2)
-        mean2 = sum(self.own2) / len(self.own2) if own else call2
-        return {"mean1": mean1, "mean2": mean2, "ratio": (mean2 / mean1) if mean1 > 0 else None,
-                "samples": len(self.model1), "call2": call2, "bridge2": (call2 - mean2) if own else None,
-                "timed2": "aidge scheduler" if own else "model2 call"}
-
-
 class ModelTester:
     """Compare ``model1`` (the reference, usually torch) with ``model2`` (usually Aidge).
 
@@ -148,9 +98,19 @@ class ModelTester:
     epoch, what differed, the seed and a command that replays it. ``INTEROP_SEED`` overrides
     the seed (which otherwise derives from ``name``).
 
-    Timing: ``benchmark=True`` records forward and backward times per model and, when
-    ``max_slowdown_ratio`` is not None, asserts model2/model1 stays under it for every phase
-    whose model1 mean is at least ``bench_min_time_ms``. ``bench_print=True`` emits the
+    Timing: ``benchmark=True`` records forward and backward times per model. In every timed
+    epoch (after the first ``bench_warmup``), before the checked calls, each model repeats
+    the step's timed calls on copies of the epoch's inputs (forward in the checked call's
+    grad mode; loss; backward) until its timed calls (both phases) add up to
+    ``bench_min_total_ms`` over the test and number at least ``bench_min_samples``, at most
+    ``bench_max_samples`` (spread over the timed epochs, in :data:`REPEAT_BLOCKS` interleaved
+    blocks per model); the checked call is one sample more.
+    The repetitions never step, and the models' buffers (BatchNorm running statistics),
+    parameter ``.grad`` and torch's RNG state are restored after them, so the comparisons
+    see what they would see without them. The figures are medians (:class:`PhaseSamples
+    <interop.equivalence.timing.PhaseSamples>`): ``ratio = median2 / median1``. When
+    ``max_slowdown_ratio`` is not None, asserts that ratio stays under it for every phase
+    whose model1 median is at least ``bench_min_time_ms``. ``bench_print=True`` emits the
     summary line on the ``interop.equivalence.tester`` logger (INFO) rather than printing. A JSON line per
     test goes to :attr:`BENCH_LOG_FILE`, resolved by :func:`resolve_log_path` (``None``
     disables it).
@@ -162,7 +122,7 @@ class ModelTester:
     def __init__(self, model1, model2, name='', test_backward=True, epochs=10, relative_precision=None,
                  absolute_precision=None, learning_rate=0.01, cuda=False, benchmark=True,
                  max_slowdown_ratio=10.0, bench_warmup=2, bench_print=True, bench_min_time_ms=0.1,
-                 tolerance=None):
+                 tolerance=None, bench_min_total_ms=20.0, bench_max_samples=500, bench_min_samples=20):
         self.model1 = model1
         self.model2 = model2
         self.name = name or f"{type(model1).__name__}_vs_{type(model2).__name__}"
@@ -180,10 +140,16 @@ class ModelTester:
         self.bench_warmup = bench_warmup
         self.bench_print = bench_print
         self.bench_min_time_ms = bench_min_time_ms
+        #: per model, the timed calls of the test (both phases) add up to at least this (ms)...
+        self.bench_min_total_ms = bench_min_total_ms
+        #: ... and take at least this many samples (a millisecond model reaches the time in a few)...
+        self.bench_min_samples = bench_min_samples
+        #: ... but never more than this many
+        self.bench_max_samples = bench_max_samples
         default_seed = zlib.crc32(self.name.encode()) & 0x7FFFFFFF
         self.seed = int(env_number(SEED_ENV, default_seed, kind=int, minimum=0))
         self.epoch: int | None = None
-        self._times = {"forward": _PhaseTimes(), "backward": _PhaseTimes()}
+        self._times = {"forward": timing.PhaseSamples(), "backward": timing.PhaseSamples()}
         self._steppers: tuple[Any, Any] | None = None
         if cuda and not torch.cuda.is_available():
             from ..errors import CudaUnavailableError
@@ -238,6 +204,8 @@ class ModelTester:
         device = "cuda" if self.cuda else "cpu"
         inputs = [x.to(device) for x in inputs]
         grad_inputs = self.test_backward and all(x.is_floating_point() for x in inputs)
+        if record_timing:
+            self._repeat_timed_calls(inputs, label, grad_inputs)
         in1 = [x.detach().clone().requires_grad_(grad_inputs) for x in inputs]
         in2 = [x.detach().clone().requires_grad_(grad_inputs) for x in inputs]
 
@@ -252,16 +220,7 @@ class ModelTester:
         if not self.test_backward:
             return
 
-        from torch.utils import _pytree as pytree
-
-        outs1 = pytree.tree_leaves(out1)  # tensor, tuple, list, dict, nested: one loss per leaf
-        outs2 = pytree.tree_leaves(out2)
-        label = _as_list(label) if len(outs1) > 1 or isinstance(out1, (tuple, list)) else [label]
-        if len(label) != len(outs1):
-            raise ValueError(f"[{self.name}] {len(outs1)} output(s) but {len(label)} label(s)")
-        label = [y.to(device) for y in label]
-        loss1 = sum(torch.nn.functional.mse_loss(o, y) for o, y in zip(outs1, label))
-        loss2 = sum(torch.nn.functional.mse_loss(o, y) for o, y in zip(outs2, label))
+        loss1, loss2 = self._loss(out1, label), self._loss(out2, label)
         self._check("loss", loss2.detach(), loss1.detach())
 
         step1, step2 = self._optimizers()
@@ -285,12 +244,63 @@ class ModelTester:
         step2.step()
         self.check_weights("weights after the SGD step", params1, params2)
 
+    def _loss(self, out, label):
+        """The sum of the MSE losses of every output leaf (tensor, tuple, list, dict, nested)
+        against its label."""
+        from torch.utils import _pytree as pytree
+
+        outs = pytree.tree_leaves(out)
+        labels = _as_list(label) if len(outs) > 1 or isinstance(out, (tuple, list)) else [label]
+        if len(labels) != len(outs):
+            raise ValueError(f"[{self.name}] {len(outs)} output(s) but {len(labels)} label(s)")
+        device = "cuda" if self.cuda else "cpu"
+        return sum(torch.nn.functional.mse_loss(o, y.to(device)) for o, y in zip(outs, labels))
+
     def _record(self, phase: str, t1: float, t2: float, aidge_before: float | None) -> None:
-        times = self._times[phase]
-        times.model1.append(t1)
-        times.model2.append(t2)
-        after = _aidge_seconds(self.model2)
-        times.own2.append(None if aidge_before is None or after is None else after - aidge_before)
+        self._times[phase].add(1, t1)
+        self._times[phase].add(2, t2, _own_seconds(self.model2, aidge_before))
+
+    # -- repeated timed calls -----------------------------------------------------------
+    def _repeat_timed_calls(self, inputs, label, grad_inputs) -> None:
+        """More samples of this step's timed calls, before the checked ones (see the class
+        docstring): model1 and model2 in alternating blocks, each block until the model's
+        timed calls reach their share of ``bench_min_total_ms`` (and of ``bench_min_samples``)
+        or of ``bench_max_samples``. State the repetitions touch is restored afterwards."""
+        timed_epochs = max(1, self.epochs - self.bench_warmup)
+        budget = self.bench_min_total_ms / 1e3 / timed_epochs / REPEAT_BLOCKS
+        cap = max(0, self.bench_max_samples // timed_epochs - 1)  # the checked call is one more
+        caps = [cap // REPEAT_BLOCKS + (1 if b < cap % REPEAT_BLOCKS else 0) for b in range(REPEAT_BLOCKS)]
+        if not caps[0] or budget <= 0:
+            return
+        floor = math.ceil(max(0.0, self.bench_min_samples / timed_epochs - 1) / REPEAT_BLOCKS)
+        phases = ("forward", "backward") if self.test_backward else ("forward",)
+        epoch = {w: sum(self._times[p].total(w) for p in phases) for w in (1, 2)}
+        with timing.restored_state((self.model1, self.model2), self.cuda):
+            for block_cap in caps:
+                for which in (1, 2):
+                    self._repeat_block(which, inputs, label, grad_inputs, budget, block_cap, epoch,
+                                       min(floor, block_cap))
+
+    def _repeat_block(self, which, inputs, label, grad_inputs, budget, cap, epoch, floor) -> None:
+        model = self.model1 if which == 1 else self.model2
+        phases = ("forward", "backward") if self.test_backward else ("forward",)
+        start = sum(self._times[p].total(which) for p in phases)
+        grad_ctx = contextlib.nullcontext() if self.test_backward else torch.no_grad()
+        for n in range(cap):
+            spent = sum(self._times[p].total(which) for p in phases)
+            if n >= floor and (spent - start >= budget or spent - epoch[which] >= budget * REPEAT_BLOCKS):
+                break  # this block's share is spent, or the epoch's (a slow call overshoots a block's)
+            x = [t.detach().clone().requires_grad_(grad_inputs) for t in inputs]  # as in1 / in2
+            with grad_ctx:
+                before = _aidge_seconds(model) if which == 2 else None
+                out, t = timing.timed(lambda: model(*x), cuda=self.cuda)
+            self._times["forward"].add(which, t, _own_seconds(model, before) if which == 2 else None)
+            if not self.test_backward:
+                continue
+            loss = self._loss(out, label)
+            before = _aidge_seconds(model) if which == 2 else None
+            _, t = timing.timed(loss.backward, cuda=self.cuda)
+            self._times["backward"].add(which, t, _own_seconds(model, before) if which == 2 else None)
 
     def check_weights(self, what: str = "weights", params1=None, params2=None) -> None:
         """Both models hold the same parameters (names and values, compared by name)."""
@@ -341,20 +351,22 @@ class ModelTester:
 
     # -- timings ----------------------------------------------------------------------------
     def performance_stats(self) -> dict[str, dict[str, Any]]:
-        """``{"forward": {mean1, mean2, ratio, samples, call2, bridge2, timed2}, "backward":
-        {...}}``, seconds. ``mean1``: model1's call. ``mean2``: when model2 is an
-        :class:`~interop.bridge.AidgeModule`, **Aidge's own time** (its scheduler's forward /
-        backward inside the call, ``timed2 = "aidge scheduler"``), else model2's call
-        (``timed2 = "model2 call"``). ``call2``: model2's whole call; ``bridge2 = call2 -
-        mean2``: what the bridge added (None when model2 is not an AidgeModule). ``ratio`` is
-        mean2 / mean1: the slowdown of Aidge itself, not of the bridge."""
+        """``{"forward": {...}, "backward": {...}}`` (:meth:`PhaseSamples.stats
+        <interop.equivalence.timing.PhaseSamples.stats>`), seconds. ``median1``: model1's
+        call. ``median2``: when model2 is (or holds) an :class:`~interop.bridge.AidgeModule`,
+        **Aidge's own time** (its scheduler's forward / backward inside the call, ``timed2 =
+        "aidge scheduler"``), else model2's call (``timed2 = "model2 call"``). ``call2``:
+        model2's whole call; ``bridge2``: what the bridge added (None when model2 holds no
+        AidgeModule). ``ratio = median2 / median1``: the slowdown of Aidge itself, not of
+        the bridge; ``samples1`` / ``samples2``: how many calls each median rests on."""
         return {phase: times.stats() for phase, times in self._times.items()}
 
     def _report_timings(self) -> None:
         stats = self.performance_stats()
         line = " | ".join(
-            f"{phase}: {s['mean1'] * 1e3:.3f} ms vs {s['mean2'] * 1e3:.3f} ms (x{s['ratio']:.2f}"
-            + (f"; bridge +{s['bridge2'] * 1e3:.3f} ms" if s.get("bridge2") is not None else "") + ")"
+            f"{phase}: {s['median1'] * 1e3:.3f} ms vs {s['median2'] * 1e3:.3f} ms (x{s['ratio']:.3g}"
+            + (f"; bridge +{s['bridge2'] * 1e3:.3f} ms" if s.get("bridge2") is not None else "")
+            + f"; medians of {s['samples1']}/{s['samples2']} calls)"
             for phase, s in stats.items() if s["samples"] and s["ratio"] is not None)
         if self.bench_print and line:
             logger.info("[%s] %s", self.name, line)
@@ -364,11 +376,11 @@ class ModelTester:
         if self.max_slowdown_ratio is None:
             return
         for phase, s in stats.items():
-            if not s["samples"] or s["ratio"] is None or s["mean1"] * 1e3 < self.bench_min_time_ms:
+            if not s["samples"] or s["ratio"] is None or s["median1"] * 1e3 < self.bench_min_time_ms:
                 continue
             if s["ratio"] > self.max_slowdown_ratio:
                 self._fail(f"{phase} speed", line, headline=(
-                    f"{phase} of model2 is {s['ratio']:.2f}x slower than model1 "
+                    f"{phase} of model2 is {s['ratio']:.3g}x slower than model1 "
                     f"(max_slowdown_ratio={self.max_slowdown_ratio})"))
 
     def _log_record(self, stats) -> dict[str, Any]:
@@ -399,6 +411,13 @@ def _aidge_seconds(model) -> float | None:
         return None
     found = [m.aidge_time_s for m in model.modules() if isinstance(m, AidgeModule)]
     return sum(found) if found else None
+
+
+def _own_seconds(model, before: float | None) -> float | None:
+    """Aidge's scheduler seconds spent by ``model`` since ``before`` (from
+    :func:`_aidge_seconds`), or None."""
+    after = _aidge_seconds(model)
+    return None if before is None or after is None else after - before
 
 
 def _aidge_version() -> str | None:

@@ -4,6 +4,8 @@
   :func:`categorize`, which tells a failure's category from its message
 - :mod:`~interop.reporting.pytest_output`: pytest's console output -> :class:`PytestRun`
 - :mod:`~interop.reporting.benchmarks`: ModelTester's benchmark JSONL -> :class:`BenchData`
+- :mod:`~interop.reporting.asv_results`: asv's Aidge/torch ratios of one commit ->
+  :class:`AsvRatios` (the report's figure for the cases asv benchmarked)
 - :mod:`~interop.reporting.inputs`: :func:`read_text`, :class:`UnreadableInput`
 - :mod:`~interop.reporting.report`: :func:`build_report` (a JSON-able dict) and
   :func:`format_report` (its text)
@@ -12,6 +14,7 @@
 """
 from __future__ import annotations
 
+from .asv_results import AsvRatios, load_asv_ratios
 from .benchmarks import BenchData, parse_benchmarks
 from .categories import CATEGORY_TABLE, KINDS, categorize, kind_of
 from .inputs import UnreadableInput, read_text
@@ -25,6 +28,8 @@ __all__ = [
     "TestResult",
     "PytestRun",
     "BenchData",
+    "AsvRatios",
+    "load_asv_ratios",
     "categorize",
     "kind_of",
     "case_id",

@@ -2,7 +2,10 @@
 :func:`parse_benchmarks` -> :class:`BenchData`.
 
 One object per line: ``name``, ``forward``/``backward`` = ``{mean1, mean2, ratio, samples}``
-or null, ``seed``, ``threads``, ``torch``, ``aidge``, ``test``, ``time``. A malformed line is
+(required; a current ModelTester adds ``median1``/``median2``, ``min1``/``min2``,
+``samples1``/``samples2``, ``ratio_min``, ``call2``, ``bridge2``, ``timed2``, and its
+``ratio`` is ``median2 / median1``) or null, ``seed``, ``threads``, ``torch``, ``aidge``,
+``test``, ``time``. A malformed line is
 reported as ``file:line: why`` and skipped; when a name appears several times (runs
 appended), the last line wins.
 """

@@ -19,7 +19,7 @@ crash                                   💥     AidgeCrash: ``crash: process ki
                                                ``Fatal Python error``, an xdist worker that crashed
 cuda_kernel_image                       📦     ``no kernel image is available``, ``invalid device function``
                                                (AidgeCudaKernelImageError: a packaging defect)
-performance_regression                  🐢     ``forward of model2 is 12.3x slower than model1`` (ModelTester
+slowdown_vs_torch                       🐢     ``forward of model2 is 12.3x slower than model1`` (ModelTester
                                                with ``max_slowdown_ratio``); the benchmark JSONL too
 config_error (test strategy)            🟡     ``ConfigError`` (``configs/X.json: case 'a.b': key 'k': ...``),
                                                ``JSONDecodeError``, ``malformed JSON``, ``unknown layout``,
@@ -120,7 +120,7 @@ CATEGORY_TABLE: dict[str, tuple[str, str, str]] = {
     "aidge_error": ("🟣", "aidge", CATEGORIES["aidge_error"]),
     "cuda_kernel_image": ("📦", "aidge", CATEGORIES["cuda_kernel_image"]),
     **{name: ("🟡", "test_strategy", meaning) for name, meaning in TEST_STRATEGY_CATEGORIES.items()},
-    "performance_regression": ("🐢", "performance", "slower than torch by more than the threshold"),
+    "slowdown_vs_torch": ("🐢", "performance", "slower than torch by more than the threshold (not a change over time)"),
     "unknown": ("❓", "unknown", "no rule matched: read the message"),
 }
 
@@ -216,7 +216,7 @@ def categorize(rt_msg: str | None, ae_msg: str | None = None) -> tuple[str, str]
     if KERNEL_IMAGE_RE.search(text):
         return _result("cuda_kernel_image")
     if SLOWER_RE.search(text):
-        return _result("performance_regression")
+        return _result("slowdown_vs_torch")
     if _CONFIG.search(text):
         return _result("config_error (test strategy)")
     if _EXPORT.search(text):

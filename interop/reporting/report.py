@@ -2,7 +2,14 @@
 and a :class:`~interop.reporting.benchmarks.BenchData` into a JSON-able dict (what
 ``analyze_results.py --json`` prints), :func:`format_report` into text, one section per
 question: Aidge bugs to report, expected failures by category, unexpected passes,
-performance regressions, test-strategy issues, skips, benchmarks per operator.
+slowdowns vs torch, test-strategy issues, skips, benchmarks per operator.
+
+Slowdowns are Aidge's own time over torch's in one run, ranked on the robust figure: the
+median ratio of ModelTester's repeated calls (``samples1``/``samples2`` say how many calls
+each median rests on; a record of an older ModelTester, one call per epoch, is shown as a
+mean of its few calls), or asv's ``track_aidge_torch_ratio`` of the same commit when its
+results are given (:mod:`.asv_results`). "Regressions" (a change over time) are asv's
+business (``asv compare``), not this report's.
 
 Aidge bugs are grouped by the Aidge operator the error names when it names one (``Aidge
 backward failed (operator MatMul)`` for ``FC_no_bias``), else by the operator of the case.
@@ -16,6 +23,7 @@ import re
 import statistics
 from typing import Any, Iterable
 
+from .asv_results import AsvRatios
 from .benchmarks import BenchData, number_or_none
 from .categories import AIDGE_FAILURE_RE, CATEGORY_TABLE, CRASH_MESSAGE_RE, SLOWER_RE, kind_of, what_differs
 from .pytest_output import OUTCOMES, WORKER_CRASH_RE, PytestRun, TestResult, operator_of
@@ -85,7 +93,7 @@ def _describe(result: TestResult, category: str) -> dict[str, Any]:
         elif result.exc_type and not error.startswith(result.exc_type):
             error = f"{result.exc_type.rsplit('.', 1)[-1]}: {error}"
     slower = SLOWER_RE.search(message)
-    if category == "performance_regression" and phase is None and slower:
+    if category == "slowdown_vs_torch" and phase is None and slower:
         phase = slower.group("phase")
     return {"operator": operator, "phase": phase, "error": error, "detail": detail}
 
@@ -110,14 +118,36 @@ def _ratio_ok(stats: Any) -> bool:
             and math.isfinite(stats["ratio"]) and (stats.get("samples") or 0) > 0)
 
 
-def _bench_entry(record: dict[str, Any], phase: str) -> dict[str, Any]:
+#: fewer calls than this behind a side's figure: the entry is flagged as not robust
+MIN_ROBUST_SAMPLES = 5
+
+
+def _bench_entry(record: dict[str, Any], phase: str, asv: AsvRatios | None = None) -> dict[str, Any]:
+    """One case and phase: ``ratio`` is the figure it is ranked on (``figure``: ``asv``,
+    ``median`` of ModelTester's calls, or ``mean`` for an older record), ``tester_ratio``
+    ModelTester's own."""
     stats = record[phase]
+    median = _number(stats.get("median1")) and _number(stats.get("median2"))
+    samples = stats.get("samples")
+    counts = [stats.get("samples1", samples), stats.get("samples2", samples)]
+    counts = [c if _number(c) else None for c in counts]
     bridge = stats.get("bridge2")
-    return {"name": record["name"], "operator": operator_of(record["name"]), "phase": phase,
-            "ratio": stats["ratio"], "torch_ms": _ms(stats.get("mean1")), "aidge_ms": _ms(stats.get("mean2")),
-            "bridge_ms": _ms(bridge) if number_or_none(bridge) else None,
-            "aidge_timed": stats.get("timed2") if isinstance(stats.get("timed2"), str) else None,
-            "samples": stats.get("samples")}
+    entry = {"name": record["name"], "operator": operator_of(record["name"]), "phase": phase,
+             "ratio": stats["ratio"], "figure": "median" if median else "mean", "tester_ratio": stats["ratio"],
+             "torch_ms": _ms(stats.get("median1" if median else "mean1")),
+             "aidge_ms": _ms(stats.get("median2" if median else "mean2")),
+             "bridge_ms": _ms(bridge) if _number(bridge) else None,
+             "aidge_timed": stats.get("timed2") if isinstance(stats.get("timed2"), str) else None,
+             "samples": samples, "samples1": counts[0], "samples2": counts[1],
+             "robust": bool(median) and all(c is not None and c >= MIN_ROBUST_SAMPLES for c in counts)}
+    asv_ratio = asv.get(record["name"], phase) if asv is not None else None
+    if asv_ratio is not None:
+        entry.update(ratio=asv_ratio, figure="asv", robust=True)
+    return entry
+
+
+def _number(value: Any) -> bool:
+    return value is not None and number_or_none(value)
 
 
 def _ms(seconds: Any) -> float | None:
@@ -132,8 +162,9 @@ def _ratio_stats(values: list[float]) -> dict[str, Any] | None:
 
 
 def build_report(run: PytestRun | None = None, bench: BenchData | None = None, *,
-                 threshold: float = 10.0, worst: int = 10) -> dict[str, Any]:
-    """The whole report as a JSON-able dict (what ``--json`` prints)."""
+                 threshold: float = 10.0, worst: int = 10, asv: AsvRatios | None = None) -> dict[str, Any]:
+    """The whole report as a JSON-able dict (what ``--json`` prints). ``asv``: asv's ratios
+    of the same commit, which then replace ModelTester's figure for the cases they hold."""
     report: dict[str, Any] = {"threshold": threshold, "sources": {}, "problems": []}
     findings: list[dict[str, Any]] = []
     if run is not None:
@@ -159,18 +190,21 @@ def build_report(run: PytestRun | None = None, bench: BenchData | None = None, *
     report["failures_by_category"] = {c: len(v["cases"]) for c, v in _by_category(failing).items()}
     if run is not None:
         report["skipped"] = _skips(run)
-    regressions = [dict(_short(f), source="pytest") for f in failing if f["kind"] == "performance"]
+    slowdowns = [dict(_short(f), source="pytest") for f in failing if f["kind"] == "performance"]
     if bench is not None:
         report["sources"]["benchmarks"] = bench.source
+        if asv is not None:
+            report["sources"]["asv"] = f"{asv.source} (commit {asv.commit[:8]}, {len(asv.ratios)} ratios)"
         report["problems"].extend(bench.problems)
-        report["benchmarks"] = _bench_summary(bench, worst)
+        entries = {phase: [_bench_entry(r, phase, asv) for r in bench.records if _ratio_ok(r.get(phase))]
+                   for phase in ("forward", "backward")}
+        report["benchmarks"] = _bench_summary(bench, entries, worst)
         for phase in ("forward", "backward"):
-            for record in bench.records:
-                if _ratio_ok(record.get(phase)) and record[phase]["ratio"] > threshold:
-                    regressions.append(dict(_bench_entry(record, phase), source="benchmarks", category="performance_regression",
-                                            emoji=CATEGORY_TABLE["performance_regression"][0]))
-        regressions.sort(key=lambda r: -(r.get("ratio") or 0))
-    report["performance_regressions"] = regressions
+            slowdowns += [dict(e, source="benchmarks", category="slowdown_vs_torch",
+                               emoji=CATEGORY_TABLE["slowdown_vs_torch"][0])
+                          for e in entries[phase] if e["ratio"] > threshold]
+        slowdowns.sort(key=lambda r: -(r.get("ratio") or 0))
+    report["slowdowns_vs_torch"] = slowdowns
     return report
 
 
@@ -222,23 +256,22 @@ def _skips(run: PytestRun) -> list[dict[str, Any]]:
     return [{"reason": k, "count": v} for k, v in sorted(reasons.items(), key=lambda kv: -kv[1])]
 
 
-def _bench_summary(bench: BenchData, worst: int) -> dict[str, Any]:
+def _bench_summary(bench: BenchData, entries: dict[str, list[dict[str, Any]]], worst: int) -> dict[str, Any]:
     operators: dict[str, dict[str, Any]] = {}
     for record in bench.records:
-        op = operators.setdefault(operator_of(record["name"]), {"cases": 0, "forward": [], "backward": []})
-        op["cases"] += 1
-        for phase in ("forward", "backward"):
-            if _ratio_ok(record.get(phase)):
-                op[phase].append(record[phase]["ratio"])
+        operators.setdefault(operator_of(record["name"]), {"cases": 0, "forward": [], "backward": []})["cases"] += 1
+    for phase, phase_entries in entries.items():
+        for e in phase_entries:
+            operators[e["operator"]][phase].append(e["ratio"])
     per_operator = {name: {"cases": v["cases"], "forward": _ratio_stats(v["forward"]),
                            "backward": _ratio_stats(v["backward"])}
                     for name, v in sorted(operators.items(), key=lambda kv: kv[0].lower())}
-    ranked = {}
-    for phase in ("forward", "backward"):
-        entries = [_bench_entry(r, phase) for r in bench.records if _ratio_ok(r.get(phase))]
-        ranked[phase] = sorted(entries, key=lambda e: -e["ratio"])[:worst]
+    ranked = {phase: sorted(e, key=lambda x: -x["ratio"])[:worst] for phase, e in entries.items()}
     untimed = [r["name"] for r in bench.records if not _ratio_ok(r.get("forward"))]
+    every = [e for phase_entries in entries.values() for e in phase_entries]
+    figures = {f: sum(1 for e in every if e["figure"] == f) for f in ("asv", "median", "mean")}
     return {"records": len(bench.records), "superseded": bench.superseded, "untimed": untimed,
+            "figures": figures, "not_robust": sum(1 for e in every if not e["robust"]),
             "per_operator": per_operator, "worst_forward": ranked["forward"], "worst_backward": ranked["backward"]}
 
 
@@ -246,7 +279,7 @@ def _bench_summary(bench: BenchData, worst: int) -> dict[str, Any]:
 # text
 # ---------------------------------------------------------------------------------------
 def _fmt_ratio(x: float | None) -> str:
-    return "-" if x is None else f"x{x:.2f}"
+    return "-" if x is None else f"x{x:.3g}"
 
 
 def _fmt_ms(x: float | None) -> str:
@@ -254,12 +287,20 @@ def _fmt_ms(x: float | None) -> str:
 
 
 def _fmt_times(e: dict[str, Any]) -> str:
-    """``(torch 0.135 ms, Aidge 0.012 ms, bridge +0.030 ms, 8 samples)``: Aidge's own time
-    (its scheduler, when the record says so), the bridge's overhead apart."""
+    """``(torch 0.135 ms, Aidge 0.012 ms, bridge +0.030 ms; medians of 397/92 calls)``:
+    Aidge's own time (its scheduler, when the record says so), the bridge's overhead apart,
+    what the figure rests on."""
     aidge = "Aidge" if e.get("aidge_timed") in (None, "aidge scheduler") else "model2 call"
     bridge = f", bridge +{_fmt_ms(e['bridge_ms'])}" if e.get("bridge_ms") is not None else ""
-    samples = f", {e['samples']} sample(s)" if e.get("samples") else ""
-    return f"(torch {_fmt_ms(e['torch_ms'])}, {aidge} {_fmt_ms(e['aidge_ms'])}{bridge}{samples})"
+    n1, n2 = e.get("samples1"), e.get("samples2")
+    calls = f"{n1}/{n2}" if n1 != n2 else f"{n1}"
+    if e.get("figure") == "mean":
+        rests = f"; mean of {calls} call(s), NOT ROBUST"
+    else:
+        rests = f"; medians of {calls} calls" + ("" if e.get("robust") or e.get("figure") == "asv" else ", NOT ROBUST")
+    if e.get("figure") == "asv":
+        rests += f"; asv ratio, ModelTester's {_fmt_ratio(e.get('tester_ratio'))}"
+    return f"(torch {_fmt_ms(e['torch_ms'])}, {aidge} {_fmt_ms(e['aidge_ms'])}{bridge}{rests})"
 
 
 def _clip(text: str | None, width: int = 160) -> str:
@@ -320,13 +361,16 @@ def format_report(report: dict[str, Any]) -> str:
             add(f"  ✅ {p['case']}: was expected {p['category']} ({p['operator']} {p['phase']}): {_clip(p['error'], 120)}")
 
     add("")
-    regressions = report["performance_regressions"]
-    add(f"== Performance regressions (slowdown over x{report['threshold']:g}): {len(regressions)} ==")
-    if "benchmarks" not in report and not regressions:
+    slowdowns = report["slowdowns_vs_torch"]
+    add(f"== Slowdowns vs torch (Aidge's own time / torch's, median ratio over x{report['threshold']:g}): "
+        f"{len(slowdowns)} ==")
+    add("  slower than torch in this run; a change from one commit to the next (a regression) is asv's: "
+        "asv compare (README \"Benchmarks\")")
+    if "benchmarks" not in report and not slowdowns:
         add("  no benchmark JSONL given (--bench results/benchmarks.jsonl)")
-    elif not regressions:
+    elif not slowdowns:
         add("  none")
-    for r in regressions:
+    for r in slowdowns:
         if r["source"] == "benchmarks":
             add(f"  🐢 {r['name']:<36} {r['phase']:<8} {_fmt_ratio(r['ratio']):>9}  {_fmt_times(r)}")
         else:
@@ -361,6 +405,11 @@ def format_report(report: dict[str, Any]) -> str:
         add(f"== Benchmarks per operator (Aidge time / torch time; {bench['records']} case(s){extra}) ==")
         add("  Aidge time = its scheduler's forward/backward inside the AidgeModule call; the bridge's "
             "overhead is shown apart (bridge +...)")
+        figures = bench.get("figures") or {}
+        add(f"  figures: {figures.get('median', 0)} median ratio(s) of ModelTester's repeated calls, "
+            f"{figures.get('asv', 0)} from asv (same commit), {figures.get('mean', 0)} mean(s) of older records"
+            + (f"; {bench['not_robust']} NOT ROBUST (fewer than {MIN_ROBUST_SAMPLES} calls a side)"
+               if bench.get("not_robust") else ""))
         add(f"  {'operator':<20} {'cases':>5}  {'fwd median':>10} {'fwd max':>9}  {'bwd median':>10} {'bwd max':>9}")
         for name, op in bench["per_operator"].items():
             fwd, bwd = op["forward"] or {}, op["backward"] or {}
@@ -369,7 +418,7 @@ def format_report(report: dict[str, Any]) -> str:
         for phase in ("forward", "backward"):
             entries = bench[f"worst_{phase}"]
             add("")
-            add(f"== Ten worst {phase} slowdowns ==")
+            add(f"== Ten worst {phase} slowdowns vs torch ==")
             if not entries:
                 add("  none timed")
             for i, e in enumerate(entries, 1):

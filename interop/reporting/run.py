@@ -4,7 +4,9 @@
 - The run gets ``results/runs/<UTC time>-<commit>-<pid>/`` (created exclusively: two
   concurrent runs never share a file). pytest's output goes to ``pytest.txt``, ModelTester's
   timings to ``benchmarks.jsonl`` (``INTEROP_RESULTS_DIR`` points there), the analysis to
-  ``report.txt`` / ``report.json``, and ``run.json`` says how the run ended.
+  ``report.txt`` / ``report.json``, and ``run.json`` says how the run ended. When asv
+  results of the same commit exist (``results/asv``), the report's slowdowns take asv's
+  ratio for the cases asv holds.
 - Every file is written under a temporary name and renamed when complete: a reader never
   sees half a report. Ctrl-C during the tests still produces the report of what ran (pytest
   prints its totals on an interrupt; the report says the run is incomplete); Ctrl-C during the
@@ -27,6 +29,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from .asv_results import load_asv_ratios
 from .benchmarks import parse_benchmarks
 from .inputs import UnreadableInput
 from .pytest_output import parse_pytest_output
@@ -95,8 +98,9 @@ def _run_pytest(args: list[str], run_dir: Path, env: dict[str, str], cwd: Path) 
     return code, interrupted
 
 
-def _analyse(run_dir: Path) -> tuple[int, str]:
-    """(exit status, report text); writes report.txt and report.json atomically."""
+def _analyse(run_dir: Path, commit: str | None = None, asv_dir: Path | None = None) -> tuple[int, str]:
+    """(exit status, report text); writes report.txt and report.json atomically. ``commit``
+    and ``asv_dir``: where to look for asv's ratios of the same commit."""
     try:
         run = parse_pytest_output((run_dir / "pytest.txt").read_text(errors="replace"),
                                   source=str(run_dir / "pytest.txt"))
@@ -109,7 +113,11 @@ def _analyse(run_dir: Path) -> tuple[int, str]:
         message = f"interop.reporting.run: {exc}\n"
         write_atomically(run_dir / "report.txt", message)
         return 2, message
-    report = build_report(run, bench)
+    asv = None
+    if bench is not None and commit and commit != "nogit" and asv_dir is not None:
+        aidge = next((r.get("aidge") for r in bench.records if r.get("aidge")), None)
+        asv = load_asv_ratios(asv_dir, commit, prefer=f"aidge-core{aidge}" if aidge else None)
+    report = build_report(run, bench, asv=asv)
     text = format_report(report)
     write_atomically(run_dir / "report.json", json.dumps(report, indent=2, ensure_ascii=False) + "\n")
     write_atomically(run_dir / "report.txt", text)
@@ -121,12 +129,13 @@ def main(argv: list[str] | None = None, *, results: Path | None = None, cwd: Pat
     cwd = Path.cwd() if cwd is None else cwd
     results = (cwd / "results") if results is None else results
     results.mkdir(parents=True, exist_ok=True)
-    run_dir = new_run_dir(results, _commit(cwd))
+    commit = _commit(cwd)
+    run_dir = new_run_dir(results, commit)
     env = dict(os.environ, INTEROP_RESULTS_DIR=str(run_dir))
     env.setdefault("OMP_NUM_THREADS", "1")
     started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     code, interrupted = _run_pytest(args, run_dir, env, cwd)
-    status, text = _analyse(run_dir)
+    status, text = _analyse(run_dir, commit, results / "asv")
     complete = status == 0
     write_atomically(run_dir / "run.json", json.dumps({
         "run": run_dir.name, "started": started, "pytest_args": args, "pytest_exit": code,

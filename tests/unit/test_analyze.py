@@ -104,7 +104,7 @@ MESSAGES = [
     pytest.param("Aidge forward failed (operator Conv2D): CUDA error: no kernel image is available for execution on "
                  "the device", None, "cuda_kernel_image", id="kernel-image"),
     pytest.param(None, "[Conv2D_x] forward of model2 is 12.31x slower than model1 (max_slowdown_ratio=10.0) [seed 1]",
-                 "performance_regression", id="slower"),
+                 "slowdown_vs_torch", id="slower"),
     pytest.param("configs/Conv2D.json: case 'ok.attr.k3': key 'attributes.foo': attribute 'foo' is neither "
                  "supported (SUPPORTED_ATTRS) nor ignored by operator Conv2D", None, "config_error (test strategy)",
                  id="config"),
@@ -427,8 +427,8 @@ def test_report_on_the_recordings():
     raw = [json.loads(line) for line in (DATA / "benchmarks.jsonl").read_text().splitlines()]
     over = sorted(((r[p]["ratio"], r["name"], p) for r in raw for p in ("forward", "backward")
                    if r[p] and r[p]["ratio"] > 10), reverse=True)
-    assert [(r["ratio"], r["name"], r["phase"]) for r in report["performance_regressions"]] == over
-    assert len(build_report(None, bench, threshold=1.0)["performance_regressions"]) == \
+    assert [(r["ratio"], r["name"], r["phase"]) for r in report["slowdowns_vs_torch"]] == over
+    assert len(build_report(None, bench, threshold=1.0)["slowdowns_vs_torch"]) == \
         sum(1 for r in raw for p in ("forward", "backward") if r[p] and r[p]["ratio"] > 1.0)
     summary = report["benchmarks"]
     assert set(summary["per_operator"]) == {"ReLU", "Tanh", "Sigmoid", "Conv2D", "MaxPool2D", "FC", "Softmax",
@@ -444,7 +444,7 @@ def test_report_on_the_recordings():
 def test_text_report_sections():
     text = format_report(build_report(_run("pytest_quiet.txt"), _bench(), threshold=10))
     for heading in ("Aidge bugs to report", "Expected failures by category", "Unexpected passes",
-                    "Performance regressions (slowdown over x10)", "Test-strategy issues", "Skipped: 1",
+                    "Slowdowns vs torch (Aidge's own time / torch's, median ratio over x10)", "Test-strategy issues", "Skipped: 1",
                     "Benchmarks per operator", "Ten worst forward slowdowns", "Ten worst backward slowdowns"):
         assert heading in text
     assert "🟠 backward_not_implemented (NEW) [backward]: Backward not yet implemented for MatMul_Op" in text
@@ -557,3 +557,89 @@ def test_a_complete_run_is_not_flagged():
     run = parse_pytest_output(_COMPLETE)
     assert run.incomplete() == []
     assert build_report(run)["incomplete"] == []
+
+
+# -- robust slowdowns: median ratios, sample counts, asv's figure -------------------------------------
+def _record(name, ratio, samples=(300, 80), torch_ms=0.01, phases=("forward", "backward")):
+    stats = {"median1": torch_ms / 1e3, "median2": ratio * torch_ms / 1e3, "min1": torch_ms / 1e3,
+             "min2": ratio * torch_ms / 1e3, "mean1": torch_ms / 1e3, "mean2": 1.0, "ratio": ratio, "ratio_min": ratio,
+             "samples": min(samples), "samples1": samples[0], "samples2": samples[1], "call2": None,
+             "bridge2": None, "timed2": "aidge scheduler", "stat": "median"}
+    return {"name": name, **{p: dict(stats) if p in phases else None for p in ("forward", "backward")}}
+
+
+def _jsonl(*records):
+    return parse_benchmarks("\n".join(json.dumps(r) for r in records), source="b.jsonl")
+
+
+def test_slowdowns_rank_on_the_median_ratio_and_say_what_it_rests_on():
+    bench = _jsonl(_record("ReLU_a", 12.0), _record("ReLU_b", 30.0, samples=(3, 2)), _record("Tanh_a", 2.0))
+    report = build_report(None, bench, threshold=10)
+    slow = report["slowdowns_vs_torch"]
+    assert [(s["name"], s["phase"]) for s in slow] == [("ReLU_b", "forward"), ("ReLU_b", "backward"),
+                                                       ("ReLU_a", "forward"), ("ReLU_a", "backward")]
+    # the mean (mean2 = 1 s here) is ignored: the median figure is ranked
+    assert slow[0]["ratio"] == 30.0 and slow[0]["figure"] == "median" and slow[0]["robust"] is False
+    assert slow[2]["samples1"] == 300 and slow[2]["samples2"] == 80 and slow[2]["robust"] is True
+    assert report["benchmarks"]["figures"] == {"asv": 0, "median": 6, "mean": 0}
+    assert report["benchmarks"]["not_robust"] == 2
+    text = format_report(report)
+    assert "== Slowdowns vs torch (Aidge's own time / torch's, median ratio over x10): 4 ==" in text
+    assert "Performance regressions" not in text and "regression" in text  # only to say where regressions live
+    assert "x12  (torch 0.010 ms, Aidge 0.120 ms; medians of 300/80 calls)" in text
+    assert "x30  (torch 0.010 ms, Aidge 0.300 ms; medians of 3/2 calls, NOT ROBUST)" in text
+
+
+def test_an_older_record_is_shown_as_a_mean_of_its_few_calls():
+    old = {"name": "ReLU_old", "forward": {"mean1": 1e-5, "mean2": 2e-4, "ratio": 20.0, "samples": 1},
+           "backward": None}
+    (entry,) = build_report(None, _jsonl(old))["slowdowns_vs_torch"]
+    assert entry["figure"] == "mean" and entry["robust"] is False and entry["samples1"] == 1
+    assert "x20  (torch 0.010 ms, Aidge 0.200 ms; mean of 1 call(s), NOT ROBUST)" in format_report(
+        build_report(None, _jsonl(old)))
+
+
+def _asv_file(directory, commit, env, ratios, date=1):
+    results = {}
+    for (kind, phase), cases in ratios.items():
+        ids = list(cases)
+        results[f"{kind}.{phase}.track_aidge_torch_ratio"] = [[cases[c] for c in ids], [[repr(c) for c in ids]],
+                                                                "v", 0, 1.0]
+        results[f"{kind}.{phase}.time_aidge"] = [[1e-3] * len(ids), [[repr(c) for c in ids]]]
+    path = directory / "machine" / f"{commit[:8]}-{env}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"commit_hash": commit, "env_name": env, "date": date, "results": results,
+                                "version": 2}))
+    return path
+
+
+def test_asv_ratios_of_the_same_commit_replace_the_tester_figure(tmp_path):
+    from interop.reporting.asv_results import load_asv_ratios
+
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    _asv_file(tmp_path, commit, "py-aidge-core0.10.1", {
+        ("operators", "Forward"): {"ReLU_a": 9.5, "ReLU_b": float("nan"), "Tanh_a": 11.0},
+        ("operators", "Backward"): {"ReLU_a": None}})
+    _asv_file(tmp_path, commit, "py-aidge-core0.9.1", {("operators", "Forward"): {"ReLU_a": 99.0}}, date=5)
+    _asv_file(tmp_path, "f" * 40, "py-aidge-core0.10.1", {("operators", "Forward"): {"ReLU_a": 50.0}})
+    assert load_asv_ratios(tmp_path, "deadbeef") is None and load_asv_ratios(tmp_path / "none", commit) is None
+    latest = load_asv_ratios(tmp_path, commit[:8])
+    assert latest.ratios == {("ReLU_a", "forward"): 99.0}  # the latest file of the commit
+    asv = load_asv_ratios(tmp_path, commit[:8], prefer="aidge-core0.10.1")
+    # NaN (skipped) and null (failed) cases are left out
+    assert asv.ratios == {("ReLU_a", "forward"): 9.5, ("Tanh_a", "forward"): 11.0} and asv.commit == commit
+    bench = _jsonl(_record("ReLU_a", 12.0), _record("ReLU_b", 30.0), _record("Tanh_a", 2.0))
+    report = build_report(None, bench, threshold=10, asv=asv)
+    slow = {(s["name"], s["phase"]): s for s in report["slowdowns_vs_torch"]}
+    assert set(slow) == {("ReLU_b", "forward"), ("ReLU_b", "backward"), ("Tanh_a", "forward"), ("ReLU_a", "backward")}
+    assert slow[("Tanh_a", "forward")]["figure"] == "asv" and slow[("Tanh_a", "forward")]["tester_ratio"] == 2.0
+    assert slow[("ReLU_a", "backward")]["figure"] == "median"  # asv failed it: ModelTester's figure stays
+    assert report["benchmarks"]["figures"] == {"asv": 2, "median": 4, "mean": 0}
+    assert "asv ratio, ModelTester's x2" in format_report(report)
+    assert f"commit {commit[:8]}" in report["sources"]["asv"]
+    log = tmp_path / "b.jsonl"
+    log.write_text(json.dumps(dict(_record("Tanh_a", 2.0), aidge="0.10.1")) + "\n")
+    done = _cli("--bench", log, "--asv-commit", commit[:8], "--asv-results", tmp_path, "--threshold", "10")
+    assert done.returncode == 0 and "Tanh_a" in done.stdout and "asv ratio" in done.stdout
+    missing = _cli("--bench", log, "--asv-commit", "deadbeef", "--asv-results", tmp_path)
+    assert missing.returncode == 2 and "no asv ratio of commit deadbeef" in missing.stderr

@@ -172,6 +172,18 @@ def test_the_ratio_numerator_is_the_aidge_call(monkeypatch):
     monkeypatch.setattr(harness.timing, "timed", lambda fn, cuda=False: (None, fake[id(fn)]))
     assert pair.ratio() == pytest.approx(3.5)
     assert {id(f) for f in sampled} == {id(pair.torch_call), id(pair.aidge_call)}
+    # asv prints a track_ value as returned: 3 significant digits (before: 4.253227378618111)
+    fake[id(pair.aidge_call)] = 2e-6 * 4.253227378618111
+    assert pair.ratio() == 4.25
+
+
+@pytest.mark.parametrize("value, rounded", [(4.253227378618111, 4.25), (1865.37, 1870.0), (0.0123456, 0.0123),
+                                            (0.0, 0.0), (-2.0004, -2.0)])
+def test_ratios_are_rounded_to_three_significant_digits(value, rounded):
+    from interop.equivalence.timing import round_sig
+
+    assert round_sig(value) == rounded
+    assert round_sig(float("nan")) != round_sig(float("nan")) and round_sig(float("inf")) == float("inf")
 
 
 def test_each_time_benchmark_calls_its_own_side():
@@ -339,3 +351,135 @@ def test_the_harness_imports_without_pytest():
             "import benchmarks.harness, interop.cases.suite, interop.cases.catalog\n")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
+
+
+# --- the front door: nox -l, asv's threshold, serving the site ----------------------------------------
+def _nox_sessions() -> dict[str, str | None]:
+    """session name -> its docstring, read from noxfile.py without importing nox."""
+    import ast
+
+    tree = ast.parse((ROOT / "noxfile.py").read_text())
+    out = {}
+    for node in tree.body:
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        for deco in node.decorator_list:
+            if isinstance(deco, ast.Call) and getattr(deco.func, "attr", None) == "session":
+                names = [k.value.value for k in deco.keywords if k.arg == "name"]
+                out[names[0] if names else node.name] = ast.get_docstring(node)
+    return out
+
+
+def test_nox_list_describes_every_session():
+    import ast
+
+    header = ast.get_docstring(ast.parse((ROOT / "noxfile.py").read_text()))
+    listed = [line.split()[0] for line in header.splitlines()[2:] if line and not line.startswith(" ")]
+    sessions = _nox_sessions()
+    assert len(sessions) >= 10 and sorted(listed) == sorted(sessions)  # before: 4 of 9 listed
+    assert all(doc for doc in sessions.values()), [name for name, doc in sessions.items() if not doc]
+
+
+def test_compare_factor_is_asvs_regression_threshold():
+    import ast
+    import re
+
+    lines = (ROOT / "asv.conf.json").read_text().splitlines()
+    conf = json.loads("\n".join(line for line in lines if not line.lstrip().startswith("//")))
+    thresholds = conf["regressions_thresholds"]
+    # every timed benchmark kind has its threshold, the ratio a tighter one (it is steadier)
+    for name in ("operators.Forward.time_aidge('X')", "models.Backward.time_bridge('X')",
+                 "operators.Forward.time_torch('X')"):
+        assert [t for regex, t in thresholds.items() if re.match(regex, name)] == [thresholds[".*\\.time_"]]
+    assert [t for regex, t in thresholds.items() if re.match(regex, "models.Forward.track_aidge_torch_ratio('X')")] \
+        == [thresholds[".*\\.track_aidge_torch_ratio"]] and thresholds[".*\\.track_aidge_torch_ratio"] < \
+        thresholds[".*\\.time_"]
+    threshold = max(thresholds.values())
+    assert 0 < threshold < 2
+    readme = (ROOT / "README.md").read_text()
+    factor = f"{1 + threshold:g}"
+    # the README's compare and continuous commands use the same factor as nox -s compare
+    assert re.search(rf"asv compare --factor {re.escape(factor)} ", readme), factor
+    assert re.search(rf"asv continuous --factor {re.escape(factor)} ", readme), factor
+    assert "_regression_factor()" in (ROOT / "noxfile.py").read_text()
+    ast.parse((ROOT / "noxfile.py").read_text())
+
+
+def test_the_readme_registers_the_machine_before_asv_runs():
+    readme = (ROOT / "README.md").read_text()
+    block = readme[readme.index("## Benchmarks"):readme.index("## Speed of the bridge")]
+    assert block.index("asv machine --yes") < block.index("\nasv run")
+    assert "python -m http.server -d results/html" in block and "npm" in readme[:readme.index("## Run the main")]
+
+
+def test_publish_offline_says_to_serve_the_site_over_http(tmp_path, capsys, monkeypatch):
+    html = tmp_path / "html"
+    html.mkdir()
+    (html / "index.html").write_text("<p>no remote resource</p>")
+    monkeypatch.setattr(publish_offline.shutil, "which", lambda name: "/usr/bin/npm")
+    assert publish_offline.main(["--html-dir", str(html), "--cache", str(tmp_path / "c")]) == 0
+    out = capsys.readouterr().out
+    assert f"python -m http.server -d {html} 8080" in out and "file://" in out
+
+
+# --- every case reachable (benchmarks/case_index.py) ----------------------------------------------------
+def test_case_index_links_every_case_of_every_operator(tmp_path):
+    from benchmarks import case_index
+
+    ops = ["'ReLU_rank_1'", "'ReLU_rank_2'"] + [f"'Conv2D_c{i}'" for i in range(12)]
+    index = {"project": "p", "benchmarks": {
+        **{f"operators.{phase}.{kind}": {"params": [ops if phase == "Forward" else ops[1:]], "param_names": ["case"]}
+           for phase in ("Forward", "Backward") for kind, _ in case_index.KINDS},
+        **{f"models.Forward.{kind}": {"params": [["'LeNet_eval'"]], "param_names": ["case"]}
+           for kind, _ in case_index.KINDS},
+        "threads.track_threads": {"params": [], "param_names": []}}}
+    html_dir = tmp_path / "html"
+    html_dir.mkdir()
+    (html_dir / "index.json").write_text(json.dumps(index))
+    (html_dir / "index.html").write_text('<ul>\n\t<li id="nav-li-regressions"><a href="#/regressions">R</a></li>')
+    assert case_index.main(["--html-dir", str(html_dir)]) == 0
+    page = (html_dir / "cases.html").read_text()
+    # every case of every phase has its link (asv's grid draws 8 of 14 Conv2D cases at most)
+    for value in ops:
+        url = case_index.graph_url("operators.Forward.time_aidge", [value])
+        assert url == "index.html#operators.Forward.time_aidge?p-case=%27" + value.strip("'") + "%27"
+        assert url.replace("&", "&amp;") in page
+    assert case_index.graph_url("operators.Backward.track_aidge_torch_ratio", ["'ReLU_rank_2'"]) in page
+    assert "index.html#operators.Backward.time_torch?p-case=%27ReLU_rank_1%27" not in page  # forward-only case
+    every_conv = case_index.graph_url("operators.Forward.time_aidge", [v for v in ops if "Conv2D" in v])
+    assert every_conv.replace("&", "&amp;") in page and "all 12" in page
+    assert 'id="operators-Conv2D"' in page and 'id="models-LeNet"' in page and "threads" not in page
+    nav = (html_dir / "index.html").read_text()
+    assert nav.count('href="cases.html"') == 1
+    assert case_index.main(["--html-dir", str(html_dir)]) == 0  # idempotent
+    assert (html_dir / "index.html").read_text().count('href="cases.html"') == 1
+
+
+# --- the noise floor (benchmarks/noise_floor.py) --------------------------------------------------------
+def test_noise_floor_selects_both_phases_of_its_cases_and_nothing_else():
+    import re
+
+    from benchmarks import noise_floor
+
+    regex = noise_floor.bench_regex(["ReLU_rank_2", "LeNet_train"])
+    assert re.search(regex, "operators.Forward.time_aidge('ReLU_rank_2')")
+    assert re.search(regex, "models.Backward.track_aidge_torch_ratio('LeNet_train')")
+    assert not re.search(regex, "operators.Forward.time_aidge('ReLU_rank_2_odd')")
+    assert not re.search(regex, "threads.track_threads")
+    every = {c for kind in ("operator", "model") for phase in harness.PHASES for c in harness.case_ids(kind, phase)}
+    assert set(noise_floor.DEFAULT_CASES) <= every  # a renamed case would silently drop out
+
+
+def test_noise_floor_ratios_per_kind():
+    from benchmarks import noise_floor
+
+    def run(scale):
+        return {f"operators.Forward.{kind}('C{i}')": (v * scale if i == 0 else v, None, None)
+                for kind, v in (("time_aidge", 1e-5), ("time_torch", 2e-5), ("track_aidge_torch_ratio", 0.5))
+                for i in range(4)} | {"operators.Forward.time_bridge('C9')": (None, None, None)}
+    by_kind = noise_floor.compare_runs([[run(1.0), run(1.5)], [run(1.0), run(1.0)]], [1.1, 2.0])
+    s = by_kind["time_aidge"]["summary"]
+    assert s["n"] == 8 and s["max"] == pytest.approx(1.5) and s["median"] == pytest.approx(1.0)
+    assert s["within_1.1"] == 7 / 8 and s["flagged_at_1.1"] == 1 / 8 and s["flagged_at_2"] == 0
+    assert by_kind["time_bridge"]["summary"] == {"n": 0}  # a failed benchmark is left out
+    assert "time_bridge                  0" in noise_floor.format_table(by_kind, [1.1, 2.0])

@@ -136,3 +136,30 @@ def test_ctrl_c_during_the_analysis_leaves_no_empty_report(tmp_path, monkeypatch
     assert not (second / "report.txt").exists() and not (second / "report.json").exists()
     assert not list(second.glob(".*partial"))
     assert (results / "latest").resolve() == first.resolve()
+
+
+def test_the_report_takes_asvs_ratio_of_the_same_commit(tmp_path):
+    from interop.reporting.run import _analyse
+
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "pytest.txt").write_text((ROOT / "tests" / "unit" / "data" / "pytest_quiet.txt").read_text())
+    stats = {"median1": 1e-5, "median2": 2e-5, "mean1": 1e-5, "mean2": 2e-5, "ratio": 2.0, "samples": 50,
+             "samples1": 200, "samples2": 50}
+    (run / "benchmarks.jsonl").write_text(json.dumps({"name": "ReLU_a", "forward": stats, "backward": None,
+                                                      "aidge": "0.10.1"}) + "\n")
+    commit = "89abcdef" + "0" * 32
+    asv = tmp_path / "asv" / "machine"
+    asv.mkdir(parents=True)
+    (asv / f"{commit[:8]}-virtualenv-py3.11-aidge-core0.10.1.json").write_text(json.dumps({
+        "commit_hash": commit, "env_name": "virtualenv-py3.11-aidge-core0.10.1", "date": 1,
+        "results": {"operators.Forward.track_aidge_torch_ratio": [[12.5], [["'ReLU_a'"]]]}}))
+    status, text = _analyse(run, commit[:8], tmp_path / "asv")
+    assert status == 0
+    report = json.loads((run / "report.json").read_text())
+    (slow,) = report["slowdowns_vs_torch"]
+    assert (slow["name"], slow["ratio"], slow["figure"], slow["tester_ratio"]) == ("ReLU_a", 12.5, "asv", 2.0)
+    assert "asv ratio, ModelTester's x2" in text
+    # no asv results of that commit: ModelTester's median figure
+    _analyse(run, "deadbeef", tmp_path / "asv")
+    assert json.loads((run / "report.json").read_text())["slowdowns_vs_torch"] == []

@@ -34,14 +34,18 @@ def test_documented_linear_example_passes(tmp_path):
     stats = tester.performance_stats()
     assert set(stats) == {"forward", "backward"}
     for phase in stats.values():
-        assert set(phase) == {"mean1", "mean2", "ratio", "samples", "call2", "bridge2", "timed2"}
-        assert phase["samples"] == 10 - tester.bench_warmup
-        assert phase["mean1"] > 0 and phase["mean2"] > 0
-        assert phase["timed2"] == "aidge scheduler"
-        assert phase["call2"] == pytest.approx(phase["mean2"] + phase["bridge2"])
-        assert 0 < phase["mean2"] < phase["call2"]
+        assert set(phase) == {"median1", "median2", "min1", "min2", "mean1", "mean2", "ratio", "ratio_min",
+                              "samples", "samples1", "samples2", "call2", "bridge2", "timed2", "stat"}
+        # more than one call per timed epoch (before: 8 samples, one per epoch after warm-up)
+        assert phase["samples"] == min(phase["samples1"], phase["samples2"]) > 10 - tester.bench_warmup
+        assert max(phase["samples1"], phase["samples2"]) <= tester.bench_max_samples
+        assert 0 < phase["min1"] <= phase["median1"] and 0 < phase["min2"] <= phase["median2"]
+        assert phase["timed2"] == "aidge scheduler" and phase["stat"] == "median"
+        assert phase["ratio"] == pytest.approx(phase["median2"] / phase["median1"])
+        assert 0 < phase["median2"] < phase["call2"] and 0 < phase["bridge2"] < phase["call2"]
     record = json.loads((tmp_path / "benchmarks.jsonl").read_text().splitlines()[-1])
-    assert record["name"] == "Linear" and record["forward"]["samples"] == 8
+    assert record["name"] == "Linear" and record["forward"]["samples"] == stats["forward"]["samples"]
+    assert record["forward"]["samples1"] > 8 and record["forward"]["ratio"] == stats["forward"]["ratio"]
     assert record["threads"] >= 1 and record["aidge"]
 
 
@@ -217,7 +221,7 @@ def test_recorded_aidge_time_is_the_schedulers_and_the_bridge_is_beside_it(where
         else:
             assert s["mean2"] < delay / 4, phase
             assert s["bridge2"] >= delay / 2, phase
-        assert s["ratio"] == pytest.approx(s["mean2"] / s["mean1"])
+        assert s["ratio"] == pytest.approx(s["median2"] / s["median1"])
 
 
 def test_a_plain_torch_model2_is_timed_by_its_call():
@@ -226,7 +230,7 @@ def test_a_plain_torch_model2_is_timed_by_its_call():
                          max_slowdown_ratio=None)
     tester.test_multiple_step((1, 16), (1, 4))
     for s in tester.performance_stats().values():
-        assert s["timed2"] == "model2 call" and s["bridge2"] is None and s["mean2"] == s["call2"]
+        assert s["timed2"] == "model2 call" and s["bridge2"] is None and s["median2"] == s["call2"]
 
 
 def test_an_aidge_module_inside_a_wrapper_is_still_timed_as_aidge():
@@ -244,3 +248,132 @@ def test_an_aidge_module_inside_a_wrapper_is_still_timed_as_aidge():
     tester.test_multiple_step((1, 16), (1, 4))
     for s in tester.performance_stats().values():
         assert s["timed2"] == "aidge scheduler" and 0 < s["mean2"] < s["call2"]
+
+
+# --- the repeated timed calls --------------------------------------------------------------
+class _BatchNormNet(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(6, 6)
+        self.bn = torch.nn.BatchNorm1d(6)
+
+    def forward(self, x):
+        return self.bn(self.fc(x))
+
+
+def _trained(benchmark: bool, make_pair):
+    model1, model2 = make_pair()
+    tester = ModelTester(model1, model2, name="state", epochs=4, bench_warmup=1, max_slowdown_ratio=None,
+                         benchmark=benchmark)
+    tester.test_multiple_step((4, 6), (4, 6))
+    return tester, model1, model2
+
+
+def _bn_pair():  # BatchNorm in training mode (Aidge's ignores training_mode: torch on both sides)
+    with torch.random.fork_rng():
+        torch.manual_seed(3)
+        model1 = _BatchNormNet().train()
+    return model1, copy.deepcopy(model1)
+
+
+def _aidge_pair():
+    with torch.random.fork_rng():
+        torch.manual_seed(3)
+        model1 = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.ReLU(), torch.nn.Linear(8, 6))
+    return model1, wrap(model1, (4, 6))
+
+
+@pytest.mark.parametrize("make_pair", [_bn_pair, _aidge_pair], ids=["batchnorm_train", "torch_vs_aidge"])
+def test_repeated_timed_calls_leave_the_models_as_a_run_without_timing(make_pair):
+    """The extra samples are taken on copies of the inputs, never step, and restore the
+    buffers (BatchNorm running statistics in training mode), the parameters' .grad and the
+    RNG: the models end exactly where a run without timing leaves them."""
+
+    timed, *models_timed = _trained(True, make_pair)
+    untimed, *models_untimed = _trained(False, make_pair)
+    assert timed.performance_stats()["forward"]["samples"] > 3  # it did repeat
+    assert untimed.performance_stats()["forward"]["samples"] == 0
+    for timed_model, untimed_model in zip(models_timed, models_untimed):
+        state_timed = dict(timed_model.named_parameters()) | dict(timed_model.named_buffers())
+        state_untimed = dict(untimed_model.named_parameters()) | dict(untimed_model.named_buffers())
+        assert set(state_timed) == set(state_untimed)
+        for name, value in state_timed.items():
+            assert torch.equal(value.detach(), state_untimed[name].detach()), name
+    rng = torch.get_rng_state()
+    _trained(True, make_pair)
+    assert torch.equal(torch.get_rng_state(), rng)
+
+
+class _SlowOnce(torch.nn.Module):
+    """model1's copy whose n-th call takes 50 ms longer (a descheduled process)."""
+
+    def __init__(self, source, slow_call):
+        super().__init__()
+        self.inner = copy.deepcopy(source)
+        self.calls, self.slow_call = 0, slow_call
+
+    def named_parameters(self, *args, **kwargs):
+        yield from self.inner.named_parameters()
+
+    def forward(self, x):
+        self.calls += 1
+        if self.calls == self.slow_call:
+            time.sleep(0.05)
+        return self.inner(x)
+
+
+def test_one_descheduled_call_does_not_move_the_figure():
+    """Before, one call per epoch: a 50 ms hiccup in one of 2 timed calls made the ratio
+    hundreds of times larger. The median of many calls ignores it."""
+    model = _linear()
+    tester = ModelTester(model, _SlowOnce(model, slow_call=5), name="hiccup", test_backward=False, epochs=4,
+                         max_slowdown_ratio=None)
+    tester.test_multiple_step((1, 16))
+    s = tester.performance_stats()["forward"]
+    assert s["samples"] >= 20
+    assert s["median2"] < 0.01 < s["mean2"] * s["samples2"]  # the hiccup is in the samples, not in the median
+
+
+def test_sampling_stops_at_the_time_budget_or_the_sample_cap():
+    model = _linear()
+    capped = ModelTester(model, copy.deepcopy(model), name="capped", epochs=4, bench_warmup=2,
+                         max_slowdown_ratio=None, bench_max_samples=10, bench_min_total_ms=1e6)
+    capped.test_multiple_step((1, 16), (1, 4))
+    for s in capped.performance_stats().values():
+        assert s["samples1"] == s["samples2"] == 10  # 2 timed epochs x (4 repeated + 1 checked)
+    slow = ModelTester(model, _Slow(model), name="budget", test_backward=False, epochs=3, bench_warmup=1,
+                       max_slowdown_ratio=None, bench_min_total_ms=30.0, bench_min_samples=1)
+    slow.test_multiple_step((1, 16))
+    s = slow.performance_stats()["forward"]
+    # 5 ms per model2 call: 2 timed epochs x (15 ms = 3 repeated calls + the checked call)
+    assert s["samples2"] == 8 and s["samples1"] > s["samples2"]
+    # a call that reaches the time in a few samples still gets bench_min_samples of them
+    floor = ModelTester(model, _Slow(model), name="floor", test_backward=False, epochs=3, bench_warmup=1,
+                        max_slowdown_ratio=None, bench_min_total_ms=1.0, bench_min_samples=12)
+    floor.test_multiple_step((1, 16))
+    # per timed epoch: 12 / 2 - 1 = 5 repeated calls, at least ceil(5 / 8) = 1 per block: 8 + the checked one
+    assert floor.performance_stats()["forward"]["samples2"] == 18
+    once = ModelTester(model, copy.deepcopy(model), name="once", epochs=3, bench_warmup=1,
+                       max_slowdown_ratio=None, bench_max_samples=1)
+    once.test_multiple_step((1, 16), (1, 4))
+    assert once.performance_stats()["forward"]["samples"] == 2  # the checked calls only
+
+
+# --- one file per test session ---------------------------------------------------------------
+def test_a_session_replaces_the_previous_sessions_file_never_appends(tmp_path):
+    from interop.equivalence.benchlog import finish_session, start_session
+
+    results = tmp_path / "results"
+    for session, names in enumerate((["a", "b", "c"], ["b"])):
+        staging = start_session(results)
+        assert staging.parent == results / ".sessions" and not list(staging.iterdir())
+        for name in names:
+            append_jsonl(staging / "benchmarks.jsonl", {"name": name, "session": session})
+        assert finish_session(staging, results) == [results / "benchmarks.jsonl"]
+        assert not staging.exists()
+        records = [json.loads(line) for line in (results / "benchmarks.jsonl").read_text().splitlines()]
+        # before: `nox -s tests-cpu` appended, and the next report mixed both sessions
+        assert [(r["name"], r["session"]) for r in records] == [(n, session) for n in names]
+    # a session that timed nothing (unit tests only) leaves the last file as it is
+    assert finish_session(start_session(results), results) == []
+    assert (results / "benchmarks.jsonl").read_text().count("\n") == 1
