@@ -11,6 +11,7 @@ bench-matrix HEAD against several Aidge releases (one asv environment per releas
 noise-floor  the same commit benchmarked twice on a subset: run-to-run ratios per benchmark kind
 publish      asv publish -> results/html + cases.html (every case linked; libraries served locally when
              npm is there); serve it over HTTP
+site-check   the published site in headless Chromium (network blocked): every case linked and drawn
 compare      asv compare main HEAD (both benchmarked first), at the factor the noise floor supports
 """
 from __future__ import annotations
@@ -162,6 +163,18 @@ def publish(session: nox.Session) -> None:
     else:
         session.run("python", "benchmarks/publish_offline.py")
     session.log(SERVE_HINT)
+
+
+@nox.session(name="site-check", python=PYTHON)
+def site_check(session: nox.Session) -> None:
+    """The published site (nox -s publish first) in headless Chromium, network blocked: every case linked and drawn."""
+    import shutil
+
+    chromium = next((p for p in (shutil.which("chromium"), shutil.which("chromium-browser")) if p), None)
+    if chromium is None:
+        session.skip("no Chromium: apt-get install chromium (playwright's own browser download is not used)")
+    session.install("-r", str(REQ / "site-check.txt"))
+    session.run("python", "benchmarks/check_site.py", "--chromium", chromium, *session.posargs)
 
 
 #: how to look at the site: over HTTP (a page opened from disk, file://, stays blank: the

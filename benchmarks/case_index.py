@@ -9,8 +9,11 @@ URL selects others, and ``operators.Forward.time_aidge`` has one value per opera
 per case and one for all its cases, with links to each benchmark's graph with exactly those
 cases selected (``index.html#operators.Forward.time_aidge?p-case='ReLU_rank_2'``, the URL
 form asv's own pages use), forward and backward. It adds an "All cases" entry to the
-navigation bar of ``index.html``. Both files are written atomically. ``nox -s publish``
-runs it.
+navigation bar of ``index.html``. Each case row also links ``pair.html``, which draws torch's and Aidge's
+times of that case on one chart (from asv's own ``graphs/*.json``, no library needed) with a
+table beside: per commit, and per Aidge release where the release matrix ran (one colour
+per benchmark environment). The
+files are written atomically. ``nox -s publish`` runs it.
 """
 from __future__ import annotations
 
@@ -70,6 +73,97 @@ def _links(module: str, phase: str, values: list[str] | None, present: set[str])
     return " · ".join(links) or "-"
 
 
+PAIR_PAGE = r"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>torch and Aidge side by side</title>
+<style>body{font-family:sans-serif;margin:1.5em}table{border-collapse:collapse}
+td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}svg{border:1px solid #ccc}
+.torch{stroke-dasharray:6 4}</style></head>
+<body><p><a href="cases.html">&larr; every case</a> &middot; <a id="asv-torch">asv: torch</a> &middot;
+<a id="asv-aidge">asv: Aidge</a></p><h1 id="what">torch and Aidge side by side</h1>
+<p>Seconds per call of the case, torch (dashed) and Aidge's scheduler (solid), per commit; one
+colour per benchmark environment (one per Aidge release where the release matrix ran). The
+y axis starts at 0.</p><div id="chart"></div><div id="table"></div>
+<script>
+// pair.html#<module>.<Phase>|<case repr, URL-encoded>; data: asv's index.json and graphs/*.json
+// (the path rule of asv.js graph_to_path / sanitize_filename).
+function sanitize(name) { return name.replace(/[<>:"\/\\^|?*\x00-\x1f]/g, "_"); }
+function graphPath(bench, state) {
+  var parts = Object.keys(state).map(function (k) {
+    var v = state[k]; return sanitize(v === null ? k + "-null" : (v ? k + "-" + v : k)); });
+  parts.sort(); parts.unshift("graphs"); parts.push(sanitize(bench));
+  return parts.map(encodeURIComponent).join("/") + ".json";
+}
+function fetchJson(url) { return fetch(url).then(function (r) { return r.ok ? r.json() : null; }); }
+function fmt(x) { return x === null || x === undefined ? "-" : (x * 1e3).toPrecision(3) + " ms"; }
+var COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"];
+function draw(series, revs) {
+  var W = 900, H = 360, L = 70, B = 30, ymax = 0;
+  series.forEach(function (s) { s.points.forEach(function (p) { ymax = Math.max(ymax, p[1]); }); });
+  if (!ymax || !revs.length) { return "<p>no measurement of this case yet</p>"; }
+  function x(r) { var i = revs.indexOf(r); return L + (revs.length < 2 ? (W - L) / 2 : i * (W - L - 20) / (revs.length - 1)); }
+  function y(v) { return H - B - v / ymax * (H - B - 10); }
+  var out = ['<svg width="' + W + '" height="' + H + '">'];
+  for (var k = 0; k <= 4; k++) { var v = ymax * k / 4;
+    out.push('<line x1="' + L + '" x2="' + W + '" y1="' + y(v) + '" y2="' + y(v) + '" stroke="#eee"/>');
+    out.push('<text x="' + (L - 5) + '" y="' + (y(v) + 4) + '" text-anchor="end" font-size="11">' + fmt(v) + "</text>"); }
+  series.forEach(function (s) {
+    var pts = s.points.map(function (p) { return x(p[0]) + "," + y(p[1]); }).join(" ");
+    out.push('<polyline class="' + s.side + '" fill="none" stroke-width="2" stroke="' + s.colour + '" points="' + pts + '"/>');
+    s.points.forEach(function (p) { out.push('<circle r="3" fill="' + s.colour + '" cx="' + x(p[0]) + '" cy="' + y(p[1]) + '"><title>' + s.label + " " + fmt(p[1]) + "</title></circle>"); });
+  });
+  out.push("</svg>");
+  return out.join("");
+}
+function show() {
+  var parts = location.hash.slice(1).split("|");
+  if (parts.length !== 2) { document.getElementById("what").textContent = "no case selected (pair.html#module.Phase|case)"; return; }
+  var prefix = parts[0], value = decodeURIComponent(parts[1]);
+  document.getElementById("what").textContent = prefix + " " + value + ": torch and Aidge side by side";
+  ["torch", "aidge"].forEach(function (side) {
+    document.getElementById("asv-" + side).href = "index.html#" + prefix + ".time_" + side + "?p-case=" + parts[1]; });
+  fetchJson("index.json").then(function (index) {
+    var bench = index.benchmarks[prefix + ".time_aidge"];
+    var i = bench ? bench.params[0].indexOf(value) : -1;
+    if (i < 0) { document.getElementById("chart").textContent = "unknown case " + value; return; }
+    var envs = index.graph_param_list, varying = Object.keys(index.params).filter(function (k) { return index.params[k].length > 1; });
+    var loads = [];
+    envs.forEach(function (env, e) { ["torch", "aidge"].forEach(function (side) {
+      loads.push(fetchJson(graphPath(prefix + ".time_" + side, env)).then(function (data) {
+        var label = (varying.map(function (k) { return k + " " + env[k]; }).join(", ") || "this machine") + ": " + side;
+        var points = (data || []).map(function (row) { return [row[0], Array.isArray(row[1]) ? row[1][i] : row[1]]; })
+                                  .filter(function (p) { return p[1] !== null && p[1] !== undefined; });
+        return {side: side, env: e, label: label, colour: COLOURS[e % COLOURS.length], points: points}; })); }); });
+    Promise.all(loads).then(function (series) {
+      var revs = []; series.forEach(function (s) { s.points.forEach(function (p) { if (revs.indexOf(p[0]) < 0) revs.push(p[0]); }); });
+      revs.sort(function (a, b) { return a - b; });
+      document.getElementById("chart").innerHTML = draw(series, revs);
+      var rows = ["<table><tr><th>commit</th><th>environment</th><th>torch</th><th>Aidge</th><th>Aidge / torch</th></tr>"];
+      revs.forEach(function (r) { envs.forEach(function (env, e) {
+        function at(side) { var s = series.filter(function (t) { return t.env === e && t.side === side; })[0];
+          var p = s && s.points.filter(function (q) { return q[0] === r; })[0]; return p ? p[1] : null; }
+        var t = at("torch"), a = at("aidge"); if (t === null && a === null) return;
+        rows.push("<tr><td>" + (index.revision_to_hash[r] || r).slice(0, 8) + "</td><td>" + (varying.map(function (k) { return env[k]; }).join(", ") || "-") +
+                  "</td><td>" + fmt(t) + "</td><td>" + fmt(a) + "</td><td>" + (t && a ? (a / t).toPrecision(3) : "-") + "</td></tr>"); }); });
+      document.getElementById("table").innerHTML = rows.join("") + "</table>";
+    });
+  });
+}
+window.addEventListener("hashchange", show); show();
+</script></body></html>
+"""
+
+
+def pair_url(module: str, phase: str, value: str) -> str:
+    """``pair.html``'s address for one case: torch's and Aidge's graph side by side."""
+    return f"pair.html#{module}.{phase}|{quote(value, safe='')}"
+
+
+def _pair_links(module: str, selected: dict[str, list[str] | None]) -> str:
+    links = [f'<a href="{html.escape(pair_url(module, p, values[0]))}">{p.lower()}</a>'
+             for p in PHASES for values in [selected[p]] if values and len(values) == 1]
+    return " · ".join(links) or "-"
+
+
 def render(index: dict) -> str:
     groups = collect(index)
     present = set(index.get("benchmarks", {}))
@@ -85,7 +179,8 @@ def render(index: dict) -> str:
            "others: each link below opens one benchmark's graph with exactly that case (or all cases "
            "of the operator) selected. <i>torch</i>, <i>aidge</i> (Aidge's scheduler alone), "
            "<i>bridge</i> (the AidgeModule call) are seconds per call; <i>ratio</i> is Aidge/torch "
-           "(track_aidge_torch_ratio).</p>"]
+           "(track_aidge_torch_ratio); <i>side by side</i> opens torch's and Aidge's graphs of "
+           "the case next to each other.</p>"]
     for module, title in SECTIONS:
         if module not in groups:
             continue
@@ -97,12 +192,14 @@ def render(index: dict) -> str:
             cases = list(dict.fromkeys(v for p in PHASES for v in phases.get(p, [])))
             out.append(f'<h3 id="{html.escape(module)}-{html.escape(group)}">{html.escape(group)} '
                        f"({len(cases)} case{'s' if len(cases) != 1 else ''})</h3>")
-            out.append("<table><tr><th>case</th>" + "".join(f"<th>{p.lower()}</th>" for p in PHASES) + "</tr>")
+            out.append("<table><tr><th>case</th>" + "".join(f"<th>{p.lower()}</th>" for p in PHASES)
+                       + "<th>side by side</th></tr>")
             rows = ([("all", f"all {len(cases)}", {p: phases.get(p) for p in PHASES})] if len(cases) > 1 else [])
             rows += [("", v.strip("'\""), {p: [v] if v in phases.get(p, []) else None for p in PHASES})
                      for v in cases]
             for css, label, selected in rows:
                 cells = "".join(f"<td>{_links(module, p, selected[p], present)}</td>" for p in PHASES)
+                cells += f"<td>{_pair_links(module, selected) if css != 'all' else '-'}</td>"
                 out.append(f'<tr class="{css}"><td>{html.escape(label)}</td>{cells}</tr>')
             out.append("</table>")
     out.append("</body></html>")
@@ -132,6 +229,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     index = json.loads(index_json.read_text(encoding="utf-8"))
     write_atomically(args.html_dir / "cases.html", render(index))
+    write_atomically(args.html_dir / "pair.html", PAIR_PAGE)
     page = args.html_dir / "index.html"
     if page.exists():
         write_atomically(page, add_nav_entry(page.read_text(encoding="utf-8")))

@@ -449,6 +449,12 @@ def test_case_index_links_every_case_of_every_operator(tmp_path):
     every_conv = case_index.graph_url("operators.Forward.time_aidge", [v for v in ops if "Conv2D" in v])
     assert every_conv.replace("&", "&amp;") in page and "all 12" in page
     assert 'id="operators-Conv2D"' in page and 'id="models-LeNet"' in page and "threads" not in page
+    # torch and Aidge side by side: one link per case and phase, to the page that frames both graphs
+    assert case_index.pair_url("operators", "Forward", "'ReLU_rank_1'") == "pair.html#operators.Forward|%27ReLU_rank_1%27"
+    assert 'href="pair.html#operators.Backward|%27ReLU_rank_2%27"' in page
+    assert 'href="pair.html#operators.Backward|%27ReLU_rank_1%27"' not in page  # forward-only case
+    pair = (html_dir / "pair.html").read_text()
+    assert 'fetchJson("index.json")' in pair and '".time_" + side' in pair  # both sides, from asv's data
     nav = (html_dir / "index.html").read_text()
     assert nav.count('href="cases.html"') == 1
     assert case_index.main(["--html-dir", str(html_dir)]) == 0  # idempotent

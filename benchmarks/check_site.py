@@ -1,0 +1,166 @@
+"""Check the published benchmark site in a real headless browser, with the network blocked.
+
+    python benchmarks/check_site.py [--html-dir results/html] [--chromium /usr/bin/chromium]
+
+Needs playwright (``pip install -r requirements/site-check.txt``) and a Chromium binary
+(Debian: ``apt-get install chromium``; playwright's own browser download is not used).
+``nox -s site-check`` does both installs' Python half and runs it; it skips, with the
+reason, where no Chromium is installed.
+
+What it does: serves ``--html-dir`` over HTTP on 127.0.0.1 (a page opened from disk stays
+blank), opens it in headless Chromium with every request to another host aborted, and
+checks that
+
+1. nothing outside the local server was requested (the site renders offline: ``nox -s
+   publish`` copies jQuery, flot... next to it) and no page raised a JavaScript error;
+2. the grid (``index.html``) draws one panel per benchmark and links "All cases";
+3. ``cases.html`` links every case of every operator and model of ``index.json``, each
+   phase, and every operator and model has its section;
+4. for one case per operator and model (the first), asv's graph page with that case
+   selected draws a plot, and ``pair.html`` draws torch's and Aidge's times side by side
+   with a table holding both figures and their ratio.
+
+It prints what it checked and exits 1 on the first failed check (0 when all pass).
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import functools
+import http.server
+import json
+import sys
+import threading
+from pathlib import Path
+from urllib.parse import urlparse
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from benchmarks import case_index  # noqa: E402
+
+
+class SiteError(AssertionError):
+    pass
+
+
+@contextlib.contextmanager
+def serve(directory: Path):
+    handler = functools.partial(_QuietHandler, directory=str(directory))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args) -> None:  # the check prints its own summary
+        pass
+
+
+def check(html_dir: Path, chromium: str, sample: int) -> list[str]:
+    from playwright.sync_api import sync_playwright
+
+    index = json.loads((html_dir / "index.json").read_text(encoding="utf-8"))
+    groups = case_index.collect(index)
+    done: list[str] = []
+    blocked: list[str] = []
+    js_errors: list[str] = []
+    with serve(html_dir) as base, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, headless=True)
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        host = urlparse(base).netloc
+
+        def route(r):
+            if urlparse(r.request.url).netloc == host:
+                r.continue_()
+            else:
+                blocked.append(r.request.url)
+                r.abort()
+
+        page.route("**/*", route)
+        page.on("pageerror", lambda e: js_errors.append(str(e)))
+
+        page.goto(base + "index.html")
+        page.wait_for_selector(".benchmark-container", timeout=60_000)
+        panels = page.locator(".benchmark-container").count()
+        expected = len(index["benchmarks"])
+        if panels < expected:
+            raise SiteError(f"index.html: {panels} grid panels for {expected} benchmarks")
+        if page.locator('a[href="cases.html"]').count() != 1:
+            raise SiteError("index.html: no 'All cases' entry in the navigation bar")
+        done.append(f"grid: {panels} panels for {expected} benchmarks, 'All cases' linked")
+
+        page.goto(base + "cases.html")
+        hrefs = set(page.eval_on_selector_all("a", "els => els.map(e => e.getAttribute('href'))"))
+        missing = []
+        n = 0
+        for module, by_group in groups.items():
+            for group, phases in by_group.items():
+                if page.locator(f'[id="{module}-{group}"]').count() != 1:
+                    missing.append(f"section {module}-{group}")
+                for phase, values in phases.items():
+                    for value in values:
+                        n += 1
+                        for kind, _ in case_index.KINDS:
+                            name = f"{module}.{phase}.{kind}"
+                            if name in index["benchmarks"] and case_index.graph_url(name, [value]) not in hrefs:
+                                missing.append(f"{name} {value}")
+                        if case_index.pair_url(module, phase, value) not in hrefs:
+                            missing.append(f"side by side {module}.{phase} {value}")
+        if missing:
+            raise SiteError(f"cases.html: {len(missing)} links missing, e.g. {missing[:5]}")
+        ngroups = sum(len(g) for g in groups.values())
+        done.append(f"cases.html: all {n} case-phases of {ngroups} operators/models linked "
+                    f"(graph per kind + side by side)")
+
+        checked = 0
+        for module, by_group in groups.items():
+            for group, phases in sorted(by_group.items())[: sample or None]:
+                phase, values = next(iter(sorted(phases.items())))
+                url = base + case_index.graph_url(f"{module}.{phase}.time_aidge", [values[0]])
+                page.goto("about:blank")
+                page.goto(url)
+                page.wait_for_selector("#main-graph canvas", timeout=60_000)
+                page.goto(base + case_index.pair_url(module, phase, values[0]))
+                page.wait_for_selector("#chart svg polyline", timeout=60_000)
+                rows = page.locator("#table tr").all_inner_texts()
+                # a row per commit and environment: both sides measured, and their ratio
+                if len(rows) < 2 or not all(cell.strip() not in ("", "-") for cell in rows[1].split("\t")[2:5]):
+                    raise SiteError(f"pair.html {module}.{phase} {values[0]}: no torch/Aidge figures: {rows[:2]}")
+                checked += 1
+        done.append(f"graph pages: {checked} cases (one per operator/model) plotted alone and side by side")
+        browser.close()
+    if blocked:
+        raise SiteError(f"requests outside the local server (blocked): {sorted(set(blocked))[:5]}")
+    done.append("network: no request left 127.0.0.1")
+    if js_errors:
+        raise SiteError(f"JavaScript errors: {js_errors[:3]}")
+    done.append("no JavaScript error")
+    return done
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--html-dir", type=Path, default=ROOT / "results" / "html")
+    parser.add_argument("--chromium", default="/usr/bin/chromium")
+    parser.add_argument("--sample", type=int, default=0,
+                        help="graph pages opened per section (0: one per operator and model)")
+    args = parser.parse_args(argv)
+    if not (args.html_dir / "index.json").exists():
+        print(f"check_site: {args.html_dir / 'index.json'} not found: run `nox -s publish` first", file=sys.stderr)
+        return 1
+    try:
+        lines = check(args.html_dir, args.chromium, args.sample)
+    except SiteError as exc:
+        print(f"check_site: FAILED: {exc}", file=sys.stderr)
+        return 1
+    for line in lines:
+        print(f"ok  {line}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
