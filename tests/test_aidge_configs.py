@@ -1,0 +1,53 @@
+"""Aidge's own operator benchmark configurations (aidge-benchmark 0.10.1, or the directory
+of ``--aidge-configs DIR``), case by case: the Aidge operator built from its factory with
+the configuration's attributes against its torch reference; a negative case (``error``,
+``expected_error``) must be rejected by Aidge. Each case runs in a forked child (a crash
+is that case's ``crash`` failure); expected failures come from the one table
+(:mod:`interop.cases.expected_failures`, strict). Ids ``aidge.<file>_<label path>``:
+``-k aidge.conv2d`` selects a file. The size policy is in :mod:`interop.cases.aidge_configs`.
+"""
+from __future__ import annotations
+
+import pytest
+
+from interop.cases.aidge_benchmark import read_benchmark_file
+from interop.cases.aidge_check import run_benchmark_case
+from interop.cases.aidge_configs import config_files, file_cases
+from interop.cases.config import ConfigError
+from interop.cases.expected_failures import with_expected_failure, xfail_marks
+
+
+def _params(directory, backend: str) -> list:
+    try:
+        files = config_files(directory)
+    except ConfigError as exc:
+        return [pytest.param(exc, id="aidge_configs_error")]
+    params = []
+    for path in files:
+        try:
+            cases = file_cases(read_benchmark_file(path), backend=backend)
+        except ConfigError as exc:
+            params.append(pytest.param(exc, id=f"aidge.{path.stem}_config_error"))
+            continue
+        for case in cases:
+            marks = [pytest.mark.skip(reason=case.skip_reason)] if case.skip_reason else []
+            params.append(pytest.param(case, id=case.id, marks=marks))
+    return params
+
+
+def pytest_generate_tests(metafunc):
+    if "aidge_config_case" in metafunc.fixturenames:
+        config = metafunc.config
+        metafunc.parametrize("aidge_config_case",
+                             _params(config.getoption("--aidge-configs"), config.getoption("--backend")))
+
+
+def test_aidge_config(aidge_config_case, aidge_backend, request, record_property):
+    if isinstance(aidge_config_case, Exception):
+        raise aidge_config_case
+    case = with_expected_failure(aidge_config_case, aidge_backend)
+    for mark in xfail_marks(case.expected_failure):
+        request.applymarker(mark)
+    result = run_benchmark_case(case)
+    for key, value in result.items():
+        record_property(key, value)
