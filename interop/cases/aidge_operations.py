@@ -152,12 +152,13 @@ def operation_entry(operation: str) -> AidgeOperation:
                                  "add an entry (torch reference and attribute translation)")
 
 
-def unmapped_reason(operation: str, attributes: Mapping) -> str | None:
-    """Why a case of ``operation`` with ``attributes`` has no torch reference, or None."""
+def unmapped_reason(operation: str, attributes: Mapping | None) -> str | None:
+    """Why a case of ``operation`` with ``attributes`` has no torch reference, or None
+    (``attributes`` None: whether the operation itself has one)."""
     entry = operation_entry(operation)
     if entry.unmapped:
         return f"{operation}: {entry.unmapped}"
-    if entry.case_unmapped is not None:
+    if entry.case_unmapped is not None and attributes is not None:
         reason = entry.case_unmapped(attributes)
         if reason:
             return f"{operation}: {reason}"
