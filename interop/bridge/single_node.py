@@ -11,7 +11,8 @@ that phase (the crash detector names them too, ``interop.equivalence.isolation``
   ``OptionalParam`` input as a Producer, a data input by ``associate_input``; ``None``
   leaves the input unconnected (an optional input);
 - ``compile`` (:func:`compile_node`): data format by the first input's rank (as Aidge's
-  benchmark), backend, ``forward_dims(allow_data_dependency=True)``, ``forward_dtype``;
+  benchmark, except that a rank outside 2..5 keeps the default: aidge_benchmark sets NCHW,
+  which Aidge refuses on a rank-1 tensor), backend, ``forward_dims(allow_data_dependency=True)``, ``forward_dtype``;
 - ``forward`` (:func:`run_node`): a SequentialScheduler's forward; the outputs as numpy arrays.
 """
 from __future__ import annotations
@@ -25,7 +26,7 @@ from . import runtime as rt
 
 __all__ = ["build_node", "compile_node", "run_node", "run_single_node"]
 
-_FORMATS = {2: "nc", 3: "ncw", 5: "ncdhw"}
+_FORMATS = {2: "nc", 3: "ncw", 4: "nchw", 5: "ncdhw"}
 
 
 def _fail(exc: BaseException, phase: str, operation: str) -> AidgeError:
@@ -75,7 +76,8 @@ def compile_node(graph, operation: str, rank: int, backend: str = "cpu") -> None
     rt.load_backend(backend)
     try:
         with rt.quiet_aidge():
-            graph.set_dataformat(getattr(core.dformat, _FORMATS.get(rank, "nchw")))
+            if rank in _FORMATS:  # aidge_benchmark sets NCHW on any other rank, which Aidge refuses for rank 1
+                graph.set_dataformat(getattr(core.dformat, _FORMATS[rank]))
             graph.set_backend(backend)
             ok = graph.forward_dims(allow_data_dependency=True)
             graph.forward_dtype()

@@ -63,7 +63,10 @@ def sized_specs(specs: tuple[InputSpec, ...], batch_inputs: tuple[int, ...], bud
     if not batched:
         return specs, None, (f"{total:,} input elements, above the default run's budget of {budget:,}, and no "
                              "random batch input to reduce: runs at full size only (INTEROP_AIDGE_FULL_SIZE=1)")
+    rank = len(specs[batched[0]].shape)
+    batched = [i for i in batched if len(specs[i].shape) == rank]  # a lower-rank input broadcasts, no batch
     batch = specs[batched[0]].shape[0]
+    batched = [i for i in batched if specs[i].shape[0] == batch]
     per_item = sum(_elements([specs[i]]) // max(specs[i].shape[0], 1) for i in batched)
     fixed = total - sum(_elements([specs[i]]) for i in batched)
     n = max(1, min(batch, (budget - fixed) // max(per_item, 1)))
@@ -71,8 +74,7 @@ def sized_specs(specs: tuple[InputSpec, ...], batch_inputs: tuple[int, ...], bud
         return specs, None, None
     out = list(specs)
     for i in batched:
-        if specs[i].shape[0] == batch:
-            out[i] = dataclasses.replace(specs[i], shape=(n,) + specs[i].shape[1:])
+        out[i] = dataclasses.replace(specs[i], shape=(n,) + specs[i].shape[1:])
     limit = HARD_LIMIT_FACTOR * budget
     if _elements(out) > limit:
         return specs, None, (f"{_elements(out):,} input elements even at batch {n}, above the default run's limit "
@@ -112,6 +114,9 @@ def file_cases(bfile: BenchmarkFile, *, backend: str = "cpu", full_size: bool | 
             skip = f"{bfile.operation}: format {bfile.format!r}: this suite builds Aidge-format configurations only"
         if skip is None and full_only:
             skip = full_only
+        if skip is None and not bcase.negative and all(s.omitted for s in bcase.specs):
+            skip = (f"{bfile.operation}: the configuration gives this case no input at all (neither the case nor "
+                    "base_configuration has an input_specs entry): an incomplete case of the file, nothing to run")
         case = Case(
             id=f"{operator}_{label_run}", op_class=None, operator=operator, path=label_run, source=source,
             kind=KIND, test_backward=False, training=False, backend=backend, skip_reason=skip,

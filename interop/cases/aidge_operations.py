@@ -29,6 +29,9 @@ class AidgeOperation:
     case_unmapped: Callable[[Mapping], str | None] | None = None
     #: the inputs whose first dimension is the batch (the size policy reduces it)
     batch_inputs: tuple[int, ...] = (0,)
+    #: how many of Aidge's outputs have a torch counterpart (None: all); the others are
+    #: ONNX's optional outputs (MaxPool's Indices, Dropout's mask) that torch's function lacks
+    compared_outputs: int | None = None
 
 
 _TEMPLATE = ("a template, not an operator: aidge_core 0.10.1 has no {op} factory; aidge_benchmark substitutes a "
@@ -96,7 +99,7 @@ _ENTRIES: list[AidgeOperation] = [
     _e("ReduceMinOp", "torch.amin(dim=axes, keepdim)"),
     _e("ArgMaxOp", "torch.argmax(dim=axis, keepdim) (select_last_index: on the flipped tensor)"),
     _e("HardmaxOp", "F.one_hot(x.argmax(axis)) moved back to axis"),
-    _e("TopKOp", "torch.topk(x, K, dim=axis, largest) (values, int64 indices)"),
+    _e("TopKOp", "torch.topk(x, K, dim=axis, largest) (values, int64 indices; tied values: any of their indices)"),
     _e("SoftmaxOp", "torch.softmax(dim=axis)"),
     _e("NonZeroOp", "torch.nonzero(x).T ([rank, nnz], ONNX layout)"),
     _e("ExpandOp", "torch.broadcast_to(x, broadcast_shapes(x.shape, shape))"),
@@ -119,7 +122,8 @@ _ENTRIES: list[AidgeOperation] = [
     _e("AvgPooling2DOp", "F.avg_pool2d(kernel, stride (Aidge default 1), ceil_mode); dilations: mean of unfold",
        case_unmapped=_avgpool_unmapped),
     _e("PaddedAvgPooling2DOp", "F.avg_pool2d(F.pad(x, padding_dims), ...)"),
-    _e("MaxPooling2DOp", "F.max_pool2d(kernel, stride, dilation, ceil_mode)"),
+    _e("MaxPooling2DOp", "F.max_pool2d(kernel, stride, dilation, ceil_mode); output 0 (ONNX's Indices output "
+                         "has no torch counterpart)", compared_outputs=1),
     _e("GlobalAveragePoolingOp", "x.mean(spatial dims, keepdim=True)"),
     _e("BatchNorm2DOp", "F.batch_norm(training=training_mode) (ONNX: training uses the batch statistics)"),
     _e("InstanceNormOp", "F.instance_norm(weight=scale, bias=B, eps)"),
@@ -129,7 +133,8 @@ _ENTRIES: list[AidgeOperation] = [
     _e("GemmOp", "alpha * A' @ B' + beta * C; Aidge's transB=0 takes B as [N, K] (FC weight layout)"),
     _e("MatMulOp", "torch.matmul", batch_inputs=(0,)),
     _e("HannWindowOp", "torch.hann_window(size, periodic)"),
-    _e("DropoutOp", "identity in inference mode (training_mode=False)", case_unmapped=_dropout_unmapped),
+    _e("DropoutOp", "identity in inference mode (training_mode=False); output 0 (not the mask)",
+       case_unmapped=_dropout_unmapped, compared_outputs=1),
     _e("DropBlockOp", "-", unmapped=_RANDOM.format(what="DropBlock masks; torch core has no DropBlock either")),
     _e("RandomNormalLikeOp", "-", unmapped=_RANDOM.format(what="normal samples")),
     _e("CryptoHashOp", "-", unmapped="no torch equivalent: an Aidge-specific SHA256 of the tensor bytes"),
