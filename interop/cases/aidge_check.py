@@ -30,6 +30,8 @@ __all__ = ["AcceptsInvalidInputError", "generate_inputs", "check_benchmark_case"
 #: seconds a negative case may run (its inputs are small; Aidge running on past a bad
 #: attribute can loop for minutes, e.g. TopK with K=-3 makes a 65533-wide output)
 NEGATIVE_TIMEOUT_S = env_number("INTEROP_AIDGE_NEGATIVE_TIMEOUT", 20.0, positive=True)
+#: seconds any other case may run (the largest default-run case takes about 1 s)
+TIMEOUT_S = env_number("INTEROP_AIDGE_CASE_TIMEOUT", 60.0, positive=True)
 
 
 class AcceptsInvalidInputError(InteropError, AssertionError):
@@ -107,12 +109,16 @@ def check_benchmark_case(case: Case) -> dict[str, Any]:
     from ..equivalence.compare import compare_tensors
     from ..equivalence.tester import EquivalenceError
 
+    from .aidge_operations import operation_entry
+
     arrays = generate_inputs(case)
     operation = case.params["operation"]
+    dims_from_data = operation_entry(operation).dims_from_data
     if case.params["negative"]:
         torch_says = _torch_behaviour(case, arrays)
         try:
-            outputs = run_single_node(operation, case.params["attributes"], arrays, backend=case.backend)
+            outputs = run_single_node(operation, case.params["attributes"], arrays, backend=case.backend,
+                                      dims_from_data=dims_from_data)
         except AidgeError as exc:
             return {"aidge": str(exc).splitlines()[0][:300], "torch": torch_says}
         raise AcceptsInvalidInputError(
@@ -120,7 +126,8 @@ def check_benchmark_case(case: Case) -> dict[str, Any]:
             f"({'.'.join(case.params['labels'])}) but {operation} ran to the end (outputs {describe_outputs(outputs)}); "
             f"{torch_says}")
     expected = _torch_outputs(case, arrays)
-    actual = run_single_node(operation, case.params["attributes"], arrays, backend=case.backend)
+    actual = run_single_node(operation, case.params["attributes"], arrays, backend=case.backend,
+                             dims_from_data=dims_from_data)
     actual, expected = _compared(case, arrays, actual, expected)
     seed = case_seed(case.id)
     head = f"[{case.id}] output differs between model1 (torch {operation}) and model2 (Aidge {operation}) [seed {seed}]"
@@ -140,11 +147,11 @@ def run_benchmark_case(case: Case, *, isolate: bool | None = None, timeout: floa
     AidgeCrash of that case), under the case's expected-failure guard."""
     from ..equivalence.isolation import run_isolated
     from .expected_failures import expected_failure_guard
-    from .suite import CASE_TIMEOUT_S, ISOLATE
+    from .suite import ISOLATE
 
     isolate = ISOLATE if isolate is None else isolate
     if timeout is None:
-        timeout = min(NEGATIVE_TIMEOUT_S, CASE_TIMEOUT_S) if case.params["negative"] else CASE_TIMEOUT_S
+        timeout = NEGATIVE_TIMEOUT_S if case.params["negative"] else TIMEOUT_S
     with expected_failure_guard(case.expected_failure):
         if isolate:
             return run_isolated(check_benchmark_case, case, timeout=timeout)

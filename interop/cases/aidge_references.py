@@ -282,7 +282,11 @@ def _range(x, a):
 
 
 def _hann(x, a):
-    return torch.hann_window(_ints(x[0])[0], periodic=bool(a.get("periodic", True)), dtype=torch.float32)
+    """ONNX HannWindow (torch.hann_window special-cases size 1 as [1.])."""
+    size = _ints(x[0])[0]
+    n = torch.arange(size, dtype=torch.float64)
+    denominator = size if a.get("periodic", True) else size - 1
+    return (0.5 - 0.5 * torch.cos(2 * math.pi * n / denominator)).to(torch.float32)
 
 
 def _lrn(x, a):
