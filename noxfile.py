@@ -3,6 +3,7 @@
 tests-cpu   the whole pytest suite on the CPU stack (torch 2.13.0 + Aidge 0.10.1 CPU)
 tests-cuda  the suites with backend="cuda" on a GPU machine; skips (exit 0) without one
 report      the main job: suites + categorised findings report in results/runs/<run>/ (results/latest)
+aidge-configs-full  Aidge's own benchmark configurations (aidge-benchmark 0.10.1) at their full sizes
 cuda-recipe resolve the CUDA environment (pip --dry-run) on any machine
 """
 from __future__ import annotations
@@ -40,6 +41,17 @@ def tests_cpu(session: nox.Session) -> None:
     install_cpu_stack(session)
     args = session.posargs or ["-n", "auto"]
     session.run("python", "-m", "pytest", *args, env=TEST_ENV)
+
+
+@nox.session(name="aidge-configs-full", python=PYTHON)
+def aidge_configs_full(session: nox.Session) -> None:
+    """tests/test_aidge_configs.py with every case at the size its configuration gives (the
+    default run reduces the batch of cases above the element budget, interop/cases/aidge_configs.py).
+    Arguments after -- replace ``-n auto`` (``-- -n 2 --aidge-configs ~/aidge/aidge_benchmark/...``)."""
+    install_cpu_stack(session)
+    args = session.posargs or ["-n", "auto"]
+    session.run("python", "-m", "pytest", *args, "tests/test_aidge_configs.py",
+                env=dict(TEST_ENV, INTEROP_AIDGE_FULL_SIZE="1"))
 
 
 @nox.session(python=PYTHON)

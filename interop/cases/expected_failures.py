@@ -242,7 +242,74 @@ _MODELS: tuple[ExpectedFailure, ...] = tuple(
                     note="Forward (eval and train mode) matches; the first backward step stops at norm2."),
 )
 
-EXPECTED_FAILURES: tuple[ExpectedFailure, ...] = _OPERATORS + _PROPERTIES + _MODELS
+# Aidge's own benchmark configurations (tests/test_aidge_configs.py, kind aidge_config, ids
+# aidge.<file>_<label path>): one Aidge node built from its factory against a torch reference
+# computed in float64; a negative case (error / expected_error) must be rejected. Measured on
+# aidge-benchmark 0.10.1 with the default run's size policy; "config" in a note: the case
+# itself contradicts ONNX (the finding is about the file, Aidge behaves as ONNX says).
+_ACCEPTS = "Aidge accepts invalid input"
+_CRASH = "crash: process "  # AidgeCrash: killed by a signal (or, crash_or_hang, run into the timeout)
+
+
+def _cfg(operator: str, phase: str, category: str, error: str, *cases: str, note: str = "",
+         crash_or_hang: bool = False) -> ExpectedFailure:
+    file = cases[0].split(":")[0]
+    return ExpectedFailure(operator, phase, category, error,
+                           tuple(c if ":" in c else f"{file}:{c}" for c in cases), kind="aidge_config",
+                           note=note, crash_or_hang=crash_or_hang)
+
+
+def _differs(op: str) -> str:
+    return f"output differs between model1 (torch {op}Op) and model2 (Aidge {op}Op)"
+
+
+_AIDGE_CONFIGS: tuple[ExpectedFailure, ...] = (
+    _cfg("BatchNorm2D", "forward", "outputs_differ", _differs("BatchNorm2D"), "aidge.batchnorm2d:training_*",
+         note=_BN_TRAIN + " All 21 training_mode=1 cases of batchnorm2d.json; the 21 inference ones pass."),
+    _cfg("BitShift", "forward", "outputs_differ", _differs("BitShift"), "aidge.bitshift:*big_shift*",
+         note="uint32 shifted by 32 bits or more (C++ undefined behaviour): Aidge returns x86's result for the shift "
+              "count modulo 32 (left: 1 << 37 gives 32; right: 8 where 0 is expected); the reference gives 0, "
+              "the value of the shift on the mathematical integers truncated to 32 bits."),
+    _cfg("ConstantOfShape", "compile", "compile_error", "forward_dims() returned False", "aidge.constant_of_shape:n_dims_0",
+         note="An empty shape input (a 0-d output holding value): Aidge cannot compute the dims; forced to run, it "
+              "returns 0 instead of the value 1."),
+    _cfg("FC", "forward", "forward_not_implemented", "missing or invalid registrar key", "aidge.fc:incompatible_types",
+         note="int8 input with float32 weight: no kernel. The case sits outside expected_error in fc.json, probably "
+              "a mislabelled negative case (config)."),
+    _cfg("HannWindow", "import", "import_error", "HannWindowOp(): incompatible function arguments",
+         "aidge.hann_window:ok_float64_output",
+         note="The file gives output_datatype \"double\" (a string); the factory takes an aidge_core.dtype (config)."),
+    _cfg("HannWindow", "forward", "crash", _CRASH, "aidge.hann_window:ok_zero_length", "error_negative_size",
+         crash_or_hang=True, note="size 0 or -1: the forward writes outside its output (SIGSEGV; heap-dependent)."),
+    _cfg("HannWindow", "forward", "accepts_invalid_input", _ACCEPTS, "aidge.hann_window:error_non_scalar_size",
+         "error_wrong_dtype", note="A size of shape [1] and a float size are run as size 8 (ONNX: an int scalar)."),
+    _cfg("LayerNorm", "forward", "outputs_differ", _differs("LayerNorm"), "aidge.layer_normalization:ok_attr_axis_-3",
+         "ok_attr_axis_1", "ok_shape_size_channels_128",
+         note="Less accurate, not wrong: normalising over 2^17 or more elements, Aidge's float32 result is 2.7e-5 "
+              "(channels 128: 1.3e-4) from the float64 one, torch's float32 one 3e-7 (the variance in one pass?)."),
+    _cfg("LayerNorm", "forward", "outputs_differ", _differs("LayerNorm"), "aidge.layer_normalization:ok_attr_axis_0",
+         note="axis=0 (normalise over every dim, Scale and B of the input's shape): the output is off by up to 2.6 "
+              "against the float64 reference; no grouping of the axes reproduces it."),
+    _cfg("LayerNorm", "forward", "accepts_invalid_input", _ACCEPTS, "aidge.layer_normalization:error_axis_oor",
+         "error_one_feature", note="axis=5 on a rank-4 input runs; one feature (output = B) is valid ONNX (config)."),
+    _cfg("LRN", "compile", "compile_error", "Insufficient Tensor dims for LRN", "aidge.lrn:ok_shape_n_dims_2",
+         note="A rank-2 input: ONNX LRN is defined on (N, C, D1, ...), so Aidge's rejection is right (config)."),
+    _cfg("LRN", "forward", "accepts_invalid_input", _ACCEPTS, "aidge.lrn:error_rank_not_4d", "error_attr_size_missing",
+         note="A rank-3 input is valid ONNX; 'size missing' still gets size 5 from base_configuration (config)."),
+    _cfg("Gemm", "forward", "accepts_invalid_input", _ACCEPTS, "aidge.gemm:*expected_error_wrong_rank_input_*",
+         note="A (1, 16) A with a rank-1, -3 or -4 B or C runs and returns (1, 32): the FC inside flattens its inputs."),
+    _cfg("Resize", "forward", "accepts_invalid_input", _ACCEPTS, "aidge.resize:error_zero_size_scale",
+         note="A scale of 0 gives an output with a zero-sized dimension instead of an error."),
+    _cfg("TopK", "compile", "compile_error", "k tensor must be of type int64", "aidge.topk:ok_k_int32",
+         note="ONNX TopK takes K as int64 only: Aidge's rejection is right (config)."),
+    _cfg("TopK", "forward", "crash", _CRASH, "aidge.topk:error_k_negative", "error_axis_oor", crash_or_hang=True,
+         note="K=-3: the output dims become [1, 32, 64, 65533] (K as a uint16) and the forward reads far out of "
+              "bounds (SIGSEGV, or minutes of sorting garbage: heap-dependent); axis=5 of 4: SIGSEGV in the forward."),
+    _cfg("TopK", "forward", "accepts_invalid_input", _ACCEPTS, "aidge.topk:error_k_exceeds_dim",
+         note="K=11 over a dimension of 10: runs and returns an 11-wide output (the 11th values uninitialised)."),
+)
+
+EXPECTED_FAILURES: tuple[ExpectedFailure, ...] = _OPERATORS + _PROPERTIES + _MODELS + _AIDGE_CONFIGS
 
 
 # ---------------------------------------------------------------------------------------
