@@ -15,6 +15,7 @@ from interop.cases.aidge_check import run_benchmark_case
 from interop.cases.aidge_configs import config_files, file_cases
 from interop.cases.config import ConfigError
 from interop.cases.expected_failures import with_expected_failure, xfail_marks
+from interop.cases.suite import prepare_parent
 
 
 def _params(directory, backend: str) -> list:
@@ -48,6 +49,7 @@ def test_aidge_config(aidge_config_case, aidge_backend, request, record_property
     case = with_expected_failure(aidge_config_case, aidge_backend)
     for mark in xfail_marks(case.expected_failure):
         request.applymarker(mark)
+    prepare_parent(aidge_backend)  # Aidge imported once per worker, not in every forked child
     result = run_benchmark_case(case)
     for key, value in result.items():
         record_property(key, value)

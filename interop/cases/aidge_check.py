@@ -29,7 +29,7 @@ __all__ = ["AcceptsInvalidInputError", "generate_inputs", "check_benchmark_case"
 
 #: seconds a negative case may run (its inputs are small; Aidge running on past a bad
 #: attribute can loop for minutes, e.g. TopK with K=-3 makes a 65533-wide output)
-NEGATIVE_TIMEOUT_S = env_number("INTEROP_AIDGE_NEGATIVE_TIMEOUT", 20.0, positive=True)
+NEGATIVE_TIMEOUT_S = env_number("INTEROP_AIDGE_NEGATIVE_TIMEOUT", 10.0, positive=True)
 #: seconds any other case may run (the largest default-run case takes about 1 s)
 TIMEOUT_S = env_number("INTEROP_AIDGE_CASE_TIMEOUT", 60.0, positive=True)
 
