@@ -40,7 +40,7 @@ import unicodedata
 from pathlib import Path
 from typing import Any, Iterable
 
-from .config import ConfigError
+from .config_error import ConfigError
 
 __all__ = ["BenchmarkFile", "BenchmarkCase", "InputSpec", "installed_config_dir", "read_benchmark_file",
            "read_benchmark_dir", "is_benchmark_document", "DTYPES", "label_id"]

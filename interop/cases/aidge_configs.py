@@ -26,7 +26,7 @@ from .aidge_benchmark import BenchmarkFile, InputSpec, installed_config_dir, lab
     read_benchmark_file
 from .aidge_operations import operation_entry, unmapped_reason
 from .case import Case
-from .config import ConfigError
+from .config_error import ConfigError
 
 __all__ = ["ELEMENT_BUDGET", "HARD_LIMIT_FACTOR", "FULL_SIZE", "KIND", "benchmark_cases", "file_cases", "config_files",
            "sized_specs", "CONFIGS_ENV"]

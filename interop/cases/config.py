@@ -48,9 +48,9 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from ..errors import InteropError
 from .attributes import SUPPORTED_ATTRS
 from .case import Case, case_id
+from .config_error import ConfigError
 
 __all__ = [
     "OperatorConfig",
@@ -76,24 +76,6 @@ SPEC_KEYS = frozenset({"name", "shape", "dtype", "data", "range", "description"}
 FORWARD_ONLY_GROUPS = frozenset({"shape", "shapes"})
 #: top-level keys of a JSON file that are documentation, never cases
 _DOC_KEYS = frozenset({"description", "operator", "comment", "$schema"})
-
-
-class ConfigError(InteropError, ValueError):
-    """A bad operator configuration; the message names the file, the case and the key."""
-
-    def __init__(self, message: str, *, file: str | os.PathLike | None = None, case: str | None = None,
-                 key: str | None = None, operator: str | None = None):
-        self.file = str(file) if file is not None else None
-        self.case = case
-        self.key = key
-        self.operator = operator
-        self.reason = message
-        where = [self.file or f"operator {operator or '?'} (no file)"]
-        if case is not None:
-            where.append(f"case {case!r}")
-        if key is not None:
-            where.append(f"key {key!r}")
-        super().__init__(f"{': '.join(where)}: {message}")
 
 
 # --------------------------------------------------------------------------------------
