@@ -288,8 +288,9 @@ _AIDGE_CONFIGS: tuple[ExpectedFailure, ...] = (
          note="Less accurate, not wrong: normalising over 2^17 or more elements, Aidge's float32 result is 2.7e-5 "
               "(channels 128: 1.3e-4) from the float64 one, torch's float32 one 3e-7 (the variance in one pass?)."),
     _cfg("LayerNorm", "forward", "outputs_differ", _differs("LayerNorm"), "aidge.layer_normalization:ok_attr_axis_0",
-         note="axis=0 (normalise over every dim, Scale and B of the input's shape): the output is off by up to 2.6 "
-              "against the float64 reference; no grouping of the axes reproduces it."),
+         note="axis=0 (normalise over every dim): wrong output, off by up to 2.6. Minimal: x = arange(8) as "
+              "(1, 2, 2, 2), Scale 1, B 0, axis=0 gives all zeros (as if normalising over the size-1 axis 0 "
+              "alone); axis=1 on the same x matches."),
     _cfg("LayerNorm", "forward", "accepts_invalid_input", _ACCEPTS, "aidge.layer_normalization:error_axis_oor",
          "error_one_feature", note="axis=5 on a rank-4 input runs; one feature (output = B) is valid ONNX (config)."),
     _cfg("LRN", "compile", "compile_error", "Insufficient Tensor dims for LRN", "aidge.lrn:ok_shape_n_dims_2",
