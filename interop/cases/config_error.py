@@ -27,3 +27,7 @@ class ConfigError(InteropError, ValueError):
         if key is not None:
             where.append(f"key {key!r}")
         super().__init__(f"{': '.join(where)}: {message}")
+
+
+# Its public home (the name tracebacks and pickles use): interop.cases.config re-exports it.
+ConfigError.__module__ = "interop.cases.config"
