@@ -174,3 +174,22 @@ def test_modules_import_without_torch():
 def test_counts_by_operation_are_stable():
     counts = Counter(f.operation for f in read_benchmark_dir())
     assert counts["HardSwishOp"] == 2 and sum(counts.values()) == 92
+
+
+def test_a_memory_unsafe_entry_takes_a_crash_a_hang_or_a_run_on_garbage():
+    from interop.cases.aidge_check import AcceptsInvalidInputError
+    from interop.cases.expected_failures import ExpectedAidgeFailure, ExpectedFailure, expected_failure_guard
+    from interop.errors import AidgeCrash
+
+    entry = ExpectedFailure("TopK", "forward", "crash", "crash: process ", ("aidge.topk:error_x",),
+                            kind="aidge_config", memory_unsafe=True)
+    for exc in (AidgeCrash("forward", "crash: process killed by SIGSEGV during compile"),
+                AidgeCrash("forward", "crash: process timed out after 10 s during forward", timed_out=True),
+                AcceptsInvalidInputError("Aidge accepts invalid input: aidge.topk_error_x ran to the end")):
+        with pytest.raises(ExpectedAidgeFailure):
+            with expected_failure_guard(entry):
+                raise exc
+    strict = ExpectedFailure("TopK", "forward", "crash", "crash: process ", ("aidge.topk:error_x",), kind="aidge_config")
+    with pytest.raises(AcceptsInvalidInputError):
+        with expected_failure_guard(strict):
+            raise AcceptsInvalidInputError("Aidge accepts invalid input: aidge.topk_error_x ran to the end")
