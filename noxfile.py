@@ -12,6 +12,7 @@ noise-floor  the same commit benchmarked twice on a subset: run-to-run ratios pe
 publish      asv publish -> results/html + cases.html (every case linked; libraries served locally when
              npm is there); serve it over HTTP
 site-check   the published site in headless Chromium (network blocked): every case linked and drawn
+aidge-configs-full  Aidge's own benchmark configurations (aidge-benchmark 0.10.1) at their full sizes
 compare      asv compare main HEAD (both benchmarked first), at the factor the noise floor supports
 """
 from __future__ import annotations
@@ -49,6 +50,17 @@ def tests_cpu(session: nox.Session) -> None:
     install_cpu_stack(session)
     args = session.posargs or ["-n", "auto"]
     session.run("python", "-m", "pytest", *args, env=TEST_ENV)
+
+
+@nox.session(name="aidge-configs-full", python=PYTHON)
+def aidge_configs_full(session: nox.Session) -> None:
+    """tests/test_aidge_configs.py with every case at the size its configuration gives (the
+    default run reduces the batch of cases above the element budget, interop/cases/aidge_configs.py).
+    Arguments after -- replace ``-n auto`` (``-- -n 2 --aidge-configs ~/aidge/aidge_benchmark/...``)."""
+    install_cpu_stack(session)
+    args = session.posargs or ["-n", "auto"]
+    session.run("python", "-m", "pytest", *args, "tests/test_aidge_configs.py",
+                env=dict(TEST_ENV, INTEROP_AIDGE_FULL_SIZE="1"))
 
 
 @nox.session(python=PYTHON)

@@ -23,6 +23,7 @@ import re
 import statistics
 from typing import Any, Iterable
 
+from .aidge_files import aidge_file_rows, format_aidge_files
 from .asv_results import AsvRatios
 from .benchmarks import BenchData, number_or_none
 from .categories import AIDGE_FAILURE_RE, CATEGORY_TABLE, CRASH_MESSAGE_RE, SLOWER_RE, kind_of, what_differs
@@ -30,6 +31,7 @@ from .pytest_output import OUTCOMES, WORKER_CRASH_RE, PytestRun, TestResult, ope
 
 __all__ = ["build_report", "format_report"]
 
+_CASE_PREFIX = re.compile(r"^aidge\.\S+: ")
 _AIDGE_WHERE = re.compile(r"operator (?P<op>[\w<>]+)")
 _TAG_PARTS = re.compile(r"^(?:\[XPASS\(strict\)\]\s*)?\[(?P<cat>[^\]]+)\] (?P<op>\S+) (?P<phase>\w+): (?P<error>[^\n]*)")
 _EQUIV_HEAD = re.compile(r"^\[(?P<case>[^,\]]+)(?:, epoch (?P<epoch>\d+))?\] (?P<head>.*?)(?: \[seed \d+\])?$")
@@ -190,6 +192,7 @@ def build_report(run: PytestRun | None = None, bench: BenchData | None = None, *
     report["failures_by_category"] = {c: len(v["cases"]) for c, v in _by_category(failing).items()}
     if run is not None:
         report["skipped"] = _skips(run)
+        report["aidge_configs"] = aidge_file_rows(run)
     slowdowns = [dict(_short(f), source="pytest") for f in failing if f["kind"] == "performance"]
     if bench is not None:
         report["sources"]["benchmarks"] = bench.source
@@ -248,7 +251,8 @@ def _by_category(findings: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]
 def _skips(run: PytestRun) -> list[dict[str, Any]]:
     reasons: dict[str, int] = {}
     for line in run.skip_lines:
-        reasons[line["reason"]] = reasons.get(line["reason"], 0) + line["count"]
+        reason = _CASE_PREFIX.sub("", line["reason"])  # an Aidge config's skip names its case: one line per reason
+        reasons[reason] = reasons.get(reason, 0) + line["count"]
     if not reasons:
         for r in run.results:
             if r.outcome == "skipped":
@@ -397,6 +401,8 @@ def format_report(report: dict[str, Any]) -> str:
         add(f"== Skipped: {sum(s['count'] for s in report['skipped'])} ==")
         for s in report["skipped"]:
             add(f"  {s['count']:>4}  {_clip(s['reason'], 140)}")
+
+    out.extend(format_aidge_files(report.get("aidge_configs") or []))
 
     bench = report.get("benchmarks")
     if bench is not None:

@@ -366,7 +366,18 @@ def _all_cases():
     from interop.cases import catalog
 
     return (catalog.operator_cases() + catalog.model_cases() + catalog.contract_cases()
-            + catalog.property_cases())
+            + catalog.property_cases() + _aidge_config_cases())
+
+
+def _aidge_config_cases():
+    """The cases of aidge-benchmark's configurations (none without the package)."""
+    from interop.cases.aidge_configs import benchmark_cases
+    from interop.cases.config import ConfigError
+
+    try:
+        return benchmark_cases()
+    except ConfigError:
+        return []
 
 
 def test_every_table_entry_decides_a_case():
@@ -397,6 +408,10 @@ def _as_the_suite_reports(entry) -> tuple[str | None, str | None]:
     shape mismatch (its header names what differs), a plain comparator assertion for the
     property cases."""
     value_categories = {"outputs_differ", "gradients_differ", "training_diverges", "output_shape_differs"}
+    if entry.category == "crash":  # an AidgeCrash's own message
+        return f"{entry.error.strip()} killed by SIGSEGV during {entry.phase}", None
+    if entry.category == "accepts_invalid_input":  # AcceptsInvalidInputError, an assertion
+        return None, f"{entry.error}: aidge.x_error_y is a negative case of Aidge's own configurations"
     if entry.category not in value_categories:
         return f"Aidge {entry.phase} failed (operator {entry.operator}): {entry.error}", None
     if entry.kind == "property":
