@@ -24,18 +24,12 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ..reporting.categories import ATTRIBUTIONS
 from .compare import to_numpy
 from .outputs import compare_outputs
 
 __all__ = ["ATTRIBUTIONS", "attribute_forward", "attribute_backward", "run_onnxruntime", "closer_than_torch"]
 
-#: every attribution a verdict or an expected failure may carry, with its meaning
-ATTRIBUTIONS = {
-    "aidge": "onnxruntime on the same ONNX model agrees with torch, Aidge does not",
-    "export": "onnxruntime disagrees with torch too (or rejects the model): the torch -> ONNX lowering differs",
-    "precision": "Aidge is no farther from torch's float64 result than torch float32 is",
-    "unknown": "neither onnxruntime nor the float64 reference decides",
-}
 
 
 def run_onnxruntime(proto, input_names: Sequence[str], inputs: Sequence[Any]) -> list[np.ndarray]:
