@@ -2,6 +2,7 @@
 
 tests-cpu   the whole pytest suite on the CPU stack (torch 2.13.0 + Aidge 0.10.1 CPU)
 tests-cuda  the suites with backend="cuda" on a GPU machine; skips (exit 0) without one
+opinfo      every OpInfo sample (tests/test_opinfo.py with INTEROP_OPINFO_SAMPLES=all)
 report      the main job: suites + categorised findings report in results/runs/<run>/ (results/latest)
 cuda-recipe resolve the CUDA environment (pip --dry-run) on any machine
 """
@@ -40,6 +41,14 @@ def tests_cpu(session: nox.Session) -> None:
     install_cpu_stack(session)
     args = session.posargs or ["-n", "auto"]
     session.run("python", "-m", "pytest", *args, env=TEST_ENV)
+
+
+@nox.session(python=PYTHON)
+def opinfo(session: nox.Session) -> None:
+    """PyTorch's OpInfo samples, all of them (tests-cpu runs the first two of each entry)."""
+    install_cpu_stack(session)
+    args = session.posargs or ["-n", "auto", "tests/test_opinfo.py"]
+    session.run("python", "-m", "pytest", *args, env=dict(TEST_ENV, INTEROP_OPINFO_SAMPLES="all"))
 
 
 @nox.session(python=PYTHON)

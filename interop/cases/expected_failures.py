@@ -28,7 +28,7 @@ import dataclasses
 import fnmatch
 from typing import Iterable, Iterator
 
-from ..reporting.categories import CATEGORIES
+from ..reporting.categories import ATTRIBUTIONS, CATEGORIES
 from .case import KINDS, PHASES
 
 __all__ = [
@@ -63,6 +63,9 @@ class ExpectedFailure:
     #: restrict to a backend ("cpu"/"cuda"); None = every backend
     backend: str | None = None
     note: str = ""
+    #: who is to blame (:data:`interop.reporting.categories.ATTRIBUTIONS`): ``export`` and
+    #: ``precision`` entries are not Aidge bugs; None: Aidge (every entry before the OpInfo source)
+    attribution: str | None = None
 
     def __post_init__(self):
         if self.phase not in PHASES:
@@ -73,6 +76,9 @@ class ExpectedFailure:
                              f"(one of {sorted(CATEGORIES)})")
         if not self.error.strip():
             raise ValueError(f"expected failure {self.operator} {self.cases}: quote Aidge's error text")
+        if self.attribution not in (None, *ATTRIBUTIONS):
+            raise ValueError(f"expected failure {self.operator} {self.cases}: unknown attribution "
+                             f"{self.attribution!r} (one of {sorted(ATTRIBUTIONS)})")
         if self.kind not in KINDS:
             raise ValueError(f"expected failure {self.operator} {self.cases}: unknown kind {self.kind!r}")
         if isinstance(self.cases, str) or not self.cases or not all(
@@ -82,7 +88,8 @@ class ExpectedFailure:
 
     @property
     def reason(self) -> str:
-        return f"[{self.category}] {self.operator} {self.phase}: {self.error}"
+        who = f" [attribution {self.attribution}]" if self.attribution else ""
+        return f"[{self.category}] {self.operator} {self.phase}: {self.error}{who}"
 
     def covers(self, kind: str, operator: str, label: str, backend: str = "cpu") -> bool:
         """Whether this entry concerns the case ``operator``/``label`` of ``kind`` on ``backend``."""
@@ -296,6 +303,9 @@ def _check_entry(entry: ExpectedFailure, exc: BaseException) -> None:
         wrong.append(f"category {category!r} (entry: {entry.category!r})")
     if phase not in (None, "unknown") and phase != entry.phase:  # a crash outside the bridge has no phase
         wrong.append(f"phase {phase!r} (entry: {entry.phase!r})")
+    attribution = getattr(exc, "attribution", None)
+    if entry.attribution and attribution and attribution != entry.attribution:
+        wrong.append(f"attribution {attribution!r} (entry: {entry.attribution!r})")
     if wrong:
         raise ExpectedFailureMismatch(
             f"this failure quotes the expected-failure entry {entry.operator} {list(entry.cases)} but the "
