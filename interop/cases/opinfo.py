@@ -28,13 +28,13 @@ import re
 import zlib
 from typing import Any
 
-from .case import Case
+from .case import Case, _normalized
 
 __all__ = ["OPINFO_OPS", "CATALOG_OPINFO", "DEFAULT_SAMPLES", "OpInfoUnavailable", "op_db", "opinfo_cases",
            "opinfo_sample", "run_opinfo_case", "NOT_COMPARABLE", "describe_sample", "survey", "sample_cap"]
 
 #: samples per entry in the default run (``INTEROP_OPINFO_SAMPLES``: a number or ``all``)
-DEFAULT_SAMPLES = 2
+DEFAULT_SAMPLES = 1
 SAMPLES_ENV = "INTEROP_OPINFO_SAMPLES"
 _SEED = 0
 _MAX_DESCRIPTION = 64
@@ -176,7 +176,7 @@ def opinfo_sample(case: Case):
     description in its id."""
     name, index = case.params["opinfo"], case.params["index"]
     sample = _samples(name, case.params.get("dtype", "float32"), limit=index + 1)[index]
-    label = f"s{index}_{describe_sample(sample)}"
+    label = _normalized(f"s{index}_{describe_sample(sample)}")
     if label != case.label:
         raise RuntimeError(f"{case.id}: OpInfo sample {index} of {name} is now {label!r}: the sample list "
                            f"changed (torch upgraded?), the case id no longer describes it")
