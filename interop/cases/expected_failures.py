@@ -213,6 +213,14 @@ _OPERATORS: tuple[ExpectedFailure, ...] = (
                       note="Reducing every axis with keep_dims=0 gives a 0-d tensor in torch and ONNX; Aidge "
                            "returns shape [1] (holding the same value, within tolerance).")
       for op in _REDUCTIONS],
+    ExpectedFailure("ConvTranspose2D", "forward", "outputs_differ",
+                    "output differs between model1 (ConvTranspose2D) and model2 (AidgeModule)",
+                    ("ConvTranspose2D:no_bias*",),
+                    note="Without a bias, Aidge's ConvTranspose2D returns the right output on the first call and a "
+                         "wrong one on the second (every element; interop.verify(nn.ConvTranspose2d(3, 2, 3, "
+                         "bias=False), x, backward=False): outputs_differ at call 2); with a bias both calls match. "
+                         "Found once the forward of cases whose backward is a known failure was checked on two "
+                         "calls (before, the first backward stopped the case)."),
     ExpectedFailure("BatchNorm2D", "forward", "outputs_differ",
                     "output differs between model1 (BatchNorm2D) and model2 (AidgeModule)", ("BatchNorm2D:train*",),
                     note=_BN_TRAIN + " (See the model suite's <Name>_train entries.)"),
