@@ -3,6 +3,7 @@
 tests-cpu    the whole pytest suite on the CPU stack (torch 2.13.0 + Aidge 0.10.1 CPU); timings
              replace results/benchmarks.jsonl when the session ends (default session)
 tests-cuda   the suites with backend="cuda" on a GPU machine; skips (exit 0) without one
+opinfo       every OpInfo sample (tests/test_opinfo.py with INTEROP_OPINFO_SAMPLES=all)
 report       the main job: suites + categorised findings report in results/runs/<run>/ (results/latest)
 cuda-recipe  resolve the CUDA environment (pip --dry-run) on any machine
 bench        asv machine --yes, then asv run on HEAD: every benchmark, in asv's own environment
@@ -33,7 +34,9 @@ PYTHON = "3.11"
 # bring an OpenMP runtime, and two spinning runtimes on a small machine slow Aidge's
 # backward 1000x (measured: 15 ms instead of 10 us for a Linear). Tests parallelise with
 # pytest-xdist instead.
-TEST_ENV = {"OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
+TEST_ENV = {"OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"),
+            # stable OpInfo ids: torch's meshgrid samples iterate a set of strings
+            "PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0")}
 
 
 def install_cpu_stack(session: nox.Session, *extra: str) -> None:
@@ -61,6 +64,14 @@ def aidge_configs_full(session: nox.Session) -> None:
     args = session.posargs or ["-n", "auto"]
     session.run("python", "-m", "pytest", *args, "tests/test_aidge_configs.py",
                 env=dict(TEST_ENV, INTEROP_AIDGE_FULL_SIZE="1"))
+
+
+@nox.session(python=PYTHON)
+def opinfo(session: nox.Session) -> None:
+    """PyTorch's OpInfo samples, all of them (tests-cpu runs the first of each entry)."""
+    install_cpu_stack(session)
+    args = session.posargs or ["-n", "auto", "tests/test_opinfo.py"]
+    session.run("python", "-m", "pytest", *args, env=dict(TEST_ENV, INTEROP_OPINFO_SAMPLES="all"))
 
 
 @nox.session(python=PYTHON)

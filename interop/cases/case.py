@@ -27,7 +27,7 @@ __all__ = ["Case", "OperatorCase", "KINDS", "PHASES", "TRAINING_PHASES", "case_i
            "resolve_class"]
 
 #: what a case checks (see the module docstring)
-KINDS = ("operator", "model", "contract", "property", "aidge_config")
+KINDS = ("operator", "model", "contract", "property", "aidge_config", "opinfo")
 #: the phases of one check, in the order a run goes through them
 PHASES = ("export", "import", "compile", "forward", "backward", "step")
 #: the phases only a case that trains runs

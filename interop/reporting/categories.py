@@ -76,6 +76,7 @@ from ..errors import KERNEL_IMAGE_RE, NOT_IMPLEMENTED_RE
 __all__ = [
     "CATEGORIES",
     "CATEGORY_TABLE",
+    "ATTRIBUTIONS",
     "KINDS",
     "categorize",
     "kind_of",
@@ -127,6 +128,14 @@ CATEGORY_TABLE: dict[str, tuple[str, str, str]] = {
     **{name: ("🟡", "test_strategy", meaning) for name, meaning in TEST_STRATEGY_CATEGORIES.items()},
     "slowdown_vs_torch": ("🐢", "performance", "slower than torch by more than the threshold (not a change over time)"),
     "unknown": ("❓", "unknown", "no rule matched: read the message"),
+}
+
+#: who a mismatch is attributed to (:mod:`interop.equivalence.attribution` decides it)
+ATTRIBUTIONS = {
+    "aidge": "onnxruntime on the same ONNX model agrees with torch, Aidge does not",
+    "export": "onnxruntime disagrees with torch too (or rejects the model): the torch -> ONNX lowering differs",
+    "precision": "Aidge is no farther from torch's float64 result than torch float32 is",
+    "unknown": "neither onnxruntime nor the float64 reference decides",
 }
 
 KINDS = {
