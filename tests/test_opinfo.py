@@ -24,7 +24,7 @@ def _params():
 @pytest.fixture(params=_params())
 def opinfo_case(request, aidge_backend):
     from interop.cases.expected_failures import with_expected_failure, xfail_marks
-    from interop.cases.suite import _prepare_parent
+    from interop.cases.suite import prepare_parent
 
     item = request.param
     if isinstance(item, Exception):
@@ -32,7 +32,7 @@ def opinfo_case(request, aidge_backend):
     case = with_expected_failure(item, aidge_backend)
     for mark in xfail_marks(case.expected_failure):
         request.applymarker(mark)
-    _prepare_parent(aidge_backend)
+    prepare_parent(aidge_backend)
     return case
 
 
