@@ -62,7 +62,7 @@ def format_rows(rows: list[dict], markdown: bool = False) -> str:
         lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
         lines += ["| " + " | ".join(str(r[c]).replace("|", "\\|") for c in COLUMNS) + " |" for r in rows]
     else:
-        widths = [max(len(c), *(len(str(r[c])) for r in rows)) if c != COLUMNS[-1] else 0 for c in COLUMNS]
+        widths = [max([len(c)] + [len(str(r[c])) for r in rows]) if c != COLUMNS[-1] else 0 for c in COLUMNS]
         lines = ["  ".join(c.ljust(w) for c, w in zip(COLUMNS, widths)).rstrip()]
         lines += ["  ".join(str(r[c]).ljust(w) for c, w in zip(COLUMNS, widths)).rstrip() for r in rows]
     total = {k: sum(r[k] for r in rows) for k in ("cases", "pos", "neg", "run", "reduced")}

@@ -139,6 +139,12 @@ def test_cli_table_and_exit_status(tmp_path, capsys):
     _write(tmp_path, {"operation": "X", "format": {"name": "Aidge"}, "oops": 1}, "zz.json")
     assert table_main([str(tmp_path)]) == 1
     assert "zz.json: key 'oops'" in capsys.readouterr().err
+    only_bad = tmp_path / "only_bad"  # no readable file at all: still a table, an error, exit 1
+    only_bad.mkdir()
+    _write(only_bad, {"operation": "X", "format": {"name": "Aidge"}, "oops": 1}, "zz.json")
+    assert table_main([str(only_bad)]) == 1
+    captured = capsys.readouterr()
+    assert "0 files" in captured.out and "zz.json: key 'oops'" in captured.err
 
 
 def test_size_policy_reduces_the_batch_and_says_so():
