@@ -40,7 +40,7 @@ import unicodedata
 from pathlib import Path
 from typing import Any, Iterable
 
-from .config_error import ConfigError
+from .config_error import ConfigError, check_input_specs
 
 __all__ = ["BenchmarkFile", "BenchmarkCase", "InputSpec", "installed_config_dir", "read_benchmark_file",
            "read_benchmark_dir", "is_benchmark_document", "DTYPES", "label_id"]
@@ -162,18 +162,7 @@ def _walk(tree: dict, labels: tuple[str, ...], file) -> Iterable[tuple[tuple[str
 
 
 def _check_specs(specs: Any, file, case: str | None, key: str) -> list[dict]:
-    if specs is None:
-        return []
-    if not isinstance(specs, list):
-        raise ConfigError("input_specs must be a list of {name, shape, dtype, data}", file=file, case=case, key=key)
-    for i, spec in enumerate(specs):
-        if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
-            raise ConfigError("every input spec needs a string name", file=file, case=case, key=f"{key}[{i}]")
-        unknown = set(spec) - SPEC_KEYS
-        if unknown:
-            raise ConfigError(f"unknown input spec key(s) {sorted(unknown)} (allowed {sorted(SPEC_KEYS)})",
-                              file=file, case=case, key=f"{key}[{i}].{sorted(unknown)[0]}")
-    return specs
+    return check_input_specs(specs, SPEC_KEYS, file, case, key)
 
 
 def _merge_spec(base: dict | None, case: dict | None) -> dict:

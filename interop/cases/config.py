@@ -50,7 +50,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from .attributes import SUPPORTED_ATTRS
 from .case import Case, case_id
-from .config_error import ConfigError
+from .config_error import ConfigError, check_input_specs
 
 __all__ = [
     "OperatorConfig",
@@ -263,18 +263,7 @@ def _merge_attributes(base: Mapping | None, case: Mapping | None, file, path) ->
 
 def _merge_specs(base: Sequence | None, case: Sequence | None, file, path) -> list[dict]:
     def check(specs, what):
-        if specs is None:
-            return []
-        if not isinstance(specs, list):
-            raise ConfigError("input_specs must be a list of {name, shape, ...}", file=file, case=path, key=what)
-        for i, spec in enumerate(specs):
-            if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
-                raise ConfigError("every input spec needs a string name", file=file, case=path, key=f"{what}[{i}]")
-            unknown = set(spec) - SPEC_KEYS
-            if unknown:
-                raise ConfigError(f"unknown input spec key(s) {sorted(unknown)} (allowed {sorted(SPEC_KEYS)})",
-                                  file=file, case=path, key=f"{what}[{i}].{sorted(unknown)[0]}")
-        return specs
+        return check_input_specs(specs, SPEC_KEYS, file, path, what)
 
     merged = [dict(s) for s in check(base, "base_configuration.input_specs")]
     index = {s["name"]: s for s in merged}

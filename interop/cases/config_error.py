@@ -8,7 +8,7 @@ import os
 
 from ..errors import InteropError
 
-__all__ = ["ConfigError"]
+__all__ = ["ConfigError", "check_input_specs"]
 
 
 class ConfigError(InteropError, ValueError):
@@ -27,6 +27,25 @@ class ConfigError(InteropError, ValueError):
         if key is not None:
             where.append(f"key {key!r}")
         super().__init__(f"{': '.join(where)}: {message}")
+
+
+def check_input_specs(specs, allowed: frozenset, file, case: str | None, key: str) -> list[dict]:
+    """``specs`` (``None``: none) as a list of named input specs whose keys are among
+    ``allowed``, else the :class:`ConfigError` naming the file, case and key (both readers
+    share this check; each has its own set of keys)."""
+    if specs is None:
+        return []
+    if not isinstance(specs, list):
+        raise ConfigError(f"input_specs must be a list of {{{', '.join(sorted(allowed))}}}", file=file, case=case,
+                          key=key)
+    for i, spec in enumerate(specs):
+        if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
+            raise ConfigError("every input spec needs a string name", file=file, case=case, key=f"{key}[{i}]")
+        unknown = set(spec) - allowed
+        if unknown:
+            raise ConfigError(f"unknown input spec key(s) {sorted(unknown)} (allowed {sorted(allowed)})",
+                              file=file, case=case, key=f"{key}[{i}].{sorted(unknown)[0]}")
+    return specs
 
 
 # Its public home (the name tracebacks and pickles use): interop.cases.config re-exports it.
