@@ -21,6 +21,7 @@ XFAIL tests/test_opinfo.py::test_opinfo[opinfo_asin_s0_20x20] - [gradients_diffe
 def test_sources_and_attributions_are_read_from_the_run():
     assert source_of("tests/test_opinfo.py::test_opinfo[x]") == "OpInfo"
     assert source_of("tests/test_operators.py::test_ReLU_interop[x]") == "catalog JSON"
+    assert source_of("tests/test_aidge_configs.py::test_aidge_config[aidge.relu_x]") == "Aidge configs (aidge-benchmark)"
     assert operator_of("opinfo_nn.functional.conv2d_s0_1x3x4x4") == "nn.functional.conv2d"
     assert attribution_of("...\nattribution: export (onnxruntime ...)", "outputs_differ") == "export"
     assert attribution_of("Aidge import failed: ...", "unsupported_operator") == "aidge"
