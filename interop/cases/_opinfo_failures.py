@@ -16,17 +16,23 @@ OPINFO_FAILURES = (
         'nn.functional.pixel_shuffle:s1_1x9x2x2_upscalefactor3',)),
     ('Expand', 'forward', 'aidge_error', 'Expand: data input (#0) defines output shape. Must have only 1 dimension.', 'aidge', (
         'repeat:s0_0d',)),
+    ('Producer', 'forward', 'aidge_error', 'map::at', 'aidge', (
+        'full_like:s1_5x5_-1_76583', 'new_full:s1_5x5_2_0_4_31909', 'new_ones:s1_5x5_2_0', 'new_zeros:s1_5x5_2_0',
+        'ones_like:s1_5x5', 'zero_:s1_5x5x5', 'zeros_like:s1_5x5',)),
     ('Reshape', 'forward', 'aidge_error', 'Number of elements to copy is above implementation current capacity (192B > 4B)', 'aidge', (
         'repeat_interleave:s1_2x3x4_repeats2',)),
     ('Reshape', 'forward', 'aidge_error', 'Number of elements to copy is above implementation current capacity (500B > 4B)', 'aidge', (
         'flatten:s0_5x5x5',)),
     ('Reshape', 'forward', 'aidge_error', 'Number of elements to copy is above implementation current capacity (8B > 4B)', 'aidge', (
         'repeat_interleave:s0_0d_repeats2',)),
+    ('Shape', 'forward', 'aidge_error', "Shape_Op: 'start' attribute must be in", 'aidge', (
+        'expand_as:s1_0d_0d', 'full_like:s0_0d_-8_47837', 'ones_like:s0_0d', 'zero_:s0_0d', 'zeros_like:s0_0d',)),
     ('Slice', 'forward', 'aidge_error', 'Step (-1) is negative, we must have End (', 'aidge', (
-        'constant_pad_nd:s0_1x3x3_2_2', 'constant_pad_nd:s1_1x3_1_2_1', 'nn.functional.pad.constant:s0_1x3x3_2_2',
-        'nn.functional.pad.constant:s1_1x3_1_2_constant_1', 'nn.functional.pad.reflect:s0_1x3_1_2_reflect',
-        'nn.functional.pad.reflect:s1_1x3_0_1_reflect', 'nn.functional.pad.replicate:s0_1x3_1_2_replicate',
-        'nn.functional.pad.replicate:s1_1x3_0_1_replicate',
+        'constant_pad_nd:s0_1x3x3_2_2', 'constant_pad_nd:s1_1x3_1_2_1',
+        'nn.functional.multi_head_attention_forward:s0_3x2x2_3x2x2_3x2x2_2_2_6x2_6_2_2_False_0_5_2x2_2_qprojwe_84942353',
+        'nn.functional.pad.constant:s0_1x3x3_2_2', 'nn.functional.pad.constant:s1_1x3_1_2_constant_1',
+        'nn.functional.pad.reflect:s0_1x3_1_2_reflect', 'nn.functional.pad.reflect:s1_1x3_0_1_reflect',
+        'nn.functional.pad.replicate:s0_1x3_1_2_replicate', 'nn.functional.pad.replicate:s1_1x3_0_1_replicate',
         'nn.functional.pad.replicate_negative:s0_5x3x4x4_-4_5_0_0_replicate',
         'nn.functional.pad.replicate_negative:s1_6x2x4x4_0_0_2_-4_replicate',)),
     ('Sub', 'backward', 'aidge_error', 'bad_function_call', 'aidge', (
@@ -46,6 +52,8 @@ OPINFO_FAILURES = (
         'index_copy:s0_0d_0_int641_0d',)),
     ('index_fill', 'forward', 'aidge_error', "Shape_Op: 'start' attribute must be in", 'aidge', (
         'index_fill:s0_0d_0_int641_-8_47837', 'index_fill:s1_0d_0_int641_0d',)),
+    ('linear', 'forward', 'aidge_error', 'Aidge does not compute on empty tensors', 'aidge', (
+        'nn.functional.linear:s1_0x3_4x3_4',)),
     ('log', 'forward', 'aidge_error', 'Aidge does not compute on empty tensors', 'aidge', (
         'log:s1_1x0x3',)),
     ('log10', 'forward', 'aidge_error', 'Aidge does not compute on empty tensors', 'aidge', (
@@ -96,10 +104,12 @@ OPINFO_FAILURES = (
         'square:s1_1x0x3',)),
     ('Abs', 'backward', 'backward_not_implemented', 'Backward not yet implemented for Abs_Op on backend cpu', 'aidge', (
         'abs:s0_20x20', 'nn.functional.softsign:s0_20',)),
-    ('ArgMax', 'backward', 'backward_not_implemented', 'Backward not yet implemented for ArgMax_Op on backend cpu', 'aidge', (
+    ('ArgMax', 'backward', 'backward_not_implemented', 'Backward not yet implemented for ArgMax_Op on backend cpu || Backward not yet implemented for ReduceMax_Op on backend cpu', 'aidge', (
         'max.reduction_with_dim:s0_5x5x5_1', 'max.reduction_with_dim:s1_5x5x5_1_True',)),
     ('AvgPooling1D', 'backward', 'backward_not_implemented', 'Backward not yet implemented for AvgPooling_Op<1> on backend cpu', 'aidge', (
         'nn.functional.avg_pool1d:s0_2x3x9_3',)),
+    ('BatchNorm2D', 'backward', 'backward_not_implemented', 'Backward not yet implemented for BatchNorm_Op<2> on backend cpu', 'aidge', (
+        'nn.functional.batch_norm:s1_3x2x4_2_2_2_2_trainingFalse_momentum-1_2',)),
     ('Cast', 'backward', 'backward_not_implemented', 'backward() not implemented yet for operator of type Cast', 'aidge', (
         'clamp:s0_5x10x5_5x10x5_5x10x5', 'clamp:s1_5x10x5_10x5_10x5', 'clamp_max:s0_0d_0d', 'clamp_max:s1_5_0d',
         'clamp_min:s0_0d_0d', 'clamp_min:s1_5_0d', 'div.trunc_rounding:s0_0d_0d_roundingmodetrunc',
@@ -125,13 +135,12 @@ OPINFO_FAILURES = (
         'erf:s0_20x20', 'nn.functional.gelu:s0_10x10_approximatenone',)),
     ('Expand', 'backward', 'backward_not_implemented', 'Backward not yet implemented for Expand_Op on backend cpu', 'aidge', (
         'broadcast_tensors:s0_3_1x2x1_1x1_5x1x1', 'broadcast_to:s0_5x1x1_5_5_5', 'broadcast_to:s1_5x1x5_5_5_5',
-        'expand:s0_5x1x1_5_5_5', 'expand:s1_5x1x5_5_5_5', 'meshgrid.list_of_tensors:s?_0d_indexingij',
-        'meshgrid.variadic_tensors:s?_0d_indexingij', 'nn.functional.normalize:s0_2x1x4x5_p1_dim2',
-        'nn.functional.normalize:s1_2x3x4x5_p2_dim1',)),
+        'expand:s0_5x1x1_5_5_5', 'expand:s1_5x1x5_5_5_5', 'expand_as:s0_5x1x1_5x5x5',
+        'meshgrid.list_of_tensors:s?_0d_indexingij', 'meshgrid.variadic_tensors:s?_0d_indexingij',
+        'nn.functional.normalize:s0_2x1x4x5_p1_dim2', 'nn.functional.normalize:s1_2x3x4x5_p2_dim1',)),
     ('Floor', 'backward', 'backward_not_implemented', 'Backward not yet implemented for Floor_Op on backend cpu', 'aidge', (
         '__rmod__:s0_0d_0d', '__rmod__:s1_5_0d', 'div.floor_rounding:s0_0d_0d_roundingmodefloor',
-        'div.floor_rounding:s1_5_0d_roundingmodefloor', 'floor:s0_20x20', 'remainder:s0_0d_0d',
-        'remainder:s1_5_0d',)),
+        'div.floor_rounding:s1_5_0d_roundingmodefloor', 'floor:s0_20x20', 'remainder:s0_0d_0d', 'remainder:s1_5_0d',)),
     ('Gather', 'backward', 'backward_not_implemented', 'backward() not implemented yet for operator of type Gather', 'aidge', (
         '__getitem__:s0_5x5x5_1_2', 'as_strided.partial_views:s0_10_2_2_1_2',
         'as_strided.partial_views:s1_10_2_2_1_2_storageoffset0', 'as_strided:s0_1_1_1_storageoffset0',
@@ -141,17 +150,27 @@ OPINFO_FAILURES = (
     ('GatherElements', 'backward', 'backward_not_implemented', 'backward() not implemented yet for operator of type GatherElements', 'aidge', (
         'gather:s0_10x5_0_int645x5', 'gather:s1_10x5_0_int325x5',)),
     ('Less', 'backward', 'backward_not_implemented', 'Backward not yet implemented for Less_Op on backend cpu', 'aidge', (
-        'atan2:s1_5_0d', 'lerp:s0_5x5_5x5_0_4', 'lerp:s1_5x5_5_0_4', 'logit:s1_5x5x5_0_2',
+        'atan2:s1_5_0d', 'lerp:s0_5x5_5x5_0_4', 'lerp:s1_5x5_5_0_4', 'logit:s1_5x5x5_0_2',)),
+    ('Less', 'backward', 'backward_not_implemented', 'Backward not yet implemented for Less_Op on backend cpu || Backward not yet implemented for Greater_Op on backend cpu', 'aidge', (
         'nn.functional.softshrink:s0_5x5_lambd0', 'nn.functional.softshrink:s1_5x5_lambd0_5',)),
     ('MatMul', 'backward', 'backward_not_implemented', 'Backward not yet implemented for MatMul_Op on backend cpu', 'aidge', (
-        '__rmatmul__:s0_20_20', '__rmatmul__:s1_10_5x10', 'bmm:s0_10x5x10_10x10x5', 'dot:s0_5_5',
-        'matmul:s0_20_20', 'matmul:s1_5x10_10', 'mv:s0_5x10_10', 'nn.functional.linear:s0_3_4x3_4',
+        '__rmatmul__:s0_20_20', '__rmatmul__:s1_10_5x10', 'bmm:s0_10x5x10_10x10x5', 'dot:s0_5_5', 'matmul:s0_20_20',
+        'matmul:s1_5x10_10', 'mv:s0_5x10_10', 'nn.functional.linear:s0_3_4x3_4',
         'nn.functional.scaled_dot_product_attention:s0_4x3x8_4x6x8_4x6x8_iscausalTrue_dropoutp0',
         'nn.functional.scaled_dot_product_attention:s1_4x3x8_4x6x8_4x6x8_iscausalTrue_dropoutp0',)),
     ('MatMul', 'backward', 'backward_not_implemented', 'Backward not yet implemented for MatMul_Op on backend cpu || backward() not implemented yet for operator of type Cast', 'aidge', (
         'baddbmm:s0_5x5x10_5x5x5_5x5x10_beta1_alpha1', 'baddbmm:s1_1_5x5x5_5x5x10_beta1_alpha1',)),
     ('Mod', 'backward', 'backward_not_implemented', 'Backward not yet implemented for Mod_Op on backend cpu', 'aidge', (
         'fmod:s0_0d_0d', 'fmod:s1_5_0d',)),
+    ('PaddedConvTranspose1D', 'backward', 'backward_not_implemented', 'Backward not yet implemented for Conv_Op<1> on backend cpu', 'aidge', (
+        'nn.functional.conv_transpose1d:s0_1x3x4_3x3x3_3_stride2_padding2_outputpadding1_groups1',
+        'nn.functional.conv_transpose1d:s1_3x4_3x3x3_3_stride2_padding2_outputpadding1_groups1',)),
+    ('PaddedConvTranspose2D', 'backward', 'backward_not_implemented', 'Backward not yet implemented for Conv_Op<2> on backend cpu', 'aidge', (
+        'nn.functional.conv_transpose2d:s0_1x3x4x4_3x3x3x3_3_stride22_padding2_outputpadding11_groups1',
+        'nn.functional.conv_transpose2d:s1_3x4x4_3x3x3x3_3_stride22_padding2_outputpadding11_groups1',)),
+    ('PaddedConvTranspose3D', 'backward', 'backward_not_implemented', 'Backward not yet implemented for Conv_Op<2> on backend cpu', 'aidge', (
+        'nn.functional.conv_transpose3d:s0_1x3x4x4x4_3x3x3x3x3_3_stride222_padding2_outputpadding1_5247d3de',
+        'nn.functional.conv_transpose3d:s1_3x4x4x4_3x3x3x3x3_3_stride222_padding2_outputpadding111_groups1',)),
     ('ReduceMean', 'backward', 'backward_not_implemented', 'Backward not yet implemented for ReduceMean_Op on backend cpu', 'aidge', (
         'native_layer_norm:s0_1x2x3_1_2_3_1x2x3_1x2x3_0_5', 'native_layer_norm:s1_1x2x3_1_2_3_None_1x2x3_0_5',)),
     ('ReduceMin', 'backward', 'backward_not_implemented', 'Backward not yet implemented for ReduceMin_Op on backend cpu', 'aidge', (
@@ -175,9 +194,15 @@ OPINFO_FAILURES = (
     ('Round', 'backward', 'backward_not_implemented', 'Backward not yet implemented for Round_Op on backend cpu', 'aidge', (
         'round.decimals_0:s0_20_decimals0', 'round.decimals_3:s0_20_decimals3',
         'round.decimals_neg_3:s0_20_decimals-3', 'round:s0_20x20',)),
+    ('Scatter', 'backward', 'backward_not_implemented', 'Backward not yet implemented for Scatter_Op on backend cpu', 'aidge', (
+        'scatter:s0_10x5_0_int645x5_5x5', 'scatter:s1_10x5_0_int325x5_5x5', 'scatter_add:s0_10x5_0_int645x5_5x5',
+        'scatter_add:s1_10x5_1_int645x5_5x5',)),
     ('Shape', 'backward', 'backward_not_implemented', 'backward() not implemented yet for operator of type Shape', 'aidge', (
         'nn.functional.group_norm:s0_1x6x3_2_weight6_bias6_eps0_5',
-        'nn.functional.group_norm:s1_1x6x3_2_weight6_bias6_eps0_5', 'take:s0_3x3_int643', 'take:s1_3x3_int643',)),
+        'nn.functional.group_norm:s1_1x6x3_2_weight6_bias6_eps0_5', 'reshape_as:s0_5x5x5_25x5',
+        'reshape_as:s1_25x5_5x5x5', 'view_as:s0_5x5x5_25x5', 'view_as:s1_25x5_5x5x5',)),
+    ('Shape', 'backward', 'backward_not_implemented', 'backward() not implemented yet for operator of type Shape || backward() not implemented yet for operator of type Gather', 'aidge', (
+        'take:s0_3x3_int643', 'take:s1_3x3_int643',)),
     ('Slice', 'backward', 'backward_not_implemented', 'Backward not yet implemented for Slice_Op on backend cpu', 'aidge', (
         '__getitem__:s1_5x5x5_slice03None', 'chunk:s0_5x5x5_2', 'chunk:s1_5x5x5_5_1', 'cross:s0_5x3_5x3',
         'cross:s1_5x3x5_5x3x5_dim1', 'linalg.cross:s0_5x3_5x3', 'linalg.cross:s1_5x3x5_5x3x5_dim1',
@@ -257,58 +282,6 @@ OPINFO_FAILURES = (
         'sin:s0_20x20',)),
     ('tan', 'backward', 'gradients_differ', 'Tensors are not close at input grad [0]!', 'aidge', (
         'tan:s0_20x20',)),
-    ('expand_as', 'import', 'import_error', 'the Aidge graph has 1 data inputs', 'aidge', (
-        'expand_as:s0_5x1x1_5x5x5', 'expand_as:s1_0d_0d',)),
-    ('full_like', 'import', 'import_error', 'the Aidge graph has 0 data inputs', 'aidge', (
-        'full_like:s0_0d_-8_47837', 'full_like:s1_5x5_-1_76583',)),
-    ('new_full', 'import', 'import_error', 'the Aidge graph has 0 data inputs', 'aidge', (
-        'new_full:s0_0d_-1_76583', 'new_full:s1_5x5_2_0_4_31909',)),
-    ('new_ones', 'import', 'import_error', 'the Aidge graph has 0 data inputs', 'aidge', (
-        'new_ones:s0_0d', 'new_ones:s1_5x5_2_0',)),
-    ('new_zeros', 'import', 'import_error', 'the Aidge graph has 0 data inputs', 'aidge', (
-        'new_zeros:s0_0d', 'new_zeros:s1_5x5_2_0',)),
-    ('nn.functional.batch_norm', 'import', 'import_error', 'the Aidge graph has 1 data inputs', 'aidge', (
-        'nn.functional.batch_norm:s0_5x5x5_5_5_5_5_trainingTrue_momentum0_5_eps0_6',
-        'nn.functional.batch_norm:s1_3x2x4_2_2_2_2_trainingFalse_momentum-1_2',)),
-    ('nn.functional.conv1d', 'import', 'import_error', 'the Aidge graph has 1 data inputs', 'aidge', (
-        'nn.functional.conv1d:s0_1x3x4_3x3x3_3_stride2_padding2_groups1',
-        'nn.functional.conv1d:s1_3x4_3x3x3_3_stride2_padding2_groups1',)),
-    ('nn.functional.conv2d', 'import', 'import_error', 'the Aidge graph has 1 data inputs', 'aidge', (
-        'nn.functional.conv2d:s0_1x3x4x4_3x3x3x3_3_stride22_padding2_groups1',
-        'nn.functional.conv2d:s1_3x4x4_3x3x3x3_3_stride22_padding2_groups1',)),
-    ('nn.functional.conv3d', 'import', 'import_error', 'the Aidge graph has 1 data inputs', 'aidge', (
-        'nn.functional.conv3d:s0_1x1x4x4x4_1x1x1x1x1_1_paddingsame',
-        'nn.functional.conv3d:s1_1x4x4x4_1x1x1x1x1_1_paddingsame',)),
-    ('nn.functional.conv_transpose1d', 'import', 'import_error', 'the Aidge graph has 1 data inputs', 'aidge', (
-        'nn.functional.conv_transpose1d:s0_1x3x4_3x3x3_3_stride2_padding2_outputpadding1_groups1',
-        'nn.functional.conv_transpose1d:s1_3x4_3x3x3_3_stride2_padding2_outputpadding1_groups1',)),
-    ('nn.functional.conv_transpose2d', 'import', 'import_error', 'the Aidge graph has 1 data inputs', 'aidge', (
-        'nn.functional.conv_transpose2d:s0_1x3x4x4_3x3x3x3_3_stride22_padding2_outputpadding11_groups1',
-        'nn.functional.conv_transpose2d:s1_3x4x4_3x3x3x3_3_stride22_padding2_outputpadding11_groups1',)),
-    ('nn.functional.conv_transpose3d', 'import', 'import_error', 'the Aidge graph has 1 data inputs', 'aidge', (
-        'nn.functional.conv_transpose3d:s0_1x3x4x4x4_3x3x3x3x3_3_stride222_padding2_outputpadding1_5247d3de',
-        'nn.functional.conv_transpose3d:s1_3x4x4x4_3x3x3x3x3_3_stride222_padding2_outputpadding111_groups1',)),
-    ('nn.functional.linear', 'import', 'import_error', 'the Aidge graph has 1 data inputs', 'aidge', (
-        'nn.functional.linear:s1_0x3_4x3_4',)),
-    ('nn.functional.multi_head_attention_forward', 'import', 'import_error', 'the Aidge graph has 8 data inputs', 'aidge', (
-       
-        'nn.functional.multi_head_attention_forward:s0_3x2x2_3x2x2_3x2x2_2_2_6x2_6_2_2_False_0_5_2x2_2_qprojwe_84942353',)),
-    ('ones_like', 'import', 'import_error', 'the Aidge graph has 0 data inputs', 'aidge', (
-        'ones_like:s0_0d', 'ones_like:s1_5x5',)),
-    ('reshape_as', 'import', 'import_error', 'the Aidge graph has 1 data inputs', 'aidge', (
-        'reshape_as:s0_5x5x5_25x5', 'reshape_as:s1_25x5_5x5x5',)),
-    ('scatter', 'import', 'import_error', 'the Aidge graph has 2 data inputs', 'aidge', (
-        'scatter:s0_10x5_0_int645x5_5x5', 'scatter:s1_10x5_0_int325x5_5x5',)),
-    ('scatter_add', 'import', 'import_error', 'the Aidge graph has 2 data inputs', 'aidge', (
-        'scatter_add:s0_10x5_0_int645x5_5x5', 'scatter_add:s1_10x5_1_int645x5_5x5',)),
-    ('view_as', 'import', 'import_error', 'the Aidge graph has 1 data inputs', 'aidge', (
-        'view_as:s0_5x5x5_25x5', 'view_as:s1_25x5_5x5x5',)),
-    ('where', 'import', 'import_error', 'the Aidge graph has 2 data inputs', 'aidge', (
-        'where:s0_10x10_bool10x10_10x10', 'where:s1_10x1x10_bool10x10_10x10x1',)),
-    ('zero_', 'import', 'import_error', 'the Aidge graph has 0 data inputs', 'aidge', (
-        'zero_:s0_0d', 'zero_:s1_5x5x5',)),
-    ('zeros_like', 'import', 'import_error', 'the Aidge graph has 0 data inputs', 'aidge', (
-        'zeros_like:s0_0d', 'zeros_like:s1_5x5',)),
     ('amax', 'forward', 'output_shape_differs', 'Shapes do not match at output', 'aidge', (
         'amax:s0_0d',)),
     ('amin', 'forward', 'output_shape_differs', 'Shapes do not match at output', 'aidge', (
@@ -353,7 +326,6 @@ OPINFO_FAILURES = (
     ('nn.functional.pairwise_distance', 'forward', 'output_shape_differs', 'Shapes do not match at output', 'export', (
         'nn.functional.pairwise_distance:s0_3_3',)),
     ('nn.functional.triplet_margin_with_distance_loss', 'forward', 'output_shape_differs', 'Shapes do not match at output', 'aidge', (
-       
         'nn.functional.triplet_margin_with_distance_loss:s0_5x10_5x10_5x10_margin1e-06_distancefunctionPairwiseDistance',
         'nn.functional.triplet_margin_with_distance_loss:s1_5x10_5x10_5x10_margin1_distancefunctionPairwiseDistance',)),
     ('nonzero', 'forward', 'output_shape_differs', 'Shapes do not match at output', 'export', (
@@ -372,6 +344,10 @@ OPINFO_FAILURES = (
         'var.unbiased:s1_5_False',)),
     ('var_mean.unbiased', 'forward', 'output_shape_differs', 'Shapes do not match at output', 'aidge', (
         'var_mean.unbiased:s1_5_False',)),
+    ('BatchNorm', 'forward', 'outputs_differ', 'Tensors are not close at output!', 'aidge', (
+        'nn.functional.batch_norm:s0_5x5x5_5_5_5_5_trainingTrue_momentum0_5_eps0_6',)),
+    ('ConstantOfShape', 'forward', 'outputs_differ', 'Tensors are not close at output!', 'aidge', (
+        'new_full:s0_0d_-1_76583', 'new_ones:s0_0d',)),
     ('cdist', 'forward', 'outputs_differ', 'Tensors are not close at output!', 'export', (
         'cdist:s0_5x5x2_5x6x2_0_usemmforeucliddist', 'cdist:s1_5x5_5x5_0_usemmforeucliddist',)),
     ('floor_divide', 'forward', 'outputs_differ', 'Tensors are not close at output!', 'export', (

@@ -35,6 +35,13 @@ def test_non_tensor_arguments_are_constants():
     assert not verdict.backward_checked
 
 
+def test_weights_given_as_arguments_are_graph_inputs():
+    x, w, b = torch.randn(1, 3, 6, 6), torch.randn(4, 3, 3, 3), torch.randn(4)
+    verdict = interop.verify(F.conv2d, x, w, b, padding=1)
+    assert verdict.outcome == "pass", verdict.message
+    assert verdict.backward_checked
+
+
 def test_a_function_aidge_computes_differently_is_a_fail_attributed_to_aidge():
     # Aidge's ReLU maps NaN to 0; torch and onnxruntime propagate it
     verdict = interop.verify(torch.relu, torch.tensor([1.0, float("nan"), -1.0]), backward=False)
