@@ -53,6 +53,11 @@ class _AidgeFunction(torch.autograd.Function):
         return (None, None, *in_grads, *p_grads)
 
 
+def _float_dtype(example_inputs: Sequence[torch.Tensor]) -> torch.dtype:
+    """The floating-point dtype of a dtype-faithful graph's inputs (float32 when it has none)."""
+    return next((x.dtype for x in example_inputs if x.is_floating_point()), torch.float32)
+
+
 class AidgeModule(torch.nn.Module):
     """A torch.nn.Module whose forward and backward run in Aidge.
 
@@ -64,7 +69,7 @@ class AidgeModule(torch.nn.Module):
 
     def __init__(self, torch_model: torch.nn.Module, exported: ExportedModel, graph, *,
                  backend: str, verbose: bool, example_inputs: Sequence[torch.Tensor], out_spec=None,
-                 reexport=None):
+                 reexport=None, compute_dtype: torch.dtype | None = torch.float32):
         super().__init__()
         self._exported = exported
         self._graph = graph
@@ -77,7 +82,8 @@ class AidgeModule(torch.nn.Module):
         self._reexport = reexport  # inputs -> ExportedModel of the torch model at their shapes
         self._shapes_checked: dict[tuple, str | None] = {tuple(self._input_sizes): None}
         self._runner = _GraphRunner(graph, backend, self._n_inputs, verbose, names,
-                                    unused_graph_inputs(exported.proto, names))
+                                    unused_graph_inputs(exported.proto, names),
+                                    float_dtype=compute_dtype or _float_dtype(example_inputs))
         self._runner.check_signature = self._check_signature
         self._optimizer: AidgeSGD | None = None
         state_to_producer = {state: prod for prod, state in exported.initializer_to_state.items()

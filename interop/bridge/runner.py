@@ -76,7 +76,7 @@ class _GraphRunner:
     CPU fast path (measured in ``benchmarks/speed_bridge.py``): the graph inputs are Aidge
     tensors allocated once per input signature (shapes and dtypes) and owned by Aidge; a
     torch view of each (``torch.from_numpy`` over the buffer) receives the caller's input
-    with one ``copy_`` per call (which also converts float64 to float32 and gathers a
+    with one ``copy_`` per call (which also converts a floating input to the graph's float dtype and gathers a
     non-contiguous input); a large contiguous float32 input of a call that no backward
     follows is shared instead (``SHARE_INPUT_ELEMENTS``). The scheduler then runs
     ``forward(False, inputs)``; dims are forwarded again only when the signature changes (or
@@ -86,11 +86,14 @@ class _GraphRunner:
     """
 
     def __init__(self, graph, backend: str, n_inputs: int, verbose: bool,
-                 input_names: Sequence[str] | None = None, unused_inputs: frozenset[str] = frozenset()):
+                 input_names: Sequence[str] | None = None, unused_inputs: frozenset[str] = frozenset(),
+                 float_dtype: torch.dtype = torch.float32):
         core = rt.aidge_core()
         self.graph = graph
         self.backend = backend
         self.device = torch.device("cuda" if backend == "cuda" else "cpu")
+        #: the dtype floating-point inputs are handed to Aidge in (the graph's compile dtype)
+        self.float_dtype = float_dtype
         self._cpu = self.device.type == "cpu"
         self.verbose = verbose
         self._quiet = rt.quiet_aidge(verbose)  # entered around every scheduler call
@@ -107,7 +110,12 @@ class _GraphRunner:
         # Output tensors are created with their operator and resized in place, never replaced:
         # cache them (Operator.get_output costs ~45 us per call in the 0.10.1 bindings).
         self.output_tensors = [p.output_tensor() for p in self.outputs]
-        self.scheduler = core.SequentialScheduler(graph)
+        try:
+            with self._quiet:
+                # a MetaOperator without a kernel for the graph's dtype fails here, not at compile
+                self.scheduler = core.SequentialScheduler(graph)
+        except Exception as exc:
+            raise aidge_error_from(exc, "compile") from exc
         self.producers = {p.name(): p for p in core.producers(graph)}
         # Producer output tensors are stable after compile (updates happen in place): cache
         # them, the binding's get_operator()/get_output() round trip costs ~50 us each.
@@ -143,7 +151,7 @@ class _GraphRunner:
         core = rt.aidge_core()
         tensors, views = [], []
         for x in (inputs[k] for k in self.used):
-            dtype = torch.float32 if x.is_floating_point() else x.dtype
+            dtype = self.float_dtype if x.is_floating_point() else x.dtype
             t = core.Tensor(np.zeros(tuple(x.shape), dtype=torch.empty((), dtype=dtype).numpy().dtype))
             view = torch.from_numpy(np.asarray(t))
             if view.data_ptr() != np.asarray(t).ctypes.data or tuple(view.shape) != tuple(x.shape):
@@ -175,7 +183,7 @@ class _GraphRunner:
         if self._cpu:
             tensors = self._in_tensors
             for i, (view, x) in enumerate(zip(self._in_views, inputs)):
-                if share and x.numel() >= SHARE_INPUT_ELEMENTS and x.dtype is torch.float32 and x.is_contiguous() \
+                if share and x.numel() >= SHARE_INPUT_ELEMENTS and x.dtype is self.float_dtype and x.is_contiguous() \
                         and x.device.type == "cpu" and not x.is_neg():
                     # large input: point Aidge at the caller's memory (one from_data_ptr, ~15 us)
                     # rather than copying it (~35 us per MB); kept alive until the next call
@@ -190,7 +198,7 @@ class _GraphRunner:
             return tensors
         from .tensors import torch_tensor_to_aidge
 
-        self._in_tensors = [torch_tensor_to_aidge(_as_graph_input(x, self.device)) for x in inputs]
+        self._in_tensors = [torch_tensor_to_aidge(_as_graph_input(x, self.device, self.float_dtype)) for x in inputs]
         self._signature = signature
         return self._in_tensors
 
@@ -286,12 +294,12 @@ class _GraphRunner:
         return input_grads, param_grads
 
 
-def _as_graph_input(x: torch.Tensor, device: torch.device) -> torch.Tensor:
+def _as_graph_input(x: torch.Tensor, device: torch.device, float_dtype: torch.dtype = torch.float32) -> torch.Tensor:
     x = x.detach()
     if x.device.type != device.type:
         x = x.to(device)
-    if x.is_floating_point() and x.dtype != torch.float32:
-        x = x.float()
+    if x.is_floating_point() and x.dtype != float_dtype:
+        x = x.to(float_dtype)
     return x.contiguous()
 
 
@@ -313,9 +321,9 @@ def write_tensor(t, value: torch.Tensor | None) -> None:
             view.fill(0)
             return
         value = value.detach()
-        if value.dtype is not torch.float32 or value.device.type != "cpu":
-            value = value.to("cpu", torch.float32)
-        view[...] = value.numpy()
+        if value.device.type != "cpu":
+            value = value.to("cpu")
+        view[...] = value.numpy()  # numpy casts to the Aidge tensor's dtype
         return
     from .tensors import torch_tensor_to_aidge
 

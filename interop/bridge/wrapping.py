@@ -10,7 +10,7 @@ from torch.utils import _pytree as pytree
 
 from ..errors import ExportError
 from . import runtime as rt
-from .graph import _compile, _import_graph
+from .graph import _compile, _import_graph, compute_dtype
 from .module import AidgeModule
 from .onnx_export import ExportedModel, check_value_dependence, export_to_onnx, preserved_state
 
@@ -70,11 +70,13 @@ def wrap(
     exported = export_to_onnx(torch_model, example_inputs, training=training)
     check_value_dependence(torch_model, example_inputs, exported, on_trace_warning)
     out_spec = _output_structure(torch_model, example_inputs, exported)
+    dtype = compute_dtype(example_inputs, exported)
     with rt.quiet_aidge(verbose):
         graph = _import_graph(exported)
-        _compile(graph, backend, [list(x.shape) for x in example_inputs])
+        _compile(graph, backend, [list(x.shape) for x in example_inputs], [x.dtype for x in example_inputs],
+                 faithful=dtype is None)
     return AidgeModule(torch_model, exported, graph, backend=backend, verbose=verbose,
-                       example_inputs=example_inputs, out_spec=out_spec,
+                       example_inputs=example_inputs, out_spec=out_spec, compute_dtype=dtype,
                        reexport=lambda inputs: export_to_onnx(torch_model, inputs, training=exported.training))
 
 

@@ -16,6 +16,16 @@ that it still is the one its id describes (no tensor is pickled into an id).
 The default run takes the first :data:`DEFAULT_SAMPLES` samples of every entry (a
 deterministic cap); ``INTEROP_OPINFO_SAMPLES=all`` (``nox -s opinfo``) takes them all.
 
+dtypes: float32 for every entry; the other dtypes Aidge has kernels for
+(:data:`EXTRA_DTYPES`: float64, float16, int64) for the entries the catalog covers in the
+default run, for every entry with ``INTEROP_OPINFO_DTYPES=all`` (``nox -s opinfo``), or the
+comma-separated list that variable gives, for every entry. A dtype the entry does not
+support on CPU in torch is no case. The graph runs in that dtype in Aidge (the bridge's
+dtype-faithful compile, :func:`interop.bridge.graph.compute_dtype`), compared with that
+dtype's tolerance; the backward is checked where torch's OpInfo lists the dtype as
+differentiable. Ids of dtypes other than float32 end with the dtype
+(``opinfo_abs_s0_20x20_float64``).
+
 Importing torch's OpInfo database costs ~6 s: it happens once per process, on the first
 :func:`opinfo_cases` call, never when this module is imported. When it fails,
 :class:`OpInfoUnavailable` says why; the rest of the suite does not depend on it.
@@ -31,11 +41,15 @@ from typing import Any
 from .case import Case, _normalized
 
 __all__ = ["OPINFO_OPS", "CATALOG_OPINFO", "DEFAULT_SAMPLES", "OpInfoUnavailable", "op_db", "opinfo_cases",
-           "opinfo_sample", "run_opinfo_case", "NOT_COMPARABLE", "describe_sample", "survey", "sample_cap"]
+           "opinfo_sample", "run_opinfo_case", "NOT_COMPARABLE", "describe_sample", "survey", "sample_cap",
+           "EXTRA_DTYPES", "entry_dtypes"]
 
 #: samples per entry in the default run (``INTEROP_OPINFO_SAMPLES``: a number or ``all``)
 DEFAULT_SAMPLES = 1
 SAMPLES_ENV = "INTEROP_OPINFO_SAMPLES"
+#: dtypes beyond float32 (Aidge's CPU backend registers kernels of these types)
+EXTRA_DTYPES = ("float64", "float16", "int64")
+DTYPES_ENV = "INTEROP_OPINFO_DTYPES"
 _SEED = 0
 _MAX_DESCRIPTION = 64
 
@@ -104,6 +118,27 @@ def sample_cap() -> int | None:
     return int(raw)
 
 
+def entry_dtypes(name: str) -> tuple[str, ...]:
+    """The dtypes whose cases entry ``name`` gets (before torch's support is checked): see
+    the module docstring (``$INTEROP_OPINFO_DTYPES``: unset, ``all`` or a comma list)."""
+    raw = os.environ.get(DTYPES_ENV, "").strip().lower()
+    if raw == "all":
+        return ("float32", *EXTRA_DTYPES)
+    if raw:
+        names = tuple(d.strip() for d in raw.split(",") if d.strip())
+        bad = [d for d in names if d not in ("float32", *EXTRA_DTYPES)]
+        if bad:
+            raise ValueError(f"environment variable {DTYPES_ENV}={raw!r}: unknown dtype(s) {bad}; expected "
+                             f"'all' or a comma list of {('float32', *EXTRA_DTYPES)}")
+        return names
+    covered = {n for names in CATALOG_OPINFO.values() for n in names}
+    return ("float32", *EXTRA_DTYPES) if name in covered else ("float32",)
+
+
+def _label(index: int, sample, dtype: str) -> str:
+    return f"s{index}_{describe_sample(sample)}" + ("" if dtype == "float32" else f"_{dtype}")
+
+
 def _samples(name: str, dtype: str = "float32", limit: int | None = None) -> list:
     """The first ``limit`` (None: all) CPU sample inputs of entry ``name`` for ``dtype``,
     generated under a fixed seed (so the first ``n`` are the same whatever the limit)."""
@@ -114,7 +149,8 @@ def _samples(name: str, dtype: str = "float32", limit: int | None = None) -> lis
     op = op_db()[name]
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(_SEED)
-        samples = op.sample_inputs("cpu", getattr(torch, dtype), requires_grad=op.supports_autograd)
+        torch_dtype = getattr(torch, dtype)
+        samples = op.sample_inputs("cpu", torch_dtype, requires_grad=op.supports_autograd and torch_dtype.is_floating_point)
         return list(itertools.islice(samples, limit))
 
 
@@ -146,9 +182,12 @@ def describe_sample(sample) -> str:
 
 
 def opinfo_cases(names: list[str] | None = None, *, backend: str = "cpu", cap: Any = "env") -> list[Case]:
-    """The OpInfo cases (float32, CPU samples) of ``names`` (default :data:`OPINFO_OPS`), the
-    first ``cap`` samples of each (``"env"``: :func:`sample_cap`; None: all), their expected
-    failures attached. Raises :class:`OpInfoUnavailable` when torch's database is missing."""
+    """The OpInfo cases (CPU samples, the dtypes of :func:`entry_dtypes`) of ``names`` (default
+    :data:`OPINFO_OPS`), the first ``cap`` samples of each entry and dtype (``"env"``:
+    :func:`sample_cap`; None: all), their expected failures attached. Raises
+    :class:`OpInfoUnavailable` when torch's database is missing."""
+    import torch
+
     from .expected_failures import with_expected_failure
 
     cap = sample_cap() if cap == "env" else cap
@@ -158,25 +197,29 @@ def opinfo_cases(names: list[str] | None = None, *, backend: str = "cpu", cap: A
         op = db.get(name)
         if op is None or NOT_COMPARABLE.search(name):
             continue
-        try:
-            samples = _samples(name, limit=cap)
-        except Exception:  # noqa: BLE001 - an entry without float32 samples on this build
-            continue
-        for index, sample in enumerate(samples):
-            label = f"s{index}_{describe_sample(sample)}"
-            out.append(with_expected_failure(Case(
-                id=f"opinfo_{name}_{label}", op_class=f"opinfo:{name}", operator=name, path=label,
-                source="opinfo", kind="opinfo", backend=backend, test_backward=bool(op.supports_autograd),
-                training=False, params={"opinfo": name, "index": index, "dtype": "float32"})))
+        for dtype in entry_dtypes(name):
+            if dtype != "float32" and getattr(torch, dtype) not in op.supported_dtypes("cpu"):
+                continue  # torch itself has no such computation: no case
+            try:
+                samples = _samples(name, dtype, limit=cap)
+            except Exception:  # noqa: BLE001 - an entry without samples of this dtype on this build
+                continue
+            backward = bool(op.supports_autograd) and getattr(torch, dtype) in op.supported_backward_dtypes("cpu")
+            for index, sample in enumerate(samples):
+                label = _label(index, sample, dtype)
+                out.append(with_expected_failure(Case(
+                    id=f"opinfo_{name}_{label}", op_class=f"opinfo:{name}", operator=name, path=label,
+                    source="opinfo", kind="opinfo", backend=backend, test_backward=backward,
+                    training=False, params={"opinfo": name, "index": index, "dtype": dtype})))
     return out
 
 
 def opinfo_sample(case: Case):
     """``(fn, args, kwargs)`` of an OpInfo case: its sample regenerated, checked against the
     description in its id."""
-    name, index = case.params["opinfo"], case.params["index"]
-    sample = _samples(name, case.params.get("dtype", "float32"), limit=index + 1)[index]
-    label = _normalized(f"s{index}_{describe_sample(sample)}")
+    name, index, dtype = case.params["opinfo"], case.params["index"], case.params.get("dtype", "float32")
+    sample = _samples(name, dtype, limit=index + 1)[index]
+    label = _normalized(_label(index, sample, dtype))
     if label != case.label:
         raise RuntimeError(f"{case.id}: OpInfo sample {index} of {name} is now {label!r}: the sample list "
                            f"changed (torch upgraded?), the case id no longer describes it")

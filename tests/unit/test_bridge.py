@@ -111,6 +111,46 @@ def test_an_input_no_node_reads_is_accepted_with_a_zero_gradient():
     assert torch.equal(x.grad, torch.full((2, 3), 2.0)) and torch.equal(y.grad, torch.zeros(4))
 
 
+class _Affine(torch.nn.Module):
+    def forward(self, x):
+        return x * 3 + 1e-12
+
+
+def test_float64_inputs_run_aidge_in_float64():
+    # a float32 compile would round 1/3 and lose the 1e-12: the float64 kernels really run
+    x = torch.full((2,), 1 / 3, dtype=torch.float64)
+    am = wrap(_Affine(), example_inputs=[x])
+    out = am(x)
+    assert out.dtype == torch.float64 and torch.equal(out, _Affine()(x))
+
+
+class _Abs(torch.nn.Module):
+    def forward(self, x):
+        return torch.abs(x)
+
+
+class _ArgMax(torch.nn.Module):
+    def forward(self, x):
+        return torch.argmax(x, 1)
+
+
+def test_integer_graphs_keep_their_dtypes():
+    # a float32 compile made every output float32: int32 Abs had no kernel, ArgMax gave floats
+    x = torch.randint(-5, 5, (3, 4), dtype=torch.int32)
+    out = wrap(_Abs(), example_inputs=[x])(x)
+    assert out.dtype == torch.int32 and torch.equal(out, x.abs())
+    y = torch.randn(3, 4)
+    idx = wrap(_ArgMax(), (3, 4))(y)
+    assert idx.dtype == torch.int64 and torch.equal(idx, y.argmax(1))
+
+
+def test_a_missing_kernel_found_when_scheduling_is_a_compile_error():
+    # Softplus is a MetaOperator: its missing float16 kernel surfaces in SequentialScheduler()
+    with pytest.raises(interop.AidgeError, match="registrar key") as info:
+        wrap(torch.nn.Softplus(beta=3, threshold=0.2), example_inputs=[torch.randn(4, dtype=torch.float16)])
+    assert info.value.phase == "compile"
+
+
 def test_empty_batch_is_an_error_not_a_stale_output():
     am = wrap(torch.nn.Tanh(), (2, 3))
     am(torch.ones(2, 3))

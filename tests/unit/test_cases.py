@@ -587,3 +587,25 @@ def test_one_bad_file_costs_only_its_operator_in_the_benchmarks(monkeypatch):
     (broken,) = [c for c in cases if c.id == "ReLU_config_error"]
     with pytest.raises(ConfigError, match=r"configs/ReLU\.json"):
         broken.build_model()
+
+
+def test_opinfo_dtypes_per_entry_and_their_ids(monkeypatch):
+    from interop.cases import opinfo
+
+    try:
+        cases = opinfo.opinfo_cases(["abs"], cap=1)
+    except opinfo.OpInfoUnavailable:
+        pytest.skip("torch's OpInfo database does not import here")
+    by_dtype = {c.params["dtype"]: c for c in cases}
+    assert set(by_dtype) == {"float32", "float64", "float16", "int64"}  # abs is a catalog entry
+    assert by_dtype["float32"].id == "opinfo_abs_s0_20x20"  # float32 ids unchanged
+    assert by_dtype["float64"].id == "opinfo_abs_s0_20x20_float64"
+    assert by_dtype["float64"].test_backward and not by_dtype["int64"].test_backward
+    assert opinfo.entry_dtypes("cdist") == ("float32",)  # not a catalog entry: float32 only by default
+    monkeypatch.setenv(opinfo.DTYPES_ENV, "all")
+    assert opinfo.entry_dtypes("cdist") == ("float32", *opinfo.EXTRA_DTYPES)
+    monkeypatch.setenv(opinfo.DTYPES_ENV, "float32")
+    assert [c.params["dtype"] for c in opinfo.opinfo_cases(["abs"], cap=1)] == ["float32"]
+    monkeypatch.setenv(opinfo.DTYPES_ENV, "float32,bfloat16")
+    with pytest.raises(ValueError, match="INTEROP_OPINFO_DTYPES.*bfloat16"):
+        opinfo.entry_dtypes("abs")
