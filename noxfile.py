@@ -3,7 +3,7 @@
 tests-cpu    the whole pytest suite on the CPU stack (torch 2.13.0 + Aidge 0.10.1 CPU); timings
              replace results/benchmarks.jsonl when the session ends (default session)
 tests-cuda   the suites with backend="cuda" on a GPU machine; skips (exit 0) without one
-opinfo       every OpInfo sample (tests/test_opinfo.py with INTEROP_OPINFO_SAMPLES=all)
+opinfo       every OpInfo sample in every dtype (tests/test_opinfo.py, INTEROP_OPINFO_SAMPLES=all, INTEROP_OPINFO_DTYPES=all)
 report       the main job: suites + categorised findings report in results/runs/<run>/ (results/latest)
 cuda-recipe  resolve the CUDA environment (pip --dry-run) on any machine
 bench        asv machine --yes, then asv run on HEAD: every benchmark, in asv's own environment
@@ -68,10 +68,12 @@ def aidge_configs_full(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def opinfo(session: nox.Session) -> None:
-    """PyTorch's OpInfo samples, all of them (tests-cpu runs the first of each entry)."""
+    """PyTorch's OpInfo samples, all of them, in every dtype (tests-cpu runs the first of each
+    entry in float32, and in float64/float16/int64 for the catalog's entries)."""
     install_cpu_stack(session)
     args = session.posargs or ["-n", "auto", "tests/test_opinfo.py"]
-    session.run("python", "-m", "pytest", *args, env=dict(TEST_ENV, INTEROP_OPINFO_SAMPLES="all"))
+    session.run("python", "-m", "pytest", *args,
+                env=dict(TEST_ENV, INTEROP_OPINFO_SAMPLES="all", INTEROP_OPINFO_DTYPES="all"))
 
 
 @nox.session(python=PYTHON)
