@@ -245,9 +245,9 @@ def _case_run(request, config: OperatorConfig | None, backend: str):
     item = request.param
     if isinstance(item, Exception):
         raise item
-    if item.skip_reason:
-        pytest.skip(item.skip_reason)
     case = with_expected_failure(item, backend)
+    if case.skip_reason:
+        pytest.skip(case.skip_reason)
     for mark in xfail_marks(case.expected_failure):
         request.applymarker(mark)
     _prepare_parent(backend)

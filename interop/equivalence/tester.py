@@ -403,13 +403,14 @@ def _aidge_seconds(model) -> float | None:
     """Seconds spent in Aidge's scheduler so far by ``model`` (an AidgeModule) or by the
     AidgeModules inside it (a wrapper such as the operator suite's input-range module);
     None when it holds none."""
-    from ..bridge import AidgeModule
+    from ..bridge import AidgeModule, ExportCppModule
 
-    if isinstance(model, AidgeModule):
+    backends = (AidgeModule, ExportCppModule)  # ExportCppModule: the compiled model_forward's own time
+    if isinstance(model, backends):
         return model.aidge_time_s
     if not isinstance(model, torch.nn.Module):
         return None
-    found = [m.aidge_time_s for m in model.modules() if isinstance(m, AidgeModule)]
+    found = [m.aidge_time_s for m in model.modules() if isinstance(m, backends)]
     return sum(found) if found else None
 
 
