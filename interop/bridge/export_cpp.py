@@ -207,7 +207,7 @@ def _generate(exported: ExportedModel, example_inputs, dformat: str, folder: Pat
         application=export_utils.ExportApplication(kind="output"))
     captured = io.StringIO()
     before = [(n.name(), n.type()) for n in graph.get_nodes()]
-    with _BUILD_LOCK, _in_directory(folder.parent), rt.quiet_aidge(verbose), \
+    with _BUILD_LOCK, _in_directory(folder.parent), rt.quiet_aidge(verbose), _no_memory_plot(), \
             contextlib.redirect_stdout(captured), contextlib.redirect_stderr(captured):
         try:
             export_utils.export(graph, config, input_tensors=tensors)
@@ -225,6 +225,25 @@ def importlib_export_utils():
     module.ExportConfig = importlib.import_module("aidge_core.export_utils.config").ExportConfig
     module.ExportApplication = importlib.import_module("aidge_core.export_utils.artifact").ExportApplication
     return module
+
+
+@contextlib.contextmanager
+def _no_memory_plot():
+    """The export draws a memory-occupancy plot (``stats/memory_info.png``, matplotlib) that
+    the generated code does not use: 1.2 s of the 1.7 s a one-operator generation takes
+    (measured). Left out while the export runs (``aidge_core.mem_info.log_meminfo``; the
+    text summary ``stats/memory_info.txt`` is still written)."""
+    import aidge_core.mem_info as mem_info
+
+    original = mem_info.log_meminfo
+    def no_plot(mem_manager, path, *args, **kwargs):
+        Path(path).parent.mkdir(parents=True, exist_ok=True)  # what the plot did besides drawing
+
+    mem_info.log_meminfo = no_plot
+    try:
+        yield
+    finally:
+        mem_info.log_meminfo = original
 
 
 @contextlib.contextmanager
