@@ -62,7 +62,11 @@ def test_model(model_test_case, aidge_backend: str) -> None:
     case = model_test_case
     model = case.build_model()
     with expected_failure_guard(case.expected_failure):
-        aidge_model = interop.wrap(model, case.input_size, backend=case.backend, training=case.training)
+        try:
+            aidge_model = interop.wrap(model, case.input_size, backend=case.backend, training=case.training)
+        except interop.InteropError as exc:
+            exc.add_note(f"case {case.id} ({type(model).__name__}) on backend {case.backend!r}")
+            raise
         tester = interop.ModelTester(
             model, aidge_model, name=case.id, test_backward=case.test_backward,
             epochs=EPOCHS, max_slowdown_ratio=None, tolerance=case.tolerance)

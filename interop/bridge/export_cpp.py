@@ -36,6 +36,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -266,7 +267,10 @@ def _generation_error(exc: BaseException, graph, before, exported: ExportedModel
         if "Processing node: " in line:
             last = line.split("Processing node: ", 1)[1].split(", with backend")[0].strip()
     node = operator = None
-    if last and "[" in last:
+    named = re.search(r"node (\S+)\[(\w+)\]", message)  # "No implementation found for node Exp[Exp]"
+    if named:
+        node, operator = named.groups()
+    elif last and "[" in last:
         node, operator = last[:-1].split("[", 1) if last.endswith("]") else (last, None)
     where = (f"at Aidge node {node!r} ({operator})" if node else
              "graph nodes " + ", ".join(f"{n} ({t})" for n, t in before))
