@@ -20,19 +20,18 @@ __all__ = ["wrap_export_cpp"]
 
 def wrap_export_cpp(torch_model: torch.nn.Module, example_inputs: Sequence[torch.Tensor], *,
                     training: bool | None, verbose: bool, on_trace_warning: str,
-                    dformat: str | None) -> ExportCppModule:
+                    dformat: str | None, output_structure) -> ExportCppModule:
     """See :func:`interop.bridge.wrapping.wrap`. The model is exported in eval mode: the
     export is inference only (``training=True``, or None on a model in train mode, raises
-    :class:`~interop.errors.BackwardNotApplicableError`)."""
+    :class:`~interop.errors.BackwardNotApplicableError`). ``output_structure(model, inputs,
+    exported)``: the pytree spec of the model's output (wrapping's, passed in)."""
     if training or (training is None and torch_model.training):
         raise BackwardNotApplicableError(
             "backend 'export_cpp' runs inference only: call model.eval() or wrap(..., training=False) "
             "(Aidge's C++ export has no training mode and no backward)")
-    from .wrapping import _output_structure
-
     exported = export_to_onnx(torch_model, example_inputs, training=False)
     check_value_dependence(torch_model, example_inputs, exported, on_trace_warning)
-    out_spec = _output_structure(torch_model, example_inputs, exported)
+    out_spec = output_structure(torch_model, example_inputs, exported)
     with preserved_state(torch_model), torch.random.fork_rng(devices=[]), torch.no_grad():
         leaves = pytree.tree_leaves(torch_model(*example_inputs))
     with rt.quiet_aidge(verbose):

@@ -80,7 +80,8 @@ def wrap(
         from .export_wrapping import wrap_export_cpp
 
         return wrap_export_cpp(torch_model, example_inputs, training=training, verbose=verbose,
-                               on_trace_warning=on_trace_warning, dformat=dformat)
+                               on_trace_warning=on_trace_warning, dformat=dformat,
+                               output_structure=_output_structure)
     if dformat is not None:
         raise ValueError(f"dformat={dformat!r} is a setting of backend 'export_cpp', not of {backend!r}")
     exported = export_to_onnx(torch_model, example_inputs, training=training)
