@@ -57,12 +57,16 @@ __all__ = ["CACHE_ENV", "CXX_ENV", "DFORMATS", "DEFAULT_DFORMAT", "CXXFLAGS", "C
 CACHE_ENV = "INTEROP_EXPORT_CACHE"
 #: the C++ compiler (default ``g++``)
 CXX_ENV = "CXX"
-#: layout modes: ``nchw`` keeps torch's layout at the export's boundary (the export inserts
-#: transposes around its NHWC kernels); ``default`` is the export's own choice (NHWC inside
-#: and at the boundary for 4-D tensors), the bridge then transposes at the boundary itself
-DFORMATS = ("nchw", "default")
+#: layout modes: ``torch`` asks the export for torch's channel-first layout at its boundary
+#: (``dformat`` ``nchw`` / ``ncw`` / ``nc`` after the first input's rank; the export inserts
+#: transposes around its channel-last kernels); ``default`` lets the export choose
+#: (``dformat=None``: channel-last at the boundary), and the bridge transposes there itself.
+#: Inputs are labelled with torch's layout in both modes.
+DFORMATS = ("torch", "default")
 #: the layout policy of the backend (README, "Backend export_cpp")
-DEFAULT_DFORMAT = "nchw"
+DEFAULT_DFORMAT = "torch"
+#: rank -> torch's layout name in Aidge's ``dformat`` enum
+TORCH_FORMATS = {2: "nc", 3: "ncw", 4: "nchw"}
 #: the generated CMakeLists.txt's flags for GNU/Clang (what a user's build uses)
 CXXFLAGS = ("-O3", "-ffast-math", "-march=native", "-std=c++17")
 
@@ -199,12 +203,12 @@ def _generate(exported: ExportedModel, example_inputs, dformat: str, folder: Pat
     tensors = []
     for x in example_inputs:
         t = core.Tensor(x.detach().cpu().contiguous().numpy())
-        if x.dim() == 4:
-            t.set_data_format(core.dformat.nchw, False)
+        if x.dim() in TORCH_FORMATS:  # torch's channel-first layout (unlabelled: read as channel-last)
+            t.set_data_format(getattr(core.dformat, TORCH_FORMATS[x.dim()]), False)
         tensors.append(t)
     config = export_utils.ExportConfig(
         target="host", export_folder=str(folder), dtype="float32", cuda=False,
-        dformat=None if dformat == "default" else dformat, compile=False,
+        dformat=TORCH_FORMATS.get(example_inputs[0].dim()) if dformat == "torch" else None, compile=False,
         application=export_utils.ExportApplication(kind="output"))
     captured = io.StringIO()
     before = [(n.name(), n.type()) for n in graph.get_nodes()]

@@ -106,7 +106,7 @@ def _view(address: int, count: int, dtype) -> np.ndarray:
 def _output_plan(compiled: CompiledExport, out_leaves):
     """For each torch output leaf: (export output index, element count, numpy dtype,
     export dims, permutation back to torch's layout or None, torch shape). Export outputs
-    that are no torch output (the MaxPool index tensors that ``dformat="nchw"`` lists) are
+    that are no torch output (the MaxPool index tensors that layout mode ``torch`` lists) are
     skipped; anything that cannot be matched with certainty raises."""
     plan, used = [], set()
     start = 0
@@ -142,8 +142,9 @@ def _permutation_back(torch_shape, dims, fmt, output) -> tuple[int, ...] | None:
     if perm is not None and len(perm) == len(torch_shape) and len(torch_shape) == len(dims):
         if tuple(torch_shape[p] for p in perm) == tuple(dims):
             return tuple(int(i) for i in np.argsort(perm))
-    if tuple(dims) == torch_shape or int(np.prod(dims)) == int(np.prod(torch_shape)) and len(dims) != len(torch_shape):
-        return None
+    squeezed = [d for d in dims if d != 1] == [d for d in torch_shape if d != 1]
+    if tuple(dims) == torch_shape or (len(dims) != len(torch_shape) and squeezed):
+        return None  # the same elements in the same order (a rank-1 axis more or less)
     raise AidgeError("compile", f"export output {output['name']!r} has dims {list(dims)} in layout {fmt} where torch "
                      f"has {list(torch_shape)}: no known layout maps one onto the other")
 

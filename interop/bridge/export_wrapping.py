@@ -3,6 +3,7 @@ into Aidge, generated as C++ and compiled (:mod:`.export_cpp`, cached), and retu
 :class:`~.export_module.ExportCppModule`."""
 from __future__ import annotations
 
+import os
 from typing import Sequence
 
 import torch
@@ -15,7 +16,10 @@ from .export_module import ExportCppModule
 from .graph import _import_graph
 from .onnx_export import check_value_dependence, export_to_onnx, preserved_state
 
-__all__ = ["wrap_export_cpp"]
+__all__ = ["wrap_export_cpp", "DFORMAT_ENV"]
+
+#: the layout mode used when wrap() is given none (default: DEFAULT_DFORMAT, "torch")
+DFORMAT_ENV = "INTEROP_EXPORT_DFORMAT"
 
 
 def wrap_export_cpp(torch_model: torch.nn.Module, example_inputs: Sequence[torch.Tensor], *,
@@ -25,6 +29,7 @@ def wrap_export_cpp(torch_model: torch.nn.Module, example_inputs: Sequence[torch
     export is inference only (``training=True``, or None on a model in train mode, raises
     :class:`~interop.errors.BackwardNotApplicableError`). ``output_structure(model, inputs,
     exported)``: the pytree spec of the model's output (wrapping's, passed in)."""
+    dformat = dformat or os.environ.get(DFORMAT_ENV, "").strip() or DEFAULT_DFORMAT
     if training or (training is None and torch_model.training):
         raise BackwardNotApplicableError(
             "backend 'export_cpp' runs inference only: call model.eval() or wrap(..., training=False) "
@@ -36,7 +41,7 @@ def wrap_export_cpp(torch_model: torch.nn.Module, example_inputs: Sequence[torch
         leaves = pytree.tree_leaves(torch_model(*example_inputs))
     with rt.quiet_aidge(verbose):
         graph = _import_graph(exported)  # the imported graph, as the other backends see it
-    compiled = build_export(exported, example_inputs, dformat=dformat or DEFAULT_DFORMAT, verbose=verbose)
+    compiled = build_export(exported, example_inputs, dformat=dformat, verbose=verbose)
     return ExportCppModule(torch_model, compiled, graph, example_inputs=example_inputs, out_spec=out_spec,
                            out_leaves=[(tuple(t.shape), t.dtype) for t in leaves],
-                           dformat=dformat or DEFAULT_DFORMAT)
+                           dformat=dformat)

@@ -62,8 +62,9 @@ def wrap(
     input shapes into a cached shared library and called in-process; an
     :class:`~interop.bridge.export_module.ExportCppModule` is returned (inference only,
     fixed shapes, weights frozen at wrap time). ``dformat`` (export_cpp only): the layout
-    mode, ``"nchw"`` (default, torch's layout at the export's boundary) or ``"default"``
-    (the export's own NHWC boundary, transposed by the bridge).
+    mode, ``"torch"`` (default: torch's channel-first layout at the export's boundary) or
+    ``"default"`` (the export's own channel-last boundary, transposed by the bridge);
+    ``$INTEROP_EXPORT_DFORMAT`` changes the default (to measure the other mode).
 
     Side effects: none. The caller's model keeps its mode, weights and buffers (BatchNorm
     running statistics included), nothing is written to disk or printed, and global

@@ -45,7 +45,7 @@ class EquivalenceError(AssertionError):
 #: and the command-line options that selected the case (``--backend=cuda``)
 REPLAY_CONTEXT: dict[str, Any] = {"rootdir": None, "options": []}
 #: environment variables that select or shape a case: carried into the replay when set
-REPLAY_ENV_VARS = ("INTEROP_CONFIG_DIR", "INTEROP_BACKEND", "INTEROP_FORWARD_ONLY_CASES", "INTEROP_CASE_TIMEOUT",
+REPLAY_ENV_VARS = ("INTEROP_CONFIG_DIR", "INTEROP_BACKEND", "INTEROP_EXPORT_DFORMAT", "INTEROP_FORWARD_ONLY_CASES", "INTEROP_CASE_TIMEOUT",
                    "INTEROP_ISOLATE", "INTEROP_TORCH_DEVICE", "OMP_NUM_THREADS")
 
 
