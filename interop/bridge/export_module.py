@@ -71,9 +71,10 @@ class _Binding:
         raise AidgeError("compile", f"the export takes an input of dims {list(export_dims)} where torch passes "
                          f"{list(torch_dims)}: no known layout maps one onto the other")
 
-    def __call__(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
-        args = []
-        keep = []
+    def prepared(self, inputs: Sequence[torch.Tensor]) -> tuple[list[int], list[torch.Tensor]]:
+        """The data pointers ``model_forward`` takes for ``inputs`` (float32, contiguous, in
+        the export's layout) and the tensors that own them (keep them alive)."""
+        args, keep = [], []
         for x, perm in zip(inputs, self.input_perm):
             x = x.detach()
             if x.dtype != torch.float32:
@@ -83,6 +84,10 @@ class _Binding:
             x = x.contiguous()
             keep.append(x)
             args.append(x.data_ptr())
+        return args, keep
+
+    def __call__(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        args, keep = self.prepared(inputs)
         start = time.perf_counter()
         self.fn(*args, *self.cell_ptrs)
         self.seconds += time.perf_counter() - start
@@ -195,6 +200,18 @@ class ExportCppModule(torch.nn.Module):
             raise BackwardNotApplicableError("an export_cpp module runs in inference mode only "
                                              "(Aidge's C++ export has no training)")
         return super().train(False)
+
+    def raw_forward(self, inputs: Sequence[torch.Tensor]):
+        """The compiled call alone, prepared outside it (what the benchmarks time, as they
+        time the scheduler's own forward on the other backends): ``model_forward`` on
+        ``inputs`` already converted to the export's layout, bound with
+        ``functools.partial``; the outputs stay in the export's memory."""
+        import functools
+
+        args, keep = self._binding.prepared(inputs)
+        call = functools.partial(self._binding.fn, *args, *self._binding.cell_ptrs)
+        call.keep_alive = keep  # noqa: B010  (the input buffers live as long as the call)
+        return call
 
     @property
     def graph(self):
