@@ -126,3 +126,24 @@ def test_generation_error_names_the_node(cache):
 def test_dformat_only_for_export_cpp():
     with pytest.raises(ValueError, match="dformat"):
         interop.wrap(SmallNet().eval(), (1, 3, 8, 8), backend="cpu", dformat="nchw")
+
+
+def test_cases_on_export_cpp_are_forward_only_in_eval_mode():
+    from interop.cases.catalog import model_cases, operator_cases
+
+    conv = [c for c in operator_cases(["Conv2D"], backend="export_cpp")][0]
+    assert conv.backend == "export_cpp" and not conv.test_backward and conv.training is False
+    assert conv.params.get("not_applicable") == ("backward", "step")
+    assert not conv.build_model().training
+    by_id = {c.id: c for c in model_cases(backend="export_cpp")}
+    assert by_id["LeNet_eval"].skip_reason is None
+    assert "not applicable on backend 'export_cpp'" in by_id["LeNet_train"].skip_reason
+    assert model_cases(backend="cpu")[0].skip_reason is None  # the other backends unchanged
+
+
+def test_expected_failure_backend_tuple():
+    from interop.cases.expected_failures import ExpectedFailure
+
+    entry = ExpectedFailure("Slice", "forward", "aidge_error", "x", ("Pad:*",), backend=("cpu", "cuda"))
+    assert entry.covers("operator", "Pad", "a", "cpu") and entry.covers("operator", "Pad", "a", "cuda")
+    assert not entry.covers("operator", "Pad", "a", "export_cpp")
