@@ -271,18 +271,20 @@ def _generation_error(exc: BaseException, graph, before, exported: ExportedModel
         if "Processing node: " in line:
             last = line.split("Processing node: ", 1)[1].split(", with backend")[0].strip()
     node = operator = None
-    named = re.search(r"node (\S+)\[(\w+)\]", message)  # "No implementation found for node Exp[Exp]"
+    # "No implementation found for node Exp[Exp]", "... for node _1_Conv_0 (of type ConvDepthWise2D)"
+    named = re.search(r"node (\S+)\[(\w+)\]", message) or re.search(r"node (\S+) \(of type (\w+)\)", message)
+    computing = [(n, t) for n, t in before if t not in ("Producer", "Identity")]
     if named:
         node, operator = named.groups()
     elif last and "[" in last:
         node, operator = last[:-1].split("[", 1) if last.endswith("]") else (last, None)
+    elif len(computing) == 1:  # a one-operator graph: that operator
+        node, operator = computing[0]
     where = (f"at Aidge node {node!r} ({operator})" if node else
-             "graph nodes " + ", ".join(f"{n} ({t})" for n, t in before))
-    text = (f"aidge-export-cpp generation failed {where}: {message}; the torch model exported as ONNX nodes "
-            f"{_torch_nodes(exported)}")
-    err = aidge_error_from(type(exc)(text) if isinstance(exc, Exception) else exc, "compile",
-                           node=node, operator=operator)
-    return err
+             "in the graph of nodes " + ", ".join(f"{n} ({t})" for n, t in sorted(before)))
+    text = (f"aidge-export-cpp generation failed: {message} [{where}; the torch model exported as ONNX nodes "
+            f"{_torch_nodes(exported)}]")
+    return aidge_error_from(RuntimeError(text), "compile", node=node, operator=operator)
 
 
 # -- compilation ----------------------------------------------------------------------------
