@@ -55,18 +55,25 @@ class _Binding:
         self.cells = [ctypes.c_void_p() for _ in compiled.outputs]
         self.fn.argtypes = [ctypes.c_void_p] * (self.n_in + len(self.cells))
         self.cell_ptrs = [ctypes.addressof(c) for c in self.cells]
-        self.input_perm = [self._input_permutation(d, tuple(i["dims"])) for d, i in zip(input_dims, compiled.inputs)]
+        self.input_perm = [self._input_permutation(d, tuple(i["dims"]), dformat)
+                           for d, i in zip(input_dims, compiled.inputs)]
         self.plan = _output_plan(compiled, out_leaves)
         self.views: list[np.ndarray] | None = None
         #: seconds inside model_forward itself, summed
         self.seconds = 0.0
 
     @staticmethod
-    def _input_permutation(torch_dims, export_dims):
+    def _input_permutation(torch_dims, export_dims, dformat: str):
+        """None when the export takes torch's layout; the channel-last permutation when its
+        input dims are torch's in channel-last order. Layout mode ``default`` (channel-last at
+        the boundary) checks that order first: with a (1, 8, 8, 8) input both read alike."""
+        perm = _TO_LAYOUT.get({4: "NHWC", 3: "NWC"}.get(len(torch_dims), ""))
+        channel_last = perm is not None and tuple(torch_dims[p] for p in perm) == tuple(export_dims)
+        if dformat == "default" and channel_last:
+            return perm
         if tuple(torch_dims) == tuple(export_dims):
             return None
-        perm = _TO_LAYOUT.get({4: "NHWC", 3: "NWC"}.get(len(torch_dims), ""))
-        if perm and tuple(torch_dims[p] for p in perm) == tuple(export_dims):
+        if channel_last:
             return perm
         raise AidgeError("compile", f"the export takes an input of dims {list(export_dims)} where torch passes "
                          f"{list(torch_dims)}: no known layout maps one onto the other")

@@ -147,3 +147,16 @@ def test_expected_failure_backend_tuple():
     entry = ExpectedFailure("Slice", "forward", "aidge_error", "x", ("Pad:*",), backend=("cpu", "cuda"))
     assert entry.covers("operator", "Pad", "a", "cpu") and entry.covers("operator", "Pad", "a", "cuda")
     assert not entry.covers("operator", "Pad", "a", "export_cpp")
+
+
+@pytest.mark.parametrize("dformat", DFORMATS)
+def test_input_whose_channel_last_dims_read_alike(cache, dformat):
+    """(1, 8, 8, 8): torch's dims and their channel-last order are the same tuple; layout mode
+    ``default`` must still hand the export a channel-last input (measured: it did not, and the
+    output was wrong)."""
+    torch.manual_seed(0)
+    model = torch.nn.Conv2d(8, 8, 3).eval()
+    am = interop.wrap(model, (1, 8, 8, 8), backend="export_cpp", dformat=dformat)
+    x = torch.randn(1, 8, 8, 8)
+    with torch.no_grad():
+        interop.assert_outputs_close(am(x), model(x))
