@@ -366,7 +366,9 @@ def _all_cases():
     from interop.cases import catalog
 
     return (catalog.operator_cases() + catalog.model_cases() + catalog.contract_cases()
-            + catalog.property_cases())
+            + catalog.property_cases()
+            # the export's own entries (backend export_cpp: operator and model suites)
+            + catalog.operator_cases(backend="export_cpp") + catalog.model_cases(backend="export_cpp"))
 
 
 def test_every_table_entry_decides_a_case():
