@@ -302,8 +302,11 @@ _EXPORT_CPP: tuple[ExpectedFailure, ...] = (
     _export("Clip", "outputs_differ", _MISMATCH, "Clip:*", "Hardtanh:*", phase="forward",
             note="torch.clamp / Hardtanh export min and max as inputs (Constant -> Cast); the export's Clip "
                  "ignores them and returns its input unclipped (measured: -3.54 where torch gives -0.5)."),
-    _export("not localised", "outputs_differ", _MISMATCH, "Transformer:eval", phase="forward", kind="model",
-            note="Every element differs (max 0.26); the first diverging node is not localised yet."),
+    _export("Reshape", "outputs_differ", _MISMATCH, "Transformer:eval", phase="forward", kind="model",
+            note="Every element differs (max 0.26). Localised by exporting parts of the block: q_proj and norm1 "
+                 "match; x.reshape(n, s, heads, head_dim) (its shape computed from x.shape) comes out of the "
+                 "export as [4, 16, 8, 1] instead of [4, 2, 8, 8], so the attention runs on wrong heads. As an "
+                 "output the bridge refuses those dims; inside the graph nothing notices."),
 )
 
 EXPECTED_FAILURES: tuple[ExpectedFailure, ...] = _OPERATORS + _PROPERTIES + _MODELS + _EXPORT_CPP
