@@ -5,6 +5,7 @@ tests-cpu    the whole pytest suite on the CPU stack (torch 2.13.0 + Aidge 0.10.
 tests-cuda   the suites with backend="cuda" on a GPU machine; skips (exit 0) without one
 tests-export-cpp  the operator and model suites with backend="export_cpp" (Aidge's generated C++,
              compiled once per case into a persistent cache; README "Backend export_cpp")
+opinfo       every OpInfo sample (tests/test_opinfo.py with INTEROP_OPINFO_SAMPLES=all)
 report       the main job: suites + categorised findings report in results/runs/<run>/ (results/latest)
 cuda-recipe  resolve the CUDA environment (pip --dry-run) on any machine
 bench        asv machine --yes, then asv run on HEAD: every benchmark, in asv's own environment
@@ -14,6 +15,7 @@ noise-floor  the same commit benchmarked twice on a subset: run-to-run ratios pe
 publish      asv publish -> results/html + cases.html (every case linked; libraries served locally when
              npm is there); serve it over HTTP
 site-check   the published site in headless Chromium (network blocked): every case linked and drawn
+aidge-configs-full  Aidge's own benchmark configurations (aidge-benchmark 0.10.1) at their full sizes
 compare      asv compare main HEAD (both benchmarked first), at the factor the noise floor supports
 """
 from __future__ import annotations
@@ -34,7 +36,9 @@ PYTHON = "3.11"
 # bring an OpenMP runtime, and two spinning runtimes on a small machine slow Aidge's
 # backward 1000x (measured: 15 ms instead of 10 us for a Linear). Tests parallelise with
 # pytest-xdist instead.
-TEST_ENV = {"OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
+TEST_ENV = {"OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"),
+            # stable OpInfo ids: torch's meshgrid samples iterate a set of strings
+            "PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0")}
 
 
 def install_cpu_stack(session: nox.Session, *extra: str) -> None:
@@ -63,6 +67,25 @@ def tests_export_cpp(session: nox.Session) -> None:
                                "tests/unit/test_export_cpp.py"]
     env = dict(TEST_ENV, INTEROP_BACKEND="export_cpp")
     session.run("python", "-m", "pytest", "--backend=export_cpp", *args, env=env)
+
+
+@nox.session(name="aidge-configs-full", python=PYTHON)
+def aidge_configs_full(session: nox.Session) -> None:
+    """tests/test_aidge_configs.py with every case at the size its configuration gives (the
+    default run reduces the batch of cases above the element budget, interop/cases/aidge_configs.py).
+    Arguments after -- replace ``-n auto`` (``-- -n 2 --aidge-configs ~/aidge/aidge_benchmark/...``)."""
+    install_cpu_stack(session)
+    args = session.posargs or ["-n", "auto"]
+    session.run("python", "-m", "pytest", *args, "tests/test_aidge_configs.py",
+                env=dict(TEST_ENV, INTEROP_AIDGE_FULL_SIZE="1"))
+
+
+@nox.session(python=PYTHON)
+def opinfo(session: nox.Session) -> None:
+    """PyTorch's OpInfo samples, all of them (tests-cpu runs the first of each entry)."""
+    install_cpu_stack(session)
+    args = session.posargs or ["-n", "auto", "tests/test_opinfo.py"]
+    session.run("python", "-m", "pytest", *args, env=dict(TEST_ENV, INTEROP_OPINFO_SAMPLES="all"))
 
 
 @nox.session(python=PYTHON)

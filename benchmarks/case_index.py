@@ -136,7 +136,8 @@ function show() {
     Promise.all(loads).then(function (series) {
       var revs = []; series.forEach(function (s) { s.points.forEach(function (p) { if (revs.indexOf(p[0]) < 0) revs.push(p[0]); }); });
       revs.sort(function (a, b) { return a - b; });
-      document.getElementById("chart").innerHTML = draw(series, revs);
+      document.getElementById("chart").innerHTML = draw(series, revs) + "<p>" + series.map(function (s) {
+        return '<span style="color:' + s.colour + '">' + (s.side === "torch" ? "- - " : "&mdash; ") + s.label + "</span>"; }).join(" &nbsp; ") + "</p>";
       var rows = ["<table><tr><th>commit</th><th>environment</th><th>torch</th><th>Aidge</th><th>Aidge / torch</th></tr>"];
       revs.forEach(function (r) { envs.forEach(function (env, e) {
         function at(side) { var s = series.filter(function (t) { return t.env === e && t.side === side; })[0];

@@ -45,6 +45,8 @@ _EXPORTS = {
     "default_tolerances": "equivalence.tolerance",
     "Tolerance": "equivalence.tolerance",
     "run_isolated": "equivalence.isolation",
+    "verify": "equivalence.verdict",
+    "Verdict": "equivalence.verdict",
     # errors
     "InteropError": "errors",
     "AidgeError": "errors",

@@ -6,6 +6,9 @@ Options:
   --torch-device DEVICE  the torch device of the toolkit fixtures: auto, cpu, cuda, cuda:N, mps
                          (default: $INTEROP_TORCH_DEVICE or auto); ``cpu`` never touches a GPU
   --torch-update-golden  (re)write the golden files instead of comparing with them
+  --aidge-configs DIR    the directory of Aidge benchmark configurations (aidge_benchmark's
+                         operations_config format) tests/test_aidge_configs.py runs
+                         (default: $INTEROP_AIDGE_CONFIGS, else the installed aidge-benchmark's)
 
 Marker:   @pytest.mark.torch_golden("name")   names the golden file of the test
 Fixtures: golden (interop.diagnostics.golden.GoldenFile), make_tensor (seeded random tensors on the
@@ -41,6 +44,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="torch device of the toolkit fixtures (torch_device, make_tensor) and of device_parity: "
              "auto, cpu, cuda, cuda:N or mps; cpu never touches a GPU "
              "(default: $INTEROP_TORCH_DEVICE or auto)",
+    )
+    group.addoption(
+        "--aidge-configs",
+        metavar="DIR",
+        default=os.environ.get("INTEROP_AIDGE_CONFIGS") or None,
+        help="directory (or one file) of Aidge benchmark configurations (aidge_benchmark operations_config "
+             "format) for tests/test_aidge_configs.py (default: $INTEROP_AIDGE_CONFIGS, else the installed "
+             "aidge-benchmark package's)",
     )
     group.addoption(
         "--torch-update-golden",

@@ -13,6 +13,11 @@ import pytest
 # OMP_NUM_THREADS=1). xdist workers and the forked children inherit the setting.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
+# The OpInfo source's ids come from torch's sample generators, and one of them (meshgrid)
+# iterates a set of strings: its order follows the string hash seed. pytest-xdist requires
+# every worker to collect the same ids, so workers (started after this line) get a fixed seed.
+os.environ.setdefault("PYTHONHASHSEED", "0")
+
 RESULTS_DIR = Path(__file__).resolve().parent.parent / "results"
 _STAGING = pytest.StashKey[Path]()
 

@@ -11,7 +11,7 @@ from torch.utils import _pytree as pytree
 
 from ..errors import ExportError, ShapeSpecializedError, aidge_error_from
 from . import runtime as rt
-from .onnx_export import ExportedModel, graph_differences
+from .onnx_export import ExportedModel, default_input_names, graph_differences, unused_graph_inputs
 from .runner import _GraphRunner, _SchedulerHandle, read_tensor, write_tensor
 
 __all__ = ["AidgeModule", "AidgeSGD"]
@@ -70,12 +70,14 @@ class AidgeModule(torch.nn.Module):
         self._graph = graph
         self._backend = backend
         self._n_inputs = len(example_inputs)
+        names = default_input_names(self._n_inputs)  # as export_to_onnx named them
         self._input_sizes = [tuple(x.shape) for x in example_inputs]
         self._input_dtypes = [x.dtype for x in example_inputs]
         self._out_spec = out_spec  # the torch output's pytree structure (None: flat tuple)
         self._reexport = reexport  # inputs -> ExportedModel of the torch model at their shapes
         self._shapes_checked: dict[tuple, str | None] = {tuple(self._input_sizes): None}
-        self._runner = _GraphRunner(graph, backend, self._n_inputs, verbose)
+        self._runner = _GraphRunner(graph, backend, self._n_inputs, verbose, names,
+                                    unused_graph_inputs(exported.proto, names))
         self._runner.check_signature = self._check_signature
         self._optimizer: AidgeSGD | None = None
         state_to_producer = {state: prod for prod, state in exported.initializer_to_state.items()

@@ -22,7 +22,8 @@ import torch
 from ..errors import ExportError, TracingError
 
 __all__ = ["ExportedModel", "export_to_onnx", "preserved_state", "graph_differences", "check_value_dependence",
-           "TracingWarning", "TRACE_WARNING_POLICIES"]
+           "TracingWarning", "TRACE_WARNING_POLICIES", "unused_graph_inputs",
+           "default_input_names"]
 
 #: what ``wrap(on_trace_warning=...)`` accepts
 TRACE_WARNING_POLICIES = ("error", "warn", "ignore")
@@ -103,7 +104,7 @@ def export_to_onnx(
     """
     if training is None:
         training = model.training
-    names = list(input_names) if input_names else [f"input_{i}" for i in range(len(example_inputs))]
+    names = list(input_names) if input_names else default_input_names(len(example_inputs))
     mode = torch.onnx.TrainingMode.TRAINING if training else torch.onnx.TrainingMode.EVAL
     buffer = io.BytesIO()
     # fork_rng: a TRAINING export runs the model (Dropout draws): the caller's RNG is restored.
@@ -302,3 +303,17 @@ def _rename_initializers(proto: onnx.ModelProto, state_names: set[str]) -> dict[
         if value.name in renames:
             value.name = renames[value.name]
     return mapping
+
+
+def default_input_names(n: int) -> list[str]:
+    """The ONNX names the export gives the model's ``n`` inputs, in the model's order."""
+    return [f"input_{i}" for i in range(n)]
+
+
+def unused_graph_inputs(proto, names: Sequence[str]) -> frozenset[str]:
+    """Those of the model's input ``names`` that no node of the ONNX graph reads: the
+    exporter drops such an input from the graph (``torch.ones_like(x)`` exports a constant)
+    or keeps it unread."""
+    read = {name for node in proto.graph.node for name in node.input}
+    read |= {out.name for out in proto.graph.output}
+    return frozenset(name for name in names if name not in read)

@@ -34,13 +34,33 @@ class _Port:
         return self.node.get_operator().get_output(self.index)
 
 
-def _data_ports(graph, n_inputs: int) -> list[_Port]:
-    """The graph's data inputs: unconnected inputs of category Data; when those are fewer
-    than the model's inputs, unconnected optional data and optional-attribute inputs too
-    (aidge_onnx imports Gather's indices, an Embedding's token ids, as an OptionalAttr
-    input)."""
+def _data_ports(graph, n_inputs: int, input_names: Sequence[str] | None = None,
+                unused: frozenset[str] = frozenset()) -> list[_Port | None]:
+    """The graph's inputs fed by the torch model's inputs, in the model's order (None for a
+    model input that no node of the ONNX graph reads: ``torch.ones_like(x)`` only uses
+    ``x``'s shape, which the export bakes in, and aidge_onnx drops such an input).
+
+    aidge_onnx names each port that an ONNX graph input feeds after that input
+    (``Node.input_name``) and orders the graph's inputs as the ONNX graph's: when every one
+    of ``input_names`` (the export's graph inputs) that some node reads is found, in that
+    order, at the head of the graph's unconnected inputs, those ports are the inputs,
+    whatever their category: a weight passed as an argument (``F.conv2d(x, w)``) lands on a
+    Param port. Otherwise (a port renamed by a graph rewrite): unconnected inputs of
+    category Data; when those are fewer than the model's inputs, unconnected optional data
+    and optional-attribute inputs too (aidge_onnx imports Gather's indices, an Embedding's
+    token ids, as an OptionalAttr input). The scheduler pairs the tensors it is given with
+    the graph's ordered inputs, so the ports must come in that order."""
     core = rt.aidge_core()
     free = [(n, i) for n, i in graph.get_ordered_inputs() if n.get_parent(i) is None]
+    if input_names is not None and len(input_names) == n_inputs:
+        try:
+            names = [n.input_name(i) for n, i in free]
+        except Exception:  # noqa: BLE001  (a binding without the getter: categories below)
+            names = None
+        used = [name for name in input_names if name not in unused]
+        if names is not None and names[:len(used)] == used:
+            by_name = {name: _Port(*free[k]) for k, name in enumerate(used)}
+            return [by_name.get(name) for name in input_names]
     ports = [_Port(n, i) for n, i in free if n.input_category(i) == core.InputCategory.Data]
     if len(ports) < n_inputs:
         extra = {core.InputCategory.Data, core.InputCategory.OptionalData, core.InputCategory.OptionalAttr}
@@ -65,7 +85,8 @@ class _GraphRunner:
     of the scheduler call alone: Aidge's own share of a call.
     """
 
-    def __init__(self, graph, backend: str, n_inputs: int, verbose: bool):
+    def __init__(self, graph, backend: str, n_inputs: int, verbose: bool,
+                 input_names: Sequence[str] | None = None, unused_inputs: frozenset[str] = frozenset()):
         core = rt.aidge_core()
         self.graph = graph
         self.backend = backend
@@ -73,12 +94,15 @@ class _GraphRunner:
         self._cpu = self.device.type == "cpu"
         self.verbose = verbose
         self._quiet = rt.quiet_aidge(verbose)  # entered around every scheduler call
-        ports = _data_ports(graph, n_inputs)
+        ports = _data_ports(graph, n_inputs, input_names, unused_inputs)
         if len(ports) != n_inputs:
             names = [f"{p.node.name()}#{p.index}" for p in ports]
             raise AidgeError("import", f"the Aidge graph has {len(ports)} data inputs {names}, "
                                        f"the torch model {n_inputs}")
-        self.inputs = ports
+        #: the model inputs the graph reads (indices into the model's inputs), their ports
+        self.used = [k for k, p in enumerate(ports) if p is not None]
+        self.inputs = [p for p in ports if p is not None]
+        self._all_used = len(self.used) == n_inputs
         self.outputs = [_Port(n, i) for n, i in graph.get_ordered_outputs()]
         # Output tensors are created with their operator and resized in place, never replaced:
         # cache them (Operator.get_output costs ~45 us per call in the 0.10.1 bindings).
@@ -118,7 +142,7 @@ class _GraphRunner:
             return
         core = rt.aidge_core()
         tensors, views = [], []
-        for x in inputs:
+        for x in (inputs[k] for k in self.used):
             dtype = torch.float32 if x.is_floating_point() else x.dtype
             t = core.Tensor(np.zeros(tuple(x.shape), dtype=torch.empty((), dtype=dtype).numpy().dtype))
             view = torch.from_numpy(np.asarray(t))
@@ -146,6 +170,8 @@ class _GraphRunner:
         signature = [(x.shape, x.dtype) for x in inputs]
         if signature != self._signature:
             self._new_signature(inputs, signature)
+        if not self._all_used:
+            inputs = [inputs[k] for k in self.used]
         if self._cpu:
             tensors = self._in_tensors
             for i, (view, x) in enumerate(zip(self._in_views, inputs)):
@@ -252,6 +278,10 @@ class _GraphRunner:
             self.aidge_seconds += self.last_backward_s
             self.backward_ran = True
             input_grads = [read_tensor(t.grad) for t in input_tensors]
+            if not self._all_used:  # an input no node reads has a zero gradient
+                by_index = dict(zip(self.used, input_grads))
+                input_grads = [by_index[k] if k in by_index else torch.zeros(shape, device=self.device)
+                               for k, (shape, _dtype) in enumerate(self._signature)]
             param_grads = [read_tensor(self.producer_tensors[n].grad) for n in param_names]
         return input_grads, param_grads
 

@@ -4,7 +4,8 @@ historical name).
 A case is one thing to check, PyTorch against Aidge: an operator configuration
 (``kind="operator"``, from a JSON file or manual cases), a network of the model zoo in eval
 or train mode (``"model"``), one inference-contract check of a network (``"contract"``) or
-one property-based edge-value check of an operator (``"property"``). Every case knows its
+one property-based edge-value check of an operator (``"property"``), or one case of Aidge's
+own operator benchmark configurations (``"aidge_config"``, :mod:`interop.cases.aidge_configs`). Every case knows its
 id (the pytest id, the asv parameter, the report key), how to build its torch module, its
 inputs, the phases it runs, the backend it is built for, its tolerance and its expected
 failure (from the one table, :mod:`interop.cases.expected_failures`).
@@ -26,7 +27,7 @@ __all__ = ["Case", "OperatorCase", "KINDS", "PHASES", "TRAINING_PHASES", "FORWAR
            "case_seed", "resolve_class", "on_backend"]
 
 #: what a case checks (see the module docstring)
-KINDS = ("operator", "model", "contract", "property")
+KINDS = ("operator", "model", "contract", "property", "aidge_config", "opinfo")
 #: the phases of one check, in the order a run goes through them
 PHASES = ("export", "import", "compile", "forward", "backward", "step")
 #: the phases only a case that trains runs

@@ -17,6 +17,9 @@ spec ``"shape": null`` drops that input, e.g. an optional bias).
   (``attributes.kernel_square``).
 - ``simple``: no ``base_configuration``; flat named leaves, each complete.
 - ``manual``: no JSON; :attr:`OperatorConfig.manual_cases` lists :class:`Case` objects.
+- Aidge's own benchmark format (top-level ``operation`` and ``format``, aidge_benchmark's
+  ``operations_config``): read by :mod:`interop.cases.aidge_benchmark`, cases of kind
+  ``aidge_config`` (:mod:`interop.cases.aidge_configs`) run by ``tests/test_aidge_configs.py``.
 
 Cases under a top-level group named ``shape``/``shapes`` are forward-only shape sweeps
 (made for benchmarks): they are dropped unless the config asks for them
@@ -45,9 +48,9 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from ..errors import InteropError
 from .attributes import SUPPORTED_ATTRS
 from .case import Case, case_id
+from .config_error import ConfigError, check_input_specs
 
 __all__ = [
     "OperatorConfig",
@@ -73,24 +76,6 @@ SPEC_KEYS = frozenset({"name", "shape", "dtype", "data", "range", "description"}
 FORWARD_ONLY_GROUPS = frozenset({"shape", "shapes"})
 #: top-level keys of a JSON file that are documentation, never cases
 _DOC_KEYS = frozenset({"description", "operator", "comment", "$schema"})
-
-
-class ConfigError(InteropError, ValueError):
-    """A bad operator configuration; the message names the file, the case and the key."""
-
-    def __init__(self, message: str, *, file: str | os.PathLike | None = None, case: str | None = None,
-                 key: str | None = None, operator: str | None = None):
-        self.file = str(file) if file is not None else None
-        self.case = case
-        self.key = key
-        self.operator = operator
-        self.reason = message
-        where = [self.file or f"operator {operator or '?'} (no file)"]
-        if case is not None:
-            where.append(f"case {case!r}")
-        if key is not None:
-            where.append(f"key {key!r}")
-        super().__init__(f"{': '.join(where)}: {message}")
 
 
 # --------------------------------------------------------------------------------------
@@ -174,6 +159,24 @@ def load_config_file(path: str | os.PathLike) -> dict:
     if not isinstance(doc, dict):
         raise ConfigError(f"the document must be a JSON object, got {type(doc).__name__}", file=path)
     return doc
+
+
+def _is_aidge_benchmark(doc: Any) -> bool:
+    """Aidge's benchmark format: top-level ``operation`` and ``format``."""
+    return isinstance(doc, dict) and "operation" in doc and "format" in doc
+
+
+def _read_any(file) -> dict:
+    """The document; an Aidge benchmark file may repeat a key (aidge-benchmark 0.10.1's
+    resize.json does; JSON keeps the last), which its own reader reports instead."""
+    try:
+        return load_config_file(file)
+    except ConfigError as exc:
+        if exc.reason.startswith("duplicate key"):
+            doc = json.loads(Path(file).read_text(encoding="utf-8"))
+            if _is_aidge_benchmark(doc):
+                return doc
+        raise
 
 
 def _is_leaf(node: Any) -> bool:
@@ -260,18 +263,7 @@ def _merge_attributes(base: Mapping | None, case: Mapping | None, file, path) ->
 
 def _merge_specs(base: Sequence | None, case: Sequence | None, file, path) -> list[dict]:
     def check(specs, what):
-        if specs is None:
-            return []
-        if not isinstance(specs, list):
-            raise ConfigError("input_specs must be a list of {name, shape, ...}", file=file, case=path, key=what)
-        for i, spec in enumerate(specs):
-            if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
-                raise ConfigError("every input spec needs a string name", file=file, case=path, key=f"{what}[{i}]")
-            unknown = set(spec) - SPEC_KEYS
-            if unknown:
-                raise ConfigError(f"unknown input spec key(s) {sorted(unknown)} (allowed {sorted(SPEC_KEYS)})",
-                                  file=file, case=path, key=f"{what}[{i}].{sorted(unknown)[0]}")
-        return specs
+        return check_input_specs(specs, SPEC_KEYS, file, path, what)
 
     merged = [dict(s) for s in check(base, "base_configuration.input_specs")]
     index = {s["name"]: s for s in merged}
@@ -415,7 +407,14 @@ def build_cases(cfg: OperatorConfig, *, backend: str = "cpu", validate: bool = T
         return []
     else:
         file = cfg.json_path
-        doc = load_config_file(file)
+        doc = _read_any(file)
+        if _is_aidge_benchmark(doc):
+            # Aidge's own format (aidge_benchmark operations_config): read as it is; its cases
+            # are single Aidge nodes against a torch reference (tests/test_aidge_configs.py)
+            from .aidge_benchmark import read_benchmark_file
+            from .aidge_configs import file_cases
+
+            return file_cases(read_benchmark_file(file), backend=backend)
         layout = detect_layout(doc, file)
         cases = []
         for path, base, leaf in _raw_cases(doc, layout, file):

@@ -44,6 +44,7 @@ __all__ = [
     "run_operator_case",
     "CASE_TIMEOUT_S",
     "LEARNING_RATE",
+    "prepare_parent",
 ]
 
 #: seconds one isolated case may run before it is killed (a hang is a crash finding)
@@ -203,8 +204,9 @@ def run_operator_case(case_run: OperatorCaseRun, body: Callable[[OperatorCaseRun
         return body(case_run)
 
 
-def _prepare_parent(backend: str) -> None:
-    """Import what every child needs once, in the parent, so forks start warm."""
+def prepare_parent(backend: str) -> None:
+    """Import what every child needs once, in the parent, so forks start warm (a second
+    call costs nothing)."""
     from ..bridge import runtime as rt
 
     rt.load_backend(backend)
@@ -255,7 +257,7 @@ def _case_run(request, config: OperatorConfig | None, backend: str):
         pytest.skip(case.skip_reason)
     for mark in xfail_marks(case.expected_failure):
         request.applymarker(mark)
-    _prepare_parent(backend)
+    prepare_parent(backend)
     return OperatorCaseRun(case, config, backend, expected_failure=case.expected_failure)
 
 

@@ -16,9 +16,10 @@ from .tolerance import Tolerance, default_tolerances, tolerance_for
 __all__ = ["Mismatch", "assert_tensors_close", "compare_tensors", "is_tensor_like", "to_numpy",
            "assert_finite", "assert_outputs_close", "compare_outputs", "max_errors",
            "Tolerance", "default_tolerances", "tolerance_for",
-           "ModelTester", "EquivalenceError", "run_isolated"]
+           "ModelTester", "EquivalenceError", "run_isolated", "verify", "Verdict"]
 
-_LAZY = {"ModelTester": "tester", "EquivalenceError": "tester", "run_isolated": "isolation"}
+_LAZY = {"ModelTester": "tester", "EquivalenceError": "tester", "run_isolated": "isolation",
+         "verify": "verdict", "Verdict": "verdict"}
 
 
 __getattr__, __dir__ = lazy_attributes(__name__, _LAZY)

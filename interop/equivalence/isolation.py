@@ -47,6 +47,9 @@ _PHASE_FRAMES = {
     ("bridge/module.py", "forward"): "forward",  # AidgeModule, AidgeSGD
     ("bridge/module.py", "backward"): "backward",
     ("bridge/module.py", "step"): "step",
+    ("bridge/single_node.py", "build_node"): "import",  # an Aidge operator built from its factory
+    ("bridge/single_node.py", "compile_node"): "compile",
+    ("bridge/single_node.py", "run_node"): "forward",
 }
 _FRAME_LINE = re.compile(r'File "(?P<file>[^"]+)", line \d+ in (?P<func>\S+)')
 

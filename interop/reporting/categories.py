@@ -15,6 +15,8 @@ category                                emoji  recognised by (rules tried top to
                                                (strict xfail reasons, ExpectedAidgeFailure, XPASS(strict))
 hang                                    ⏳     AidgeCrash of a process killed at its timeout: ``crash:
                                                process timed out after 120 s`` (a deadlock or endless loop)
+accepts_invalid_input                   🚫     ``Aidge accepts invalid input``: a negative case of Aidge's own
+                                               benchmark configurations ran to the end (AcceptsInvalidInputError)
 crash                                   💥     AidgeCrash: ``crash: process killed by SIGABRT during compile``,
                                                ``Fatal Python error``, an xdist worker that crashed
 cuda_kernel_image                       📦     ``no kernel image is available``, ``invalid device function``
@@ -58,11 +60,11 @@ outputs_differ                          🔴     EquivalenceError on ``output`` 
 unknown                                 ❓     nothing above: read the message (a bug in the test itself?)
 ======================================  =====  ==========================================================
 
-Emojis: 🔴 Aidge computes a different number (or shape); 🟠 Aidge lacks the operator or kernel; 🟣 Aidge
+Emojis: 🔴 Aidge computes a different number (or shape); 🚫 Aidge runs what it should reject; 🟠 Aidge lacks the operator or kernel; 🟣 Aidge
 rejects a valid graph; 💥 Aidge kills the process; ⏳ Aidge never finishes (killed at the
 timeout); 📦 packaging defect; 🟡 the test strategy is at fault (fix the suite, not Aidge);
 🐢 slower than the threshold; ❓ unclassified.
-:data:`KINDS` groups them: ``aidge`` (🔴🟠🟣💥⏳📦), ``test_strategy`` (🟡), ``performance``
+:data:`KINDS` groups them: ``aidge`` (🔴🚫🟠🟣💥⏳📦), ``test_strategy`` (🟡), ``performance``
 (🐢), ``unknown`` (❓).
 """
 from __future__ import annotations
@@ -74,6 +76,7 @@ from ..errors import KERNEL_IMAGE_RE, NOT_IMPLEMENTED_RE
 __all__ = [
     "CATEGORIES",
     "CATEGORY_TABLE",
+    "ATTRIBUTIONS",
     "KINDS",
     "categorize",
     "kind_of",
@@ -93,6 +96,8 @@ CATEGORIES = {
     "output_shape_differs": "Aidge's output has another shape than torch's (values may match)",
     "gradients_differ": "gradients (input or parameter) differ from torch beyond tolerance",
     "training_diverges": "weights differ from torch after the SGD step",
+    "accepts_invalid_input": "Aidge runs a negative case of its own configurations (one it should reject) "
+                             "to the end instead of raising",
     "crash": "the process dies (signal) inside Aidge",
     "hang": "the process does not finish within the case timeout (a deadlock or an endless loop); killed",
     "cuda_kernel_image": "Aidge's CUDA kernels are not compiled for this GPU (packaging defect)",
@@ -110,6 +115,7 @@ CATEGORY_TABLE: dict[str, tuple[str, str, str]] = {
     "output_shape_differs": ("🔴", "aidge", CATEGORIES["output_shape_differs"]),
     "gradients_differ": ("🔴", "aidge", CATEGORIES["gradients_differ"]),
     "training_diverges": ("🔴", "aidge", CATEGORIES["training_diverges"]),
+    "accepts_invalid_input": ("🚫", "aidge", CATEGORIES["accepts_invalid_input"]),
     "crash": ("💥", "aidge", CATEGORIES["crash"]),
     "hang": ("⏳", "aidge", CATEGORIES["hang"]),
     "backward_not_implemented": ("🟠", "aidge", CATEGORIES["backward_not_implemented"]),
@@ -122,6 +128,14 @@ CATEGORY_TABLE: dict[str, tuple[str, str, str]] = {
     **{name: ("🟡", "test_strategy", meaning) for name, meaning in TEST_STRATEGY_CATEGORIES.items()},
     "slowdown_vs_torch": ("🐢", "performance", "slower than torch by more than the threshold (not a change over time)"),
     "unknown": ("❓", "unknown", "no rule matched: read the message"),
+}
+
+#: who a mismatch is attributed to (:mod:`interop.equivalence.attribution` decides it)
+ATTRIBUTIONS = {
+    "aidge": "onnxruntime on the same ONNX model agrees with torch, Aidge does not",
+    "export": "onnxruntime disagrees with torch too (or rejects the model): the torch -> ONNX lowering differs",
+    "precision": "Aidge is no farther from torch's float64 result than torch float32 is",
+    "unknown": "neither onnxruntime nor the float64 reference decides",
 }
 
 KINDS = {
@@ -159,6 +173,8 @@ _HANG = re.compile(r"crash: process timed out after [\d.]+ ?s")
 #: ModelTester's max_slowdown_ratio failure
 SLOWER_RE = re.compile(r"(?P<phase>forward|backward) of model2 is (?P<ratio>[\d.]+)x slower|"
                        r"\] (?:forward|backward) speed differs")
+#: AcceptsInvalidInputError (interop.cases.aidge_check)
+_ACCEPTS = re.compile(r"Aidge accepts invalid input")
 _CONFIG = re.compile(r"\bConfigError\b|JSONDecodeError|malformed JSON|unknown (?:JSON )?layout|"
                      r"neither supported .*?nor ignored|no expected Aidge node type declared|"
                      r"\.json: (?:case|key) '", re.I)
@@ -213,6 +229,8 @@ def categorize(rt_msg: str | None, ae_msg: str | None = None) -> tuple[str, str]
         return _result("hang")
     if _CRASH.search(text):
         return _result("crash")
+    if _ACCEPTS.search(text):
+        return _result("accepts_invalid_input")
     if KERNEL_IMAGE_RE.search(text):
         return _result("cuda_kernel_image")
     if SLOWER_RE.search(text):

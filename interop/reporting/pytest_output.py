@@ -187,8 +187,15 @@ def case_id(nodeid: str) -> str:
     return name[5:] if name.startswith("test_") else name
 
 
+_OPINFO_ID = re.compile(r"^opinfo_(.+?)_s\d+_")
+
+
 def operator_of(case: str) -> str:
-    """The operator of a case id: its prefix up to the first ``_`` (``Conv2D_stride_2`` -> ``Conv2D``)."""
+    """The operator of a case id: its prefix up to the first ``_`` (``Conv2D_stride_2`` -> ``Conv2D``);
+    for an OpInfo case its entry (``opinfo_nn.functional.conv2d_s0_...`` -> ``nn.functional.conv2d``)."""
+    opinfo = _OPINFO_ID.match(case)
+    if opinfo:
+        return opinfo.group(1)
     return case.split("_", 1)[0] or case
 
 

@@ -23,16 +23,19 @@ import re
 import statistics
 from typing import Any, Iterable
 
+from .aidge_files import aidge_file_rows, format_aidge_files
 from .asv_results import AsvRatios
 from .benchmarks import BenchData, number_or_none
 from .categories import AIDGE_FAILURE_RE, CATEGORY_TABLE, CRASH_MESSAGE_RE, SLOWER_RE, kind_of, what_differs
 from .pytest_output import OUTCOMES, WORKER_CRASH_RE, PytestRun, TestResult, operator_of
+from .sources import NOT_AIDGE, attribution_of, per_source, source_of
 
 __all__ = ["build_report", "format_report"]
 
+_CASE_PREFIX = re.compile(r"^aidge\.\S+: ")
 _AIDGE_WHERE = re.compile(r"operator (?P<op>[\w<>]+)")
-_TAG_PARTS = re.compile(r"^(?:\[XPASS\(strict\)\]\s*)?\[(?P<cat>[^\]]+)\] (?P<op>\S+) (?P<phase>\w+): (?P<error>[^\n]*)")
-_EQUIV_HEAD = re.compile(r"^\[(?P<case>[^,\]]+)(?:, epoch (?P<epoch>\d+))?\] (?P<head>.*?)(?: \[seed \d+\])?$")
+_TAG_PARTS = re.compile(r"^(?:\[XPASS\(strict\)\]\s*)?\[(?P<cat>[^\]]+)\] (?P<op>\S+) (?P<phase>\w+): (?P<error>[^\n]*?)(?: \[attribution \w+\])?$", re.M)
+_EQUIV_HEAD = re.compile(r"^\[(?P<case>[^,\]]+)(?:, (?:epoch|call) (?P<epoch>\d+))?\] (?P<head>.*?)(?: \[seed \d+\])?$")
 _WHAT_PHASE = (("weights after", "step"), ("input grad", "backward"), ("grad of", "backward"),
                ("initial weights", "export"), ("parameter", "export"), ("loss", "forward"),
                ("output", "forward"))
@@ -108,6 +111,8 @@ def _finding(result: TestResult) -> dict[str, Any]:
         "category": category,
         "emoji": emoji,
         "kind": kind_of(category),
+        "source": source_of(result.nodeid),
+        "attribution": attribution_of(result.full_message, category),
         **_describe(result, category),
         "message": result.full_message,
     }
@@ -178,7 +183,12 @@ def build_report(run: PytestRun | None = None, bench: BenchData | None = None, *
                 findings.append(_finding(result))
     failing = [f for f in findings if f["outcome"] in ("failed", "error")]
     xfailed = [f for f in findings if f["outcome"] == "xfailed"]
-    report["aidge_bugs"] = _group_bugs([f for f in failing + xfailed if f["kind"] == "aidge"])
+    if run is not None:
+        report["per_source"] = per_source(run.results, [f for f in findings if f["outcome"] != "xpassed"])
+    report["aidge_bugs"] = _group_bugs([f for f in failing + xfailed
+                                        if f["kind"] == "aidge" and f["attribution"] not in NOT_AIDGE])
+    for who in NOT_AIDGE:
+        report[f"{who}_findings"] = _group_bugs([f for f in failing + xfailed if f["attribution"] == who])
     report["expected_failures"] = _by_category(xfailed)
     report["unexpected_passes"] = [
         {k: f[k] for k in ("case", "nodeid", "category", "emoji", "operator", "phase", "error")} | {"strict": True}
@@ -190,6 +200,7 @@ def build_report(run: PytestRun | None = None, bench: BenchData | None = None, *
     report["failures_by_category"] = {c: len(v["cases"]) for c, v in _by_category(failing).items()}
     if run is not None:
         report["skipped"] = _skips(run)
+        report["aidge_configs"] = aidge_file_rows(run)
     slowdowns = [dict(_short(f), source="pytest") for f in failing if f["kind"] == "performance"]
     if bench is not None:
         report["sources"]["benchmarks"] = bench.source
@@ -248,7 +259,8 @@ def _by_category(findings: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]
 def _skips(run: PytestRun) -> list[dict[str, Any]]:
     reasons: dict[str, int] = {}
     for line in run.skip_lines:
-        reasons[line["reason"]] = reasons.get(line["reason"], 0) + line["count"]
+        reason = _CASE_PREFIX.sub("", line["reason"])  # an Aidge config's skip names its case: one line per reason
+        reasons[reason] = reasons.get(reason, 0) + line["count"]
     if not reasons:
         for r in run.results:
             if r.outcome == "skipped":
@@ -308,6 +320,25 @@ def _clip(text: str | None, width: int = 160) -> str:
     return text if len(text) <= width else text[:width - 3] + "..."
 
 
+def _bug_section(add, bugs: list[dict[str, Any]], title: str) -> None:
+    """One section of grouped findings (Aidge bugs, export findings, precision findings)."""
+    new = sum(g["new"] for g in bugs)
+    known = sum(g["known"] for g in bugs)
+    add("")
+    add(f"== {title}: {len(bugs)} operator(s), {new} new failure(s), {known} known (xfail) ==")
+    if not bugs:
+        add("  none")
+    for group in bugs:
+        add(f"{group['operator']}")
+        for bug in group["bugs"]:
+            state = "known" if bug["known"] else "NEW"
+            phase = f" [{bug['phase']}]" if bug["phase"] else ""
+            add(f"  {bug['emoji']} {bug['category']} ({state}){phase}: {_clip(bug['error'])}")
+            for case in bug["cases"]:
+                detail = f" ({_clip(case['detail'], 120)})" if case["detail"] else ""
+                add(f"      - {case['case']}{detail}")
+
+
 def format_report(report: dict[str, Any]) -> str:
     """The report as text, one section per question."""
     out: list[str] = []
@@ -328,23 +359,21 @@ def format_report(report: dict[str, Any]) -> str:
         took = f" in {report['duration_s']:.1f}s" if report.get("duration_s") is not None else ""
         add(f"pytest: {line or 'no tests'}{took}{note}")
 
-    bugs = report["aidge_bugs"]
-    new = sum(g["new"] for g in bugs)
-    known = sum(g["known"] for g in bugs)
-    add("")
-    add(f"== Aidge bugs to report: {len(bugs)} operator(s), {new} new failure(s), {known} known (xfail) ==")
-    if not bugs:
-        add("  none")
-    for group in bugs:
-        add(f"{group['operator']}")
-        for bug in group["bugs"]:
-            state = "known" if bug["known"] else "NEW"
-            phase = f" [{bug['phase']}]" if bug["phase"] else ""
-            add(f"  {bug['emoji']} {bug['category']} ({state}){phase}: {_clip(bug['error'])}")
-            for case in bug["cases"]:
-                detail = f" ({_clip(case['detail'], 120)})" if case["detail"] else ""
-                add(f"      - {case['case']}{detail}")
-
+    if report.get("per_source"):
+        add("")
+        add("== Per source: cases, passes, findings by category and attribution ==")
+        for source, e in report["per_source"].items():
+            add(f"  {source}: {e['cases']} case(s), {e['passed']} passed, {e['skipped']} skipped, "
+                f"{e['findings']} finding(s)")
+            if e["by_category"]:
+                add("      by category: " + ", ".join(f"{c} {n}" for c, n in sorted(e["by_category"].items())))
+            if e["by_attribution"]:
+                add("      by attribution: " + ", ".join(f"{a} {n}" for a, n in sorted(e["by_attribution"].items())))
+    _bug_section(add, report["aidge_bugs"], "Aidge bugs to report")
+    _bug_section(add, report.get("export_findings", []),
+                 "Export findings (torch -> ONNX lowering or ONNX semantics differ; not Aidge bugs)")
+    _bug_section(add, report.get("precision_findings", []),
+                 "Precision findings (Aidge as close to float64 as torch float32; tolerance questions)")
     add("")
     expected = report["expected_failures"]
     add(f"== Expected failures by category: {sum(v['count'] for v in expected.values())} ==")
@@ -397,6 +426,8 @@ def format_report(report: dict[str, Any]) -> str:
         add(f"== Skipped: {sum(s['count'] for s in report['skipped'])} ==")
         for s in report["skipped"]:
             add(f"  {s['count']:>4}  {_clip(s['reason'], 140)}")
+
+    out.extend(format_aidge_files(report.get("aidge_configs") or []))
 
     bench = report.get("benchmarks")
     if bench is not None:

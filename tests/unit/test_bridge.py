@@ -74,6 +74,43 @@ def test_several_inputs_and_outputs_in_torch_order():
     assert_outputs_close(out, tuple(t.detach() for t in model(x, y)))
 
 
+class _ConvWithWeightArgument(torch.nn.Module):
+    def forward(self, x, w):
+        return torch.nn.functional.conv2d(x, w, padding=1)
+
+
+def test_a_weight_passed_as_an_input_feeds_its_param_port_forward_and_backward():
+    # aidge_onnx imports the weight input on the Conv's Param port: it is fed per call, in the
+    # model's argument order, and its gradient comes back (was: "1 data inputs, torch 2")
+    model = _ConvWithWeightArgument()
+    am = wrap(model, [(1, 2, 5, 5), (3, 2, 3, 3)])
+    x, w = torch.randn(1, 2, 5, 5, requires_grad=True), torch.randn(3, 2, 3, 3, requires_grad=True)
+    x2, w2 = x.detach().clone().requires_grad_(), w.detach().clone().requires_grad_()
+    out, ref = am(x, w), model(x2, w2)
+    assert_tensors_close(out, ref.detach())
+    out.sum().backward()
+    ref.sum().backward()
+    assert_tensors_close(x.grad, x2.grad)
+    assert_tensors_close(w.grad, w2.grad)
+    other = torch.randn(3, 2, 3, 3)  # a new weight value on the next call is used, not a stale one
+    assert_tensors_close(am(x, other), model(x, other).detach())
+
+
+class _IgnoresSecondInput(torch.nn.Module):
+    def forward(self, x, y):
+        return x * 2
+
+
+def test_an_input_no_node_reads_is_accepted_with_a_zero_gradient():
+    # the exporter drops an unread input from the ONNX graph; the model keeps its signature
+    am = wrap(_IgnoresSecondInput(), [(2, 3), (4,)])
+    x, y = torch.randn(2, 3, requires_grad=True), torch.randn(4, requires_grad=True)
+    out = am(x, y)
+    assert_tensors_close(out, (x * 2).detach())
+    out.sum().backward()
+    assert torch.equal(x.grad, torch.full((2, 3), 2.0)) and torch.equal(y.grad, torch.zeros(4))
+
+
 def test_empty_batch_is_an_error_not_a_stale_output():
     am = wrap(torch.nn.Tanh(), (2, 3))
     am(torch.ones(2, 3))

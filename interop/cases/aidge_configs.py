@@ -1,0 +1,160 @@
+"""Aidge's benchmark configurations as cases of the suite: every leaf of every file
+(:mod:`interop.cases.aidge_benchmark` reads them) becomes a :class:`~interop.cases.case.Case`
+of kind ``aidge_config`` with id ``aidge.<file>_<label path>`` (``aidge.conv2d_shape_N_4``),
+source ``aidge-benchmark/<file>.json`` (or the file's path outside the installed package),
+its expected failure from the one table, and, for an operation or case without a torch
+reference (:mod:`interop.cases.aidge_operations`), a skip that says why.
+
+Size policy (the equivalence tests; the configs are benchmarks, some inputs hold 10^7-10^8
+elements): a case whose random inputs hold more than :data:`ELEMENT_BUDGET` elements in
+all runs with the batch (first dimension of the operation's batch inputs) reduced to the
+largest size within the budget, and its id says so (``..._N_128_batch4``); a case still
+above :data:`HARD_LIMIT_FACTOR` times the budget at batch 1 runs only at full size. ``INTEROP_AIDGE_FULL_SIZE=1``
+(``nox -s aidge-configs-full``) runs every case as given; ``INTEROP_AIDGE_ELEMENT_BUDGET``
+moves the budget. Inputs given as data literals are never changed.
+
+Imports neither torch nor Aidge.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+from typing import Any, Iterable
+
+from .aidge_benchmark import BenchmarkFile, InputSpec, installed_config_dir, label_id, \
+    read_benchmark_file
+from .aidge_operations import operation_entry, unmapped_reason
+from .case import Case
+from .config_error import ConfigError
+
+__all__ = ["ELEMENT_BUDGET", "HARD_LIMIT_FACTOR", "FULL_SIZE", "KIND", "benchmark_cases", "file_cases", "config_files",
+           "sized_specs", "CONFIGS_ENV"]
+
+KIND = "aidge_config"
+#: the directory ``--aidge-configs`` / this variable points at (default: the installed package's)
+CONFIGS_ENV = "INTEROP_AIDGE_CONFIGS"
+FULL_SIZE = os.environ.get("INTEROP_AIDGE_FULL_SIZE", "").strip().lower() in ("1", "true", "yes", "on")
+#: the most input elements (all inputs of a case together) the default run feeds a case
+ELEMENT_BUDGET = int(os.environ.get("INTEROP_AIDGE_ELEMENT_BUDGET", 1 << 20))
+#: a case still above HARD_LIMIT_FACTOR x the budget at batch 1 runs only at full size (seconds per case)
+HARD_LIMIT_FACTOR = 8
+
+
+def _elements(specs: Iterable[InputSpec]) -> int:
+    total = 0
+    for s in specs:
+        if s.shape is not None:
+            n = 1
+            for d in s.shape:
+                n *= d
+            total += n
+    return total
+
+
+def sized_specs(specs: tuple[InputSpec, ...], batch_inputs: tuple[int, ...], budget: int | None
+                ) -> tuple[tuple[InputSpec, ...], int | None, str | None]:
+    """``(specs, reduced batch or None, reason to run at full size only or None)`` under
+    the size policy (``budget`` None: full size)."""
+    total = _elements(specs)
+    if budget is None or total <= budget:
+        return specs, None, None
+    batched = [i for i in batch_inputs if i < len(specs) and specs[i].data is None and specs[i].shape]
+    if not batched:
+        return specs, None, (f"{total:,} input elements, above the default run's budget of {budget:,}, and no "
+                             "random batch input to reduce: runs at full size only (INTEROP_AIDGE_FULL_SIZE=1)")
+    rank = len(specs[batched[0]].shape)
+    batched = [i for i in batched if len(specs[i].shape) == rank]  # a lower-rank input broadcasts, no batch
+    batch = specs[batched[0]].shape[0]
+    batched = [i for i in batched if specs[i].shape[0] == batch]
+    per_item = sum(_elements([specs[i]]) // max(specs[i].shape[0], 1) for i in batched)
+    fixed = total - sum(_elements([specs[i]]) for i in batched)
+    n = max(1, min(batch, (budget - fixed) // max(per_item, 1)))
+    if n >= batch:
+        return specs, None, None
+    out = list(specs)
+    for i in batched:
+        out[i] = dataclasses.replace(specs[i], shape=(n,) + specs[i].shape[1:])
+    limit = HARD_LIMIT_FACTOR * budget
+    if _elements(out) > limit:
+        return specs, None, (f"{_elements(out):,} input elements even at batch {n}, above the default run's limit "
+                             f"of {limit:,}: runs at full size only (INTEROP_AIDGE_FULL_SIZE=1)")
+    return tuple(out), n, None
+
+
+def _source(path: Path) -> str:
+    try:
+        if path.parent.resolve() == installed_config_dir().resolve():
+            return f"aidge-benchmark/{path.name}"
+    except ConfigError:
+        pass
+    return str(path)
+
+
+def file_cases(bfile: BenchmarkFile, *, backend: str = "cpu", full_size: bool | None = None) -> list[Case]:
+    """The cases of one file, in file order, their expected failures attached."""
+    from .expected_failures import with_expected_failure
+
+    full = FULL_SIZE if full_size is None else full_size
+    entry = operation_entry(bfile.operation)
+    operator, source = f"aidge.{bfile.stem}", _source(bfile.path)
+    seen: dict[str, int] = {}
+    out = []
+    for bcase in bfile.cases:
+        label = label_id(bcase.labels)
+        seen[label] = seen.get(label, 0) + 1
+        if seen[label] > 1:  # two label paths that normalise alike: keep both, numbered
+            label = f"{label}_{seen[label]}"
+        specs, batch, full_only = sized_specs(bcase.specs, entry.batch_inputs, None if full else ELEMENT_BUDGET)
+        label_run = f"{label}_batch{batch}" if batch is not None else label
+        no_reference = unmapped_reason(bfile.operation, bcase.attributes)
+        # a negative case needs Aidge's rejection only: it runs unless the operation itself is unmapped
+        skip = unmapped_reason(bfile.operation, None) if bcase.negative else no_reference
+        if skip is None and bfile.format.lower() != "aidge":
+            skip = f"{bfile.operation}: format {bfile.format!r}: this suite builds Aidge-format configurations only"
+        if skip is None and full_only:
+            skip = full_only
+        if skip is None and not bcase.negative and all(s.omitted for s in bcase.specs):
+            skip = (f"{bfile.operation}: the configuration gives this case no input at all (neither the case nor "
+                    "base_configuration has an input_specs entry): an incomplete case of the file, nothing to run")
+        case = Case(
+            id=f"{operator}_{label_run}", op_class=None, operator=operator, path=label_run, source=source,
+            kind=KIND, test_backward=False, training=False, backend=backend, skip_reason=skip,
+            input_size=[s.shape for s in specs if not s.omitted],
+            params={"operation": bfile.operation, "format": bfile.format, "file": str(bfile.path),
+                    "labels": bcase.labels, "attributes": dict(bcase.attributes), "specs": specs,
+                    "negative": bcase.negative, "full_shapes": [s.shape for s in bcase.specs],
+                    "reduced_batch": batch, "metadata": dict(bfile.metadata),
+                    "no_reference": no_reference})
+        out.append(with_expected_failure(case))
+    return out
+
+
+def config_files(directory: str | os.PathLike | None = None) -> list[Path]:
+    """The ``*.json`` files of ``directory`` ($INTEROP_AIDGE_CONFIGS, else the installed
+    package's ``operations_config``), by name; one file may be given too."""
+    directory = directory or os.environ.get(CONFIGS_ENV) or None
+    folder = Path(directory) if directory else installed_config_dir()
+    if folder.is_file():
+        return [folder]
+    if not folder.is_dir():
+        raise ConfigError("no such directory of Aidge benchmark configurations", file=folder)
+    return sorted(folder.glob("*.json"))
+
+
+def benchmark_cases(directory: str | os.PathLike | None = None, *, backend: str = "cpu",
+                    full_size: bool | None = None) -> list[Case]:
+    """Every case of every file of ``directory`` (see :func:`config_files`); a file that
+    cannot be read raises its ConfigError."""
+    out: list[Case] = []
+    for path in config_files(directory):
+        out.extend(file_cases(read_benchmark_file(path), backend=backend, full_size=full_size))
+    return out
+
+
+def describe_case(case: Case) -> dict[str, Any]:
+    """What the report and the CLI show of a case."""
+    p = case.params
+    return {"id": case.id, "file": Path(p["file"]).name, "operation": p["operation"], "negative": p["negative"],
+            "skip": case.skip_reason, "reduced_batch": p["reduced_batch"]}
+

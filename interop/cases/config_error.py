@@ -1,0 +1,52 @@
+""":class:`ConfigError`, the error of a bad configuration file, in a module of its own so
+that every reader of configurations (:mod:`interop.cases.config`, the Aidge benchmark reader
+:mod:`interop.cases.aidge_benchmark`) raises the same one without importing the others.
+``interop.cases.config.ConfigError`` is the same class."""
+from __future__ import annotations
+
+import os
+
+from ..errors import InteropError
+
+__all__ = ["ConfigError", "check_input_specs"]
+
+
+class ConfigError(InteropError, ValueError):
+    """A bad operator configuration; the message names the file, the case and the key."""
+
+    def __init__(self, message: str, *, file: str | os.PathLike | None = None, case: str | None = None,
+                 key: str | None = None, operator: str | None = None):
+        self.file = str(file) if file is not None else None
+        self.case = case
+        self.key = key
+        self.operator = operator
+        self.reason = message
+        where = [self.file or f"operator {operator or '?'} (no file)"]
+        if case is not None:
+            where.append(f"case {case!r}")
+        if key is not None:
+            where.append(f"key {key!r}")
+        super().__init__(f"{': '.join(where)}: {message}")
+
+
+def check_input_specs(specs, allowed: frozenset, file, case: str | None, key: str) -> list[dict]:
+    """``specs`` (``None``: none) as a list of named input specs whose keys are among
+    ``allowed``, else the :class:`ConfigError` naming the file, case and key (both readers
+    share this check; each has its own set of keys)."""
+    if specs is None:
+        return []
+    if not isinstance(specs, list):
+        raise ConfigError(f"input_specs must be a list of {{{', '.join(sorted(allowed))}}}", file=file, case=case,
+                          key=key)
+    for i, spec in enumerate(specs):
+        if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
+            raise ConfigError("every input spec needs a string name", file=file, case=case, key=f"{key}[{i}]")
+        unknown = set(spec) - allowed
+        if unknown:
+            raise ConfigError(f"unknown input spec key(s) {sorted(unknown)} (allowed {sorted(allowed)})",
+                              file=file, case=case, key=f"{key}[{i}].{sorted(unknown)[0]}")
+    return specs
+
+
+# Its public home (the name tracebacks and pickles use): interop.cases.config re-exports it.
+ConfigError.__module__ = "interop.cases.config"

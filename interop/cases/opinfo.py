@@ -1,0 +1,233 @@
+"""PyTorch's own sample inputs as a second case source: the OpInfo database
+(``torch.testing._internal.common_methods_invocations.op_db``, torch 2.13.0, pinned).
+
+Which ops: every OpInfo entry of :data:`OPINFO_OPS`: the entries whose op the catalog
+covers (:data:`CATALOG_OPINFO`) and every other entry whose first float32 CPU sample
+exports to ONNX (measured with :func:`survey`, which writes the list; an entry that stops
+exporting becomes an ``export_error`` finding, not a silent gap).
+
+Cases: one per (entry, CPU sample input, dtype), ``kind="opinfo"``, ``source="opinfo"``;
+the operator is the OpInfo name (``nn.functional.conv2d``), the label ``s<index>_<what the
+sample holds>`` (tensor shapes, arguments), so ids read like
+``opinfo_nn.functional.conv2d_s0_1x3x4x4_3x3x3x3_3_stride2x2_padding2_groups1``. Samples are
+generated under a fixed seed; the child that runs a case regenerates its sample and checks
+that it still is the one its id describes (no tensor is pickled into an id).
+
+The default run takes the first :data:`DEFAULT_SAMPLES` samples of every entry (a
+deterministic cap); ``INTEROP_OPINFO_SAMPLES=all`` (``nox -s opinfo``) takes them all.
+
+Importing torch's OpInfo database costs ~6 s: it happens once per process, on the first
+:func:`opinfo_cases` call, never when this module is imported. When it fails,
+:class:`OpInfoUnavailable` says why; the rest of the suite does not depend on it.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import re
+import zlib
+from typing import Any
+
+from .case import Case, _normalized
+
+__all__ = ["OPINFO_OPS", "CATALOG_OPINFO", "DEFAULT_SAMPLES", "OpInfoUnavailable", "op_db", "opinfo_cases",
+           "opinfo_sample", "run_opinfo_case", "NOT_COMPARABLE", "describe_sample", "survey", "sample_cap"]
+
+#: samples per entry in the default run (``INTEROP_OPINFO_SAMPLES``: a number or ``all``)
+DEFAULT_SAMPLES = 1
+SAMPLES_ENV = "INTEROP_OPINFO_SAMPLES"
+_SEED = 0
+_MAX_DESCRIPTION = 64
+
+#: catalog operator -> the OpInfo entries computing the same operator
+CATALOG_OPINFO: dict[str, tuple[str, ...]] = {
+    "MaxPool2D": ("nn.functional.max_pool2d",), "AvgPool2D": ("nn.functional.avg_pool2d",),
+    "GlobalAveragePool": ("nn.functional.adaptive_avg_pool2d",),
+    "ReLU": ("nn.functional.relu",), "LeakyReLU": ("nn.functional.leaky_relu",), "Sigmoid": ("sigmoid",),
+    "Tanh": ("tanh",), "GELU": ("nn.functional.gelu",), "SiLU": ("nn.functional.silu",),
+    "Softmax": ("softmax",), "LogSoftmax": ("log_softmax",), "Hardswish": ("nn.functional.hardswish",),
+    "Hardsigmoid": ("nn.functional.hardsigmoid",), "Softplus": ("nn.functional.softplus",),
+    "ELU": ("nn.functional.elu",), "Clip": ("clamp",), "Hardtanh": ("nn.functional.hardtanh",),
+    "Conv1D": ("nn.functional.conv1d",), "Conv2D": ("nn.functional.conv2d",),
+    "ConvTranspose2D": ("nn.functional.conv_transpose2d",), "FC": ("nn.functional.linear",),
+    "ReduceMean": ("mean",), "ReduceSum": ("sum",), "ReduceMax": ("amax",), "ReduceMin": ("amin",),
+    "Add": ("add",), "Sub": ("sub",), "Mul": ("mul",), "Div": ("div.no_rounding_mode",), "Pow": ("pow",),
+    "Sqrt": ("sqrt",), "Exp": ("exp",), "Log": ("log",), "Abs": ("abs",), "Neg": ("neg",), "Erf": ("erf",),
+    "Reciprocal": ("reciprocal",), "MatMul": ("matmul",), "BatchNorm2D": ("nn.functional.batch_norm",),
+    "LayerNorm": ("nn.functional.layer_norm",), "InstanceNorm": ("nn.functional.instance_norm",),
+    "GroupNorm": ("nn.functional.group_norm",), "Pad": ("nn.functional.pad.constant",), "Concat": ("cat",),
+    "Split": ("split",), "Slice": ("narrow",), "Transpose": ("permute",), "Reshape": ("reshape",),
+    "Flatten": ("flatten",), "Resize": ("nn.functional.interpolate.nearest",), "Gather": ("index_select",),
+    "Embedding": ("nn.functional.embedding",), "Where": ("where",),
+}
+
+#: every OpInfo entry of the source, in op_db order (see the module docstring; regenerate
+#: with ``python -m interop.cases.opinfo --survey``)
+from ._opinfo_ops import OPINFO_OPS  # noqa: E402
+
+
+#: entries whose output is random or uninitialised memory: no two computations can agree
+NOT_COMPARABLE = re.compile(r"(?:^|\.)normal(?:\.|$)|bernoulli|rand|dropout|multinomial|uniform|exponential|geometric|cauchy"
+                            r"|empty|rrelu|feature_alpha")
+
+
+class OpInfoUnavailable(ImportError):
+    """torch's OpInfo database cannot be imported: the OpInfo case source is off."""
+
+
+@functools.lru_cache(maxsize=1)
+def op_db() -> dict[str, Any]:
+    """OpInfo full name (``name`` or ``name.variant``) -> OpInfo; imported once per process."""
+    try:
+        from torch.testing._internal.common_methods_invocations import op_db as db
+    except Exception as exc:  # noqa: BLE001 - any import failure switches the source off
+        raise OpInfoUnavailable(
+            f"the OpInfo case source is off: importing torch.testing._internal.common_methods_invocations "
+            f"failed ({type(exc).__name__}: {exc}); it needs torch 2.13.0 and expecttest "
+            f"(requirements/test.txt). The other suites do not depend on it.") from exc
+    return {_full_name(op): op for op in db}
+
+
+def _full_name(op) -> str:
+    return op.name + (f".{op.variant_test_name}" if op.variant_test_name else "")
+
+
+def sample_cap() -> int | None:
+    """Samples per entry: :data:`DEFAULT_SAMPLES`, ``$INTEROP_OPINFO_SAMPLES`` (None: all)."""
+    raw = os.environ.get(SAMPLES_ENV, "").strip().lower()
+    if not raw:
+        return DEFAULT_SAMPLES
+    if raw == "all":
+        return None
+    if not raw.isdigit() or int(raw) < 1:
+        raise ValueError(f"environment variable {SAMPLES_ENV}={raw!r}: expected an integer >= 1 or 'all'")
+    return int(raw)
+
+
+def _samples(name: str, dtype: str = "float32", limit: int | None = None) -> list:
+    """The first ``limit`` (None: all) CPU sample inputs of entry ``name`` for ``dtype``,
+    generated under a fixed seed (so the first ``n`` are the same whatever the limit)."""
+    import itertools
+
+    import torch
+
+    op = op_db()[name]
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(_SEED)
+        samples = op.sample_inputs("cpu", getattr(torch, dtype), requires_grad=op.supports_autograd)
+        return list(itertools.islice(samples, limit))
+
+
+def _leaf(x: Any) -> str:
+    import torch
+
+    if isinstance(x, torch.Tensor):
+        shape = "x".join(str(d) for d in x.shape) or "0d"
+        return shape if x.is_floating_point() else f"{str(x.dtype)[6:]}{shape}"
+    if isinstance(x, float):
+        return f"{x:g}"
+    if isinstance(x, torch.dtype):
+        return str(x)[6:]
+    return str(x)
+
+
+def describe_sample(sample) -> str:
+    """A short, stable text for a sample: its tensors' shapes and its arguments."""
+    from torch.utils import _pytree as pytree
+
+    parts = [_leaf(x) for x in pytree.tree_leaves((sample.input, *sample.args))]
+    for key, value in sample.kwargs.items():
+        parts.append(key + "".join(_leaf(x) for x in pytree.tree_leaves(value)) if pytree.tree_leaves(value)
+                     else f"{key}None")
+    text = re.sub(r"_+", "_", "_".join(re.sub(r"[^A-Za-z0-9.+-]", "", p) for p in parts)).strip("_") or "noargs"
+    if len(text) > _MAX_DESCRIPTION:
+        text = f"{text[:_MAX_DESCRIPTION - 9]}_{zlib.crc32(text.encode()) & 0xFFFFFFFF:08x}"
+    return text
+
+
+def opinfo_cases(names: list[str] | None = None, *, backend: str = "cpu", cap: Any = "env") -> list[Case]:
+    """The OpInfo cases (float32, CPU samples) of ``names`` (default :data:`OPINFO_OPS`), the
+    first ``cap`` samples of each (``"env"``: :func:`sample_cap`; None: all), their expected
+    failures attached. Raises :class:`OpInfoUnavailable` when torch's database is missing."""
+    from .expected_failures import with_expected_failure
+
+    cap = sample_cap() if cap == "env" else cap
+    db = op_db()
+    out = []
+    for name in names or OPINFO_OPS:
+        op = db.get(name)
+        if op is None or NOT_COMPARABLE.search(name):
+            continue
+        try:
+            samples = _samples(name, limit=cap)
+        except Exception:  # noqa: BLE001 - an entry without float32 samples on this build
+            continue
+        for index, sample in enumerate(samples):
+            label = f"s{index}_{describe_sample(sample)}"
+            out.append(with_expected_failure(Case(
+                id=f"opinfo_{name}_{label}", op_class=f"opinfo:{name}", operator=name, path=label,
+                source="opinfo", kind="opinfo", backend=backend, test_backward=bool(op.supports_autograd),
+                training=False, params={"opinfo": name, "index": index, "dtype": "float32"})))
+    return out
+
+
+def opinfo_sample(case: Case):
+    """``(fn, args, kwargs)`` of an OpInfo case: its sample regenerated, checked against the
+    description in its id."""
+    name, index = case.params["opinfo"], case.params["index"]
+    sample = _samples(name, case.params.get("dtype", "float32"), limit=index + 1)[index]
+    label = _normalized(f"s{index}_{describe_sample(sample)}")
+    if label != case.label:
+        raise RuntimeError(f"{case.id}: OpInfo sample {index} of {name} is now {label!r}: the sample list "
+                           f"changed (torch upgraded?), the case id no longer describes it")
+    return op_db()[name].op, (sample.input, *sample.args), dict(sample.kwargs)
+
+
+def run_opinfo_case(case: Case) -> dict:
+    """The check of one OpInfo case, in this process (:func:`interop.equivalence.verdict.check_callable`)."""
+    from ..equivalence.verdict import check_callable
+
+    fn, args, kwargs = opinfo_sample(case)
+    return check_callable(fn, args, kwargs, backward=case.test_backward, backend=case.backend,
+                          tolerance=case.tolerance, name=case.id)
+
+
+def survey() -> list[str]:
+    """The OpInfo entries with float32 CPU samples whose first sample exports to ONNX, plus
+    every entry of :data:`CATALOG_OPINFO` (how :data:`OPINFO_OPS` was made)."""
+    import torch
+
+    from ..equivalence.isolation import run_isolated
+
+    covered = {n for names in CATALOG_OPINFO.values() for n in names}
+    keep = []
+    for name, op in op_db().items():
+        if NOT_COMPARABLE.search(name):
+            continue
+        if name in covered:
+            keep.append(name)
+            continue
+        try:
+            if torch.float32 in op.supported_dtypes("cpu") and run_isolated(_exports, name, timeout=60):  # the exporter itself can crash (SIGFPE)
+                keep.append(name)
+        except Exception:  # noqa: BLE001 - does not export: not in the source
+            continue
+    return keep
+
+
+def _exports(name: str) -> bool:
+    from ..bridge.onnx_export import export_to_onnx
+    from ..equivalence.verdict import _as_module
+
+    sample = _samples(name, limit=1)[0]
+    module, tensors = _as_module(op_db()[name].op, (sample.input, *sample.args), sample.kwargs)
+    if tensors:
+        export_to_onnx(module, [x.detach() for x in tensors])
+    return bool(tensors)
+
+
+if __name__ == "__main__":
+    import sys
+
+    if sys.argv[1:] == ["--survey"]:
+        sys.stdout.write("OPINFO_OPS = (\n" + "".join(f"    {n!r},\n" for n in survey()) + ")\n")

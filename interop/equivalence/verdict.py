@@ -1,0 +1,315 @@
+"""``verify(fn, *args, **kwargs) -> Verdict``: does Aidge compute what torch computes for any
+torch callable (a module or a function)?
+
+Tensor arguments (found anywhere in ``args``/``kwargs``: lists and dicts are walked) become
+graph inputs; everything else is a constant of the graph. In an isolated child process
+(:func:`interop.equivalence.isolation.run_isolated`: a crash is a verdict, category
+``crash`` with the signal) the callable is wrapped (:func:`interop.wrap`), then:
+
+1. forward on two calls, the given inputs then a second set of the same shapes (the float
+   values permuted with a fixed seed: same value range, other positions), so that state
+   carried from one call to the next is caught; each call's outputs are compared with
+   torch's through the one comparator (:func:`~interop.equivalence.outputs.compare_outputs`)
+   under the tolerance policy (:func:`~interop.equivalence.tolerance.tolerance_for`);
+2. when ``backward`` and the forward matched: the input gradients of the second call (a
+   seeded random output gradient), compared the same way.
+
+Every forward mismatch is attributed (:mod:`interop.equivalence.attribution`): ``aidge``,
+``export``, ``precision`` or ``unknown``; a gradient mismatch against the float64 gradient.
+
+The check itself (:func:`check_callable`) raises what ModelTester raises
+(:class:`~interop.equivalence.tester.EquivalenceError`, the bridge's errors), with an
+``attribution`` attribute, so the pytest suites run it under the expected-failure guard;
+:func:`verify` turns the outcome into a :class:`Verdict`. Nothing is printed; the caller's
+module keeps its mode and weights (the check runs in the child).
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from .tolerance import tolerance_for
+
+__all__ = ["Verdict", "verify", "check_callable", "OUTCOMES"]
+
+#: what a verdict can say
+OUTCOMES = ("pass", "fail", "error", "crash")
+#: calls compared in the forward (at least two: state carried between calls shows)
+CALLS = 2
+_SEED = 0
+
+
+@dataclasses.dataclass(frozen=True)
+class Verdict:
+    """The outcome of :func:`verify`.
+
+    ``outcome``: ``pass`` / ``fail`` (values differ) / ``error`` (an exception: export,
+    import, compile, a missing kernel...) / ``crash`` (the child died: ``signal``).
+    ``category``: the suite's category (:func:`interop.reporting.categorize`), None on a
+    pass. ``attribution``: ``aidge`` / ``export`` / ``precision`` / ``unknown`` for a
+    failure (None on a pass). ``mismatch``: the comparator's figures of the first
+    mismatching tensor (``path``, ``n_mismatched``, ``n_total``, ``max_abs``, ``max_rel``,
+    ``rtol``, ``atol``). ``summary``: one line; ``message``: the whole failure text.
+    """
+
+    outcome: str
+    category: str | None = None
+    attribution: str | None = None
+    phase: str | None = None
+    operator: str | None = None
+    node: str | None = None
+    mismatch: dict | None = None
+    summary: str = ""
+    message: str = ""
+    signal: str | None = None
+    backward_checked: bool = False
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome == "pass"
+
+    def __str__(self) -> str:
+        return self.summary
+
+
+# --------------------------------------------------------------------------------------
+# the callable as a module whose inputs are the tensor arguments
+# --------------------------------------------------------------------------------------
+def _as_module(fn, args, kwargs):
+    """``(module, tensors)``: ``module(*tensors)`` calls ``fn(*args, **kwargs)`` with the
+    tensor leaves replaced by its inputs."""
+    import torch
+    from torch.utils import _pytree as pytree
+
+    leaves, spec = pytree.tree_flatten((tuple(args), dict(kwargs)))
+    positions = [i for i, leaf in enumerate(leaves) if isinstance(leaf, torch.Tensor)]
+    tensors = [leaves[i] for i in positions]
+    constants = [None if i in positions else leaf for i, leaf in enumerate(leaves)]
+
+    class CallableModule(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            if isinstance(fn, torch.nn.Module):
+                self.fn = fn
+            else:
+                object.__setattr__(self, "fn", fn)
+
+        def forward(self, *inputs):
+            values = list(constants)
+            for i, x in zip(positions, inputs):
+                values[i] = x
+            a, kw = pytree.tree_unflatten(values, spec)
+            return self.fn(*a, **kw)
+
+    module = CallableModule()
+    if isinstance(fn, torch.nn.Module):
+        module.train(fn.training)
+    return module, tensors
+
+
+def _other_inputs(tensors):
+    """A second input set of the same shapes and dtypes: float tensors permuted with a
+    fixed seed (same values, other positions; a single element is halved), others kept."""
+    import torch
+
+    gen = torch.Generator().manual_seed(_SEED + 1)
+    out = []
+    for x in tensors:
+        if not x.is_floating_point():
+            out.append(x)
+        elif x.numel() <= 1:
+            out.append(x.detach() * 0.5)
+        else:
+            flat = x.detach().reshape(-1)
+            out.append(flat[torch.randperm(flat.numel(), generator=gen)].reshape(x.shape).clone())
+    return out
+
+
+def _grad_mask(tensors, backward: bool) -> list[bool]:
+    wanted = [x.is_floating_point() and x.requires_grad for x in tensors]
+    if backward and not any(wanted):
+        wanted = [x.is_floating_point() for x in tensors]
+    return [w and backward for w in wanted]
+
+
+def _fresh(tensors, mask):
+    return [x.detach().clone().requires_grad_(m) for x, m in zip(tensors, mask)]
+
+
+# --------------------------------------------------------------------------------------
+# the check (runs in the child)
+# --------------------------------------------------------------------------------------
+def _fail(name: str, call: int, what: str, mismatches, attribution: str, why: str):
+    from .tester import EquivalenceError
+
+    detail = "\n".join(m.message for m in mismatches)
+    message = (f"[{name}, call {call}] {what} differs between model1 (torch) and model2 (AidgeModule) "
+               f"[seed {_SEED}]\n{detail}\nattribution: {attribution} ({why})")
+    exc = EquivalenceError(message, test=name, epoch=call, what=what, seed=_SEED)
+    exc.attribution = attribution
+    first = mismatches[0]
+    exc.mismatch = {k: getattr(first, k) for k in ("path", "n_mismatched", "n_total", "max_abs", "max_rel",
+                                                    "rtol", "atol")}
+    return exc
+
+
+def check_callable(fn, args=(), kwargs=None, *, backward: bool = True, backend: str = "cpu",
+                   tolerance: Any = None, name: str = "verify") -> dict:
+    """The check behind :func:`verify`, in this process: raises on the first difference
+    (:class:`~interop.equivalence.tester.EquivalenceError` with ``attribution`` and
+    ``mismatch`` attributes) or the bridge's error; returns ``{"backward_checked": bool}``."""
+    import torch
+    from torch.utils import _pytree as pytree
+
+    from ..bridge import wrap
+    from .attribution import attribute_backward, attribute_forward, float64_copy, run_onnxruntime
+    from .outputs import compare_outputs
+
+    kwargs = dict(kwargs or {})
+    module, tensors = _as_module(fn, args, kwargs)
+    if not tensors:
+        raise TypeError("verify(): the callable takes no tensor argument (nothing to feed the Aidge graph)")
+    mask = _grad_mask(tensors, backward)
+    aidge = wrap(module, example_inputs=[x.detach() for x in tensors], backend=backend)
+    exported = aidge._exported
+    second = _other_inputs(tensors)
+    try:
+        with torch.no_grad(), torch.random.fork_rng(devices=[]):
+            module(*second)
+    except Exception:  # noqa: BLE001 - torch rejects the permuted values: call again with the first
+        second = [x.detach() for x in tensors]
+    calls = [tensors, second]
+    torch_out = aidge_out = inputs = None
+    for call, inputs in enumerate(calls[:CALLS], 1):
+        t_in, a_in = _fresh(inputs, mask), _fresh(inputs, mask)
+        with torch.random.fork_rng(devices=[]):
+            torch_out = module(*t_in)
+        aidge_out = aidge(*a_in)
+        t_leaves, a_leaves = pytree.tree_leaves(torch_out), pytree.tree_leaves(aidge_out)
+        tol = tolerance_for(tolerance, t_leaves[0].dtype if t_leaves else "float32")
+        mismatches = compare_outputs(aidge_out, torch_out, rtol=tol.rtol, atol=tol.atol, name="output")
+        if mismatches:
+            plain = [x.detach() for x in inputs]
+
+            def exact(plain=plain):
+                with torch.no_grad():
+                    out = float64_copy(module)(*[x.double() if x.is_floating_point() else x for x in plain])
+                return pytree.tree_leaves(out)
+
+            attribution, why = attribute_forward(
+                aidge_out=[x.detach() for x in a_leaves], torch_out=[x.detach() for x in t_leaves], exact=exact,
+                onnx=lambda plain=plain: run_onnxruntime(exported.proto, exported.input_names, plain),
+                rtol=tol.rtol, atol=tol.atol)
+            raise _fail(name, call, "output", mismatches, attribution, why)
+    if not any(mask):
+        return {"backward_checked": False}
+    # backward on a fresh forward of the last inputs
+    t_in, a_in = _fresh(inputs, mask), _fresh(inputs, mask)
+    with torch.random.fork_rng(devices=[]):
+        t_leaves = pytree.tree_leaves(module(*t_in))
+    a_leaves = pytree.tree_leaves(aidge(*a_in))
+    gen = torch.Generator().manual_seed(_SEED + 2)
+    grads = [torch.randn(o.shape, generator=gen, dtype=o.dtype) if o.is_floating_point() and o.requires_grad
+             else None for o in t_leaves]
+    pairs = [(o, g) for o, g in zip(t_leaves, grads) if g is not None]
+    if not pairs:
+        return {"backward_checked": False}
+    torch.autograd.backward([o for o, _ in pairs], [g for _, g in pairs])
+    torch.autograd.backward([a for a, g in zip(a_leaves, grads) if g is not None], [g for _, g in pairs])
+    for i, (t, a, m) in enumerate(zip(t_in, a_in, mask)):
+        if not m or t.grad is None:
+            continue
+        tol = tolerance_for(tolerance, t.grad.dtype)
+        what = f"input grad [{i}]"
+        actual = a.grad if a.grad is not None else torch.zeros_like(t.grad)
+        mismatches = compare_outputs(actual, t.grad, rtol=tol.rtol, atol=tol.atol, name=what)
+        if mismatches:
+            attribution, why = attribute_backward(aidge_grad=actual, torch_grad=t.grad,
+                                                  exact_grad=_exact_grad(module, inputs, mask, grads, i),
+                                                  rtol=tol.rtol, atol=tol.atol)
+            raise _fail(name, CALLS, what, mismatches, attribution, why)
+    return {"backward_checked": True}
+
+
+def _exact_grad(module, inputs, mask, grads, index):
+    """torch's float64 gradient of input ``index`` (None when float64 is not available)."""
+    import torch
+    from torch.utils import _pytree as pytree
+
+    from .attribution import float64_copy
+
+    try:
+        xs = [x.detach().double().requires_grad_(m) if x.is_floating_point() else x
+              for x, m in zip(inputs, mask)]
+        outs = pytree.tree_leaves(float64_copy(module)(*xs))
+        pairs = [(o, g.double()) for o, g in zip(outs, grads) if g is not None and o.requires_grad]
+        torch.autograd.backward([o for o, _ in pairs], [g for _, g in pairs])
+        return xs[index].grad
+    except Exception:  # noqa: BLE001
+        return None
+
+
+# --------------------------------------------------------------------------------------
+# the public function
+# --------------------------------------------------------------------------------------
+def verify(fn, *args, backward: bool = True, backend: str = "cpu", tolerance: Any = None,
+           timeout: float | None = 120.0, isolate: bool = True, **kwargs) -> Verdict:
+    """Run ``fn(*args, **kwargs)`` in torch and, wrapped, in Aidge, and say whether they
+    agree (:class:`Verdict`). ``fn``: an ``nn.Module`` or a function; tensor arguments are
+    the graph's inputs, the rest constants. ``backward``: also compare input gradients
+    (inputs that require grad, else every float input) once the forward matched.
+    ``tolerance``: a :class:`~interop.equivalence.tolerance.Tolerance` (default: the
+    comparator's table for the output dtype). The check runs in a forked child
+    (``isolate``), killed after ``timeout`` seconds (verdict ``crash``, category ``hang``).
+
+    >>> import torch, interop
+    >>> interop.verify(torch.relu, torch.randn(2, 3)).outcome
+    'pass'
+    """
+    from .isolation import run_isolated
+
+    kwargs_ = dict(kwargs)
+    try:
+        if isolate:
+            result = run_isolated(check_callable, fn, args, kwargs_, backward=backward, backend=backend,
+                                  tolerance=tolerance, timeout=timeout)
+        else:
+            result = check_callable(fn, args, kwargs_, backward=backward, backend=backend, tolerance=tolerance)
+    except Exception as exc:  # noqa: BLE001 - every failure is a verdict
+        return verdict_from(exc)
+    checked = result.get("backward_checked", False)
+    return Verdict("pass", summary="pass: forward matches on 2 calls" + (", input gradients match" if checked else ""),
+                   backward_checked=checked)
+
+
+def verdict_from(exc: BaseException) -> Verdict:
+    """The :class:`Verdict` of a failed check (an exception from :func:`check_callable` or
+    the isolation)."""
+    from ..errors import AidgeCrash
+    from ..reporting.categories import categorize
+    from .tester import EquivalenceError
+
+    text = str(exc)
+    first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
+    phase = getattr(exc, "phase", None)
+    if isinstance(exc, AidgeCrash):
+        category = categorize(text)[0]
+        return Verdict("crash", category, "aidge", phase, summary=f"{category}: {first}", message=text,
+                       signal=getattr(exc, "signal", None))
+    if isinstance(exc, EquivalenceError):
+        category = categorize(None, text)[0]
+        attribution = getattr(exc, "attribution", "unknown")
+        phase = "backward" if exc.what.startswith("input grad") else "forward"
+        mismatch = getattr(exc, "mismatch", None)
+        figures = ""
+        if mismatch and mismatch.get("n_mismatched") is not None:
+            figures = (f" ({mismatch['n_mismatched']}/{mismatch['n_total']} elements, max abs diff "
+                       f"{mismatch['max_abs']:.3g})")
+        return Verdict("fail", category, attribution, phase, mismatch=mismatch, message=text,
+                       summary=f"{category} [{attribution}] {exc.what} at call {exc.epoch}{figures}")
+    category = categorize(f"{type(exc).__name__}: {text}")[0]
+    attribution = "export" if category.startswith("export_error") else "aidge"
+    if category == "unknown":
+        attribution = "unknown"
+    return Verdict("error", category, attribution, phase, getattr(exc, "operator", None), getattr(exc, "node", None),
+                   summary=f"{category} [{attribution}]: {first[:200]}", message=text)

@@ -1,0 +1,78 @@
+"""Per-source and per-attribution views of a findings report.
+
+A case's *source* is where it comes from, read from the test file of its pytest node id:
+the operator catalog (JSON configurations), PyTorch's OpInfo samples, the model zoo... A
+failure's *attribution* (:data:`~interop.reporting.categories.ATTRIBUTIONS`) says who is to
+blame: read from the failure itself (``attribution: export (...)``, written by
+:func:`interop.verify`'s check; ``[attribution export]`` in an expected failure's reason),
+else from its category (an export error is the export's, every other Aidge category
+Aidge's). Findings attributed to ``export`` or ``precision`` are not Aidge bugs: the report
+lists them in their own sections.
+
+Nothing here prints, imports torch or Aidge.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Iterable
+
+from .categories import ATTRIBUTIONS, kind_of
+
+__all__ = ["SOURCES", "source_of", "attribution_of", "per_source", "NOT_AIDGE"]
+
+#: test file -> source name, in report order
+SOURCES = {
+    "test_operators.py": "catalog JSON",
+    "test_operators_hypothesis.py": "catalog (hypothesis)",
+    "test_opinfo.py": "OpInfo",
+    "test_aidge_configs.py": "Aidge configs (aidge-benchmark)",
+    "test_models.py": "model zoo",
+    "test_contract.py": "model zoo (contract)",
+    "test_tensor.py": "tensors",
+}
+#: attributions whose findings are not Aidge bugs
+NOT_AIDGE = ("export", "precision")
+_ATTRIBUTION = re.compile(r"(?:^|\n|\[)attribution:? (?P<who>" + "|".join(ATTRIBUTIONS) + r")\b")
+
+
+def source_of(nodeid: str) -> str:
+    """The source of a pytest node id (``tests/test_opinfo.py::...`` -> ``OpInfo``)."""
+    path = nodeid.split("::", 1)[0]
+    name = path.rsplit("/", 1)[-1]
+    if name in SOURCES:
+        return SOURCES[name]
+    return "framework unit tests" if "/unit/" in f"/{path}" else "other"
+
+
+def attribution_of(message: str, category: str) -> str | None:
+    """Who a failure is attributed to (None for a category that is not an Aidge one nor an
+    export error)."""
+    found = _ATTRIBUTION.search(message or "")
+    if found:
+        return found.group("who")
+    if category.startswith("export_error"):
+        return "export"
+    return "aidge" if kind_of(category) == "aidge" else None
+
+
+def per_source(results: Iterable[Any], findings: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """source -> {cases, passed, findings, by_category {category: n}, by_attribution {who: n}}."""
+    out: dict[str, dict[str, Any]] = {}
+
+    def entry(source: str) -> dict[str, Any]:
+        return out.setdefault(source, {"cases": 0, "passed": 0, "skipped": 0, "findings": 0,
+                                       "by_category": {}, "by_attribution": {}})
+
+    for r in results:
+        e = entry(source_of(r.nodeid))
+        e["cases"] += 1
+        if r.outcome in ("passed", "skipped"):
+            e[r.outcome] += 1
+    for f in findings:
+        e = entry(f["source"])
+        e["findings"] += 1
+        e["by_category"][f["category"]] = e["by_category"].get(f["category"], 0) + 1
+        who = f.get("attribution") or "-"
+        e["by_attribution"][who] = e["by_attribution"].get(who, 0) + 1
+    order = list(SOURCES.values())
+    return dict(sorted(out.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order)))
