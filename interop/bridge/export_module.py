@@ -174,9 +174,10 @@ class ExportCppModule(torch.nn.Module):
     """
 
     def __init__(self, torch_model: torch.nn.Module, compiled: CompiledExport, graph, *,
-                 example_inputs: Sequence[torch.Tensor], out_spec, out_leaves, dformat: str):
+                 example_inputs: Sequence[torch.Tensor], out_spec, out_leaves, dformat: str, exported=None):
         super().__init__()
         self._compiled = compiled
+        self._exported = exported  # the ONNX export (ExportedModel) the graph was imported from
         self._graph = graph
         self._dformat = dformat
         self._input_sizes = [tuple(x.shape) for x in example_inputs]
@@ -228,6 +229,11 @@ class ExportCppModule(torch.nn.Module):
         """The Aidge graph as imported from the model's ONNX export (before the export
         adapted it): what :func:`interop.cases.suite.assert_operator_in_graph` reads."""
         return self._graph
+
+    @property
+    def onnx_model(self):
+        """The exported ONNX ModelProto the export was generated from (None when not given)."""
+        return self._exported.proto if self._exported is not None else None
 
     @property
     def backend(self) -> str:

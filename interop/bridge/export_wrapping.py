@@ -44,4 +44,4 @@ def wrap_export_cpp(torch_model: torch.nn.Module, example_inputs: Sequence[torch
     compiled = build_export(exported, example_inputs, dformat=dformat, verbose=verbose)
     return ExportCppModule(torch_model, compiled, graph, example_inputs=example_inputs, out_spec=out_spec,
                            out_leaves=[(tuple(t.shape), t.dtype) for t in leaves],
-                           dformat=dformat)
+                           dformat=dformat, exported=exported)

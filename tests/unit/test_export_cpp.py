@@ -160,3 +160,18 @@ def test_input_whose_channel_last_dims_read_alike(cache, dformat):
     x = torch.randn(1, 8, 8, 8)
     with torch.no_grad():
         interop.assert_outputs_close(am(x), model(x))
+
+
+def test_verify_on_export_cpp_is_forward_only_in_eval_mode(cache):
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.Dropout(0.5))  # train mode, as built
+    verdict = interop.verify(model, torch.randn(1, 3, 8, 8), backend="export_cpp", isolate=False)
+    assert verdict.passed, verdict.message
+    assert not verdict.backward_checked and "2 calls" in verdict.summary
+    assert model.training and model[1].training  # the caller's modes restored
+    with pytest.raises(BackwardNotApplicableError, match="inference only"):
+        interop.verify(torch.relu, torch.randn(2, 3), backend="export_cpp", backward=True)
+    # a silent mismatch of the export is a verdict like any other (its entry: MaxPool2D:dilation_2*)
+    failed = interop.verify(torch.nn.MaxPool2d(2, dilation=2), torch.randn(1, 2, 8, 8), backend="export_cpp",
+                            isolate=False)
+    assert failed.outcome == "fail" and failed.phase == "forward" and failed.category == "outputs_differ"
