@@ -300,6 +300,8 @@ def raw_aidge_call(aidge_model, inputs, phase: str, grad_outputs=None) -> Callab
     ``functools.partial(scheduler.forward, False, tensors)`` or ``scheduler.backward``."""
     import functools
 
+    if isinstance(aidge_model, interop.bridge.ExportCppModule):  # backend export_cpp: forward only
+        return aidge_model.raw_forward(inputs)
     runner = aidge_model._runner
     tensors = runner.load_inputs(inputs)
     runner.invalidate()
@@ -420,5 +422,21 @@ def benchmark_class(kind: str, phase: str, name: str) -> type:
     ids = case_ids(kind, phase)
     doc = (f"{phase.capitalize()} of every {kind} case that runs it, torch and Aidge ({BACKEND}) "
            f"side by side; params are the pytest ids.")
-    return type(name, (_CaseBenchmark,), {"kind": kind, "phase": phase, "params": [ids], "__doc__": doc,
-                                          "__module__": sys._getframe(1).f_globals.get("__name__", __name__)})
+    attrs = {"kind": kind, "phase": phase, "params": [ids], "__doc__": doc,
+             "__module__": sys._getframe(1).f_globals.get("__name__", __name__)}
+    if BACKEND == "export_cpp" and phase == "forward":
+        attrs.update(track_export_generation_s=_track_export("generation_s"),
+                     track_export_compile_s=_track_export("compile_s"))
+    return type(name, (_CaseBenchmark,), attrs)
+
+
+def _track_export(field: str):
+    """Backend export_cpp: the seconds aidge-export-cpp took to generate (``generation_s``)
+    or g++ to compile (``compile_s``) the case's model, measured when it was built (the
+    cache keeps the figure), reported beside the timed forward, never inside it."""
+    def track(self, case: str) -> float:
+        return timing.round_sig(getattr(self.pair.module.compiled, field), 3)
+
+    track.unit = "seconds"
+    track.__name__ = f"track_export_{field}"
+    return track

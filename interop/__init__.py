@@ -29,6 +29,7 @@ _EXPORTS = {
     "wrap": "bridge",
     "AidgeModule": "bridge",
     "AidgeSGD": "bridge",
+    "ExportCppModule": "bridge",
     "torch_tensor_to_aidge": "bridge.tensors",
     "aidge_tensor_to_torch": "bridge.tensors",
     "convert_tensor": "bridge.tensors",
@@ -53,6 +54,7 @@ _EXPORTS = {
     "UnsupportedOperatorError": "errors",
     "ExportError": "errors",
     "CudaUnavailableError": "errors",
+    "BackwardNotApplicableError": "errors",
     "AidgeCrash": "errors",
     # diagnostics (inference-correctness toolkit)
     "check_inference_contract": "diagnostics",

@@ -18,6 +18,7 @@ __all__ = [
     "TracingError",
     "ShapeSpecializedError",
     "CudaUnavailableError",
+    "BackwardNotApplicableError",
     "AidgeCrash",
     "AidgeCudaKernelImageError",
     "aidge_error_from",
@@ -51,6 +52,11 @@ class ShapeSpecializedError(InteropError, ValueError):
 
 class CudaUnavailableError(InteropError, RuntimeError):
     """The CUDA backend was asked for but CUDA or aidge_backend_cuda is missing."""
+
+
+class BackwardNotApplicableError(InteropError, NotImplementedError):
+    """Training asked of a forward-only backend (``export_cpp``: Aidge's generated C++ has
+    no backward and no training mode). Not an Aidge defect: the phase does not apply."""
 
 
 class AidgeError(InteropError, RuntimeError):

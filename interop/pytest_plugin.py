@@ -1,7 +1,7 @@
 """pytest plugin of the interop suite (registered through the ``pytest11`` entry point).
 
 Options:
-  --backend {cpu,cuda}   the Aidge backend the equivalence suites run on
+  --backend {cpu,cuda,export_cpp}   the Aidge backend the equivalence suites run on
                          (default: $INTEROP_BACKEND or cpu)
   --torch-device DEVICE  the torch device of the toolkit fixtures: auto, cpu, cuda, cuda:N, mps
                          (default: $INTEROP_TORCH_DEVICE or auto); ``cpu`` never touches a GPU
@@ -24,7 +24,9 @@ import pytest
 
 from .errors import KERNEL_IMAGE_RE
 
-BACKENDS = ("cpu", "cuda")
+#: what --backend accepts (interop.bridge.runtime.BACKENDS; not imported here: the plugin
+#: loads before anything Aidge)
+BACKENDS = ("cpu", "cuda", "export_cpp")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -204,6 +206,11 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
 def aidge_backend(request: pytest.FixtureRequest) -> str:
     """The Aidge backend under test; CUDA cases skip with the probe's reason when unusable."""
     backend = request.config.getoption("--backend")
+    if backend == "export_cpp":
+        import importlib.util
+
+        if importlib.util.find_spec("aidge_export_cpp") is None:
+            pytest.skip("--backend=export_cpp: aidge_export_cpp is not installed (pip install aidge-export-cpp==0.10.1)")
     if backend == "cuda":
         from .bridge.cuda import cuda_available
 

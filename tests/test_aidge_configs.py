@@ -13,6 +13,7 @@ import pytest
 from interop.cases.aidge_benchmark import read_benchmark_file
 from interop.cases.aidge_check import run_benchmark_case
 from interop.cases.aidge_configs import config_files, file_cases
+from interop.cases.case import FORWARD_ONLY_BACKENDS
 from interop.cases.config import ConfigError
 from interop.cases.expected_failures import with_expected_failure, xfail_marks
 from interop.cases.suite import prepare_parent
@@ -47,6 +48,9 @@ def test_aidge_config(aidge_config_case, aidge_backend, request, record_property
         raise aidge_config_case
     if aidge_config_case.skip_reason:  # the id in the reason: the report groups skips per file
         pytest.skip(f"{aidge_config_case.id}: {aidge_config_case.skip_reason}")
+    if aidge_backend in FORWARD_ONLY_BACKENDS:
+        pytest.skip(f"{aidge_config_case.id}: not run on backend {aidge_backend!r}: the check builds one Aidge node "
+                    "and runs it with Aidge's Python scheduler, not through the C++ export")
     case = with_expected_failure(aidge_config_case, aidge_backend)
     for mark in xfail_marks(case.expected_failure):
         request.applymarker(mark)

@@ -24,6 +24,7 @@ import pytest
 import torch
 
 import interop
+from interop.cases.case import FORWARD_ONLY_BACKENDS
 from interop.cases.catalog import model_cases
 from interop.cases.expected_failures import expected_failure, expected_failure_guard, xfail_marks
 from interop.equivalence import assert_outputs_close
@@ -46,15 +47,26 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "model_test_case" not in metafunc.fixturenames:
         return
     cases = model_cases(backend=metafunc.config.getoption("--backend"))
-    metafunc.parametrize("model_test_case", [pytest.param(c, id=c.id, marks=xfail_marks(c.expected_failure))
-                                             for c in cases])
+    metafunc.parametrize("model_test_case", [
+        pytest.param(c, id=c.id, marks=[pytest.mark.skip(reason=c.skip_reason)] if c.skip_reason
+                     else xfail_marks(c.expected_failure))
+        for c in cases])
+
+
+def _skip_if_forward_only(backend: str, what: str) -> None:
+    if backend in FORWARD_ONLY_BACKENDS:
+        pytest.skip(f"not applicable on backend {backend!r} (inference only): {what}")
 
 
 def test_model(model_test_case, aidge_backend: str) -> None:
     case = model_test_case
     model = case.build_model()
     with expected_failure_guard(case.expected_failure):
-        aidge_model = interop.wrap(model, case.input_size, backend=case.backend, training=case.training)
+        try:
+            aidge_model = interop.wrap(model, case.input_size, backend=case.backend, training=case.training)
+        except interop.InteropError as exc:
+            exc.add_note(f"case {case.id} ({type(model).__name__}) on backend {case.backend!r}")
+            raise
         tester = interop.ModelTester(
             model, aidge_model, name=case.id, test_backward=case.test_backward,
             epochs=EPOCHS, max_slowdown_ratio=None, tolerance=case.tolerance)
@@ -84,6 +96,8 @@ def test_wrap_leaves_model_state_unchanged(training: bool, aidge_backend: str) -
     """``wrap`` (whose TRAINING export runs a forward pass) leaves every parameter and buffer
     (BatchNorm running statistics and ``num_batches_tracked`` included) and every module's
     mode as they were, and the Aidge side starts from that same state."""
+    if training:
+        _skip_if_forward_only(aidge_backend, "a training export")
     case = model_case("ResNet")
     model = case["model"]()
     model.train(training)
@@ -110,6 +124,7 @@ def test_batchnorm_training_forward_cause(case: dict, aidge_backend: str) -> Non
     train-mode graph computes torch's *eval-mode* output (running statistics), not the
     train-mode one (batch statistics). Checked here so the entries stay true: if Aidge
     starts normalising with batch statistics, this test fails and the entries must go."""
+    _skip_if_forward_only(aidge_backend, "a train-mode forward")
     (train,) = [c for c in model_cases(backend=aidge_backend) if c.id == f"{case['name']}_train"]
     entry = expected_failure(train)
     if entry is None or entry.operator != "BatchNorm2D" or entry.phase != "forward":
@@ -136,6 +151,7 @@ def test_training_divergence_is_reported_as_such(aidge_backend: str) -> None:
     """Forward and gradients agree but the SGD steps do not (Aidge steps with twice the
     learning rate): the failure names the weights after the step, the parameter and the
     size of the difference, not an output or a gradient."""
+    _skip_if_forward_only(aidge_backend, "SGD steps")
     case = model_case("LeNet")
     model = case["model"]()
     aidge_model = interop.wrap(model, case["input_size"], backend=aidge_backend)

@@ -22,7 +22,10 @@ Modules: :mod:`~interop.bridge.wrapping` (``wrap``), :mod:`~interop.bridge.onnx_
 (``AidgeModule``, ``AidgeSGD``: steps 4-6), :mod:`~interop.bridge.runner` (the scheduler
 calls and the tensor copies around them), :mod:`~interop.bridge.tensors` (exact torch <->
 Aidge tensor conversion), :mod:`~interop.bridge.runtime` (Aidge's imports and console
-level), :mod:`~interop.bridge.cuda` (the CUDA probes).
+level), :mod:`~interop.bridge.cuda` (the CUDA probes); the third backend, ``export_cpp``
+(Aidge's generated C++): :mod:`~interop.bridge.export_wrapping` (its ``wrap``),
+:mod:`~interop.bridge.export_cpp` (generation, compilation, cache) and
+:mod:`~interop.bridge.export_module` (``ExportCppModule``: the compiled forward through ctypes).
 """
 from __future__ import annotations
 
@@ -31,11 +34,12 @@ from typing import Any
 
 # also re-exported: the names other modules of the library use from interop.bridge
 from .graph import _compile, _import_graph, check_dims_forwarded, generic_nodes  # noqa: F401
+from .export_module import ExportCppModule
 from .module import AidgeModule, AidgeSGD
 from .runner import SHARE_INPUT_ELEMENTS, read_tensor, write_tensor  # noqa: F401
 from .wrapping import normalize_input_sizes, wrap
 
-__all__ = ["wrap", "AidgeModule", "AidgeSGD", "normalize_input_sizes"]
+__all__ = ["wrap", "AidgeModule", "AidgeSGD", "ExportCppModule", "normalize_input_sizes"]
 
 
 def __getattr__(name: str) -> Any:

@@ -9,7 +9,11 @@ import importlib
 import threading
 from types import ModuleType
 
-__all__ = ["aidge_core", "aidge_onnx", "aidge_learning", "load_backend", "quiet_aidge", "aidge_log_lock"]
+#: every backend ``wrap`` accepts: Aidge's Python CPU and CUDA backends, and Aidge's generated
+#: C++ export compiled on this host (:mod:`interop.bridge.export_cpp`)
+BACKENDS = ("cpu", "cuda", "export_cpp")
+
+__all__ = ["BACKENDS", "aidge_core", "aidge_onnx", "aidge_learning", "load_backend", "quiet_aidge", "aidge_log_lock"]
 
 #: held while Aidge's process-wide console level is lowered (quiet_aidge)
 aidge_log_lock = threading.RLock()
@@ -52,7 +56,8 @@ def aidge_learning() -> ModuleType:
 
 
 def load_backend(backend: str) -> ModuleType:
-    """Import the Aidge backend plug-in (``aidge_backend_cpu`` / ``aidge_backend_cuda``)."""
+    """Import the Aidge backend plug-in (``aidge_backend_cpu`` / ``aidge_backend_cuda``; for
+    ``export_cpp``, ``aidge_export_cpp`` and the CPU backend)."""
     if backend == "cuda":
         from .cuda import cuda_available  # one probe for the whole library
 
@@ -61,8 +66,13 @@ def load_backend(backend: str) -> ModuleType:
             from ..errors import CudaUnavailableError
 
             raise CudaUnavailableError(f"backend='cuda' unavailable: {reason}")
-    if backend not in ("cpu", "cuda"):
-        raise ValueError(f"unknown Aidge backend {backend!r}: expected 'cpu' or 'cuda'")
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown Aidge backend {backend!r}: expected one of {BACKENDS}")
+    if backend == "export_cpp":
+        # the export generates and compiles C++ (aidge_export_cpp's kernels), and imports
+        # and runs the graph on the cpu backend while it adapts it
+        importlib.import_module("aidge_export_cpp")
+        backend = "cpu"
     return importlib.import_module(f"aidge_backend_{backend}")
 
 

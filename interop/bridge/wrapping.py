@@ -37,7 +37,8 @@ def wrap(
     training: bool | None = None,
     verbose: bool = False,
     on_trace_warning: str = "error",
-) -> "AidgeModule":
+    dformat: str | None = None,
+) -> "AidgeModule | ExportCppModule":
     """Export ``torch_model`` to ONNX (in memory), import it into Aidge and return an
     :class:`AidgeModule` on the same weights.
 
@@ -56,6 +57,15 @@ def wrap(
     ``TracingWarning`` (``"warn"``) or nothing (``"ignore"``).
     Outputs keep the torch model's structure (tensor, tuple, list, dict, nested).
 
+    ``backend``: ``"cpu"``, ``"cuda"`` (Aidge's Python backends: forward and backward) or
+    ``"export_cpp"``: Aidge's generated C++ (aidge-export-cpp), compiled once per model and
+    input shapes into a cached shared library and called in-process; an
+    :class:`~interop.bridge.export_module.ExportCppModule` is returned (inference only,
+    fixed shapes, weights frozen at wrap time). ``dformat`` (export_cpp only): the layout
+    mode, ``"torch"`` (default: torch's channel-first layout at the export's boundary) or
+    ``"default"`` (the export's own channel-last boundary, transposed by the bridge);
+    ``$INTEROP_EXPORT_DFORMAT`` changes the default (to measure the other mode).
+
     Side effects: none. The caller's model keeps its mode, weights and buffers (BatchNorm
     running statistics included), nothing is written to disk or printed, and global
     warning filters and RNG state are left untouched.
@@ -67,6 +77,14 @@ def wrap(
         example_inputs = [torch.randn(s, generator=gen) for s in normalize_input_sizes(input_sizes)]
     example_inputs = [torch.as_tensor(x).detach().cpu() for x in example_inputs]
     rt.load_backend(backend)
+    if backend == "export_cpp":
+        from .export_wrapping import wrap_export_cpp
+
+        return wrap_export_cpp(torch_model, example_inputs, training=training, verbose=verbose,
+                               on_trace_warning=on_trace_warning, dformat=dformat,
+                               output_structure=_output_structure)
+    if dformat is not None:
+        raise ValueError(f"dformat={dformat!r} is a setting of backend 'export_cpp', not of {backend!r}")
     exported = export_to_onnx(torch_model, example_inputs, training=training)
     check_value_dependence(torch_model, example_inputs, exported, on_trace_warning)
     out_spec = _output_structure(torch_model, example_inputs, exported)

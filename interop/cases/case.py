@@ -23,8 +23,8 @@ import re
 import zlib
 from typing import Any, Mapping
 
-__all__ = ["Case", "OperatorCase", "KINDS", "PHASES", "TRAINING_PHASES", "case_id", "case_seed",
-           "resolve_class"]
+__all__ = ["Case", "OperatorCase", "KINDS", "PHASES", "TRAINING_PHASES", "FORWARD_ONLY_BACKENDS", "case_id",
+           "case_seed", "resolve_class", "on_backend"]
 
 #: what a case checks (see the module docstring)
 KINDS = ("operator", "model", "contract", "property", "aidge_config", "opinfo")
@@ -32,6 +32,10 @@ KINDS = ("operator", "model", "contract", "property", "aidge_config", "opinfo")
 PHASES = ("export", "import", "compile", "forward", "backward", "step")
 #: the phases only a case that trains runs
 TRAINING_PHASES = ("backward", "step")
+#: backends that run inference only (Aidge's generated C++ has no backward, no training
+#: mode): on them a case runs its forward in eval mode, and what it would train is *not
+#: applicable* (never a failure)
+FORWARD_ONLY_BACKENDS = ("export_cpp",)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -113,6 +117,25 @@ class Case:
         if s and isinstance(s[0], (list, tuple)):
             return [tuple(x) for x in s]
         return [tuple(s)]
+
+
+def on_backend(case: Case, backend: str) -> Case:
+    """``case`` as it runs on ``backend``. On a forward-only backend
+    (:data:`FORWARD_ONLY_BACKENDS`): the module in eval mode and no training phases
+    (``test_backward=False``, the skipped phases listed in ``params["not_applicable"]``); a
+    case that is about training (a model's ``train`` configuration) is skipped as not
+    applicable."""
+    if backend != case.backend:
+        case = dataclasses.replace(case, backend=backend)
+    if backend not in FORWARD_ONLY_BACKENDS:
+        return case
+    dropped = TRAINING_PHASES if case.test_backward else ()
+    skip = case.skip_reason
+    if case.training and case.kind in ("model", "contract") and not skip:
+        skip = (f"not applicable on backend {backend!r}: the case runs the model in train mode, and Aidge's C++ "
+                "export runs inference only")
+    params = dict(case.params, not_applicable=dropped) if dropped else case.params
+    return dataclasses.replace(case, test_backward=False, training=False, skip_reason=skip, params=params)
 
 
 #: the historical name of :class:`Case` (the operator suite's seed API)

@@ -29,8 +29,9 @@ import fnmatch
 from typing import Iterable, Iterator
 
 from ..reporting.categories import ATTRIBUTIONS, CATEGORIES
+from ._export_cpp_failures import EXPORT_CPP_FAILURES
 from ._opinfo_failures import OPINFO_FAILURES
-from .case import KINDS, PHASES
+from .case import KINDS, PHASES, on_backend
 
 __all__ = [
     "CATEGORIES",
@@ -62,8 +63,8 @@ class ExpectedFailure:
     cases: tuple[str, ...]
     #: the kind of the cases (:data:`interop.cases.case.KINDS`)
     kind: str = "operator"
-    #: restrict to a backend ("cpu"/"cuda"); None = every backend
-    backend: str | None = None
+    #: restrict to a backend ("cpu"/"cuda"/"export_cpp") or a tuple of them; None = every backend
+    backend: str | tuple[str, ...] | None = None
     note: str = ""
     #: a ``crash`` entry whose defect reads or writes out of bounds, so that, depending on the
     #: heap, the process dies (crash), runs into the timeout (hang) or, for a negative case,
@@ -105,7 +106,8 @@ class ExpectedFailure:
 
     def covers(self, kind: str, operator: str, label: str, backend: str = "cpu") -> bool:
         """Whether this entry concerns the case ``operator``/``label`` of ``kind`` on ``backend``."""
-        if kind != self.kind or self.backend not in (None, backend):
+        if kind != self.kind or not (self.backend is None or backend == self.backend
+                                     or (isinstance(self.backend, tuple) and backend in self.backend)):
             return False
         for key in self.cases:
             op, pattern = key.split(":")
@@ -145,6 +147,10 @@ def _not_imported(operator: str, onnx_op: str, *cases: str, note: str = "") -> E
     return ExpectedFailure(operator, "import", "unsupported_operator",
                            f"'{onnx_op}' (ONNX op {onnx_op}); they were imported as GenericOperator", cases, note=note)
 
+
+#: Aidge's Python backends: entries measured on their kernels (the C++ export has its own
+#: kernels; its entries say backend="export_cpp")
+_PY = ("cpu", "cuda")
 
 _REDUCTIONS = ("ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin")
 _BN_TRAIN = ("Aidge BatchNorm2D (cpu) ignores training_mode=True: it normalises with the running statistics "
@@ -201,22 +207,22 @@ _OPERATORS: tuple[ExpectedFailure, ...] = (
                          "free(), an empty output). wrap() checks every node's dims after compile "
                          "(interop.bridge.check_dims_forwarded), wherever the node sits in the graph, and raises "
                          "this compile error first, so the suite reports a deterministic compile_error instead of "
-                         "a crash that depends on the heap."),
+                         "a crash that depends on the heap.", backend=_PY),
     ExpectedFailure("Slice", "forward", "aidge_error", "Slice: Step (-1) is negative, we must have End (",
                     ("Pad:*",),
                     note="F.pad exports its pads through Slice(starts=[-1], ends=[-INT_MAX], steps=[-1]) (a reversal, "
                          "valid ONNX: ends clamp to -1); Aidge's Slice does not clamp ends for a negative step and "
-                         "rejects the input, so no torch-exported Pad runs."),
+                         "rejects the input, so no torch-exported Pad runs.", backend=_PY),
     ExpectedFailure("Reshape", "forward", "aidge_error",
                     "Number of elements to copy is above implementation current capacity (1536B > 4B)",
                     ("Flatten:start_dim_0_rank_4",),
                     note="torch.flatten(x, 0) exports as Reshape to a shape computed by Shape/Slice/Concat; Aidge "
-                         "sizes the output for one element and fails to copy the 384 values."),
+                         "sizes the output for one element and fails to copy the 384 values.", backend=_PY),
     # -- Aidge computes something else ------------------------------------------------------------
     *[ExpectedFailure(op, "forward", "output_shape_differs", "Shapes do not match at output: actual (1,) vs expected ()",
                       (f"{op}:keep_dims_false_all_dims",),
                       note="Reducing every axis with keep_dims=0 gives a 0-d tensor in torch and ONNX; Aidge "
-                           "returns shape [1] (holding the same value, within tolerance).")
+                           "returns shape [1] (holding the same value, within tolerance).", backend=_PY)
       for op in _REDUCTIONS],
     ExpectedFailure("ConvTranspose2D", "forward", "outputs_differ",
                     "output differs between model1 (ConvTranspose2D) and model2 (AidgeModule)",
@@ -225,17 +231,17 @@ _OPERATORS: tuple[ExpectedFailure, ...] = (
                          "wrong one on the second (every element; interop.verify(nn.ConvTranspose2d(3, 2, 3, "
                          "bias=False), x, backward=False): outputs_differ at call 2); with a bias both calls match. "
                          "Found once the forward of cases whose backward is a known failure was checked on two "
-                         "calls (before, the first backward stopped the case)."),
+                         "calls (before, the first backward stopped the case).", backend=_PY),
     ExpectedFailure("BatchNorm2D", "forward", "outputs_differ",
                     "output differs between model1 (BatchNorm2D) and model2 (AidgeModule)", ("BatchNorm2D:train*",),
-                    note=_BN_TRAIN + " (See the model suite's <Name>_train entries.)"),
+                    note=_BN_TRAIN + " (See the model suite's <Name>_train entries.)", backend=_PY),
     ExpectedFailure("LeakyReLU", "backward", "gradients_differ", "Tensors are not close at input grad [0]!",
                     tuple(f"LeakyReLU:{c}" for c in (
                         "slope_0_01", "slope_0", "slope_0_1", "slope_0_2", "slope_0_5", "slope_2",
                         "slope_negative_0_3", "inputs_rank_2", "inputs_rank_3", "inputs_rank_5")),
                     note="Aidge's LeakyReLU backward scales the gradient of positive inputs by negative_slope too "
                          "(measured: actual = slope x expected where x > 0; slope 0 gives 0, slope 2 doubles it); "
-                         "slope 1 (the identity) passes. The forward matches."),
+                         "slope 1 (the identity) passes. The forward matches.", backend=_PY),
 )
 
 # Property-based edge cases (tests/test_operators_hypothesis.py, ids hypothesis_<Op>_<values>)
@@ -360,7 +366,15 @@ _OPINFO: tuple[ExpectedFailure, ...] = tuple(
                     note=_OPINFO_NOTES.get(category, "OpInfo sample; see docs/aidge-notes.md#opinfo-samples."))
     for operator, phase, category, error, attribution, cases in OPINFO_FAILURES)
 
-EXPECTED_FAILURES: tuple[ExpectedFailure, ...] = _OPERATORS + _PROPERTIES + _MODELS + _AIDGE_CONFIGS + _OPINFO
+
+# Backend export_cpp (Aidge's generated C++, aidge-export-cpp 0.10.1): the rows are data in
+# interop/cases/_export_cpp_failures.py (measured in layout mode "torch", every case of the
+# operator and model suites); generation errors are phase compile, silent mismatches forward.
+_EXPORT_CPP: tuple[ExpectedFailure, ...] = tuple(ExpectedFailure(**row, backend="export_cpp")
+                                                 for row in EXPORT_CPP_FAILURES)
+
+EXPECTED_FAILURES: tuple[ExpectedFailure, ...] = (_OPERATORS + _PROPERTIES + _MODELS + _AIDGE_CONFIGS + _OPINFO
+                                                  + _EXPORT_CPP)
 
 
 # ---------------------------------------------------------------------------------------
@@ -382,8 +396,7 @@ def with_expected_failure(case, backend: str | None = None):
     """``case`` on ``backend`` (default: its own) with the entry that decides it there
     attached (:func:`expected_failure`): what the catalog, ``build_cases`` and the pytest
     fixtures hand out."""
-    if backend is not None and backend != case.backend:
-        case = dataclasses.replace(case, backend=backend)
+    case = on_backend(case, backend or case.backend)
     return dataclasses.replace(case, expected_failure=expected_failure(case))
 
 

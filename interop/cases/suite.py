@@ -147,7 +147,12 @@ class OperatorCaseRun(Mapping):
             from ..bridge import wrap
 
             self._torch()
-            am = wrap(self._inner_torch, self.case.input_sizes, backend=self.backend)
+            try:
+                am = wrap(self._inner_torch, self.case.input_sizes, backend=self.backend)
+            except InteropError as exc:  # generation/compile errors name the case too
+                exc.add_note(f"case {self.case.id} (operator {self.case.operator}, torch module "
+                             f"{type(self._inner_torch).__name__}) on backend {self.backend!r}")
+                raise
             if self.case.test_backward and any(p.requires_grad for p in am.parameters()):
                 am.attach_optimizer(lr=LEARNING_RATE)
             self._aidge_model = self._ranged(am)
@@ -247,9 +252,9 @@ def _case_run(request, config: OperatorConfig | None, backend: str):
     item = request.param
     if isinstance(item, Exception):
         raise item
-    if item.skip_reason:
-        pytest.skip(item.skip_reason)
     case = with_expected_failure(item, backend)
+    if case.skip_reason:
+        pytest.skip(case.skip_reason)
     for mark in xfail_marks(case.expected_failure):
         request.applymarker(mark)
     prepare_parent(backend)

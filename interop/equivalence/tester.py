@@ -45,7 +45,7 @@ class EquivalenceError(AssertionError):
 #: and the command-line options that selected the case (``--backend=cuda``)
 REPLAY_CONTEXT: dict[str, Any] = {"rootdir": None, "options": []}
 #: environment variables that select or shape a case: carried into the replay when set
-REPLAY_ENV_VARS = ("INTEROP_CONFIG_DIR", "INTEROP_BACKEND", "INTEROP_FORWARD_ONLY_CASES", "INTEROP_CASE_TIMEOUT",
+REPLAY_ENV_VARS = ("INTEROP_CONFIG_DIR", "INTEROP_BACKEND", "INTEROP_EXPORT_DFORMAT", "INTEROP_FORWARD_ONLY_CASES", "INTEROP_CASE_TIMEOUT",
                    "INTEROP_ISOLATE", "INTEROP_TORCH_DEVICE", "OMP_NUM_THREADS")
 
 
@@ -403,13 +403,14 @@ def _aidge_seconds(model) -> float | None:
     """Seconds spent in Aidge's scheduler so far by ``model`` (an AidgeModule) or by the
     AidgeModules inside it (a wrapper such as the operator suite's input-range module);
     None when it holds none."""
-    from ..bridge import AidgeModule
+    from ..bridge import AidgeModule, ExportCppModule
 
-    if isinstance(model, AidgeModule):
+    backends = (AidgeModule, ExportCppModule)  # ExportCppModule: the compiled model_forward's own time
+    if isinstance(model, backends):
         return model.aidge_time_s
     if not isinstance(model, torch.nn.Module):
         return None
-    found = [m.aidge_time_s for m in model.modules() if isinstance(m, AidgeModule)]
+    found = [m.aidge_time_s for m in model.modules() if isinstance(m, backends)]
     return sum(found) if found else None
 
 

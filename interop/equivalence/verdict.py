@@ -14,6 +14,11 @@ graph inputs; everything else is a constant of the graph. In an isolated child p
 2. when ``backward`` and the forward matched: the input gradients of the second call (a
    seeded random output gradient), compared the same way.
 
+On a forward-only backend (``backend="export_cpp"``: Aidge's generated C++, inference only)
+the callable runs in eval mode on both sides (its modes are restored afterwards), step 2 does
+not apply (``backward`` defaults to False there; ``backward=True`` raises
+:class:`~interop.errors.BackwardNotApplicableError`).
+
 Every forward mismatch is attributed (:mod:`interop.equivalence.attribution`): ``aidge``,
 ``export``, ``precision`` or ``unknown``; a gradient mismatch against the float64 gradient.
 
@@ -153,11 +158,43 @@ def _fail(name: str, call: int, what: str, mismatches, attribution: str, why: st
     return exc
 
 
-def check_callable(fn, args=(), kwargs=None, *, backward: bool = True, backend: str = "cpu",
+def _backward_wanted(backward: bool | None, backend: str) -> bool:
+    """``backward`` resolved: None is True except on a forward-only backend, where True
+    raises :class:`~interop.errors.BackwardNotApplicableError`."""
+    from ..cases.case import FORWARD_ONLY_BACKENDS
+
+    if backend not in FORWARD_ONLY_BACKENDS:
+        return True if backward is None else bool(backward)
+    if backward:
+        from ..errors import BackwardNotApplicableError
+
+        raise BackwardNotApplicableError(f"verify(backward=True): backend {backend!r} runs inference only (no "
+                                         "backward); pass backward=False or leave it unset")
+    return False
+
+
+def check_callable(fn, args=(), kwargs=None, *, backward: bool | None = None, backend: str = "cpu",
                    tolerance: Any = None, name: str = "verify") -> dict:
     """The check behind :func:`verify`, in this process: raises on the first difference
     (:class:`~interop.equivalence.tester.EquivalenceError` with ``attribution`` and
-    ``mismatch`` attributes) or the bridge's error; returns ``{"backward_checked": bool}``."""
+    ``mismatch`` attributes) or the bridge's error; returns ``{"backward_checked": bool}``.
+    ``backward=None``: input gradients too, except on a forward-only backend."""
+    from ..bridge.onnx_export import preserved_state
+    from ..cases.case import FORWARD_ONLY_BACKENDS
+
+    backward = _backward_wanted(backward, backend)
+    kwargs = dict(kwargs or {})
+    module, tensors = _as_module(fn, args, kwargs)
+    if not tensors:
+        raise TypeError("verify(): the callable takes no tensor argument (nothing to feed the Aidge graph)")
+    if backend not in FORWARD_ONLY_BACKENDS:
+        return _check(module, tensors, backward, backend, tolerance, name)
+    with preserved_state(module):  # inference only: eval mode on both sides, the caller's modes restored
+        module.eval()
+        return _check(module, tensors, False, backend, tolerance, name)
+
+
+def _check(module, tensors, backward: bool, backend: str, tolerance: Any, name: str) -> dict:
     import torch
     from torch.utils import _pytree as pytree
 
@@ -165,13 +202,9 @@ def check_callable(fn, args=(), kwargs=None, *, backward: bool = True, backend: 
     from .attribution import attribute_backward, attribute_forward, float64_copy, run_onnxruntime
     from .outputs import compare_outputs
 
-    kwargs = dict(kwargs or {})
-    module, tensors = _as_module(fn, args, kwargs)
-    if not tensors:
-        raise TypeError("verify(): the callable takes no tensor argument (nothing to feed the Aidge graph)")
     mask = _grad_mask(tensors, backward)
     aidge = wrap(module, example_inputs=[x.detach() for x in tensors], backend=backend)
-    exported = aidge._exported
+    exported = aidge._exported  # AidgeModule and ExportCppModule: the ONNX export Aidge imported
     second = _other_inputs(tensors)
     try:
         with torch.no_grad(), torch.random.fork_rng(devices=[]):
@@ -252,12 +285,14 @@ def _exact_grad(module, inputs, mask, grads, index):
 # --------------------------------------------------------------------------------------
 # the public function
 # --------------------------------------------------------------------------------------
-def verify(fn, *args, backward: bool = True, backend: str = "cpu", tolerance: Any = None,
+def verify(fn, *args, backward: bool | None = None, backend: str = "cpu", tolerance: Any = None,
            timeout: float | None = 120.0, isolate: bool = True, **kwargs) -> Verdict:
     """Run ``fn(*args, **kwargs)`` in torch and, wrapped, in Aidge, and say whether they
     agree (:class:`Verdict`). ``fn``: an ``nn.Module`` or a function; tensor arguments are
     the graph's inputs, the rest constants. ``backward``: also compare input gradients
-    (inputs that require grad, else every float input) once the forward matched.
+    (inputs that require grad, else every float input) once the forward matched (default:
+    yes, except on ``backend="export_cpp"``, which runs the forward only, in eval mode;
+    ``backward=True`` there raises :class:`~interop.errors.BackwardNotApplicableError`).
     ``tolerance``: a :class:`~interop.equivalence.tolerance.Tolerance` (default: the
     comparator's table for the output dtype). The check runs in a forked child
     (``isolate``), killed after ``timeout`` seconds (verdict ``crash``, category ``hang``).
@@ -268,6 +303,7 @@ def verify(fn, *args, backward: bool = True, backend: str = "cpu", tolerance: An
     """
     from .isolation import run_isolated
 
+    backward = _backward_wanted(backward, backend)  # a usage error is raised here, not a verdict
     kwargs_ = dict(kwargs)
     try:
         if isolate:

@@ -375,7 +375,9 @@ def _all_cases():
     except opinfo.OpInfoUnavailable:
         sampled = []
     return (catalog.operator_cases() + catalog.model_cases() + catalog.contract_cases()
-            + catalog.property_cases() + _aidge_config_cases() + sampled)
+            + catalog.property_cases() + _aidge_config_cases() + sampled
+            # the export's own entries (backend export_cpp: operator and model suites)
+            + catalog.operator_cases(backend="export_cpp") + catalog.model_cases(backend="export_cpp"))
 
 
 #: samples per OpInfo entry that interop/cases/_opinfo_failures.py was triaged on
