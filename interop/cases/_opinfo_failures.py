@@ -2,8 +2,8 @@
 builds them into :class:`~interop.cases.expected_failures.ExpectedFailure` entries of kind ``opinfo``):
 ``(Aidge operator, phase, category, quoted error, attribution, cases)``, one row per reason, cases as
 ``"<OpInfo entry>:<sample label>"``. Triaged from a run of the first two samples of every entry
-(``INTEROP_OPINFO_SAMPLES=2``, float32) and of the first sample of the float64, float16 and int64
-cases of the catalog's entries (the default run's), with torch 2.13.0 and Aidge 0.10.1 CPU."""
+(``INTEROP_OPINFO_SAMPLES=2``, float32) with torch 2.13.0 and Aidge 0.10.1 CPU. The other dtypes'
+rows: :mod:`interop.cases._opinfo_dtype_failures`."""
 
 OPINFO_FAILURES = (
     ('Concat', 'forward', 'aidge_error', 'Every input must have the same DataFormat', 'aidge', (
@@ -26,10 +26,6 @@ OPINFO_FAILURES = (
         'flatten:s0_5x5x5',)),
     ('Reshape', 'forward', 'aidge_error', 'Number of elements to copy is above implementation current capacity (8B > 4B)', 'aidge', (
         'repeat_interleave:s0_0d_repeats2',)),
-    ('Reshape', 'forward', 'aidge_error', 'Number of elements to copy is above implementation current capacity (250B > 2B)', 'aidge', (
-        'flatten:s0_5x5x5_float16',)),
-    ('Reshape', 'forward', 'aidge_error', 'Number of elements to copy is above implementation current capacity (1000B > 8B)', 'aidge', (
-        'flatten:s0_5x5x5_float64', 'flatten:s0_int645x5x5_int64',)),
     ('Shape', 'forward', 'aidge_error', "Shape_Op: 'start' attribute must be in", 'aidge', (
         'expand_as:s1_0d_0d', 'full_like:s0_0d_-8_47837', 'ones_like:s0_0d', 'zero_:s0_0d', 'zeros_like:s0_0d',)),
     ('Slice', 'forward', 'aidge_error', 'Step (-1) is negative, we must have End (', 'aidge', (
@@ -40,13 +36,9 @@ OPINFO_FAILURES = (
         'nn.functional.pad.replicate:s0_1x3_1_2_replicate', 'nn.functional.pad.replicate:s1_1x3_0_1_replicate',
         'nn.functional.pad.replicate_negative:s0_5x3x4x4_-4_5_0_0_replicate',
         'nn.functional.pad.replicate_negative:s1_6x2x4x4_0_0_2_-4_replicate',)),
-    ('Slice', 'forward', 'aidge_error', 'Slice: Step (-1) is negative, we must have End (3) < Start (2) on axis 0', 'aidge', (
-        'nn.functional.pad.constant:s0_1x3x3_2_2_float16', 'nn.functional.pad.constant:s0_1x3x3_2_2_float64',
-        'nn.functional.pad.constant:s0_int641x3x3_2_2_int64',)),
     ('Sub', 'backward', 'aidge_error', 'bad_function_call', 'aidge', (
         'nn.functional.max_pool1d:s0_1x2x3_kernelsize3_stride2_ceilmodeTrue_padding0_dilatio_20b76491',
-        'nn.functional.max_pool2d:s0_1x2x3x6_kernelsize3_stride2_ceilmodeTrue_padding0_dilat_f6d8ff02',
-        'nn.functional.max_pool2d:s0_1x2x3x6_kernelsize3_stride2_ceilmodeTrue_padding0_dilat_f6d8ff02_float64',)),
+        'nn.functional.max_pool2d:s0_1x2x3x6_kernelsize3_stride2_ceilmodeTrue_padding0_dilat_f6d8ff02',)),
     ('all', 'forward', 'aidge_error', 'Expected boolean data type for input#0, got float32.', 'aidge', (
         'all:s0_0d', 'all:s1_0d_dim0_keepdimTrue',)),
     ('bucketize', 'forward', 'aidge_error', "Shape_Op: 'start' attribute must be in", 'aidge', (
@@ -112,7 +104,7 @@ OPINFO_FAILURES = (
     ('square', 'forward', 'aidge_error', 'Aidge does not compute on empty tensors', 'aidge', (
         'square:s1_1x0x3',)),
     ('Abs', 'backward', 'backward_not_implemented', 'Backward not yet implemented for Abs_Op on backend cpu', 'aidge', (
-        'abs:s0_20x20', 'abs:s0_20x20_float64', 'nn.functional.softsign:s0_20',)),
+        'abs:s0_20x20', 'nn.functional.softsign:s0_20',)),
     ('ArgMax', 'backward', 'backward_not_implemented', 'Backward not yet implemented for ArgMax_Op on backend cpu || Backward not yet implemented for ReduceMax_Op on backend cpu', 'aidge', (
         'max.reduction_with_dim:s0_5x5x5_1', 'max.reduction_with_dim:s1_5x5x5_1_True',)),
     ('AvgPooling1D', 'backward', 'backward_not_implemented', 'Backward not yet implemented for AvgPooling_Op<1> on backend cpu', 'aidge', (
@@ -120,30 +112,28 @@ OPINFO_FAILURES = (
     ('BatchNorm2D', 'backward', 'backward_not_implemented', 'Backward not yet implemented for BatchNorm_Op<2> on backend cpu', 'aidge', (
         'nn.functional.batch_norm:s1_3x2x4_2_2_2_2_trainingFalse_momentum-1_2',)),
     ('Cast', 'backward', 'backward_not_implemented', 'backward() not implemented yet for operator of type Cast', 'aidge', (
-        'add:s0_0d_0d_float64', 'clamp:s0_5x10x5_5x10x5_5x10x5', 'clamp:s0_5x10x5_5x10x5_5x10x5_float64',
-        'clamp:s1_5x10x5_10x5_10x5', 'clamp_max:s0_0d_0d', 'clamp_max:s1_5_0d', 'clamp_min:s0_0d_0d',
-        'clamp_min:s1_5_0d', 'div.no_rounding_mode:s0_0d_0d_float64',
-        'div.trunc_rounding:s0_0d_0d_roundingmodetrunc', 'div.trunc_rounding:s1_5_0d_roundingmodetrunc',
-        'double:s0_0d', 'double:s1_0d_memoryformattorch_contiguousformat', 'float:s0_0d',
+        'clamp:s0_5x10x5_5x10x5_5x10x5', 'clamp:s1_5x10x5_10x5_10x5', 'clamp_max:s0_0d_0d', 'clamp_max:s1_5_0d',
+        'clamp_min:s0_0d_0d', 'clamp_min:s1_5_0d', 'div.trunc_rounding:s0_0d_0d_roundingmodetrunc',
+        'div.trunc_rounding:s1_5_0d_roundingmodetrunc', 'double:s0_0d',
+        'double:s1_0d_memoryformattorch_contiguousformat', 'float:s0_0d',
         'float:s1_0d_memoryformattorch_contiguousformat', 'half:s0_0d',
         'half:s1_0d_memoryformattorch_contiguousformat', 'log_softmax.with_dtype:s0_5_0_dtypefloat64',
         'masked.log_softmax:s0_5_0_maskNone', 'masked.log_softmax:s1_5_0_maskbool5', 'masked.prod:s0_0d_maskNone',
         'masked.softmax:s0_5_0_maskNone', 'masked.softmax:s1_5_0_maskbool5', 'masked.softmin:s0_5_0_maskNone',
         'masked.softmin:s1_5_0_maskbool5', 'masked_fill:s0_5x5_bool5x5_10', 'masked_fill:s1_5x5_bool5x5_0d',
-        'mul:s0_0d_0d_float64', 'nn.functional.gaussian_nll_loss:s0_5_5_5_reductionnone',
+        'nn.functional.gaussian_nll_loss:s0_5_5_5_reductionnone',
         'nn.functional.gaussian_nll_loss:s1_5_5_5_fullTrue_reductionnone', 'nn.functional.relu6:s0_20',
         'nn.functional.softmin.with_dtype:s0_5_0_dtypefloat64',
-        'nn.functional.softmin.with_dtype:s1_5x5_0_dtypefloat64', 'pow:s0_0d_0d_float64',
-        'softmax.with_dtype:s0_5_0_dtypefloat64', 'softmax.with_dtype:s1_5x5_0_dtypefloat64',
-        'sub:s0_0d_0d_float64', 'to:s0_5x5x5x5_cpu_float64_True_True_memoryformattorch_preserveformat',
+        'nn.functional.softmin.with_dtype:s1_5x5_0_dtypefloat64', 'softmax.with_dtype:s0_5_0_dtypefloat64',
+        'softmax.with_dtype:s1_5x5_0_dtypefloat64',
+        'to:s0_5x5x5x5_cpu_float64_True_True_memoryformattorch_preserveformat',
         'to:s1_5x5x5x5_cpu_float64_True_True_memoryformattorch_channelslast',)),
     ('Ceil', 'backward', 'backward_not_implemented', 'Backward not yet implemented for Ceil_Op on backend cpu', 'aidge', (
         'ceil:s0_20x20',)),
     ('ConstantOfShape', 'backward', 'backward_not_implemented', 'backward() not implemented yet for operator of type ConstantOfShape', 'aidge', (
         'nn.functional.kl_div:s1_2_2_reductionnone_logtargetFalse',)),
     ('Erf', 'backward', 'backward_not_implemented', 'Backward not yet implemented for Erf_Op on backend cpu', 'aidge', (
-        'erf:s0_20x20', 'erf:s0_20x20_float64', 'nn.functional.gelu:s0_10x10_approximatenone',
-        'nn.functional.gelu:s0_10x10_approximatenone_float64',)),
+        'erf:s0_20x20', 'nn.functional.gelu:s0_10x10_approximatenone',)),
     ('Expand', 'backward', 'backward_not_implemented', 'Backward not yet implemented for Expand_Op on backend cpu', 'aidge', (
         'broadcast_tensors:s0_3_1x2x1_1x1_5x1x1', 'broadcast_to:s0_5x1x1_5_5_5', 'broadcast_to:s1_5x1x5_5_5_5',
         'expand:s0_5x1x1_5_5_5', 'expand:s1_5x1x5_5_5_5', 'expand_as:s0_5x1x1_5x5x5',
@@ -156,9 +146,8 @@ OPINFO_FAILURES = (
         '__getitem__:s0_5x5x5_1_2', 'as_strided.partial_views:s0_10_2_2_1_2',
         'as_strided.partial_views:s1_10_2_2_1_2_storageoffset0', 'as_strided:s0_1_1_1_storageoffset0',
         'as_strided:s1_3x3_2_2_1_2_storageoffset0', 'index_select:s1_1_0_int641',
-        'nn.functional.embedding:s0_10x5_int640d', 'nn.functional.embedding:s0_10x5_int640d_float16',
-        'nn.functional.embedding:s0_10x5_int640d_float64', 'nn.functional.embedding:s1_10x5_int645',
-        'select:s0_5x5x5_1_2', 'select:s1_5x5x5_-1_2',)),
+        'nn.functional.embedding:s0_10x5_int640d', 'nn.functional.embedding:s1_10x5_int645', 'select:s0_5x5x5_1_2',
+        'select:s1_5x5x5_-1_2',)),
     ('GatherElements', 'backward', 'backward_not_implemented', 'backward() not implemented yet for operator of type GatherElements', 'aidge', (
         'gather:s0_10x5_0_int645x5', 'gather:s1_10x5_0_int325x5',)),
     ('Less', 'backward', 'backward_not_implemented', 'Backward not yet implemented for Less_Op on backend cpu', 'aidge', (
@@ -167,8 +156,7 @@ OPINFO_FAILURES = (
         'nn.functional.softshrink:s0_5x5_lambd0', 'nn.functional.softshrink:s1_5x5_lambd0_5',)),
     ('MatMul', 'backward', 'backward_not_implemented', 'Backward not yet implemented for MatMul_Op on backend cpu', 'aidge', (
         '__rmatmul__:s0_20_20', '__rmatmul__:s1_10_5x10', 'bmm:s0_10x5x10_10x10x5', 'dot:s0_5_5', 'matmul:s0_20_20',
-        'matmul:s0_20_20_float64', 'matmul:s1_5x10_10', 'mv:s0_5x10_10', 'nn.functional.linear:s0_3_4x3_4',
-        'nn.functional.linear:s0_3_4x3_4_float64',
+        'matmul:s1_5x10_10', 'mv:s0_5x10_10', 'nn.functional.linear:s0_3_4x3_4',
         'nn.functional.scaled_dot_product_attention:s0_4x3x8_4x6x8_4x6x8_iscausalTrue_dropoutp0',
         'nn.functional.scaled_dot_product_attention:s1_4x3x8_4x6x8_4x6x8_iscausalTrue_dropoutp0',)),
     ('MatMul', 'backward', 'backward_not_implemented', 'Backward not yet implemented for MatMul_Op on backend cpu || backward() not implemented yet for operator of type Cast', 'aidge', (
@@ -180,7 +168,6 @@ OPINFO_FAILURES = (
         'nn.functional.conv_transpose1d:s1_3x4_3x3x3_3_stride2_padding2_outputpadding1_groups1',)),
     ('PaddedConvTranspose2D', 'backward', 'backward_not_implemented', 'Backward not yet implemented for Conv_Op<2> on backend cpu', 'aidge', (
         'nn.functional.conv_transpose2d:s0_1x3x4x4_3x3x3x3_3_stride22_padding2_outputpadding11_groups1',
-        'nn.functional.conv_transpose2d:s0_1x3x4x4_3x3x3x3_3_stride22_padding2_outputpadding11_groups1_float64',
         'nn.functional.conv_transpose2d:s1_3x4x4_3x3x3x3_3_stride22_padding2_outputpadding11_groups1',)),
     ('PaddedConvTranspose3D', 'backward', 'backward_not_implemented', 'Backward not yet implemented for Conv_Op<2> on backend cpu', 'aidge', (
         'nn.functional.conv_transpose3d:s0_1x3x4x4x4_3x3x3x3x3_3_stride222_padding2_outputpadding1_5247d3de',
@@ -200,8 +187,6 @@ OPINFO_FAILURES = (
         'nn.functional.interpolate.linear:s0_2x3x4_3_scalefactorNone_modelinear_aligncornersTrue',
         'nn.functional.interpolate.linear:s1_2x3x4_5_scalefactorNone_modelinear_aligncornersTrue',
         'nn.functional.interpolate.nearest:s0_2x3x4_3_scalefactorNone_modenearest_aligncornersNone',
-        'nn.functional.interpolate.nearest:s0_2x3x4_3_scalefactorNone_modenearest_aligncornersNone_float16',
-        'nn.functional.interpolate.nearest:s0_2x3x4_3_scalefactorNone_modenearest_aligncornersNone_float64',
         'nn.functional.interpolate.nearest:s1_2x3x4_5_scalefactorNone_modenearest_aligncornersNone',
         'nn.functional.interpolate.trilinear:s0_2x3x4x4x4_3_3_3_scalefactorNone_modetrilinear_aligncornersTrue',
         'nn.functional.interpolate.trilinear:s1_2x3x4x4x4_5_5_5_scalefactorNone_modetrilinear_aligncornersTrue',
@@ -215,7 +200,6 @@ OPINFO_FAILURES = (
         'scatter_add:s1_10x5_1_int645x5_5x5',)),
     ('Shape', 'backward', 'backward_not_implemented', 'backward() not implemented yet for operator of type Shape', 'aidge', (
         'nn.functional.group_norm:s0_1x6x3_2_weight6_bias6_eps0_5',
-        'nn.functional.group_norm:s0_1x6x3_2_weight6_bias6_eps0_5_float64',
         'nn.functional.group_norm:s1_1x6x3_2_weight6_bias6_eps0_5', 'reshape_as:s0_5x5x5_25x5',
         'reshape_as:s1_25x5_5x5x5', 'view_as:s0_5x5x5_25x5', 'view_as:s1_25x5_5x5x5',)),
     ('Shape', 'backward', 'backward_not_implemented', 'backward() not implemented yet for operator of type Shape || backward() not implemented yet for operator of type Gather', 'aidge', (
@@ -223,14 +207,12 @@ OPINFO_FAILURES = (
     ('Slice', 'backward', 'backward_not_implemented', 'Backward not yet implemented for Slice_Op on backend cpu', 'aidge', (
         '__getitem__:s1_5x5x5_slice03None', 'chunk:s0_5x5x5_2', 'chunk:s1_5x5x5_5_1', 'cross:s0_5x3_5x3',
         'cross:s1_5x3x5_5x3x5_dim1', 'linalg.cross:s0_5x3_5x3', 'linalg.cross:s1_5x3x5_5x3x5_dim1',
-        'narrow:s0_5x5x5_1_2_2', 'narrow:s0_5x5x5_1_2_2_float64', 'slice:s0_3_0',
-        'slice:s1_20x30x40_dim1_start1_end-2',)),
+        'narrow:s0_5x5x5_1_2_2', 'slice:s0_3_0', 'slice:s1_20x30x40_dim1_start1_end-2',)),
     ('Split', 'backward', 'backward_not_implemented', 'backward() not implemented yet for operator of type Split', 'aidge', (
         'nn.functional.glu:s0_2_0', 'split.list_args:s0_5x5x5_1_3_1', 'split.list_args:s1_5x5x5_2_1_2_2',
-        'split:s0_5x5x5_2', 'split:s0_5x5x5_2_float16', 'split:s0_5x5x5_2_float64', 'split:s1_5x5x5_5_1',
-        'split_with_sizes:s0_5x5x5_1_3_1', 'split_with_sizes:s1_5x5x5_1_4_0', 'unbind:s0_5_0', 'unbind:s1_5x5_0',
-        'unsafe_chunk:s0_5x5x5_2', 'unsafe_chunk:s1_5x5x5_5_1', 'unsafe_split:s0_5x5x5_2',
-        'unsafe_split:s1_5x5x5_5_1',)),
+        'split:s0_5x5x5_2', 'split:s1_5x5x5_5_1', 'split_with_sizes:s0_5x5x5_1_3_1',
+        'split_with_sizes:s1_5x5x5_1_4_0', 'unbind:s0_5_0', 'unbind:s1_5x5_0', 'unsafe_chunk:s0_5x5x5_2',
+        'unsafe_chunk:s1_5x5x5_5_1', 'unsafe_split:s0_5x5x5_2', 'unsafe_split:s1_5x5x5_5_1',)),
     ('Tile', 'backward', 'backward_not_implemented', 'backward() not implemented yet for operator of type Tile', 'aidge', (
         'repeat:s1_0d_0',)),
     ('TopK', 'backward', 'backward_not_implemented', 'Backward not yet implemented for TopK_Op on backend cpu', 'aidge', (
@@ -252,8 +234,7 @@ OPINFO_FAILURES = (
     ('argmax', 'forward', 'crash', 'crash: process killed by SIGSEGV during forward', 'aidge', (
         'argmax:s1_0d_dim0_keepdimTrue',)),
     ('index_select', 'forward', 'crash', 'crash: process killed by SIGSEGV during forward', 'aidge', (
-        'index_select:s0_0d_0_int641', 'index_select:s0_0d_0_int641_float16', 'index_select:s0_0d_0_int641_float64',
-        'index_select:s0_int640d_0_int641_int64',)),
+        'index_select:s0_0d_0_int641',)),
     ('linspace.tensor_overload', 'forward', 'crash', 'crash: process killed by SIGSEGV during forward', 'aidge', (
         'linspace.tensor_overload:s0_0d_int640d_0_dtypefloat32_devicecpu',
         'linspace.tensor_overload:s1_0d_-3_0_dtypefloat32_devicecpu',)),
@@ -272,120 +253,11 @@ OPINFO_FAILURES = (
     ('meshgrid.variadic_tensors', 'export', 'export_error (test strategy)', 'list index out of range', 'export', (
         'meshgrid.variadic_tensors:s?_0d_indexingxy',)),
     ('nn.functional.adaptive_avg_pool2d', 'export', 'export_error (test strategy)', 'Unsupported: ONNX export of operator adaptive_avg_pool2d, output size that are not factor', 'export', (
-        'nn.functional.adaptive_avg_pool2d:s0_1x8x8x8_5_7',
-        'nn.functional.adaptive_avg_pool2d:s0_1x8x8x8_5_7_float16',
-        'nn.functional.adaptive_avg_pool2d:s0_1x8x8x8_5_7_float64',
-        'nn.functional.adaptive_avg_pool2d:s1_8x8x8_5_7',)),
+        'nn.functional.adaptive_avg_pool2d:s0_1x8x8x8_5_7', 'nn.functional.adaptive_avg_pool2d:s1_8x8x8_5_7',)),
     ('nn.functional.adaptive_max_pool3d', 'export', 'export_error (test strategy)', 'Unsupported: ONNX export of operator adaptive_max_pool3d, output size that are not factor', 'export', (
         'nn.functional.adaptive_max_pool3d:s1_4x4x3x5_None_None_None_True',)),
-    ('Abs', 'forward', 'forward_not_implemented', 'missing or invalid registrar key: "[int64, Default, [(20, 20), (20, 20)]], [int64, Default, [(20, 20), (20, 20)]]" for registrable object N5Aidge16OperatorImpl_cpuINS_6Abs_Op', 'aidge', (
-        'abs:s0_int6420x20_int64',)),
-    ('Abs', 'forward', 'forward_not_implemented', 'missing or invalid registrar key: "[float16, Default, [(20, 20), (20, 20)]], [float16, Default, [(20, 20), (20, 20)]]" for registrable object N5Aidge16OperatorImpl_cpuINS_6Abs_Op', 'aidge', (
-        'abs:s0_20x20_float16',)),
-    ('Add', 'forward', 'forward_not_implemented', 'missing or invalid registrar key: "[float16, Default, [], float16, Default, []], [float16, Default, []]" for registrable object N5Aidge16OperatorImpl_cpuINS_6Add_Op', 'aidge', (
-        'add:s0_0d_0d_float16',)),
-    ('AvgPooling', 'forward', 'forward_not_implemented', 'missing or invalid registrar key: "[int64, NCHW, [(1, 1), (3, 3), (11, 11), (11, 11)]], [int64, NCHW, [(1, 1), (3, 3), (9, 9), (9, 9)]]" for registrable object N5Aidge16OperatorImpl_cpuINS_13AvgPooling_Op', 'aidge', (
-        'nn.functional.avg_pool2d:s0_int641x3x9x9_3_1_1_True_False_2_int64',)),
-    ('AvgPooling', 'forward', 'forward_not_implemented', 'missing or invalid registrar key: "[float16, NCHW, [(1, 1), (3, 3), (11, 11), (11, 11)]], [float16, NCHW, [(1, 1), (3, 3), (9, 9), (9, 9)]]" for registrable object N5Aidge16OperatorImpl_cpuINS_13AvgPooling_Op', 'aidge', (
-        'nn.functional.avg_pool2d:s0_1x3x9x9_3_1_1_True_False_2_float16',)),
-    ('BatchNorm', 'forward', 'forward_not_implemented', 'missing or invalid registrar key: "[float16, NCW, [(1, 1), (25, 25), (5, 5)], float16, NCW, [], float16, NCW, [], float16, Default, [], float16, Default, []], [float16, NCW, []]" for registrable object N5Aidge16OperatorImpl_cpuINS_12BatchNorm_Op', 'aidge', (
-        'nn.functional.instance_norm:s0_5x5x5_runningmean5_runningvar5_weight5_bias5_momentum0_5_eps0_6_float16',)),
-    ('BatchNorm', 'forward', 'forward_not_implemented', 'missing or invalid registrar key: "[float16, Default, [(5, 5), (5, 5), (5, 5)], float16, Default, [(5, 5)], float16, Default, [(5, 5)], float16, Default, [(5, 5)], float16, Default, [(5, 5)]], [float16, NCW, [(5, 5), (5, 5), (5, 5)]]" for registrable object N5Aidge16OperatorImpl_cpuINS_12BatchNorm_Op', 'aidge', (
-        'nn.functional.batch_norm:s0_5x5x5_5_5_5_5_trainingTrue_momentum0_5_eps0_6_float16',)),
-    ('BatchNorm', 'forward', 'forward_not_implemented', 'missing or invalid registrar key: "[float64, NCW, [(1, 1), (25, 25), (5, 5)], float64, NCW, [], float64, NCW, [], float64, Default, [], float64, Default, []], [float64, NCW, []]" for registrable object N5Aidge16OperatorImpl_cpuINS_12BatchNorm_Op', 'aidge', (
-        'nn.functional.instance_norm:s0_5x5x5_runningmean5_runningvar5_weight5_bias5_momentum0_5_eps0_6_float64',)),
-    ('BatchNorm', 'forward', 'forward_not_implemented', 'missing or invalid registrar key: "[float64, Default, [(5, 5), (5, 5), (5, 5)], float64, Default, [(5, 5)], float64, Default, [(5, 5)], float64, Default, [(5, 5)], float64, Default, [(5, 5)]], [float64, NCW, [(5, 5), (5, 5), (5, 5)]]" for registrable object N5Aidge16OperatorImpl_cpuINS_12BatchNorm_Op', 'aidge', (
-        'nn.functional.batch_norm:s0_5x5x5_5_5_5_5_trainingTrue_momentum0_5_eps0_6_float64',)),
-    ('Clip', 'forward', 'forward_not_implemented', 'missing or invalid registrar key: "[float16, Default, [(5, 5), (5, 5)], float16, Default, [], float16, Default, []], [float16, Default, [(5, 5), (5, 5)]]" for registrable object N5Aidge16OperatorImpl_cpuINS_7Clip_Op', 'aidge', (
-        'nn.functional.hardtanh:s0_5x5_minval-0_5_maxval0_5_float16',)),
-    ('Conv', 'forward', 'forward_not_implemented', 'missing or invalid registrar key: "[int64, NCHW, [(1, 1), (3, 3), (8, 8), (8, 8)], int64, Default, [(3, 3), (3, 3), (3, 3), (3, 3)], int64, Default, [(3, 3)]], [int64, NCHW, [(1, 1), (3, 3), (3, 3), (3, 3)]]" for registrable object N5Aidge16OperatorImpl_cpuINS_7Conv_Op', 'aidge', (
-        'nn.functional.conv2d:s0_int641x3x4x4_int643x3x3x3_int643_stride22_padding2_groups1_int64',)),
-    ('Conv', 'forward', 'forward_not_implemented', 'missing or invalid registrar key: "[int64, NCW, [(1, 1), (3, 3), (8, 8)], int64, Default, [(3, 3), (3, 3), (3, 3)], int64, Default, [(3, 3)]], [int64, NCW, [(1, 1), (3, 3), (3, 3)]]" for registrable object N5Aidge16OperatorImpl_cpuINS_7Conv_Op', 'aidge', (
-        'nn.functional.conv1d:s0_int641x3x4_int643x3x3_int643_stride2_padding2_groups1_int64',)),
-    ('ConvTranspose', 'forward', 'forward_not_implemented', 'missing or invalid registrar key: "[int64, Default, [(1, 1), (3, 3), (4, 4), (4, 4)], int64, Default, [(3, 3), (3, 3), (3, 3), (3, 3)], int64, Default, [(3, 3)]], [int64, NCHW, [(1, 1), (3, 3), (9, 9), (9, 9)]]" for registrable object N5Aidge16OperatorImpl_cpuINS_16ConvTranspose_Op', 'aidge', (
-        'nn.functional.conv_transpose2d:s0_int641x3x4x4_int643x3x3x3_int643_stride22_padding2_outp_cbc4a724_int64',)),
-    ('Div', 'forward', 'forward_not_implemented', 'missing or invalid registrar key: "[float16, Default, [], float16, Default, []], [float16, Default, []]" for registrable object N5Aidge16OperatorImpl_cpuINS_6Div_Op', 'aidge', (
-        'div.no_rounding_mode:s0_0d_0d_float16',)),
-    ('Erf', 'forward', 'forward_not_implemented', 'missing or invalid registrar key: "[float16, Default, [(20, 20), (20, 20)]], [float16, Default, [(20, 20), (20, 20)]]" for registrable object N5Aidge16OperatorImpl_cpuINS_6Erf_Op', 'aidge', (
-        'erf:s0_20x20_float16',)),
-    ('Erf', 'forward', 'forward_not_implemented', 'missing or invalid registrar key: "[int64, Default, [(20, 20), (20, 20)]], [int64, Default, [(20, 20), (20, 20)]]" for registrable object N5Aidge16OperatorImpl_cpuINS_6Erf_Op', 'aidge', (
-        'erf:s0_int6420x20_int64',)),
-    ('Exp', 'forward', 'forward_not_implemented', 'missing or invalid registrar key: "[int64, Default, [(20, 20)]], [int64, Default, [(20, 20)]]" for registrable object N5Aidge16OperatorImpl_cpuINS_6Exp_Op', 'aidge', (
-        'exp:s0_int6420_int64',)),
     ('Expand', 'forward', 'forward_not_implemented', 'missing or invalid registrar key', 'aidge', (
         'index_copy:s1_1_0_int641_1',)),
-    ('HardSigmoid', 'forward', 'forward_not_implemented', 'missing or invalid registrar key: "[float16, Default, [(20, 20)]], [float16, Default, [(20, 20)]]" for registrable object N5Aidge16OperatorImpl_cpuINS_14HardSigmoid_Op', 'aidge', (
-        'nn.functional.hardsigmoid:s0_20_float16',)),
-    ('LeakyReLU', 'forward', 'forward_not_implemented', 'missing or invalid registrar key: "[float16, Default, [(10, 10), (10, 10)]], [float16, Default, [(10, 10), (10, 10)]]" for registrable object N5Aidge16OperatorImpl_cpuINS_12LeakyReLU_Op', 'aidge', (
-        'nn.functional.leaky_relu:s0_10x10_float16',)),
-    ('Ln', 'forward', 'forward_not_implemented', 'missing or invalid registrar key: "[float16, Default, [(20, 20)]], [float16, Default, [(20, 20)]]" for registrable object N5Aidge16OperatorImpl_cpuINS_5Ln_Op', 'aidge', (
-        'log:s0_20_float16',)),
-    ('Ln', 'forward', 'forward_not_implemented', 'missing or invalid registrar key: "[int64, Default, [(20, 20)]], [int64, Default, [(20, 20)]]" for registrable object N5Aidge16OperatorImpl_cpuINS_5Ln_Op', 'aidge', (
-        'log:s0_int6420_int64',)),
-    ('LogSoftmax', 'forward', 'forward_not_implemented', 'missing or invalid registrar key: "[float16, Default, [(5, 5)]], [float16, Default, [(5, 5)]]" for registrable object N5Aidge16OperatorImpl_cpuINS_13LogSoftmax_Op', 'aidge', (
-        'log_softmax:s0_5_0_float16',)),
-    ('MatMul', 'forward', 'forward_not_implemented', 'missing or invalid registrar key: "[int64, Default, [(20, 20)], int64, Default, [(20, 20)]], [int64, Default, []]" for registrable object N5Aidge16OperatorImpl_cpuINS_9MatMul_Op', 'aidge', (
-        'matmul:s0_int6420_int6420_int64',)),
-    ('MatMul', 'forward', 'forward_not_implemented', 'missing or invalid registrar key: "[int64, Default, [(3, 3)], int64, Default, [(3, 3), (4, 4)]], [int64, Default, [(4, 4)]]" for registrable object N5Aidge16OperatorImpl_cpuINS_9MatMul_Op', 'aidge', (
-        'nn.functional.linear:s0_int643_int644x3_int644_int64',)),
-    ('MatMul', 'forward', 'forward_not_implemented', 'missing or invalid registrar key: "[float16, Default, [(20, 20)], float16, Default, [(20, 20)]], [float16, Default, []]" for registrable object N5Aidge16OperatorImpl_cpuINS_9MatMul_Op', 'aidge', (
-        'matmul:s0_20_20_float16',)),
-    ('MatMul', 'forward', 'forward_not_implemented', 'missing or invalid registrar key: "[float16, Default, [(3, 3)], float16, Default, [(3, 3), (4, 4)]], [float16, Default, [(4, 4)]]" for registrable object N5Aidge16OperatorImpl_cpuINS_9MatMul_Op', 'aidge', (
-        'nn.functional.linear:s0_3_4x3_4_float16',)),
-    ('Max', 'forward', 'forward_not_implemented', 'missing or invalid registrar key: "[float16, Default, [(5, 5), (10, 10), (5, 5)], float16, NCW, [(5, 5), (10, 10), (5, 5)]], [float16, NCW, [(5, 5), (10, 10), (5, 5)]]" for registrable object N5Aidge16OperatorImpl_cpuINS_6Max_Op', 'aidge', (
-        'clamp:s0_5x10x5_5x10x5_5x10x5_float16',)),
-    ('MaxPooling', 'forward', 'forward_not_implemented', 'missing or invalid registrar key: "[float16, NCHW, [(1, 1), (2, 2), (3, 3), (6, 6)]], [float16, NCHW, [(1, 1), (2, 2), (1, 1), (3, 3)], int64, NCHW, [(1, 1), (2, 2), (1, 1), (3, 3)]]" for registrable object N5Aidge16OperatorImpl_cpuINS_13MaxPooling_Op', 'aidge', (
-        'nn.functional.max_pool2d:s0_1x2x3x6_kernelsize3_stride2_ceilmodeTrue_padding0_dilat_f6d8ff02_float16',)),
-    ('MaxPooling', 'forward', 'forward_not_implemented', 'missing or invalid registrar key: "[int64, NCHW, [(1, 1), (2, 2), (3, 3), (6, 6)]], [int64, NCHW, [(1, 1), (2, 2), (1, 1), (3, 3)], int64, NCHW, [(1, 1), (2, 2), (1, 1), (3, 3)]]" for registrable object N5Aidge16OperatorImpl_cpuINS_13MaxPooling_Op', 'aidge', (
-        'nn.functional.max_pool2d:s0_int641x2x3x6_kernelsize3_stride2_ceilmodeTrue_padding0__cd74e810_int64',)),
-    ('MetaOperator', 'compile', 'forward_not_implemented', 'missing or invalid registrar key: "[float16, Default, [(20, 20)]], [float16, Default, [(20, 20)]]" for registrable object N5Aidge16OperatorImpl_cpuINS_15MetaOperator_Op', 'aidge', (
-        'nn.functional.softplus:s0_20_beta3_threshold0_2_float16',)),
-    ('Mul', 'forward', 'forward_not_implemented', 'missing or invalid registrar key: "[float16, NCW, [(1, 1), (6, 6), (3, 3)], float16, Default, [(6, 6), (1, 1)]], [float16, NCW, [(1, 1), (6, 6), (3, 3)]]" for registrable object N5Aidge16OperatorImpl_cpuINS_6Mul_Op', 'aidge', (
-        'nn.functional.group_norm:s0_1x6x3_2_weight6_bias6_eps0_5_float16',)),
-    ('Mul', 'forward', 'forward_not_implemented', 'missing or invalid registrar key: "[float16, Default, [(20, 20)], float16, Default, [(20, 20)]], [float16, Default, [(20, 20)]]" for registrable object N5Aidge16OperatorImpl_cpuINS_6Mul_Op', 'aidge', (
-        'nn.functional.silu:s0_20_float16',)),
-    ('Mul', 'forward', 'forward_not_implemented', 'missing or invalid registrar key: "[float16, Default, [], float16, Default, []], [float16, Default, []]" for registrable object N5Aidge16OperatorImpl_cpuINS_6Mul_Op', 'aidge', (
-        'mul:s0_0d_0d_float16',)),
-    ('Mul', 'forward', 'forward_not_implemented', 'missing or invalid registrar key: "[float16, Default, [(10, 10), (10, 10)], float16, Default, [(10, 10), (10, 10)]], [float16, Default, [(10, 10), (10, 10)]]" for registrable object N5Aidge16OperatorImpl_cpuINS_6Mul_Op', 'aidge', (
-        'nn.functional.gelu:s0_10x10_approximatenone_float16', 'nn.functional.hardswish:s0_10x10_float16',)),
-    ('Pow', 'forward', 'forward_not_implemented', 'missing or invalid registrar key: "[float16, Default, [], float16, Default, []], [float16, Default, []]" for registrable object N5Aidge16OperatorImpl_cpuINS_6Pow_Op', 'aidge', (
-        'pow:s0_0d_0d_float16',)),
-    ('ReLU', 'forward', 'forward_not_implemented', 'missing or invalid registrar key: "[float16, Default, []], [float16, Default, []]" for registrable object N5Aidge16OperatorImpl_cpuINS_7ReLU_Op', 'aidge', (
-        'nn.functional.relu:s0_0d_float16',)),
-    ('ReLU', 'forward', 'forward_not_implemented', 'missing or invalid registrar key: "[int64, Default, []], [int64, Default, []]" for registrable object N5Aidge16OperatorImpl_cpuINS_7ReLU_Op', 'aidge', (
-        'nn.functional.relu:s0_int640d_int64',)),
-    ('Reciprocal', 'forward', 'forward_not_implemented', 'missing or invalid registrar key: "[float16, Default, [(20, 20)]], [float16, Default, [(20, 20)]]" for registrable object N5Aidge16OperatorImpl_cpuINS_13Reciprocal_Op', 'aidge', (
-        'reciprocal:s0_20_float16',)),
-    ('ReduceMax', 'forward', 'forward_not_implemented', 'missing or invalid registrar key: "[float16, Default, [], int64, Default, [(0, 0)]], [float16, Default, [(1, 1)]]" for registrable object N5Aidge16OperatorImpl_cpuINS_12ReduceMax_Op', 'aidge', (
-        'amax:s0_0d_float16',)),
-    ('ReduceMax', 'forward', 'forward_not_implemented', 'missing or invalid registrar key: "[int64, Default, [], int64, Default, [(0, 0)]], [int64, Default, [(1, 1)]]" for registrable object N5Aidge16OperatorImpl_cpuINS_12ReduceMax_Op', 'aidge', (
-        'amax:s0_int640d_int64',)),
-    ('ReduceMean', 'forward', 'forward_not_implemented', 'missing or invalid registrar key: "[float16, Default, [], any, Any, []], [float16, Default, [(1, 1)]]" for registrable object N5Aidge16OperatorImpl_cpuINS_13ReduceMean_Op', 'aidge', (
-        'mean:s0_0d_float16',)),
-    ('ReduceMin', 'forward', 'forward_not_implemented', 'missing or invalid registrar key: "[int64, Default, [], int64, Default, [(0, 0)]], [int64, Default, [(1, 1)]]" for registrable object N5Aidge16OperatorImpl_cpuINS_12ReduceMin_Op', 'aidge', (
-        'amin:s0_int640d_int64',)),
-    ('ReduceMin', 'forward', 'forward_not_implemented', 'missing or invalid registrar key: "[float16, Default, [], int64, Default, [(0, 0)]], [float16, Default, [(1, 1)]]" for registrable object N5Aidge16OperatorImpl_cpuINS_12ReduceMin_Op', 'aidge', (
-        'amin:s0_0d_float16',)),
-    ('ReduceSum', 'forward', 'forward_not_implemented', 'missing or invalid registrar key: "[float16, Default, [], any, Any, []], [float16, Default, [(1, 1)]]" for registrable object N5Aidge16OperatorImpl_cpuINS_12ReduceSum_Op', 'aidge', (
-        'sum:s0_0d_float16',)),
-    ('Sigmoid', 'forward', 'forward_not_implemented', 'missing or invalid registrar key: "[int64, Default, [(20, 20)]], [int64, Default, [(20, 20)]]" for registrable object N5Aidge16OperatorImpl_cpuINS_10Sigmoid_Op', 'aidge', (
-        'sigmoid:s0_int6420_int64',)),
-    ('Sigmoid', 'forward', 'forward_not_implemented', 'missing or invalid registrar key: "[float16, Default, [(20, 20)]], [float16, Default, [(20, 20)]]" for registrable object N5Aidge16OperatorImpl_cpuINS_10Sigmoid_Op', 'aidge', (
-        'sigmoid:s0_20_float16',)),
-    ('Slice', 'forward', 'forward_not_implemented', 'missing or invalid registrar key: "[float16, Default, [(5, 5), (5, 5), (5, 5)], int64, Default, [(1, 1)], int64, Default, [(1, 1)], int64, Default, [(1, 1)], any, Any, []], [float16, NCW, []]" for registrable object N5Aidge16OperatorImpl_cpuINS_8Slice_Op', 'aidge', (
-        'narrow:s0_5x5x5_1_2_2_float16',)),
-    ('Softmax', 'forward', 'forward_not_implemented', 'missing or invalid registrar key: "[float16, Default, [(5, 5)]], [float16, Default, [(5, 5)]]" for registrable object N5Aidge16OperatorImpl_cpuINS_10Softmax_Op', 'aidge', (
-        'softmax:s0_5_0_float16',)),
-    ('Sqrt', 'forward', 'forward_not_implemented', 'missing or invalid registrar key: "[float16, Default, [(20, 20), (20, 20)]], [float16, Default, [(20, 20), (20, 20)]]" for registrable object N5Aidge16OperatorImpl_cpuINS_7Sqrt_Op', 'aidge', (
-        'sqrt:s0_20x20_float16',)),
-    ('Sub', 'forward', 'forward_not_implemented', 'missing or invalid registrar key: "[float16, Default, [], float16, Default, []], [float16, Default, []]" for registrable object N5Aidge16OperatorImpl_cpuINS_6Sub_Op', 'aidge', (
-        'sub:s0_0d_0d_float16',)),
-    ('Tanh', 'forward', 'forward_not_implemented', 'missing or invalid registrar key: "[float16, Default, [(20, 20), (20, 20)]], [float16, Default, [(20, 20), (20, 20)]]" for registrable object N5Aidge16OperatorImpl_cpuINS_7Tanh_Op', 'aidge', (
-        'tanh:s0_20x20_float16',)),
-    ('Tanh', 'forward', 'forward_not_implemented', 'missing or invalid registrar key: "[int64, Default, [(20, 20), (20, 20)]], [int64, Default, [(20, 20), (20, 20)]]" for registrable object N5Aidge16OperatorImpl_cpuINS_7Tanh_Op', 'aidge', (
-        'tanh:s0_int6420x20_int64',)),
-    ('Where', 'forward', 'forward_not_implemented', 'missing or invalid registrar key: "[boolean, Default, [(10, 10), (10, 10)], float16, Default, [(10, 10), (10, 10)], float16, Default, [(10, 10), (10, 10)]], [float16, Default, [(10, 10), (10, 10)]]" for registrable object N5Aidge16OperatorImpl_cpuINS_8Where_Op', 'aidge', (
-        'where:s0_10x10_bool10x10_10x10_float16',)),
     ('bfloat16', 'compile', 'forward_not_implemented', 'missing or invalid registrar key', 'aidge', (
         'bfloat16:s0_0d', 'bfloat16:s1_0d_memoryformattorch_contiguousformat',)),
     ('masked_select', 'forward', 'forward_not_implemented', 'missing or invalid registrar key', 'aidge', (
@@ -405,19 +277,16 @@ OPINFO_FAILURES = (
         'atan:s0_20x20',)),
     ('cos', 'backward', 'gradients_differ', 'Tensors are not close at input grad [0]!', 'aidge', (
         'cos:s0_20',)),
-    ('exp', 'backward', 'gradients_differ', 'Tensors are not close at input grad [0]!', 'precision', (
-        'exp:s0_20_float16',)),
     ('nn.functional.leaky_relu', 'backward', 'gradients_differ', 'Tensors are not close at input grad [0]!', 'aidge', (
-        'nn.functional.leaky_relu:s0_10x10', 'nn.functional.leaky_relu:s0_10x10_float64',
-        'nn.functional.leaky_relu:s1_10x10',)),
+        'nn.functional.leaky_relu:s0_10x10', 'nn.functional.leaky_relu:s1_10x10',)),
     ('sin', 'backward', 'gradients_differ', 'Tensors are not close at input grad [0]!', 'aidge', (
         'sin:s0_20x20',)),
     ('tan', 'backward', 'gradients_differ', 'Tensors are not close at input grad [0]!', 'aidge', (
         'tan:s0_20x20',)),
     ('amax', 'forward', 'output_shape_differs', 'Shapes do not match at output', 'aidge', (
-        'amax:s0_0d', 'amax:s0_0d_float64',)),
+        'amax:s0_0d',)),
     ('amin', 'forward', 'output_shape_differs', 'Shapes do not match at output', 'aidge', (
-        'amin:s0_0d', 'amin:s0_0d_float64',)),
+        'amin:s0_0d',)),
     ('aminmax', 'forward', 'output_shape_differs', 'Shapes do not match at output', 'aidge', (
         'aminmax:s0_5x5x5',)),
     ('any', 'forward', 'output_shape_differs', 'Shapes do not match at output', 'export', (
@@ -443,7 +312,7 @@ OPINFO_FAILURES = (
     ('max.reduction_no_dim', 'forward', 'output_shape_differs', 'Shapes do not match at output', 'aidge', (
         'max.reduction_no_dim:s0_5x5x5', 'max.reduction_no_dim:s1_0d',)),
     ('mean', 'forward', 'output_shape_differs', 'Shapes do not match at output', 'aidge', (
-        'mean:s0_0d', 'mean:s0_0d_float64',)),
+        'mean:s0_0d',)),
     ('min.reduction_no_dim', 'forward', 'output_shape_differs', 'Shapes do not match at output', 'aidge', (
         'min.reduction_no_dim:s0_5x5x5', 'min.reduction_no_dim:s1_0d',)),
     ('nn.functional.binary_cross_entropy_with_logits', 'forward', 'output_shape_differs', 'Shapes do not match at output', 'aidge', (
@@ -471,7 +340,7 @@ OPINFO_FAILURES = (
     ('std_mean.unbiased', 'forward', 'output_shape_differs', 'Shapes do not match at output', 'aidge', (
         'std_mean.unbiased:s1_5_False',)),
     ('sum', 'forward', 'output_shape_differs', 'Shapes do not match at output', 'aidge', (
-        'sum:s0_0d', 'sum:s0_0d_float64', 'sum:s0_int640d_int64',)),
+        'sum:s0_0d',)),
     ('var.unbiased', 'forward', 'output_shape_differs', 'Shapes do not match at output', 'aidge', (
         'var.unbiased:s1_5_False',)),
     ('var_mean.unbiased', 'forward', 'output_shape_differs', 'Shapes do not match at output', 'aidge', (
@@ -494,20 +363,12 @@ OPINFO_FAILURES = (
         'masked.var:s0_5x5x5_maskNone', 'masked.var:s1_5x5x5_maskbool5x5x5',)),
     ('nn.functional.avg_pool2d', 'forward', 'outputs_differ', 'Tensors are not close at output!', 'export', (
         'nn.functional.avg_pool2d:s0_1x3x9x9_3_1_1_True_False_2',
-        'nn.functional.avg_pool2d:s0_1x3x9x9_3_1_1_True_False_2_float64',
         'nn.functional.avg_pool2d:s1_1x3x9x9_4_4_2_3_1_True_False_2',)),
-    ('nn.functional.conv1d', 'forward', 'outputs_differ', 'Tensors are not close at output!', 'aidge', (
-        'nn.functional.conv1d:s0_1x3x4_3x3x3_3_stride2_padding2_groups1_float16',)),
-    ('nn.functional.conv2d', 'forward', 'outputs_differ', 'Tensors are not close at output!', 'aidge', (
-        'nn.functional.conv2d:s0_1x3x4x4_3x3x3x3_3_stride22_padding2_groups1_float16',)),
-    ('nn.functional.conv_transpose2d', 'forward', 'outputs_differ', 'Tensors are not close at output!', 'export', (
-        'nn.functional.conv_transpose2d:s0_1x3x4x4_3x3x3x3_3_stride22_padding2_outputpadding11_groups1_float16',)),
     ('nn.functional.instance_norm', 'forward', 'outputs_differ', 'Tensors are not close at output!', 'export', (
         'nn.functional.instance_norm:s0_5x5x5_runningmean5_runningvar5_weight5_bias5_momentum0_5_eps0_6',
         'nn.functional.instance_norm:s1_5x5x5_runningmean5_runningvar5_weight5_bias5_momentum0__b4432757',)),
     ('nn.functional.softplus', 'forward', 'outputs_differ', 'Tensors are not close at output!', 'export', (
-        'nn.functional.softplus:s0_20_beta3_threshold0_2',
-        'nn.functional.softplus:s0_20_beta3_threshold0_2_float64',)),
+        'nn.functional.softplus:s0_20_beta3_threshold0_2',)),
     ('norm', 'forward', 'outputs_differ', 'Tensors are not close at output!', 'aidge', (
         'norm:s0_5x5_2',)),
     ('norm.fro', 'forward', 'outputs_differ', 'Tensors are not close at output!', 'aidge', (
@@ -534,8 +395,7 @@ OPINFO_FAILURES = (
         'einsum:s0_3_i-', 'einsum:s1_3_4_ij-ij', 'outer:s0_5_10', 'tensordot:s0_2x2x2_2x2x2_dims2',
         'tensordot:s1_2x2x1_2x1x2_dims0120',)),
     ('Elu', 'import', 'unsupported_operator', '(ONNX op Elu)', 'aidge', (
-        'nn.functional.elu:s0_20', 'nn.functional.elu:s0_20_float16', 'nn.functional.elu:s0_20_float64',
-        'nn.functional.elu:s1_1x0x3',)),
+        'nn.functional.elu:s0_20', 'nn.functional.elu:s1_1x0x3',)),
     ('GridSample', 'import', 'unsupported_operator', '(ONNX op GridSample)', 'aidge', (
         'nn.functional.grid_sample:s0_2x3x5x5_2x5x5x2_modebilinear_paddingmodezeros_aligncornersFalse',
         'nn.functional.grid_sample:s1_2x3x5x5_2x5x5x2_modebilinear_paddingmodezeros_aligncornersTrue',)),
@@ -549,8 +409,6 @@ OPINFO_FAILURES = (
         'isnan:s0_20x20',)),
     ('LayerNormalization', 'import', 'unsupported_operator', '(ONNX op LayerNormalization)', 'aidge', (
         'nn.functional.layer_norm:s0_1x2x3_1_2_3_1x2x3_1x2x3_eps0_5',
-        'nn.functional.layer_norm:s0_1x2x3_1_2_3_1x2x3_1x2x3_eps0_5_float16',
-        'nn.functional.layer_norm:s0_1x2x3_1_2_3_1x2x3_1x2x3_eps0_5_float64',
         'nn.functional.layer_norm:s1_2x2x3_2_3_2x3_2x3_eps-0_5',)),
     ('Loop', 'import', 'unsupported_operator', '(ONNX op Loop)', 'aidge', (
         'nn.functional.embedding_bag:s0_10x5_int645_offsetsint642_modesum_persampleweights5',

@@ -30,6 +30,7 @@ from typing import Iterable, Iterator
 
 from ..reporting.categories import ATTRIBUTIONS, CATEGORIES
 from ._export_cpp_failures import EXPORT_CPP_FAILURES
+from ._opinfo_dtype_failures import OPINFO_DTYPE_FAILURES
 from ._opinfo_failures import OPINFO_FAILURES
 from .case import KINDS, PHASES, on_backend
 
@@ -364,7 +365,7 @@ _OPINFO_NOTES = {
 _OPINFO: tuple[ExpectedFailure, ...] = tuple(
     ExpectedFailure(operator, phase, category, error, cases, kind="opinfo", backend="cpu", attribution=attribution,
                     note=_OPINFO_NOTES.get(category, "OpInfo sample; see docs/aidge-notes.md#opinfo-samples."))
-    for operator, phase, category, error, attribution, cases in OPINFO_FAILURES)
+    for operator, phase, category, error, attribution, cases in OPINFO_FAILURES + OPINFO_DTYPE_FAILURES)
 
 
 # Backend export_cpp (Aidge's generated C++, aidge-export-cpp 0.10.1): the rows are data in
