@@ -28,6 +28,7 @@ from .asv_results import AsvRatios
 from .benchmarks import BenchData, number_or_none
 from .categories import AIDGE_FAILURE_RE, CATEGORY_TABLE, CRASH_MESSAGE_RE, SLOWER_RE, kind_of, what_differs
 from .pytest_output import OUTCOMES, WORKER_CRASH_RE, PytestRun, TestResult, operator_of
+from .backends import format_backend_matrix
 from .sources import NOT_AIDGE, attribution_of, per_source, source_of
 
 __all__ = ["build_report", "format_report"]
@@ -428,6 +429,7 @@ def format_report(report: dict[str, Any]) -> str:
             add(f"  {s['count']:>4}  {_clip(s['reason'], 140)}")
 
     out.extend(format_aidge_files(report.get("aidge_configs") or []))
+    out.extend(format_backend_matrix(report.get("backends")))
 
     bench = report.get("benchmarks")
     if bench is not None:

@@ -30,6 +30,7 @@ import sys
 from pathlib import Path
 
 from .asv_results import load_asv_ratios
+from .backends import backend_matrix, backend_of, latest_runs, load_runs
 from .benchmarks import parse_benchmarks
 from .inputs import UnreadableInput
 from .pytest_output import parse_pytest_output
@@ -98,9 +99,12 @@ def _run_pytest(args: list[str], run_dir: Path, env: dict[str, str], cwd: Path) 
     return code, interrupted
 
 
-def _analyse(run_dir: Path, commit: str | None = None, asv_dir: Path | None = None) -> tuple[int, str]:
+def _analyse(run_dir: Path, commit: str | None = None, asv_dir: Path | None = None,
+             backend: str | None = None) -> tuple[int, str]:
     """(exit status, report text); writes report.txt and report.json atomically. ``commit``
-    and ``asv_dir``: where to look for asv's ratios of the same commit."""
+    and ``asv_dir``: where to look for asv's ratios of the same commit. ``backend``: the
+    backend this run tested; the report's "Backends" section sets it beside the latest
+    complete run of each other backend under ``run_dir``'s ``results`` directory."""
     try:
         run = parse_pytest_output((run_dir / "pytest.txt").read_text(errors="replace"),
                                   source=str(run_dir / "pytest.txt"))
@@ -118,6 +122,14 @@ def _analyse(run_dir: Path, commit: str | None = None, asv_dir: Path | None = No
         aidge = next((r.get("aidge") for r in bench.records if r.get("aidge")), None)
         asv = load_asv_ratios(asv_dir, commit, prefer=f"aidge-core{aidge}" if aidge else None)
     report = build_report(run, bench, asv=asv)
+    if backend is not None:
+        others = latest_runs(run_dir.parent.parent, exclude={backend})
+        try:
+            runs = load_runs(others)
+        except (OSError, UnreadableInput):  # another run's file went away or is unreadable: not this run's
+            runs = {}
+        runs[backend] = (run_dir.name, run)
+        report["backends"] = backend_matrix(runs)
     text = format_report(report)
     write_atomically(run_dir / "report.json", json.dumps(report, indent=2, ensure_ascii=False) + "\n")
     write_atomically(run_dir / "report.txt", text)
@@ -134,11 +146,12 @@ def main(argv: list[str] | None = None, *, results: Path | None = None, cwd: Pat
     env = dict(os.environ, INTEROP_RESULTS_DIR=str(run_dir))
     env.setdefault("OMP_NUM_THREADS", "1")
     started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    backend = backend_of(args, env)
     code, interrupted = _run_pytest(args, run_dir, env, cwd)
-    status, text = _analyse(run_dir, commit, results / "asv")
+    status, text = _analyse(run_dir, commit, results / "asv", backend=backend)
     complete = status == 0
     write_atomically(run_dir / "run.json", json.dumps({
-        "run": run_dir.name, "started": started, "pytest_args": args, "pytest_exit": code,
+        "run": run_dir.name, "started": started, "pytest_args": args, "backend": backend, "pytest_exit": code,
         "interrupted": interrupted, "complete": complete,
         "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}, indent=2) + "\n")
     if complete:

@@ -49,8 +49,10 @@ def test_a_complete_run_gets_its_directory_and_becomes_latest(tmp_path):
     (run,) = _runs(project)
     assert sorted(p.name for p in run.iterdir()) == ["pytest.txt", "report.json", "report.txt", "run.json"]
     assert "pytest: 2 passed" in (run / "report.txt").read_text()
-    assert json.loads((run / "run.json").read_text())["complete"] is True
+    meta = json.loads((run / "run.json").read_text())
+    assert meta["complete"] is True and meta["backend"] == "cpu"
     assert (project / "results" / "latest").resolve() == run.resolve()
+    assert "== Backends" in (run / "report.txt").read_text()
     assert not list(project.glob("results/**/.*partial"))
 
 
