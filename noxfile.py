@@ -12,6 +12,8 @@ cuda-recipe  resolve the CUDA environment (pip --dry-run) on any machine
 bench        asv machine --yes, then asv run on HEAD: every benchmark, in asv's own environment
 bench-quick  CI smoke: asv check + one quick sample of a small subset, in the session's environment
 bench-matrix HEAD against several Aidge releases (one asv environment per release)
+bench-export-cpp  HEAD on backend export_cpp in an asv environment of its own (the site's export_cpp
+             lines beside cpu's)
 noise-floor  the same commit benchmarked twice on a subset: run-to-run ratios per benchmark kind
 publish      asv publish -> results/html + cases.html (every case linked; libraries served locally when
              npm is there); serve it over HTTP
@@ -179,6 +181,13 @@ def bench_matrix(session: nox.Session) -> None:
     """HEAD against several Aidge releases (benchmarks/aidge_matrix.py), side by side."""
     _asv_session(session)
     session.run("python", "benchmarks/aidge_matrix.py", "run", *session.posargs, env=TEST_ENV)
+
+
+@nox.session(name="bench-export-cpp", python=PYTHON)
+def bench_export_cpp(session: nox.Session) -> None:
+    """HEAD on backend export_cpp in an asv environment of its own (benchmarks/backend_env.py)."""
+    _asv_session(session)
+    session.run("python", "benchmarks/backend_env.py", "run", "export_cpp", *session.posargs, env=TEST_ENV)
 
 
 @nox.session(name="noise-floor", python=PYTHON)

@@ -73,14 +73,21 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "config":
         print(text, end="")
         return 0
+    return run_derived(text, OUT, args.range, asv_args, f"Aidge releases {', '.join(args.releases)}")
+
+
+def run_derived(text: str, out: Path, commits: str, asv_args: list[str], title: str) -> int:
+    """Write the derived configuration ``text`` to ``out`` (next to asv.conf.json: asv resolves
+    every path from its config's directory), run ``asv --config out run commits ...`` and
+    remove it again."""
     asv_args = [a for a in asv_args if a != "--"]
-    cmd = [sys.executable, "-m", "asv", "--config", OUT.name, "run", args.range, *asv_args]
-    print(f"Aidge releases {', '.join(args.releases)}\n+ {' '.join(cmd)}", flush=True)
-    OUT.write_text(text)
+    cmd = [sys.executable, "-m", "asv", "--config", out.name, "run", commits, *asv_args]
+    print(f"{title}\n+ {' '.join(cmd)}", flush=True)
+    out.write_text(text)
     try:
         return subprocess.call(cmd, cwd=ROOT)
     finally:
-        OUT.unlink(missing_ok=True)
+        out.unlink(missing_ok=True)
 
 
 if __name__ == "__main__":

@@ -50,7 +50,7 @@ from interop.equivalence.tolerance import tolerance_for  # noqa: E402
 from interop.errors import AidgeNotImplementedError, UnsupportedOperatorError  # noqa: E402
 
 __all__ = ["BACKEND", "PHASES", "CaseSkipped", "PrecheckFailed", "Pair", "case_ids", "cases", "pair",
-           "pin_threads", "benchmark_class", "RATIO_UNIT"]
+           "pin_threads", "benchmark_class", "export_build_class", "RATIO_UNIT"]
 
 #: the Aidge backend under test (``cpu``; ``cuda`` on a GPU machine)
 BACKEND = os.environ.get("INTEROP_BACKEND", "cpu").strip().lower() or "cpu"
@@ -117,15 +117,9 @@ def _config_error_case(name: str, exc: Exception) -> Case:
 
 
 def _operator_cases() -> list[Case]:
-    from interop.cases import ConfigError, catalog
+    from interop.cases import catalog
 
-    out = []
-    for name in catalog.OPERATOR_CONFIGS:
-        try:
-            out.extend(catalog.operator_cases([name], backend=BACKEND))
-        except ConfigError as exc:
-            out.append(_config_error_case(name, exc))
-    return out
+    return [c for name in catalog.OPERATOR_CONFIGS for c in _safe_operator_cases(name, BACKEND)]
 
 
 _CASES: dict[str, dict[str, Case]] = {}
@@ -142,8 +136,29 @@ def cases(kind: str) -> dict[str, Case]:
 
 
 def case_ids(kind: str, phase: str) -> list[str]:
-    """Ids (the pytest ids) of the cases of ``kind`` that run ``phase``."""
-    return [c.id for c in cases(kind).values() if phase == "forward" or c.test_backward]
+    """Ids (the pytest ids) of the cases of ``kind`` that run ``phase`` on the ``cpu`` backend,
+    whatever backend is benchmarked: asv keeps one benchmark list (``benchmarks.json``,
+    rewritten by every discovery) for all its environments, so every backend must declare the
+    same parameters. A case the benchmarked backend does not run in ``phase`` (every backward
+    on ``export_cpp``) is skipped by :func:`pair` as not applicable."""
+    from interop.cases import catalog
+
+    if BACKEND == "cpu":
+        listed = cases(kind).values()
+    elif kind == "operator":
+        listed = [c for name in catalog.OPERATOR_CONFIGS for c in _safe_operator_cases(name, "cpu")]
+    else:
+        listed = catalog.model_cases(backend="cpu")
+    return [c.id for c in listed if phase == "forward" or c.test_backward]
+
+
+def _safe_operator_cases(name: str, backend: str) -> list[Case]:
+    from interop.cases import ConfigError, catalog
+
+    try:
+        return catalog.operator_cases([name], backend=backend)
+    except ConfigError as exc:
+        return [_config_error_case(name, exc)]
 
 
 # ---------------------------------------------------------------------------------------
@@ -261,6 +276,8 @@ def _fail(case: Case, phase: str, what: str, mismatches) -> None:
 
 
 def _build_pair(case: Case, phase: str) -> Pair:
+    if phase != "forward" and not case.test_backward:  # listed from the cpu cases (case_ids)
+        raise CaseSkipped(f"not applicable: backend {BACKEND} does not run {case.id}'s {phase}")
     reason = skip_reason(case, phase)
     if reason:
         raise CaseSkipped(reason)
@@ -424,19 +441,44 @@ def benchmark_class(kind: str, phase: str, name: str) -> type:
            f"side by side; params are the pytest ids.")
     attrs = {"kind": kind, "phase": phase, "params": [ids], "__doc__": doc,
              "__module__": sys._getframe(1).f_globals.get("__name__", __name__)}
-    if BACKEND == "export_cpp" and phase == "forward":
-        attrs.update(track_export_generation_s=_track_export("generation_s"),
-                     track_export_compile_s=_track_export("compile_s"))
     return type(name, (_CaseBenchmark,), attrs)
 
 
-def _track_export(field: str):
-    """Backend export_cpp: the seconds aidge-export-cpp took to generate (``generation_s``)
-    or g++ to compile (``compile_s``) the case's model, measured when it was built (the
-    cache keeps the figure), reported beside the timed forward, never inside it."""
-    def track(self, case: str) -> float:
-        return timing.round_sig(getattr(self.pair.module.compiled, field), 3)
+class _ExportBuildBenchmark:
+    """Base of the generated ``ExportBuild`` classes: what building a case's model cost on the
+    ``export_cpp`` backend, reported beside the timed forward, never inside it:
+    ``track_generation_s`` (aidge-export-cpp generating the C++ project) and
+    ``track_compile_s`` (g++ building it), measured when the model was built (the export cache
+    keeps the figures). Declared on every backend, so that asv's one benchmark list is the
+    same whichever backend discovered it; skipped (at once, nothing built) on the others."""
 
-    track.unit = "seconds"
-    track.__name__ = f"track_export_{field}"
-    return track
+    kind = ""
+    param_names = ["case"]
+    number = 1
+    repeat = 1
+    rounds = 1
+    timeout = 300
+
+    def setup(self, case: str) -> None:
+        if BACKEND != "export_cpp":
+            raise CaseSkipped(f"backend {BACKEND}: no C++ export is built")
+        self.pair = pair(self.kind, case, "forward")
+
+    def track_generation_s(self, case: str) -> float:
+        return timing.round_sig(self.pair.module.compiled.generation_s, 3)
+
+    def track_compile_s(self, case: str) -> float:
+        return timing.round_sig(self.pair.module.compiled.compile_s, 3)
+
+    track_generation_s.unit = track_compile_s.unit = "seconds"
+
+
+def export_build_class(kind: str, name: str) -> type:
+    """The asv ``ExportBuild`` class of every ``kind`` case (params = the forward case ids); defined
+    for the models only (benchmarks/models.py): on cpu each of its cases costs a fork to skip
+    (~55 s for the ~520 operator cases), and an operator's build cost is in the cache anyway."""
+    doc = (f"Backend export_cpp: generation and compile seconds of every {kind} case's C++ "
+           f"export (skipped on other backends); params are the pytest ids.")
+    attrs = {"kind": kind, "params": [case_ids(kind, "forward")], "__doc__": doc,
+             "__module__": sys._getframe(1).f_globals.get("__name__", __name__)}
+    return type(name, (_ExportBuildBenchmark,), attrs)

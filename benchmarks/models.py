@@ -4,3 +4,4 @@ from . import harness
 
 Forward = harness.benchmark_class("model", "forward", "Forward")
 Backward = harness.benchmark_class("model", "backward", "Backward")
+ExportBuild = harness.export_build_class("model", "ExportBuild")  # backend export_cpp only

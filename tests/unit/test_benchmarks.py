@@ -306,6 +306,62 @@ def test_release_matrix_has_one_environment_per_release():
     assert default_env in envs  # the pinned release's history is shared with `asv run`
 
 
+# --- another backend in an asv environment of its own (nox -s bench-export-cpp) ------------------------
+def test_backend_environment_differs_from_the_default_only_by_backend_and_its_package():
+    pytest.importorskip("asv")
+    from asv import environment
+    from asv.config import Config
+
+    from benchmarks import backend_env
+
+    conf = Config.from_json(backend_env.backend_config("export_cpp"))
+    (env,) = environment.iter_matrix(conf.environment_type, conf.pythons, conf)
+    default = Config.load(str(ROOT / "asv.conf.json"))
+    (default_env,) = environment.iter_matrix(default.environment_type, default.pythons, default)
+    assert env[("env_nobuild", "INTEROP_BACKEND")] == "export_cpp"
+    assert default_env[("env_nobuild", "INTEROP_BACKEND")] == "cpu"
+    assert env[("req", "aidge-export-cpp")] == "==0.10.1"
+    assert env[("req", "torch")] == "==2.13.0"
+    changed = {k for k in set(env) | set(default_env) if env.get(k) != default_env.get(k)}
+    assert changed == {("env_nobuild", "INTEROP_BACKEND"), ("req", "aidge-export-cpp")}
+    with pytest.raises(SystemExit, match="no asv environment"):
+        backend_env.backend_config("tpu")
+
+
+def test_every_backend_declares_the_same_benchmarks(tmp_path):
+    """asv keeps one benchmark list for every environment, rewritten by each discovery: the
+    export_cpp discovery must list what the cpu one lists (backward and ExportBuild too)."""
+    import subprocess
+
+    code = ("import json, sys; sys.path.insert(0, sys.argv[1]);"
+            "from benchmarks import operators, models;"
+            "print(json.dumps({f'{m.__name__}.{c}': getattr(m, c).params for m in (operators, models)"
+            " for c in ('Forward', 'Backward', 'ExportBuild') if hasattr(m, c)}))")
+    seen = {}
+    for backend in ("cpu", "export_cpp"):
+        out = subprocess.run([sys.executable, "-c", code, str(ROOT)], capture_output=True, text=True,
+                             check=True, env={**__import__("os").environ, "INTEROP_BACKEND": backend})
+        seen[backend] = json.loads(out.stdout.strip().splitlines()[-1])
+    assert seen["cpu"] == seen["export_cpp"]
+    assert seen["cpu"]["benchmarks.models.ExportBuild"][0]
+    assert seen["cpu"]["benchmarks.operators.Backward"][0]  # not empty on export_cpp either
+
+
+def test_backward_of_a_forward_only_case_is_skipped_as_not_applicable():
+    case = _case("Fwd_only_case", lambda: torch.nn.ReLU(), test_backward=False)
+    with pytest.raises(harness.CaseSkipped, match="not applicable"):
+        _pair(case, "backward")
+
+
+def test_export_build_benchmarks_skip_at_once_on_other_backends(monkeypatch):
+    from benchmarks import models
+
+    monkeypatch.setattr(harness, "BACKEND", "cpu")
+    monkeypatch.setattr(harness, "pair", lambda *a: pytest.fail("built a pair"))
+    with pytest.raises(harness.CaseSkipped, match="no C\\+\\+ export"):
+        models.ExportBuild().setup(models.ExportBuild.params[0][0])
+
+
 # --- the CI smoke subset (nox -s bench-quick) ----------------------------------------------------------
 def test_smoke_subset_selects_both_phases_of_its_cases():
     import ast
