@@ -6,7 +6,7 @@ tests-cuda   the suites with backend="cuda" on a GPU machine; skips (exit 0) wit
 tests-export-cpp  the operator and model suites with backend="export_cpp" (Aidge's generated C++,
              compiled once per case into a persistent cache; README "Backend export_cpp")
 opinfo       every OpInfo sample in every dtype (tests/test_opinfo.py, INTEROP_OPINFO_SAMPLES=all,
-             INTEROP_OPINFO_DTYPES=all)
+             INTEROP_OPINFO_DTYPES=all); INTEROP_OPINFO_SHARD=K/N runs the K-th of N shards
 report       the main job: suites + categorised findings report in results/runs/<run>/ (results/latest)
 cuda-recipe  resolve the CUDA environment (pip --dry-run) on any machine
 bench        asv machine --yes, then asv run on HEAD: every benchmark, in asv's own environment

@@ -15,6 +15,9 @@ that it still is the one its id describes (no tensor is pickled into an id).
 
 The default run takes the first :data:`DEFAULT_SAMPLES` samples of every entry (a
 deterministic cap); ``INTEROP_OPINFO_SAMPLES=all`` (``nox -s opinfo``) takes them all.
+``INTEROP_OPINFO_SHARD=K/N`` keeps the K-th of N disjoint shards of whatever that selects
+(by a CRC-32 of the case id: stable, independent of the order and of the other cases), so
+that the ~30,000 cases of the full run split over N jobs, or a shard measures the whole.
 
 dtypes: float32 for every entry; the other dtypes Aidge has kernels for
 (:data:`EXTRA_DTYPES`: float64, float16, int64) for the entries the catalog covers in the
@@ -42,7 +45,7 @@ from .case import Case, _normalized
 
 __all__ = ["OPINFO_OPS", "CATALOG_OPINFO", "DEFAULT_SAMPLES", "OpInfoUnavailable", "op_db", "opinfo_cases",
            "opinfo_sample", "run_opinfo_case", "NOT_COMPARABLE", "describe_sample", "survey", "sample_cap",
-           "EXTRA_DTYPES", "entry_dtypes"]
+           "EXTRA_DTYPES", "entry_dtypes", "shard", "in_shard"]
 
 #: samples per entry in the default run (``INTEROP_OPINFO_SAMPLES``: a number or ``all``)
 DEFAULT_SAMPLES = 1
@@ -50,6 +53,7 @@ SAMPLES_ENV = "INTEROP_OPINFO_SAMPLES"
 #: dtypes beyond float32 (Aidge's CPU backend registers kernels of these types)
 EXTRA_DTYPES = ("float64", "float16", "int64")
 DTYPES_ENV = "INTEROP_OPINFO_DTYPES"
+SHARD_ENV = "INTEROP_OPINFO_SHARD"
 _SEED = 0
 _MAX_DESCRIPTION = 64
 
@@ -116,6 +120,22 @@ def sample_cap() -> int | None:
     if not raw.isdigit() or int(raw) < 1:
         raise ValueError(f"environment variable {SAMPLES_ENV}={raw!r}: expected an integer >= 1 or 'all'")
     return int(raw)
+
+
+def shard() -> tuple[int, int] | None:
+    """``(k, n)`` from ``$INTEROP_OPINFO_SHARD`` (``K/N``, 1 <= K <= N), None when unset."""
+    raw = os.environ.get(SHARD_ENV, "").strip()
+    if not raw:
+        return None
+    m = re.fullmatch(r"(\d+)/(\d+)", raw)
+    if not m or not 1 <= int(m[1]) <= int(m[2]):
+        raise ValueError(f"environment variable {SHARD_ENV}={raw!r}: expected K/N with 1 <= K <= N (e.g. 3/20)")
+    return int(m[1]), int(m[2])
+
+
+def in_shard(case_id: str, selected: tuple[int, int] | None) -> bool:
+    """Whether ``case_id`` belongs to shard ``(k, n)`` (every id to exactly one of the n)."""
+    return selected is None or zlib.crc32(case_id.encode()) % selected[1] == selected[0] - 1
 
 
 def entry_dtypes(name: str) -> tuple[str, ...]:
@@ -191,6 +211,7 @@ def opinfo_cases(names: list[str] | None = None, *, backend: str = "cpu", cap: A
     from .expected_failures import with_expected_failure
 
     cap = sample_cap() if cap == "env" else cap
+    selected = shard()
     db = op_db()
     out = []
     for name in names or OPINFO_OPS:
@@ -207,6 +228,8 @@ def opinfo_cases(names: list[str] | None = None, *, backend: str = "cpu", cap: A
             backward = bool(op.supports_autograd) and getattr(torch, dtype) in op.supported_backward_dtypes("cpu")
             for index, sample in enumerate(samples):
                 label = _label(index, sample, dtype)
+                if not in_shard(f"opinfo_{name}_{label}", selected):
+                    continue
                 out.append(with_expected_failure(Case(
                     id=f"opinfo_{name}_{label}", op_class=f"opinfo:{name}", operator=name, path=label,
                     source="opinfo", kind="opinfo", backend=backend, test_backward=backward,

@@ -611,3 +611,28 @@ def test_opinfo_dtypes_per_entry_and_their_ids(monkeypatch):
     monkeypatch.setenv(opinfo.DTYPES_ENV, "float32,bfloat16")
     with pytest.raises(ValueError, match="INTEROP_OPINFO_DTYPES.*bfloat16"):
         opinfo.entry_dtypes("abs")
+
+
+def test_opinfo_shards_partition_the_cases(monkeypatch):
+    from interop.cases import opinfo
+
+    ids = [f"opinfo_abs_s{i}_20x20" for i in range(200)]
+    shards = [[i for i in ids if opinfo.in_shard(i, (k, 7))] for k in range(1, 8)]
+    assert sorted(i for s in shards for i in s) == sorted(ids)  # disjoint, complete
+    assert all(shards)
+    assert all(opinfo.in_shard(i, None) for i in ids)
+    monkeypatch.setenv(opinfo.SHARD_ENV, "3/20")
+    assert opinfo.shard() == (3, 20)
+    for bad in ("0/4", "5/4", "1of4"):
+        monkeypatch.setenv(opinfo.SHARD_ENV, bad)
+        with pytest.raises(ValueError, match="INTEROP_OPINFO_SHARD"):
+            opinfo.shard()
+    monkeypatch.setenv(opinfo.SHARD_ENV, "1/2")
+    try:
+        kept = {c.id for c in opinfo.opinfo_cases(["abs"], cap=None)}
+        monkeypatch.setenv(opinfo.SHARD_ENV, "2/2")
+        other = {c.id for c in opinfo.opinfo_cases(["abs"], cap=None)}
+    except opinfo.OpInfoUnavailable:
+        pytest.skip("torch's OpInfo database does not import here")
+    monkeypatch.delenv(opinfo.SHARD_ENV)
+    assert kept | other == {c.id for c in opinfo.opinfo_cases(["abs"], cap=None)} and not kept & other
