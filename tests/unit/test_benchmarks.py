@@ -336,7 +336,8 @@ def test_every_backend_declares_the_same_benchmarks(tmp_path):
     code = ("import json, sys; sys.path.insert(0, sys.argv[1]);"
             "from benchmarks import operators, models;"
             "print(json.dumps({f'{m.__name__}.{c}': getattr(m, c).params for m in (operators, models)"
-            " for c in ('Forward', 'Backward', 'ExportBuild') if hasattr(m, c)}))")
+            " for c in ('Forward', 'Backward', 'ExportBuild') if hasattr(m, c)}"
+            " | {'built': sorted(operators.harness._CASES)}))")
     seen = {}
     for backend in ("cpu", "export_cpp"):
         out = subprocess.run([sys.executable, "-c", code, str(ROOT)], capture_output=True, text=True,
@@ -344,6 +345,7 @@ def test_every_backend_declares_the_same_benchmarks(tmp_path):
         seen[backend] = json.loads(out.stdout.strip().splitlines()[-1])
     assert seen["cpu"] == seen["export_cpp"]
     assert seen["cpu"]["benchmarks.models.ExportBuild"][0]
+    assert seen["export_cpp"]["built"] == ["model", "operator"]  # at import: asv's forks inherit them
     assert seen["cpu"]["benchmarks.operators.Backward"][0]  # not empty on export_cpp either
 
 
