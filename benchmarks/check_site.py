@@ -18,7 +18,9 @@ checks that
    phase, and every operator and model has its section;
 4. for one case per operator and model (the first), asv's graph page with that case
    selected draws a plot, and ``pair.html`` draws torch's and Aidge's times side by side
-   with a table holding both figures and their ratio.
+   with a table holding both figures and their ratio; where several backends were
+   benchmarked (``env-INTEROP_BACKEND`` in ``index.json``: ``nox -s bench-export-cpp``),
+   every backend has rows of its own in those tables.
 
 It prints what it checked and exits 1 on the first failed check (0 when all pass).
 """
@@ -146,6 +148,7 @@ def check(html_dir: Path, chromium: str, sample: int) -> list[str]:
                     f"(graph per kind + side by side)")
 
         checked, empty = 0, 0
+        env_cells: set[str] = set()  # the environment column of every side-by-side row seen
         for module, by_group in groups.items():
             for group, phases in sorted(by_group.items())[: sample or None]:
                 phase, value = _measured_case(html_dir, index, module, phases)
@@ -166,7 +169,14 @@ def check(html_dir: Path, chromium: str, sample: int) -> list[str]:
                 # a row per commit and environment: both sides measured, and their ratio
                 if not all(cell.strip() not in ("", "-") for cell in rows[1].split("\t")[2:5]):
                     raise SiteError(f"pair.html {module}.{phase} {value}: no torch/Aidge figures: {rows[:2]}")
+                env_cells.update(r.split("\t")[1].strip() for r in rows[1:] if "\t" in r)
                 checked += 1
+        backends = [b for b in index.get("params", {}).get("env-INTEROP_BACKEND", []) if b]
+        if len(backends) > 1:  # several backends benchmarked: each its own rows (README "Backend export_cpp")
+            absent = [b for b in backends if not any(b in cell.split(", ") for cell in env_cells)]
+            if absent:
+                raise SiteError(f"pair.html: no row of backend(s) {absent} in any case checked")
+            done.append(f"backends: {', '.join(backends)} each with rows of their own side by side")
         done.append(f"graph pages: {checked} cases (one per operator/model) plotted alone and side by side"
                     + (f"; {empty} operators/models without any asv figure show 'no measurement'" if empty else ""))
         browser.close()
