@@ -69,17 +69,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--releases", nargs="+", default=list(RELEASES), metavar="VERSION")
     parser.add_argument("--range", default="HEAD^!", help="commits to benchmark (default: HEAD^!)")
     args, asv_args = parser.parse_known_args(argv)  # the rest goes to `asv run` (--bench ...)
-    text = json.dumps(release_config(args.releases), indent=2) + "\n"
-    if args.command == "config":
+    return run_derived(args.command, release_config(args.releases), OUT, args.range, asv_args,
+                       f"Aidge releases {', '.join(args.releases)}")
+
+
+def run_derived(command: str, conf: dict, out: Path, commits: str, asv_args: list[str], title: str) -> int:
+    """``command`` ``config``: print the derived configuration ``conf``. ``run``: write it to
+    ``out`` (next to asv.conf.json: asv resolves every path from its config's directory), run
+    ``asv --config out run commits ...`` and remove it again."""
+    text = json.dumps(conf, indent=2) + "\n"
+    if command == "config":
         print(text, end="")
         return 0
-    return run_derived(text, OUT, args.range, asv_args, f"Aidge releases {', '.join(args.releases)}")
-
-
-def run_derived(text: str, out: Path, commits: str, asv_args: list[str], title: str) -> int:
-    """Write the derived configuration ``text`` to ``out`` (next to asv.conf.json: asv resolves
-    every path from its config's directory), run ``asv --config out run commits ...`` and
-    remove it again."""
     asv_args = [a for a in asv_args if a != "--"]
     cmd = [sys.executable, "-m", "asv", "--config", out.name, "run", commits, *asv_args]
     print(f"{title}\n+ {' '.join(cmd)}", flush=True)

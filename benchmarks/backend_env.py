@@ -23,7 +23,6 @@ compile seconds) exist on ``cpu`` too, skipped there.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -61,12 +60,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("backend", choices=sorted(BACKEND_PACKAGES))
     parser.add_argument("--range", default="HEAD^!", help="commits to benchmark (default: HEAD^!)")
     args, asv_args = parser.parse_known_args(argv)  # the rest goes to `asv run` (--bench ...)
-    text = json.dumps(backend_config(args.backend), indent=2) + "\n"
-    if args.command == "config":
-        print(text, end="")
-        return 0
-    return run_derived(text, ROOT / f"asv-{args.backend}.conf.json", args.range, asv_args,
-                       f"backend {args.backend}")
+    return run_derived(args.command, backend_config(args.backend), ROOT / f"asv-{args.backend}.conf.json",
+                       args.range, asv_args, f"backend {args.backend}")
 
 
 if __name__ == "__main__":

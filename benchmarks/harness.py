@@ -27,6 +27,7 @@ synchronisation.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import statistics
 import sys
@@ -116,10 +117,24 @@ def _config_error_case(name: str, exc: Exception) -> Case:
     return Case(id=f"{name}_config_error", op_class=broken, input_size=(1,), operator=name, backend=BACKEND)
 
 
-def _operator_cases() -> list[Case]:
+def _operator_cases(backend: str = BACKEND) -> list[Case]:
+    """Every operator case for ``backend``; one bad configuration costs its own operator only
+    (:func:`_config_error_case`)."""
+    from interop.cases import ConfigError, catalog
+
+    out = []
+    for name in catalog.OPERATOR_CONFIGS:
+        try:
+            out.extend(catalog.operator_cases([name], backend=backend))
+        except ConfigError as exc:
+            out.append(_config_error_case(name, exc))
+    return out
+
+
+def _kind_cases(kind: str, backend: str) -> list[Case]:
     from interop.cases import catalog
 
-    return [c for name in catalog.OPERATOR_CONFIGS for c in _safe_operator_cases(name, BACKEND)]
+    return _operator_cases(backend) if kind == "operator" else catalog.model_cases(backend=backend)
 
 
 _CASES: dict[str, dict[str, Case]] = {}
@@ -128,10 +143,7 @@ _CASES: dict[str, dict[str, Case]] = {}
 def cases(kind: str) -> dict[str, Case]:
     """The cases of ``kind`` (``operator`` / ``model``) by id, in catalog order."""
     if kind not in _CASES:
-        from interop.cases import catalog
-
-        found = _operator_cases() if kind == "operator" else catalog.model_cases(backend=BACKEND)
-        _CASES[kind] = {c.id: c for c in found}
+        _CASES[kind] = {c.id: c for c in _kind_cases(kind, BACKEND)}
     return _CASES[kind]
 
 
@@ -141,24 +153,19 @@ def case_ids(kind: str, phase: str) -> list[str]:
     rewritten by every discovery) for all its environments, so every backend must declare the
     same parameters. A case the benchmarked backend does not run in ``phase`` (every backward
     on ``export_cpp``) is skipped by :func:`pair` as not applicable."""
-    from interop.cases import catalog
-
     # The benchmarked backend's cases are built here, at import, in asv's fork server, so that
     # its forks start with them (a fork that built them would pay seconds per benchmark).
     listed = cases(kind).values()
     if BACKEND != "cpu":
-        listed = ([c for name in catalog.OPERATOR_CONFIGS for c in _safe_operator_cases(name, "cpu")]
-                  if kind == "operator" else catalog.model_cases(backend="cpu"))
+        listed = _cpu_listing(kind)
     return [c.id for c in listed if phase == "forward" or c.test_backward]
 
 
-def _safe_operator_cases(name: str, backend: str) -> list[Case]:
-    from interop.cases import ConfigError, catalog
-
-    try:
-        return catalog.operator_cases([name], backend=backend)
-    except ConfigError as exc:
-        return [_config_error_case(name, exc)]
+@functools.lru_cache(maxsize=None)
+def _cpu_listing(kind: str) -> tuple[Case, ...]:
+    """The ``cpu`` cases of ``kind``, built once per process (:func:`case_ids` lists the ids of
+    every benchmark class from them when another backend is benchmarked)."""
+    return tuple(_kind_cases(kind, "cpu"))
 
 
 # ---------------------------------------------------------------------------------------
@@ -315,8 +322,6 @@ def raw_aidge_call(aidge_model, inputs, phase: str, grad_outputs=None) -> Callab
     into the graph's Aidge tensors and one forward has run (dims forwarded); for
     ``backward`` the output gradients are set too. Returns
     ``functools.partial(scheduler.forward, False, tensors)`` or ``scheduler.backward``."""
-    import functools
-
     if isinstance(aidge_model, interop.bridge.ExportCppModule):  # backend export_cpp: forward only
         return aidge_model.raw_forward(inputs)
     runner = aidge_model._runner

@@ -34,10 +34,11 @@ def main(argv: list[str] | None = None) -> int:
         if i:
             time.sleep(args.pause)
         times.append(probe())
-    ms = [f"{t * 1e3:.1f}" for t in times]
-    print(f"fixed loop, {args.samples} samples {args.pause} s apart (ms): {' '.join(ms)}")
-    print(f"median {statistics.median(times) * 1e3:.1f} ms, max/min {max(times) / min(times):.2f}, "
-          f"share within 1.10x of the median {sum(abs(t / statistics.median(times) - 1) <= 0.10 for t in times) / len(times):.0%}")
+    median = statistics.median(times)
+    within = sum(abs(t / median - 1) <= 0.10 for t in times) / len(times)
+    print(f"fixed loop, {args.samples} samples {args.pause} s apart (ms): {' '.join(f'{t * 1e3:.1f}' for t in times)}")
+    print(f"median {median * 1e3:.1f} ms, max/min {max(times) / min(times):.2f}, "
+          f"share within 1.10x of the median {within:.0%}")
     return 0
 
 
