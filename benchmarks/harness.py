@@ -57,10 +57,14 @@ __all__ = ["BACKEND", "PHASES", "CaseSkipped", "PrecheckFailed", "Pair", "case_i
 BACKEND = os.environ.get("INTEROP_BACKEND", "cpu").strip().lower() or "cpu"
 PHASES = ("forward", "backward")
 RATIO_UNIT = "aidge/torch"
-#: seconds of samples per side behind one Aidge/torch ratio
-RATIO_BUDGET_S = 0.2
-RATIO_BLOCKS = 5
-RATIO_MAX_SAMPLES = 5000
+#: seconds of calls (both sides) behind one Aidge/torch ratio, in rounds of a torch block and an
+#: Aidge block of about RATIO_BLOCK_S each (README "Noise floor": measured, these rounds keep the
+#: ratio of one case within 1.06-1.11x over fresh processes, where 5 blocks of 40 ms per side
+#: spread 1.08-1.40x)
+RATIO_BUDGET_S = 0.4
+RATIO_BLOCK_S = 0.002
+RATIO_MIN_ROUNDS = 10
+RATIO_MAX_ROUNDS = 100
 
 
 def _warm_up() -> None:
@@ -217,24 +221,29 @@ class Pair:
         return self.backend == "cuda"
 
     def ratio(self, budget_s: float = RATIO_BUDGET_S) -> float:
-        """median(Aidge) / median(torch), sampled in one process in interleaved blocks
-        through :mod:`interop.equivalence.timing`, rounded to 3 significant digits."""
+        """Aidge/torch: the median, over rounds, of one round's ratio, rounded to 3 significant
+        digits. A round times a block of torch calls, then a block of Aidge calls (each block
+        about :data:`RATIO_BLOCK_S` long, one clock reading per block, so that the clock's own
+        cost stays out of microsecond cases), and divides the two per-call times: both sides of
+        one round run within milliseconds of each other, so the CPU's own speed drift (README
+        "Noise floor") cancels in each round's ratio; :data:`RATIO_MIN_ROUNDS` to
+        :data:`RATIO_MAX_ROUNDS` rounds, as many as ``budget_s`` allows."""
         pin_threads()
         cuda = self.cuda
-        for call in (self.torch_call, self.aidge_call):
-            timing.measure(call, warmup=2, repeat=0, cuda=cuda)
-        counts = []
-        for call in (self.torch_call, self.aidge_call):
-            once = timing.timed(call, cuda=cuda)[1]
-            counts.append(max(1, min(RATIO_MAX_SAMPLES // RATIO_BLOCKS,
-                                     int(budget_s / RATIO_BLOCKS / max(once, 1e-7)))))
-        torch_samples: list[float] = []
-        aidge_samples: list[float] = []
-        for _ in range(RATIO_BLOCKS):
-            torch_samples += timing.measure(self.torch_call, warmup=0, repeat=counts[0], cuda=cuda)
-            aidge_samples += timing.measure(self.aidge_call, warmup=0, repeat=counts[1], cuda=cuda)
+        calls = (self.torch_call, self.aidge_call)
+        for call in calls:
+            timing.measure(call, warmup=3, repeat=0, cuda=cuda)
+        once = [min(timing.measure(call, warmup=0, repeat=3, cuda=cuda)) for call in calls]
+        counts = [max(1, int(RATIO_BLOCK_S / max(t, 1e-7))) for t in once]
+        round_s = sum(n * t for n, t in zip(counts, once))
+        rounds = max(RATIO_MIN_ROUNDS, min(RATIO_MAX_ROUNDS, int(budget_s / max(round_s, 1e-9))))
+        ratios = []
+        for _ in range(rounds):
+            torch_s = timing.block_time(self.torch_call, counts[0], cuda=cuda)
+            aidge_s = timing.block_time(self.aidge_call, counts[1], cuda=cuda)
+            ratios.append(aidge_s / torch_s)
         # asv prints and stores a track_ value as returned: 3 significant digits, not 4.253227378618111
-        return timing.round_sig(statistics.median(aidge_samples) / statistics.median(torch_samples), 3)
+        return timing.round_sig(statistics.median(ratios), 3)
 
 
 _PAIRS: dict[tuple[str, str, str], Pair | BaseException] = {}

@@ -158,23 +158,37 @@ def test_the_aidge_call_is_the_scheduler_and_nothing_else(phase, monkeypatch):
 
 
 def test_the_ratio_numerator_is_the_aidge_call(monkeypatch):
-    """track_aidge_torch_ratio = median(samples of pair.aidge_call) / median(samples of
-    pair.torch_call): the bridge's call is never sampled."""
+    """track_aidge_torch_ratio = median over rounds of (per-call time of a block of
+    pair.aidge_call) / (per-call time of a block of pair.torch_call), the two blocks of a round
+    back to back: the bridge's call is never timed."""
     pair = _pair(_case("Linear_case", lambda: torch.nn.Linear(4, 3)), "forward")
     fake = {id(pair.torch_call): 2e-6, id(pair.aidge_call): 7e-6, id(pair.bridge_call): 1.0}
-    sampled = []
+    order = []
 
     def measure(fn, *, warmup=2, repeat=10, min_time_s=0.0, cuda=False):
-        sampled.append(fn)
         return [fake[id(fn)]] * repeat
 
+    def block_time(fn, n, *, cuda=False):
+        order.append((id(fn), n))
+        return fake[id(fn)]
+
     monkeypatch.setattr(harness.timing, "measure", measure)
-    monkeypatch.setattr(harness.timing, "timed", lambda fn, cuda=False: (None, fake[id(fn)]))
+    monkeypatch.setattr(harness.timing, "block_time", block_time)
     assert pair.ratio() == pytest.approx(3.5)
-    assert {id(f) for f in sampled} == {id(pair.torch_call), id(pair.aidge_call)}
+    assert {f for f, _ in order} == {id(pair.torch_call), id(pair.aidge_call)}
+    # rounds: a torch block, then an Aidge block, each about RATIO_BLOCK_S long
+    assert [f for f, _ in order[:4]] == [id(pair.torch_call), id(pair.aidge_call)] * 2
+    assert order[0][1] == int(harness.RATIO_BLOCK_S / 2e-6) and order[1][1] == int(harness.RATIO_BLOCK_S / 7e-6)
+    assert harness.RATIO_MIN_ROUNDS <= len(order) // 2 <= harness.RATIO_MAX_ROUNDS
     # asv prints a track_ value as returned: 3 significant digits (before: 4.253227378618111)
     fake[id(pair.aidge_call)] = 2e-6 * 4.253227378618111
     assert pair.ratio() == 4.25
+
+
+def test_block_time_is_the_time_per_call_of_the_block():
+    calls = []
+    per_call = harness.timing.block_time(lambda: calls.append(1), 50)
+    assert len(calls) == 50 and 0 < per_call < 1e-3
 
 
 @pytest.mark.parametrize("value, rounded", [(4.253227378618111, 4.25), (1865.37, 1870.0), (0.0123456, 0.0123),
