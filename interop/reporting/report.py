@@ -459,6 +459,14 @@ def format_report(report: dict[str, Any]) -> str:
         if bench["untimed"]:
             add(f"  no forward timing for: {', '.join(bench['untimed'])}")
 
+    triage = report.get("triage")
+    if triage:
+        left = f", {triage['left_out']} left out" if triage.get("left_out") else ""
+        add("")
+        add(f"== Untriaged OpInfo failures: {triage['cases']} case(s) in {triage['rows']} proposed "
+            f"table row(s){left} ==")
+        add(f"  check each row, then paste it into interop/cases/_opinfo_failures.py: {triage['file']}")
+
     if report["problems"]:
         add("")
         add(f"== Input problems (lines skipped): {len(report['problems'])} ==")

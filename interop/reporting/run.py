@@ -4,7 +4,9 @@
 - The run gets ``results/runs/<UTC time>-<commit>-<pid>/`` (created exclusively: two
   concurrent runs never share a file). pytest's output goes to ``pytest.txt``, ModelTester's
   timings to ``benchmarks.jsonl`` (``INTEROP_RESULTS_DIR`` points there), the analysis to
-  ``report.txt`` / ``report.json``, and ``run.json`` says how the run ended. When asv
+  ``report.txt`` / ``report.json``, and ``run.json`` says how the run ended. When OpInfo
+  cases failed without an expected failure, ``triage.py`` proposes their table rows
+  (:mod:`.triage`). When asv
   results of the same commit exist (``results/asv``), the report's slowdowns take asv's
   ratio for the cases asv holds.
 - Every file is written under a temporary name and renamed when complete: a reader never
@@ -35,10 +37,13 @@ from .benchmarks import parse_benchmarks
 from .inputs import UnreadableInput
 from .pytest_output import parse_pytest_output
 from .report import build_report, format_report
+from .triage import format_rows, propose_opinfo_rows, summary as triage_summary
 
 __all__ = ["main", "new_run_dir", "write_atomically", "point_latest"]
 
 DEFAULT_PYTEST_ARGS = ("-n", "auto", "tests")
+#: the proposed expected-failure rows of the run's untriaged OpInfo failures (:mod:`.triage`)
+TRIAGE_FILE = "triage.py"
 
 
 def _commit(cwd: Path) -> str:
@@ -130,6 +135,10 @@ def _analyse(run_dir: Path, commit: str | None = None, asv_dir: Path | None = No
             runs = {}
         runs[backend] = (run_dir.name, run)
         report["backends"] = backend_matrix(runs)
+    triage = propose_opinfo_rows(run)
+    if triage.rows or triage.left_out:
+        write_atomically(run_dir / TRIAGE_FILE, format_rows(triage, source=run_dir.name))
+        report["triage"] = dict(triage_summary(triage), file=str(run_dir / TRIAGE_FILE))
     text = format_report(report)
     write_atomically(run_dir / "report.json", json.dumps(report, indent=2, ensure_ascii=False) + "\n")
     write_atomically(run_dir / "report.txt", text)

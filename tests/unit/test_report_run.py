@@ -165,3 +165,35 @@ def test_the_report_takes_asvs_ratio_of_the_same_commit(tmp_path):
     # no asv results of that commit: ModelTester's median figure
     _analyse(run, "deadbeef", tmp_path / "asv")
     assert json.loads((run / "report.json").read_text())["slowdowns_vs_torch"] == []
+
+
+OPINFO_FAILING = (
+    "import pytest\n\n"
+    "@pytest.mark.parametrize('case', ['opinfo_unflatten_s1_8_0_4_2', 'opinfo_constant_pad_nd_s28_1x3_float64'])\n"
+    "def test_opinfo(case):\n"
+    "    n = 16 if 'unflatten' in case else 32\n"
+    "    raise RuntimeError(\"Aidge forward failed (operator Concat, node 'Concat'): Number of elements to copy is \"\n"
+    "                       f'above implementation current capacity ({n}B > 8B)')\n\n"
+    "def test_opinfo_passes():\n    pass\n")
+
+
+def test_untriaged_opinfo_failures_get_their_proposed_rows(tmp_path):
+    """`nox -s opinfo` is such a run: its OpInfo failures that no table row expects become
+    triage.py (one row per reason), and the report says where it is."""
+    project = tmp_path / "project"
+    (project / "tests").mkdir(parents=True)
+    (project / "tests" / "test_opinfo.py").write_text(OPINFO_FAILING)
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env.pop("INTEROP_RESULTS_DIR", None)
+    proc = subprocess.run([sys.executable, "-m", "interop.reporting.run", "-p", "no:interop", "tests/test_opinfo.py"],
+                          cwd=project, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    (run,) = _runs(project)
+    text = (run / "triage.py").read_text()
+    assert "PROPOSED_OPINFO_FAILURES" in text
+    assert ("('Concat', 'forward', 'aidge_error', 'Number of elements to copy is above implementation current "
+            "capacity', 'aidge', (\n        'constant_pad_nd:s28_1x3_float64',\n        'unflatten:s1_8_0_4_2',\n"
+            "    )),") in text
+    report = json.loads((run / "report.json").read_text())
+    assert report["triage"]["rows"] == 1 and report["triage"]["cases"] == 2
+    assert "== Untriaged OpInfo failures: 2 case(s) in 1 proposed table row(s) ==" in (run / "report.txt").read_text()

@@ -1,0 +1,154 @@
+"""Proposed expected-failure rows for a run's untriaged OpInfo failures.
+
+A full OpInfo run (``nox -s opinfo``: every sample in every dtype, ~30,000 cases) finds more
+failures than anyone triages by hand. :func:`propose_opinfo_rows` groups the run's failed
+OpInfo cases by reason, the way the table wants them (the Aidge operator, the phase, the
+category, the quoted error, the attribution), and :func:`format_rows` writes them in the data
+format of :mod:`interop.cases._opinfo_failures`, so that triage is: read each row, check its
+reason, paste it. ``python -m interop.reporting.run`` writes them to the run's
+``triage.py`` whenever the run has such failures (the report's last section says how many).
+
+A row is proposed only where its quote is found in the failure message of each of its cases,
+in a category the table takes (an Aidge category, or an export error). A failure that does not
+fit (an unknown category, no quote, a strict XPASS) is listed as a comment with the reason,
+never silently dropped. Pasted rows meet the table's own checks: the unit test that the
+categoriser gives each quote its row's category, and the run-time guard.
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any, Iterable
+
+from .categories import kind_of
+from .pytest_output import PytestRun
+from .sources import attribution_of, source_of
+
+__all__ = ["ProposedRow", "propose_opinfo_rows", "format_rows", "split_opinfo_id"]
+
+_OPINFO_ID = re.compile(r"^opinfo_(?P<entry>.+?)_(?P<label>s\d+(?:_.*)?)$")
+# Aidge's missing-kernel error names the implementation by its mangled C++ type:
+# ...for registrable object N5Aidge16OperatorImpl_cpuINS_12ReduceMin_OpE... -> ReduceMin
+_REGISTRAR = re.compile(r'missing or invalid registrar key: "\[(?P<dtype>\w+)')
+_REGISTRAR_OP = re.compile(r"OperatorImpl_\w+?INS_\d+(?P<op>\w+?)_Op")
+_EMPTY_INPUT = re.compile(r"^input \d+ has shape \([^)]*\): (?=Aidge does not compute on empty tensors)")
+_NEGATIVE_STEP = re.compile(r"(Step \(-\d+\) is negative, we must have End \()\d+\).*$")
+_CAPACITY = re.compile(r"(Number of elements to copy is above implementation current capacity) \(\d+B > \d+B\)")
+_EXPORT_FAILED = re.compile(r"torch\.onnx\.export failed for \w+: (?P<why>[^\n]+?)(?:\.\s|\.?$|\.\.\.)")
+#: the table's one category that is not Aidge's (an export that fails, attributed to export)
+_EXPORT_CATEGORY = "export_error (test strategy)"
+
+
+def split_opinfo_id(case_id: str) -> tuple[str, str] | None:
+    """``opinfo_<entry>_s<index>_<sample>`` -> (entry, label) as the table keys it, or None."""
+    m = _OPINFO_ID.match(case_id or "")
+    return (m.group("entry"), m.group("label")) if m else None
+
+
+@dataclasses.dataclass
+class ProposedRow:
+    operator: str
+    phase: str
+    category: str
+    error: str
+    attribution: str
+    cases: list[str]
+
+    def as_tuple(self) -> tuple:
+        return (self.operator, self.phase, self.category, self.error, self.attribution, tuple(self.cases))
+
+
+@dataclasses.dataclass
+class Triage:
+    rows: list[ProposedRow]
+    #: (case id, why no row) for failures that could not become a row
+    left_out: list[tuple[str, str]]
+
+    @property
+    def cases(self) -> int:
+        return sum(len(r.cases) for r in self.rows)
+
+
+def propose_opinfo_rows(run: PytestRun) -> Triage:
+    """Rows for every OpInfo case of ``run`` that failed without an expected failure."""
+    from .report import _finding  # the report's own reading of a failure: one place
+
+    groups: dict[tuple, ProposedRow] = {}
+    left_out: list[tuple[str, str]] = []
+    for result in run.results:
+        if result.outcome not in ("failed", "error") or source_of(result.nodeid) != "OpInfo":
+            continue
+        case_id = result.case or ""
+        split = split_opinfo_id(case_id)
+        finding = _finding(result)
+        category, phase, error = finding["category"], finding["phase"], (finding["error"] or "").strip()
+        if split is None:
+            left_out.append((case_id or result.nodeid, "not an OpInfo case id"))
+            continue
+        if category.startswith("xpass") or "XPASS" in (result.message or ""):
+            left_out.append((case_id, "an expected failure that passed: correct or remove its row"))
+            continue
+        if kind_of(category) != "aidge" and category != _EXPORT_CATEGORY:
+            left_out.append((case_id, f"category {category!r} is not a table category"))
+            continue
+        operator = finding["operator"] or split[0]
+        message = result.full_message or ""
+        if category == _EXPORT_CATEGORY:
+            why = _EXPORT_FAILED.search(message)
+            phase, error = "export", (why.group("why").strip() if why else error)
+        if not phase or not error:
+            left_out.append((case_id, f"no phase or quote found in the message ({category})"))
+            continue
+        operator, error = _general(operator, error)
+        if error not in message:
+            left_out.append((case_id, f"the quote {error!r} is not in the failure's message"))
+            continue
+        who = attribution_of(result.full_message, category) or ("export" if category == _EXPORT_CATEGORY
+                                                                else "aidge")
+        key = (operator, phase, category, error, who)
+        row = groups.setdefault(key, ProposedRow(*key, cases=[]))
+        row.cases.append(f"{split[0]}:{split[1]}")
+    rows = sorted(groups.values(), key=lambda r: (r.operator.lower(), r.phase, r.category, r.error))
+    for row in rows:
+        row.cases.sort()
+    return Triage(rows, sorted(left_out))
+
+
+def _general(operator: str, error: str) -> tuple[str, str]:
+    """(operator, quote) without what changes from sample to sample, so that one row covers
+    every sample failing for one reason: a missing kernel is quoted up to its first input's
+    dtype and filed under the Aidge operator its mangled type names; the shape of an empty
+    input, the byte counts of a copy and the bounds of a negative-step slice are dropped."""
+    registrar = _REGISTRAR.search(error)
+    if registrar:
+        named = _REGISTRAR_OP.search(error)
+        return (named.group("op") if named else operator), registrar.group(0)
+    error = _EMPTY_INPUT.sub("", error)
+    error = _CAPACITY.sub(r"\1", error)
+    error = _NEGATIVE_STEP.sub(r"\1", error)
+    return operator, error
+
+
+def format_rows(triage: Triage, *, source: str = "") -> str:
+    """The rows as Python source in the format of ``interop/cases/_opinfo_failures.py``."""
+    lines = [f'"""Proposed OpInfo rows{f" from {source}" if source else ""}: {len(triage.rows)} row(s) '
+             f'covering {triage.cases} failed case(s), {len(triage.left_out)} left out.',
+             "",
+             "Check each row's reason (the quote is Aidge's error, or the comparator's for a mismatch;",
+             "the attribution is the run's: onnxruntime and float64 torch asked), then paste the rows",
+             'into OPINFO_FAILURES (interop/cases/_opinfo_failures.py)."""', "",
+             "PROPOSED_OPINFO_FAILURES = ("]
+    for row in triage.rows:
+        lines.append(f"    ({row.operator!r}, {row.phase!r}, {row.category!r}, {row.error!r}, {row.attribution!r}, (")
+        lines.extend(f"        {case!r}," for case in row.cases)
+        lines.append("    )),")
+    lines.append(")")
+    if triage.left_out:
+        lines += ["", "# failures that could not become a row (case id: why):"]
+        lines += [f"#   {case}: {why}" for case, why in triage.left_out]
+    return "\n".join(lines) + "\n"
+
+
+def summary(triage: Triage) -> dict[str, Any]:
+    """What the report says of it."""
+    return {"rows": len(triage.rows), "cases": triage.cases, "left_out": len(triage.left_out)}

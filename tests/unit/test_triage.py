@@ -1,0 +1,135 @@
+"""The proposed expected-failure rows of a run's untriaged OpInfo failures
+(interop/reporting/triage.py): one row per reason, quotes general enough to cover every sample
+failing for that reason, each quote found in its failures' messages, nothing dropped silently;
+and the rows pasted as they are make the same failures strict expected failures."""
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from interop.reporting.pytest_output import PytestRun, TestResult
+from interop.reporting.triage import format_rows, propose_opinfo_rows, split_opinfo_id
+
+# failure messages as the OpInfo suite raises them (from a run of shard 1/300 of the full session)
+_REGISTRAR = ('Aidge forward failed: missing or invalid registrar key: "[float16, Default, [(2, 2)], int64, Default, '
+              '[(1, 1)]], [float16, Default, [(1, 1)]]" for registrable object N5Aidge16OperatorImpl_cpuINS_12ReduceMin'
+              '_OpEFvRKSt6vectorIiSaIiEEmRKS2_ImSaImEEPKvPvEFvvEEE\nDid you include/import the corresponding module?')
+_REGISTRAR_OTHER_SHAPE = _REGISTRAR.replace("(2, 2)", "(3, 5)")
+_EMPTY = ("Aidge forward failed (operator MatMul, node 'MatMul'): input 0 has shape (5, 0): Aidge does not compute on "
+          "empty tensors (it returns the previous outputs unchanged)")
+_CAPACITY = ("Aidge forward failed (operator Concat, node 'Concat'): Number of elements to copy is above implementation "
+             "current capacity ({}B > 8B)")
+_EXPORT = ("torch.onnx.export failed for CallableModule: Unsupported: ONNX export of operator Sort, Out parameter is not "
+           "supported. Please feel free to request support or submit a pull request on PyTorch GitHub")
+_MISMATCH = ("[opinfo_cdist_s4_2x3x5_2x3x5_0_usemmforeucliddist, call 1] output differs between model1 (torch) and "
+             "model2 (AidgeModule) [seed 0]\nTensors are not close at output!\n\nMismatched elements: 18 / 18 (100%)\n"
+             "attribution: export (onnxruntime on the same ONNX model differs from torch too)")
+_CRASH = "crash: process killed by SIGSEGV during forward (innermost Python frame runner.py:run_forward)"
+
+
+def _result(case: str, message: str, exc_type: str | None, outcome: str = "failed",
+            test: str = "tests/test_opinfo.py::test_opinfo") -> TestResult:
+    return TestResult(f"{test}[{case}]", outcome, message, exc_type=exc_type)
+
+
+def _run(*results: TestResult) -> PytestRun:
+    return PytestRun(list(results), totals={"failed": len(results)})
+
+
+def test_opinfo_ids_split_into_the_tables_entry_and_label():
+    assert split_opinfo_id("opinfo_nn.functional.max_pool2d_s12_1x2x3_kernelsize3") == (
+        "nn.functional.max_pool2d", "s12_1x2x3_kernelsize3")
+    assert split_opinfo_id("opinfo_masked.amin_s8_2_maskNone_float16") == ("masked.amin", "s8_2_maskNone_float16")
+    assert split_opinfo_id("opinfo_abs_s0") == ("abs", "s0")
+    assert split_opinfo_id("ReLU_rank_2") is None
+
+
+def test_one_row_per_reason_with_general_quotes():
+    triage = propose_opinfo_rows(_run(
+        _result("opinfo_masked.amin_s8_2_maskNone_float16", _REGISTRAR, "interop.errors.AidgeNotImplementedError"),
+        _result("opinfo_amin_s3_3x5_float16", _REGISTRAR_OTHER_SHAPE, "interop.errors.AidgeNotImplementedError"),
+        _result("opinfo_matmul_s4_5x0_0x10", _EMPTY, "interop.errors.AidgeError"),
+        _result("opinfo_unflatten_s1_8_float64", _CAPACITY.format(16), "interop.errors.AidgeError"),
+        _result("opinfo_constant_pad_nd_s28_1x3", _CAPACITY.format(32), "interop.errors.AidgeError"),
+        _result("opinfo_argsort_s12_5x5x5_int64", _EXPORT, "interop.errors.ExportError"),
+        _result("opinfo_cdist_s4_2x3x5_2x3x5_0_usemmforeucliddist", _MISMATCH,
+                "interop.equivalence.tester.EquivalenceError"),
+        _result("opinfo_masked.normalize_s28_5x10x5_0_2", _CRASH, "interop.errors.AidgeCrash"),
+    ))
+    rows = {(r.operator, r.phase, r.category, r.error, r.attribution): r.cases for r in triage.rows}
+    assert rows == {
+        # a missing kernel: filed under the Aidge operator its mangled type names, quoted up to the dtype,
+        # so that two shapes (and two OpInfo entries) share the row
+        ("ReduceMin", "forward", "forward_not_implemented", 'missing or invalid registrar key: "[float16', "aidge"):
+            ["amin:s3_3x5_float16", "masked.amin:s8_2_maskNone_float16"],
+        ("MatMul", "forward", "aidge_error",
+         "Aidge does not compute on empty tensors (it returns the previous outputs unchanged)", "aidge"):
+            ["matmul:s4_5x0_0x10"],
+        ("Concat", "forward", "aidge_error", "Number of elements to copy is above implementation current capacity",
+         "aidge"): ["constant_pad_nd:s28_1x3", "unflatten:s1_8_float64"],
+        ("argsort", "export", "export_error (test strategy)",
+         "Unsupported: ONNX export of operator Sort, Out parameter is not supported", "export"):
+            ["argsort:s12_5x5x5_int64"],
+        ("cdist", "forward", "outputs_differ", "output differs", "export"):
+            ["cdist:s4_2x3x5_2x3x5_0_usemmforeucliddist"],
+        ("masked.normalize", "forward", "crash", "process killed by SIGSEGV during forward", "aidge"):
+            ["masked.normalize:s28_5x10x5_0_2"],
+    }
+    assert triage.cases == 8 and not triage.left_out
+
+
+def test_what_cannot_become_a_row_is_listed_not_dropped():
+    triage = propose_opinfo_rows(_run(
+        _result("opinfo_abs_s0_20x20", "something nobody categorises", "RuntimeError"),
+        # another suite's failure: not this triage's business
+        _result("ReLU_rank_2", _EMPTY, "interop.errors.AidgeError", test="tests/test_operators.py::test_ReLU_interop"),
+        # an OpInfo test whose id is not an OpInfo case id
+        _result("weird", _EMPTY, "interop.errors.AidgeError"),
+    ))
+    assert triage.rows == []
+    assert [case for case, _ in triage.left_out] == ["opinfo_abs_s0_20x20", "weird"]
+    text = format_rows(triage)
+    assert "#   opinfo_abs_s0_20x20: category" in text
+
+
+def test_passes_and_expected_failures_propose_nothing():
+    triage = propose_opinfo_rows(_run(
+        _result("opinfo_abs_s0_20x20", "", None, outcome="passed"),
+        _result("opinfo_matmul_s4_5x0_0x10", _EMPTY, "interop.errors.AidgeError", outcome="xfailed"),
+    ))
+    assert triage.rows == [] and triage.left_out == []
+
+
+def test_the_rows_are_the_tables_data_format_and_pasted_they_expect_the_same_failures():
+    """Each proposed row, as written to triage.py, is a valid OPINFO_FAILURES row, and built
+    into the table's entry it covers its cases with a quote their failures contain."""
+    from interop.cases.expected_failures import ExpectedFailure
+
+    failures = {
+        "opinfo_masked.amin_s8_2_maskNone_float16": _REGISTRAR,
+        "opinfo_matmul_s4_5x0_0x10": _EMPTY,
+        "opinfo_argsort_s12_5x5x5_int64": _EXPORT,
+    }
+    types = {"opinfo_argsort_s12_5x5x5_int64": "interop.errors.ExportError"}
+    triage = propose_opinfo_rows(_run(*(_result(c, m, types.get(c, "interop.errors.AidgeError"))
+                                        for c, m in failures.items())))
+    module = ast.parse(format_rows(triage, source="a run"))
+    (assign,) = [n for n in module.body if isinstance(n, ast.Assign)]
+    rows = ast.literal_eval(assign.value)
+    assert len(rows) == 3
+    for operator, phase, category, error, attribution, cases in rows:
+        entry = ExpectedFailure(operator, phase, category, error, cases, kind="opinfo", backend="cpu",
+                                attribution=attribution)
+        for key in cases:
+            entry_name, label = key.split(":")
+            case_id = f"opinfo_{entry_name}_{label}"
+            assert entry.covers("opinfo", entry_name, label, "cpu")
+            assert any(q in failures[case_id] for q in entry.quotes)
+
+
+@pytest.mark.parametrize("outcome", ["failed", "error"])
+def test_both_failed_and_errored_cases_are_triaged(outcome):
+    triage = propose_opinfo_rows(_run(_result("opinfo_matmul_s4_5x0_0x10", _EMPTY, "interop.errors.AidgeError",
+                                              outcome=outcome)))
+    assert triage.cases == 1
