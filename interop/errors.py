@@ -19,6 +19,7 @@ __all__ = [
     "ShapeSpecializedError",
     "CudaUnavailableError",
     "BackwardNotApplicableError",
+    "NotComparableError",
     "AidgeCrash",
     "AidgeCudaKernelImageError",
     "aidge_error_from",
@@ -57,6 +58,13 @@ class CudaUnavailableError(InteropError, RuntimeError):
 class BackwardNotApplicableError(InteropError, NotImplementedError):
     """Training asked of a forward-only backend (``export_cpp``: Aidge's generated C++ has
     no backward and no training mode). Not an Aidge defect: the phase does not apply."""
+
+
+class NotComparableError(InteropError, ValueError):
+    """torch's own call fails on the inputs as the check feeds them (fresh copies that carry
+    their values, not their memory layout): the callable depends on more than the values
+    (``as_strided`` on a view into a larger storage), which an ONNX graph cannot express. No
+    verdict on Aidge; a problem of the case (category ``not_comparable (test strategy)``)."""
 
 
 class AidgeError(InteropError, RuntimeError):

@@ -187,6 +187,15 @@ def _leaf(x: Any) -> str:
     return str(x)
 
 
+def _has_tensor(sample) -> bool:
+    """Whether a sample passes at least one tensor (the Aidge graph's inputs)."""
+    import torch
+    from torch.utils import _pytree as pytree
+
+    return any(isinstance(x, torch.Tensor)
+               for x in pytree.tree_leaves((sample.input, *sample.args, dict(sample.kwargs))))
+
+
 def describe_sample(sample) -> str:
     """A short, stable text for a sample: its tensors' shapes and its arguments."""
     from torch.utils import _pytree as pytree
@@ -227,6 +236,8 @@ def opinfo_cases(names: list[str] | None = None, *, backend: str = "cpu", cap: A
                 continue
             backward = bool(op.supports_autograd) and getattr(torch, dtype) in op.supported_backward_dtypes("cpu")
             for index, sample in enumerate(samples):
+                if not _has_tensor(sample):
+                    continue  # nothing to feed the Aidge graph: no case (verify would refuse it)
                 label = _label(index, sample, dtype)
                 if not in_shard(f"opinfo_{name}_{label}", selected):
                     continue

@@ -200,6 +200,7 @@ def _check(module, tensors, backward: bool, backend: str, tolerance: Any, name: 
 
     from ..bridge import wrap
     from .attribution import attribute_backward, attribute_forward, float64_copy, run_onnxruntime
+    from ..errors import NotComparableError
     from .outputs import compare_outputs
 
     mask = _grad_mask(tensors, backward)
@@ -215,8 +216,15 @@ def _check(module, tensors, backward: bool, backend: str, tolerance: Any, name: 
     torch_out = aidge_out = inputs = None
     for call, inputs in enumerate(calls[:CALLS], 1):
         t_in, a_in = _fresh(inputs, mask), _fresh(inputs, mask)
-        with torch.random.fork_rng(devices=[]):
-            torch_out = module(*t_in)
+        try:
+            with torch.random.fork_rng(devices=[]):
+                torch_out = module(*t_in)
+        except Exception as exc:  # noqa: BLE001 - torch itself: the case, not Aidge
+            raise NotComparableError(
+                f"{name}: torch's own call fails on copies of the inputs that carry only their values (call "
+                f"{call}): {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}. The callable "
+                f"depends on more than its inputs' values (their memory layout?), which an ONNX graph cannot "
+                f"express: no verdict on Aidge") from exc
         aidge_out = aidge(*a_in)
         t_leaves, a_leaves = pytree.tree_leaves(torch_out), pytree.tree_leaves(aidge_out)
         tol = tolerance_for(tolerance, t_leaves[0].dtype if t_leaves else "float32")
@@ -330,7 +338,9 @@ def verdict_from(exc: BaseException) -> Verdict:
     phase = getattr(exc, "phase", None)
     if isinstance(exc, AidgeCrash):
         category = categorize(text)[0]
-        return Verdict("crash", category, "aidge", phase, summary=f"{category}: {first}", message=text,
+        # a process that dies inside torch.onnx.export died in torch's code, not Aidge's
+        who = "export" if phase == "export" else "aidge"
+        return Verdict("crash", category, who, phase, summary=f"{category}: {first}", message=text,
                        signal=getattr(exc, "signal", None))
     if isinstance(exc, EquivalenceError):
         category = categorize(None, text)[0]
@@ -345,7 +355,7 @@ def verdict_from(exc: BaseException) -> Verdict:
                        summary=f"{category} [{attribution}] {exc.what} at call {exc.epoch}{figures}")
     category = categorize(f"{type(exc).__name__}: {text}")[0]
     attribution = "export" if category.startswith("export_error") else "aidge"
-    if category == "unknown":
-        attribution = "unknown"
+    if category == "unknown" or category.startswith("not_comparable"):
+        attribution = "unknown"  # no verdict on anybody
     return Verdict("error", category, attribution, phase, getattr(exc, "operator", None), getattr(exc, "node", None),
                    summary=f"{category} [{attribution}]: {first[:200]}", message=text)

@@ -30,6 +30,8 @@ export_error (test strategy)            🟡     ``ExportError`` (``torch.onnx.e
                                                ``ShapeSpecializedError`` (the static export), ``operator under
                                                test not in the imported Aidge graph`` (the export folded or
                                                decomposed it)
+not_comparable (test strategy)          🟡     ``NotComparableError``: torch's own call fails on copies of the
+                                               inputs that carry only their values (``as_strided`` on a view)
 unsupported_operator                    🟠     UnsupportedOperatorError (``imported as GenericOperator``),
                                                OperatorNotInGraphError on a ``GenericOperator node``
 backward_not_implemented                🟠     ``Backward not yet implemented for BatchNorm_Op<2> on backend
@@ -107,6 +109,8 @@ TEST_STRATEGY_CATEGORIES = {
     "shape_mismatch (test strategy)": "the two sides give different shapes: the case or its reference is wrong",
     "export_error (test strategy)": "torch.onnx.export (or the bridge's parameter mapping) fails on the test model",
     "config_error (test strategy)": "the operator configuration is malformed (JSON, layout, attribute)",
+    "not_comparable (test strategy)": "torch's own call fails on copies of the inputs that carry only their "
+                                      "values: the case depends on memory layout, which ONNX cannot express",
 }
 
 #: category -> (emoji, kind, meaning). Report order.
@@ -181,6 +185,7 @@ _CONFIG = re.compile(r"\bConfigError\b|JSONDecodeError|malformed JSON|unknown (?
 _EXPORT = re.compile(r"\bExportError\b|\bShapeSpecializedError\b|\bTracingError\b|torch\.onnx\.export failed"
                      r"|Exporting the operator .+ to ONNX"
                      r"|operator under test not in the imported Aidge graph")
+_NOT_COMPARABLE = re.compile(r"\bNotComparableError\b|torch's own call fails on copies of the inputs")
 #: an AidgeError's message (interop.errors): ``Aidge <phase> failed (<where>): <Aidge's text>``
 AIDGE_FAILURE_RE = re.compile(r"Aidge (?P<phase>export|import|compile|forward|backward|step) failed"
                               r"(?: \((?P<where>[^)]*)\))?: (?P<msg>[^\n]*)")
@@ -239,6 +244,8 @@ def categorize(rt_msg: str | None, ae_msg: str | None = None) -> tuple[str, str]
         return _result("config_error (test strategy)")
     if _EXPORT.search(text):
         return _result("export_error (test strategy)")
+    if _NOT_COMPARABLE.search(text):
+        return _result("not_comparable (test strategy)")
     aidge = AIDGE_FAILURE_RE.search(text)
     if aidge or _GENERIC.search(text) or _BACKWARD_NI.search(text):
         phase = aidge.group("phase") if aidge else None

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
-from .categories import ATTRIBUTIONS, kind_of
+from .categories import ATTRIBUTIONS, CRASH_MESSAGE_RE, kind_of
 
 __all__ = ["SOURCES", "source_of", "attribution_of", "per_source", "NOT_AIDGE"]
 
@@ -44,14 +44,19 @@ def source_of(nodeid: str) -> str:
     return "framework unit tests" if "/unit/" in f"/{path}" else "other"
 
 
+def _died_in_export(message: str | None) -> bool:
+    crash = CRASH_MESSAGE_RE.search(message or "")
+    return bool(crash and crash.group("phase") == "export")
+
+
 def attribution_of(message: str, category: str) -> str | None:
     """Who a failure is attributed to (None for a category that is not an Aidge one nor an
     export error)."""
     found = _ATTRIBUTION.search(message or "")
     if found:
         return found.group("who")
-    if category.startswith("export_error"):
-        return "export"
+    if category.startswith("export_error") or (category == "crash" and _died_in_export(message)):
+        return "export"  # a process that died inside torch.onnx.export died in torch's code
     return "aidge" if kind_of(category) == "aidge" else None
 
 

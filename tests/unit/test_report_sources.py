@@ -26,6 +26,9 @@ def test_sources_and_attributions_are_read_from_the_run():
     assert attribution_of("...\nattribution: export (onnxruntime ...)", "outputs_differ") == "export"
     assert attribution_of("Aidge import failed: ...", "unsupported_operator") == "aidge"
     assert attribution_of("torch.onnx.export failed", "export_error (test strategy)") == "export"
+    # a process that died inside torch.onnx.export died in torch's code
+    assert attribution_of("crash: process killed by SIGFPE during export (innermost Python frame x)", "crash") == "export"
+    assert attribution_of("crash: process killed by SIGSEGV during forward (innermost Python frame x)", "crash") == "aidge"
 
 
 def test_report_counts_per_source_and_keeps_export_and_precision_apart():

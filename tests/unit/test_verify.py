@@ -67,11 +67,21 @@ def _segfault(x):
 
 
 def test_a_crash_is_a_verdict_with_its_signal():
+    # the callable kills the process while torch.onnx.export traces it: torch's side, not Aidge's
     verdict = interop.verify(_segfault, torch.randn(2))
     assert verdict.outcome == "crash"
     assert verdict.category == "crash"
     assert verdict.signal == "SIGSEGV"
     assert "SIGSEGV" in verdict.summary
+    assert verdict.phase == "export" and verdict.attribution == "export"
+
+
+def test_aidge_crashing_in_its_forward_is_attributed_to_aidge():
+    # Aidge 0.10.1: a 0-d input reduced with keepdim=True segfaults in the forward
+    # (docs/aidge-notes.md, "crash on a 0-d input reduced with keepdim=True")
+    verdict = interop.verify(torch.sum, torch.randn(()), 0, keepdim=True)
+    assert verdict.outcome == "crash" and verdict.category == "crash"
+    assert verdict.phase == "forward" and verdict.attribution == "aidge"
 
 
 def test_an_export_that_loses_an_argument_is_attributed_to_the_export():
@@ -110,3 +120,27 @@ def test_precision_rule(aidge, expected):
 
 def test_verify_is_a_lazy_public_name():
     assert "verify" in dir(interop) and interop.verify is interop.equivalence.verdict.verify
+
+
+def test_a_callable_that_depends_on_memory_layout_gets_no_verdict_on_aidge():
+    # OpInfo's as_strided.partial_views: a view into a larger storage, read by absolute offset.
+    # The check feeds fresh copies (values only, as an ONNX graph sees them): torch's own call
+    # fails on them, so there is nothing to compare: a loud error of the case, never Aidge's
+    base = torch.randn(20)
+    verdict = interop.verify(torch.as_strided, base[10:20], (2, 2), (1, 2), storage_offset=10)
+    assert verdict.outcome == "error"
+    assert verdict.category == "not_comparable (test strategy)"
+    assert verdict.attribution == "unknown"
+    assert "torch's own call fails on copies of the inputs" in verdict.message
+
+
+def test_opinfo_samples_without_a_tensor_are_no_case():
+    from interop.cases import opinfo
+
+    try:
+        cases = opinfo.opinfo_cases(["linspace.tensor_overload"], cap=None)
+    except opinfo.OpInfoUnavailable:
+        pytest.skip("torch's OpInfo database is not importable here")
+    assert cases  # the entry's samples with tensor bounds stay
+    ids = {c.id for c in cases}
+    assert "opinfo_linspace.tensor_overload_s181_1_3_1" not in ids  # start=1, end=3, steps=1: no tensor
