@@ -33,6 +33,9 @@ _REGISTRAR = re.compile(r'missing or invalid registrar key: "\[(?P<dtype>\w+)')
 _REGISTRAR_OP = re.compile(r"OperatorImpl_\w+?INS_\d+(?P<op>\w+?)_Op")
 _EMPTY_INPUT = re.compile(r"^input \d+ has shape \([^)]*\): (?=Aidge does not compute on empty tensors)")
 _NEGATIVE_STEP = re.compile(r"(Step \(-\d+\) is negative, we must have End \()\d+\).*$")
+#: the comparator's line of a mismatch: what the table quotes for a value category
+_COMPARATOR = re.compile(r"Shapes do not match at [^:\n]+?(?=:)|Tensors are not close at [^!\n]+!")
+_VALUE_CATEGORIES = ("outputs_differ", "output_shape_differs", "gradients_differ")
 _CAPACITY = re.compile(r"(Number of elements to copy is above implementation current capacity) \(\d+B > \d+B\)")
 _EXPORT_FAILED = re.compile(r"torch\.onnx\.export failed for \w+: (?P<why>[^\n]+?)(?:\.\s|\.?$|\.\.\.)")
 #: the table's one category that is not Aidge's (an export that fails, attributed to export)
@@ -96,6 +99,11 @@ def propose_opinfo_rows(run: PytestRun) -> Triage:
         if category == _EXPORT_CATEGORY:
             why = _EXPORT_FAILED.search(message)
             phase, error = "export", (why.group("why").strip() if why else error)
+        if category in ("crash", "hang") and not error.startswith("crash: ") and f"crash: {error}" in message:
+            error = f"crash: {error}"  # AidgeCrash's own words, as the table quotes them
+        if category in _VALUE_CATEGORIES:
+            line = _COMPARATOR.search(message)
+            error = line.group(0) if line else error
         if not phase or not error:
             left_out.append((case_id, f"no phase or quote found in the message ({category})"))
             continue
