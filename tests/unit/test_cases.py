@@ -2,10 +2,10 @@
 errors naming file/case/key, forward-only cases, mark priority, and the catalog itself."""
 from __future__ import annotations
 
-import functools
-
 import dataclasses
+import functools
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -398,16 +398,43 @@ def _aidge_config_cases():
 def test_every_table_entry_decides_a_case():
     """An entry that decides no case of the suite (a renamed case, a typo, an entry behind
     an earlier-phase one for every case it covers) is dead data."""
-    from interop.cases.expected_failures import EXPECTED_FAILURES
+    from interop.cases.expected_failures import EXPECTED_FAILURES, OPINFO_SHARD_ENTRIES
 
     cases = _all_cases()
     kinds = {c.kind for c in cases}
-    dead = [(e.operator, e.cases) for e in EXPECTED_FAILURES if e.kind in kinds
+    # the full OpInfo run's shard rows decide cases this run does not collect: checked below
+    table = [e for e in EXPECTED_FAILURES if id(e) not in OPINFO_SHARD_ENTRIES]
+    dead = [(e.operator, e.cases) for e in table if e.kind in kinds
             if not any(e.covers(c.kind, c.operator, c.label, e.backend or "cpu") for c in cases)]
     assert not dead, f"entries covering no case: {dead}"
     decided = {id(c.expected_failure) for c in cases}
-    unused = [(e.operator, e.cases) for e in EXPECTED_FAILURES if e.kind in kinds and id(e) not in decided]
+    unused = [(e.operator, e.cases) for e in table if e.kind in kinds and id(e) not in decided]
     assert not unused, f"entries deciding no case (always behind an earlier-phase entry): {unused}"
+
+
+def test_the_full_runs_shard_rows_name_cases_of_that_shard():
+    """The rows of interop/cases/_opinfo_shard_failures.py name OpInfo entries of the source and
+    cases of the shard they were triaged on (the shard is a CRC-32 of the case id: checked
+    without generating the 30,000 samples); that run itself checks them strictly
+    (`INTEROP_OPINFO_SHARD=1/15 nox -s opinfo`)."""
+    from interop.cases import opinfo
+    from interop.cases.expected_failures import EXPECTED_FAILURES, OPINFO_SHARD, OPINFO_SHARD_ENTRIES
+
+    rows = [e for e in EXPECTED_FAILURES if id(e) in OPINFO_SHARD_ENTRIES]
+    assert rows
+    wrong, seen = [], set()
+    for entry in rows:
+        assert entry.kind == "opinfo" and entry.backend == "cpu" and entry.attribution
+        for key in entry.cases:
+            name, label = key.split(":")
+            case_id = f"opinfo_{name}_{label}"
+            if name not in opinfo.OPINFO_OPS or not re.fullmatch(r"s\d+(?:_.*)?", label) \
+                    or not opinfo.in_shard(case_id, OPINFO_SHARD):
+                wrong.append(case_id)
+            if (case_id, entry.phase) in seen:
+                wrong.append(f"{case_id} twice in phase {entry.phase}")
+            seen.add((case_id, entry.phase))
+    assert not wrong, wrong
 
 
 def test_no_case_is_covered_twice_in_one_phase():
