@@ -378,9 +378,8 @@ _OPINFO: tuple[ExpectedFailure, ...] = tuple(
                     note=_OPINFO_NOTES.get(category, "OpInfo sample; see docs/aidge-notes.md#opinfo-samples."))
     for operator, phase, category, error, attribution, cases in OPINFO_FAILURES + OPINFO_DTYPE_FAILURES)
 
-#: the rows of the full OpInfo run's shard 1/15 (interop/cases/_opinfo_shard_failures.py): they
-#: decide cases that only that run collects (other samples, other dtypes)
-OPINFO_SHARD = (1, 15)
+# the rows of the full OpInfo run's shard 1/15 (interop/cases/_opinfo_shard_failures.py): they
+# decide cases that only that run collects (other samples, other dtypes)
 _OPINFO_SHARD: tuple[ExpectedFailure, ...] = tuple(
     ExpectedFailure(operator, phase, category, error, cases, kind="opinfo", backend="cpu", attribution=attribution,
                     note=_OPINFO_NOTES.get(category, "OpInfo sample (full run, shard 1/15); see "

@@ -43,9 +43,13 @@ _EXPORT_CATEGORY = "export_error (test strategy)"
 
 
 def split_opinfo_id(case_id: str) -> tuple[str, str] | None:
-    """``opinfo_<entry>_s<index>_<sample>`` -> (entry, label) as the table keys it, or None."""
+    """``opinfo_<entry>_s<index>_<sample>`` -> (entry, label) as the table keys it, or None:
+    the label normalised as :attr:`interop.cases.case.Case.label` is (dots to ``_``:
+    ``s64_5x5x2_0.5`` -> ``s64_5x5x2_0_5``), since that is what a row's pattern matches."""
+    from ..cases.case import _normalized  # the one normalisation of labels
+
     m = _OPINFO_ID.match(case_id or "")
-    return (m.group("entry"), m.group("label")) if m else None
+    return (m.group("entry"), _normalized(m.group("label"))) if m else None
 
 
 @dataclasses.dataclass

@@ -42,6 +42,9 @@ def test_opinfo_ids_split_into_the_tables_entry_and_label():
         "nn.functional.max_pool2d", "s12_1x2x3_kernelsize3")
     assert split_opinfo_id("opinfo_masked.amin_s8_2_maskNone_float16") == ("masked.amin", "s8_2_maskNone_float16")
     assert split_opinfo_id("opinfo_abs_s0") == ("abs", "s0")
+    # the label as Case.label gives it (what a row's pattern matches): dots become underscores
+    assert split_opinfo_id("opinfo_cdist_s64_5x5x2_5x6x2_0.5_usemmforeucliddist") == (
+        "cdist", "s64_5x5x2_5x6x2_0_5_usemmforeucliddist")
     assert split_opinfo_id("ReLU_rank_2") is None
 
 
