@@ -232,8 +232,16 @@ class _GraphRunner:
         self.aidge_seconds += self.last_forward_s
         self.forward_count += 1
         self.backward_ran = False
-        # Output buffers are reused by the next forward: copy them out.
-        return [read_tensor(t) for t in self.output_tensors]
+        # Output buffers are reused by the next forward: copy them out. An output whose dims
+        # cannot be (negative, after an out-of-bounds computation) is Aidge's failure, said so.
+        outputs = []
+        for i, t in enumerate(self.output_tensors):
+            try:
+                outputs.append(read_tensor(t))
+            except (ValueError, RuntimeError) as exc:
+                self.invalidate()
+                raise AidgeError("forward", f"output #{i} cannot be read back (dims {_dims_of(t)}): {exc}") from exc
+        return outputs
 
     def _error(self, exc: Exception, phase: str) -> AidgeError:
         """The AidgeError of a failed scheduler call, naming the node that failed."""
@@ -301,6 +309,13 @@ def _as_graph_input(x: torch.Tensor, device: torch.device, float_dtype: torch.dt
     if x.is_floating_point() and x.dtype != float_dtype:
         x = x.to(float_dtype)
     return x.contiguous()
+
+
+def _dims_of(t) -> str:
+    try:
+        return str(list(t.dims))
+    except Exception:  # noqa: BLE001 - only for the message
+        return "unknown"
 
 
 def read_tensor(t) -> torch.Tensor:

@@ -36,6 +36,9 @@ _NEGATIVE_STEP = re.compile(r"(Step \(-\d+\) is negative, we must have End \()\d
 #: the comparator's line of a mismatch: what the table quotes for a value category
 _COMPARATOR = re.compile(r"Shapes do not match at [^:\n]+?(?=:)|Tensors are not close at [^!\n]+!")
 _VALUE_CATEGORIES = ("outputs_differ", "output_shape_differs", "gradients_differ")
+#: UnsupportedOperatorError lists its GenericOperator nodes in an order (and with node names)
+#: that change from run to run (docs/aidge-notes.md): a row quotes one "(ONNX op X)"
+_ONNX_OP = re.compile(r"\(ONNX op (\w+)\)")
 _CAPACITY = re.compile(r"(Number of elements to copy is above implementation current capacity) \(\d+B > \d+B\)")
 _EXPORT_FAILED = re.compile(r"torch\.onnx\.export failed for \w+: (?P<why>[^\n]+?)(?:\.\s|\.?$|\.\.\.)")
 #: the table's one category that is not Aidge's (an export that fails, attributed to export)
@@ -105,6 +108,10 @@ def propose_opinfo_rows(run: PytestRun) -> Triage:
             phase, error = "export", (why.group("why").strip() if why else error)
         if category in ("crash", "hang") and not error.startswith("crash: ") and f"crash: {error}" in message:
             error = f"crash: {error}"  # AidgeCrash's own words, as the table quotes them
+        if category == "unsupported_operator":
+            ops = sorted(set(_ONNX_OP.findall(error)))
+            if ops:  # the alphabetically first ONNX op: in every run's list, whatever its order
+                operator, error = ops[0], f"(ONNX op {ops[0]})"
         if category in _VALUE_CATEGORIES:
             line = _COMPARATOR.search(message)
             error = line.group(0) if line else error

@@ -437,3 +437,23 @@ def test_large_inputs_are_shared_only_without_autograd():
         xg.add_(5.0)  # changed between forward and backward (torch would refuse; Aidge must not see it)
     y.sum().backward()
     assert_tensors_close(xg.grad, reference.grad)
+
+
+def test_an_output_aidge_sized_impossibly_is_a_loud_aidge_error(monkeypatch):
+    """An out-of-bounds computation can leave an output with negative dims (OpInfo's max_pool2d
+    with a wrong-sized dilations attribute): reading it back is Aidge's forward failure, not a
+    numpy ValueError of the bridge."""
+    from interop.bridge import runner
+    from interop.errors import AidgeError
+
+    module = wrap(torch.nn.ReLU(), [(2, 3)])
+    x = torch.randn(2, 3)
+    assert torch.equal(module(x), torch.relu(x))
+
+    def unreadable(t):
+        raise ValueError("negative dimensions are not allowed")
+
+    monkeypatch.setattr(runner, "read_tensor", unreadable)
+    with pytest.raises(AidgeError, match=r"Aidge forward failed: output #0 cannot be read back \(dims \[2, 3\]\): "
+                                         r"negative dimensions are not allowed"):
+        module(x)
