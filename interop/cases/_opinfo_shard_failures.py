@@ -4,8 +4,9 @@
 ``(Aidge operator, phase, category, quoted error, attribution, cases)``.
 
 Proposed by :mod:`interop.reporting.triage` from run 20261201T110414 (torch 2.13.0, Aidge 0.10.1
-CPU; 240 rows for 1,800 failed cases) and reviewed by reason (the classes new to the suite are in
-docs/aidge-notes.md, "OpInfo samples"). One row per reason and OpInfo entry (missing kernels under
+CPU; 240 rows for 1,800 failed cases), reviewed by reason (the classes new to the suite are in
+docs/aidge-notes.md, "The full run, shard 1/15") and re-run: 212 pass, 1,825 strict expected
+failures, 0 XPASS. One row per reason and OpInfo entry (missing kernels under
 the Aidge operator their error names), so a reason already in ``OPINFO_FAILURES``, quoted the same
 way, appears here again for the shard's samples. These rows make ``nox -s opinfo`` on that shard a
 strict, fully triaged reference: a fixed Aidge shows up there as an XPASS, a new defect as a
