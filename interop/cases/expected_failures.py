@@ -74,9 +74,8 @@ class ExpectedFailure:
     #: finishes on garbage (accepts_invalid_input): any of the three, in any phase, matches (say
     #: why in the note)
     memory_unsafe: bool = False
-    #: with ``memory_unsafe``: the other categories the heap was measured to turn the defect into
-    #: beyond crash / hang / accepts_invalid_input (an out-of-bounds read that sometimes returns
-    #: a wrong shape, sometimes fails an allocation); each needs its quote in ``error``
+    #: with ``memory_unsafe``: other categories the heap was measured to turn the defect into (a
+    #: wrong shape, a failed allocation...), beyond crash / hang / accepts_invalid_input; each quoted
     other_categories: tuple[str, ...] = ()
     #: who is to blame (:data:`interop.reporting.categories.ATTRIBUTIONS`): ``export`` and
     #: ``precision`` entries are not Aidge bugs; None: Aidge (every entry before the OpInfo source)
@@ -91,10 +90,8 @@ class ExpectedFailure:
                              f"(one of {sorted(CATEGORIES)})")
         if not self.error.strip():
             raise ValueError(f"expected failure {self.operator} {self.cases}: quote Aidge's error text")
-        if self.other_categories and (not self.memory_unsafe
-                                      or not set(self.other_categories) <= set(CATEGORIES)):
-            raise ValueError(f"expected failure {self.operator} {self.cases}: other_categories "
-                             f"{self.other_categories!r} need memory_unsafe=True and known categories")
+        if self.other_categories and not (self.memory_unsafe and set(self.other_categories) <= set(CATEGORIES)):
+            raise ValueError(f"expected failure {self.operator}: other_categories need memory_unsafe, known names")
         if self.attribution not in (None, *ATTRIBUTIONS):
             raise ValueError(f"expected failure {self.operator} {self.cases}: unknown attribution "
                              f"{self.attribution!r} (one of {sorted(ATTRIBUTIONS)})")
@@ -381,23 +378,18 @@ _OPINFO_NOTES = {
     "outputs_differ": "Forward differs; onnxruntime on the same ONNX model agrees with torch unless the row says "
                       "export.",
 }
-_OPINFO: tuple[ExpectedFailure, ...] = tuple(
-    ExpectedFailure(operator, phase, category, error, cases, kind="opinfo", backend="cpu", attribution=attribution,
-                    note=_OPINFO_NOTES.get(category, "OpInfo sample; see docs/aidge-notes.md#opinfo-samples."))
-    for operator, phase, category, error, attribution, cases in OPINFO_FAILURES + OPINFO_DTYPE_FAILURES)
 
-# the rows of the full OpInfo run's shard 1/15 (interop/cases/_opinfo_shard_failures.py): they
-# decide cases that only that run collects (other samples, other dtypes)
-_OPINFO_SHARD: tuple[ExpectedFailure, ...] = tuple(
-    ExpectedFailure(operator, phase, category, error, cases, kind="opinfo", backend="cpu", attribution=attribution,
-                    note=_OPINFO_NOTES.get(category, "OpInfo sample (full run, shard 1/15); see "
-                                                     "docs/aidge-notes.md#opinfo-samples."))
-    for operator, phase, category, error, attribution, cases in OPINFO_SHARD_FAILURES) + tuple(
-    ExpectedFailure(operator, phase, category, error, cases, kind="opinfo", backend="cpu", attribution=attribution,
-                    memory_unsafe=True, other_categories=others,
-                    note="Heap-dependent: an out-of-bounds read on a model onnxruntime rejects; a crash, a wrong "
-                         "shape or a failed allocation from run to run (interop/cases/_opinfo_shard_failures.py).")
-    for operator, phase, category, error, attribution, others, cases in OPINFO_SHARD_MEMORY_UNSAFE)
+def _opinfo_entry(operator, phase, category, error, attribution, cases, **extra) -> ExpectedFailure:
+    extra.setdefault("note", _OPINFO_NOTES.get(category, "OpInfo sample; see docs/aidge-notes.md#opinfo-samples."))
+    return ExpectedFailure(operator, phase, category, error, cases, kind="opinfo", backend="cpu", attribution=attribution, **extra)
+
+
+_OPINFO = tuple(_opinfo_entry(*row) for row in OPINFO_FAILURES + OPINFO_DTYPE_FAILURES)
+# the full OpInfo run's shard 1/15 (_opinfo_shard_failures.py): cases only that run collects
+_OPINFO_SHARD = tuple(_opinfo_entry(*row) for row in OPINFO_SHARD_FAILURES) + tuple(
+    _opinfo_entry(*row[:5], row[6], memory_unsafe=True, other_categories=row[5],
+                  note="Heap-dependent out-of-bounds read: several outcomes (_opinfo_shard_failures.py).")
+    for row in OPINFO_SHARD_MEMORY_UNSAFE)
 
 
 # Backend export_cpp (Aidge's generated C++, aidge-export-cpp 0.10.1): the rows are data in
