@@ -199,8 +199,8 @@ def _check(module, tensors, backward: bool, backend: str, tolerance: Any, name: 
     from torch.utils import _pytree as pytree
 
     from ..bridge import wrap
-    from .attribution import attribute_backward, attribute_forward, float64_copy, run_onnxruntime
     from ..errors import NotComparableError
+    from .attribution import attribute_backward, attribute_forward, float64_copy, run_onnxruntime
     from .outputs import compare_outputs
 
     mask = _grad_mask(tensors, backward)

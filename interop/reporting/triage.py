@@ -10,15 +10,15 @@ reason, paste it. ``python -m interop.reporting.run`` writes them to the run's
 
 A row is proposed only where its quote is found in the failure message of each of its cases,
 in a category the table takes (an Aidge category, or an export error). A failure that does not
-fit (an unknown category, no quote, a strict XPASS) is listed as a comment with the reason,
-never silently dropped. Pasted rows meet the table's own checks: the unit test that the
+fit (an unknown or test-strategy category, no quote) is listed as a comment with the reason,
+never silently dropped (a strict XPASS is no failure here: the report lists it apart). Pasted rows meet the table's own checks: the unit test that the
 categoriser gives each quote its row's category, and the run-time guard.
 """
 from __future__ import annotations
 
 import dataclasses
 import re
-from typing import Any, Iterable
+from typing import Any
 
 from .categories import kind_of
 from .pytest_output import PytestRun
@@ -64,9 +64,6 @@ class ProposedRow:
     attribution: str
     cases: list[str]
 
-    def as_tuple(self) -> tuple:
-        return (self.operator, self.phase, self.category, self.error, self.attribution, tuple(self.cases))
-
 
 @dataclasses.dataclass
 class Triage:
@@ -94,9 +91,6 @@ def propose_opinfo_rows(run: PytestRun) -> Triage:
         category, phase, error = finding["category"], finding["phase"], (finding["error"] or "").strip()
         if split is None:
             left_out.append((case_id or result.nodeid, "not an OpInfo case id"))
-            continue
-        if category.startswith("xpass") or "XPASS" in (result.message or ""):
-            left_out.append((case_id, "an expected failure that passed: correct or remove its row"))
             continue
         if kind_of(category) != "aidge" and category != _EXPORT_CATEGORY:
             left_out.append((case_id, f"category {category!r} is not a table category"))
