@@ -187,15 +187,6 @@ def _leaf(x: Any) -> str:
     return str(x)
 
 
-def _has_tensor(sample) -> bool:
-    """Whether a sample passes at least one tensor (the Aidge graph's inputs)."""
-    import torch
-    from torch.utils import _pytree as pytree
-
-    return any(isinstance(x, torch.Tensor)
-               for x in pytree.tree_leaves((sample.input, *sample.args, dict(sample.kwargs))))
-
-
 def describe_sample(sample) -> str:
     """A short, stable text for a sample: its tensors' shapes and its arguments."""
     from torch.utils import _pytree as pytree
@@ -217,6 +208,7 @@ def opinfo_cases(names: list[str] | None = None, *, backend: str = "cpu", cap: A
     :class:`OpInfoUnavailable` when torch's database is missing."""
     import torch
 
+    from ..equivalence.verdict import has_tensor_argument
     from .expected_failures import with_expected_failure
 
     cap = sample_cap() if cap == "env" else cap
@@ -236,8 +228,8 @@ def opinfo_cases(names: list[str] | None = None, *, backend: str = "cpu", cap: A
                 continue
             backward = bool(op.supports_autograd) and getattr(torch, dtype) in op.supported_backward_dtypes("cpu")
             for index, sample in enumerate(samples):
-                if not _has_tensor(sample):
-                    continue  # nothing to feed the Aidge graph: no case (verify would refuse it)
+                if not has_tensor_argument((sample.input, *sample.args), sample.kwargs):
+                    continue  # nothing to feed the Aidge graph: no case (verify refuses it)
                 label = _label(index, sample, dtype)
                 if not in_shard(f"opinfo_{name}_{label}", selected):
                     continue

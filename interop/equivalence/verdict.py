@@ -35,7 +35,7 @@ from typing import Any
 
 from .tolerance import tolerance_for
 
-__all__ = ["Verdict", "verify", "check_callable", "OUTCOMES"]
+__all__ = ["Verdict", "verify", "check_callable", "has_tensor_argument", "OUTCOMES"]
 
 #: what a verdict can say
 OUTCOMES = ("pass", "fail", "error", "crash")
@@ -80,13 +80,27 @@ class Verdict:
 # --------------------------------------------------------------------------------------
 # the callable as a module whose inputs are the tensor arguments
 # --------------------------------------------------------------------------------------
+def _flat_arguments(args, kwargs):
+    from torch.utils import _pytree as pytree
+
+    return pytree.tree_flatten((tuple(args), dict(kwargs)))
+
+
+def has_tensor_argument(args, kwargs) -> bool:
+    """Whether a call has a tensor among its arguments, nested or not: the graph inputs
+    :func:`check_callable` feeds Aidge (without one it refuses the call)."""
+    import torch
+
+    return any(isinstance(leaf, torch.Tensor) for leaf in _flat_arguments(args, kwargs)[0])
+
+
 def _as_module(fn, args, kwargs):
     """``(module, tensors)``: ``module(*tensors)`` calls ``fn(*args, **kwargs)`` with the
     tensor leaves replaced by its inputs."""
     import torch
     from torch.utils import _pytree as pytree
 
-    leaves, spec = pytree.tree_flatten((tuple(args), dict(kwargs)))
+    leaves, spec = _flat_arguments(args, kwargs)
     positions = [i for i, leaf in enumerate(leaves) if isinstance(leaf, torch.Tensor)]
     tensors = [leaves[i] for i in positions]
     constants = [None if i in positions else leaf for i, leaf in enumerate(leaves)]

@@ -22,7 +22,7 @@ from typing import Any
 
 from .categories import kind_of
 from .pytest_output import PytestRun
-from .sources import attribution_of, source_of
+from .sources import source_of
 
 __all__ = ["ProposedRow", "propose_opinfo_rows", "format_rows", "split_opinfo_id"]
 
@@ -116,9 +116,8 @@ def propose_opinfo_rows(run: PytestRun) -> Triage:
         if error not in message:
             left_out.append((case_id, f"the quote {error!r} is not in the failure's message"))
             continue
-        who = attribution_of(result.full_message, category) or ("export" if category == _EXPORT_CATEGORY
-                                                                else "aidge")
-        key = (operator, phase, category, error, who)
+        # the report's attribution (attribution_of): never None for an Aidge or export category
+        key = (operator, phase, category, error, finding["attribution"])
         row = groups.setdefault(key, ProposedRow(*key, cases=[]))
         row.cases.append(f"{split[0]}:{split[1]}")
     rows = sorted(groups.values(), key=lambda r: (r.operator.lower(), r.phase, r.category, r.error))
