@@ -22,6 +22,7 @@ __all__ = [
     "NotComparableError",
     "AidgeCrash",
     "AidgeCudaKernelImageError",
+    "OutputShapeError",
     "aidge_error_from",
     "KERNEL_IMAGE_RE",
     "NOT_IMPLEMENTED_RE",
@@ -99,6 +100,14 @@ class AidgeCudaKernelImageError(AidgeError):
     as a numerical mismatch."""
 
     category = "cuda_kernel_image"
+
+
+class OutputShapeError(AidgeError):
+    """Aidge returned an output whose shape is not the one torch gives for these input shapes
+    (category ``output_shape_differs``): raised before the output reaches the caller, never a
+    wrong-sized tensor. Seen on 0.10.1 with sizes Aidge kept from an earlier call."""
+
+    category = "output_shape_differs"
 
 
 class AidgeCrash(AidgeError):

@@ -36,7 +36,7 @@ def wrap_export_cpp(torch_model: torch.nn.Module, example_inputs: Sequence[torch
             "(Aidge's C++ export has no training mode and no backward)")
     exported = export_to_onnx(torch_model, example_inputs, training=False)
     check_value_dependence(torch_model, example_inputs, exported, on_trace_warning)
-    out_spec = output_structure(torch_model, example_inputs, exported)
+    out_spec, _ = output_structure(torch_model, example_inputs, exported)
     with preserved_state(torch_model), torch.random.fork_rng(devices=[]), torch.no_grad():
         leaves = pytree.tree_leaves(torch_model(*example_inputs))
     with rt.quiet_aidge(verbose):

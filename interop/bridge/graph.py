@@ -9,7 +9,7 @@ from ..errors import AidgeError, UnsupportedOperatorError, aidge_error_from
 from . import runtime as rt
 from .onnx_export import ExportedModel
 
-__all__ = ["generic_nodes", "check_dims_forwarded"]
+__all__ = ["generic_nodes", "check_dims_forwarded", "mark_dynamic_dims"]
 
 _GENERIC_OPERATOR = "GenericOperatorOp"
 
@@ -87,7 +87,32 @@ def _compile(graph, backend: str, dims: list[list[int]], dtypes=None, faithful: 
             graph.forward_dims(dims)
     except Exception as exc:
         raise aidge_error_from(exc, "compile") from exc
+    mark_dynamic_dims(graph)
     check_dims_forwarded(graph)
+
+
+def mark_dynamic_dims(graph) -> list[str]:
+    """Make every node whose output dims compile could not forward (a node whose dims depend
+    on values, such as a Resize with computed scales, and everything after it) forward its
+    dims again at every run (``OperatorTensor.force_dynamic_dims``); returns their names.
+
+    Why (measured on 0.10.1, docs/aidge-notes.md, "Dims kept across calls"): at run time an
+    operator forwards its own dims only when ``dims_forwarded()`` is false, and that checks
+    that its tensors are defined, not that they still fit. After a first call, the nodes after
+    a data-dependent Resize hold the first call's dims; ``GraphView.forward_dims`` at a new
+    batch size cannot forward the Resize (its scales are computed) but forwards its children
+    from the Resize's stale output dims, and they then run at the old sizes: a Conv after
+    ``Upsample`` returned a batch-1 output for a batch-2 input, writing past its buffer
+    (``corrupted double-linked list``)."""
+    names = []
+    for node in graph.get_nodes():
+        op = node.get_operator()
+        if node.type() == "Producer" or not hasattr(op, "dims_forwarded") or not hasattr(op, "force_dynamic_dims"):
+            continue
+        if not op.dims_forwarded():
+            op.force_dynamic_dims = True
+            names.append(node.name())
+    return names
 
 
 #: node types whose output dims depend on the *values* of their first input

@@ -23,10 +23,11 @@ class _AidgeFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, module: "AidgeModule", n_inputs: int, *args):
         inputs = args[:n_inputs]
-        outputs = module._runner.forward(inputs)
+        with module._runner.lock:  # the forward and the count that identifies it, together
+            outputs = module._runner.forward(inputs)
+            ctx.forward_id = module._runner.forward_count
         ctx.module = module
         ctx.n_inputs = n_inputs
-        ctx.forward_id = module._runner.forward_count
         ctx.inputs = [x.detach() for x in inputs]
         ctx.input_dtypes = [x.dtype for x in inputs]
         ctx.mark_non_differentiable(*[o for o in outputs if not o.is_floating_point()])
@@ -35,6 +36,11 @@ class _AidgeFunction(torch.autograd.Function):
     @staticmethod
     def backward(ctx, *grad_outputs):
         module: AidgeModule = ctx.module
+        with module._runner.lock:  # the recompute and the backward as one step
+            return _AidgeFunction._backward(ctx, module, grad_outputs)
+
+    @staticmethod
+    def _backward(ctx, module: "AidgeModule", grad_outputs):
         runner = module._runner
         if runner.forward_count != ctx.forward_id or runner.backward_ran:
             # Aidge only keeps the activations of its latest forward: recompute this one. And
@@ -69,7 +75,8 @@ class AidgeModule(torch.nn.Module):
 
     def __init__(self, torch_model: torch.nn.Module, exported: ExportedModel, graph, *,
                  backend: str, verbose: bool, example_inputs: Sequence[torch.Tensor], out_spec=None,
-                 reexport=None, compute_dtype: torch.dtype | None = torch.float32):
+                 reexport=None, compute_dtype: torch.dtype | None = torch.float32,
+                 output_shapes: Sequence[tuple[int, ...]] | None = None, torch_shapes=None):
         super().__init__()
         self._exported = exported
         self._graph = graph
@@ -80,7 +87,11 @@ class AidgeModule(torch.nn.Module):
         self._input_dtypes = [x.dtype for x in example_inputs]
         self._out_spec = out_spec  # the torch output's pytree structure (None: flat tuple)
         self._reexport = reexport  # inputs -> ExportedModel of the torch model at their shapes
-        self._shapes_checked: dict[tuple, str | None] = {tuple(self._input_sizes): None}
+        # inputs -> the shapes of torch's outputs at their shapes (the shape guard's reference)
+        self._torch_shapes = torch_shapes
+        #: input shapes -> (why the graph differs there or None, torch's output shapes or None)
+        self._shapes_checked: dict[tuple, tuple[str | None, list | None]] = {
+            tuple(self._input_sizes): (None, [tuple(s) for s in output_shapes] if output_shapes is not None else None)}
         self._runner = _GraphRunner(graph, backend, self._n_inputs, verbose, names,
                                     unused_graph_inputs(exported.proto, names),
                                     float_dtype=compute_dtype or _float_dtype(example_inputs))
@@ -115,23 +126,31 @@ class AidgeModule(torch.nn.Module):
                                 if prod in self._copied_state}
         self._sync_from_aidge()
 
-    def _check_signature(self, inputs: Sequence[torch.Tensor]) -> None:
+    def _check_signature(self, inputs: Sequence[torch.Tensor]) -> list | None:
         """Called by the runner before it runs new input shapes or dtypes: refuse what the
-        compiled graph cannot take, before Aidge runs."""
+        compiled graph cannot take, before Aidge runs; return the output shapes torch gives
+        at these input shapes (the runner's shape guard), cached per shape set."""
         for i, (x, dtype) in enumerate(zip(inputs, self._input_dtypes)):
             if x.dtype != dtype and not (x.is_floating_point() and dtype.is_floating_point):
                 raise TypeError(f"input {i} has dtype {x.dtype}, but this AidgeModule was wrapped with "
                                 f"{dtype} for it (the Aidge graph is compiled for that type)")
         shapes = tuple(tuple(x.shape) for x in inputs)
         if shapes not in self._shapes_checked:
-            self._shapes_checked[shapes] = self._shape_difference(inputs)
-        why = self._shapes_checked[shapes]
+            why = self._shape_difference(inputs)
+            self._shapes_checked[shapes] = (why, self._torch_output_shapes(inputs) if why is None else None)
+        why, expected = self._shapes_checked[shapes]
         if why is not None:
             raise ShapeSpecializedError(
                 f"this AidgeModule was wrapped at input shapes {self._input_sizes}; at {list(shapes)} the "
                 f"model's ONNX graph is not the same ({why}): the model bakes an input shape into its graph "
                 f"(e.g. x.view(x.size(0), -1)), so Aidge would compute with the wrapped shapes. Wrap the "
                 f"model again at these shapes: wrap(model, {list(shapes)})")
+        return expected
+
+    def _torch_output_shapes(self, inputs: Sequence[torch.Tensor]) -> list | None:
+        if self._torch_shapes is None:
+            return None
+        return [tuple(s) for s in self._torch_shapes([x.detach().to("cpu") for x in inputs])]
 
     def _shape_difference(self, inputs: Sequence[torch.Tensor]) -> str | None:
         """Export the torch model at the new shapes (the call's own inputs) and compare with the
@@ -293,7 +312,7 @@ class AidgeSGD:
             # A model without trainable parameters (ReLU alone): nothing to update, as with
             # torch; Aidge's SGD::update() raises "no parameter to update!" instead.
             return
-        with rt.quiet_aidge(self.module._runner.verbose):
+        with self.module._runner.lock, rt.quiet_aidge(self.module._runner.verbose):
             module = self.module
             module._sync_to_aidge()
             tensors = module._runner.producer_tensors

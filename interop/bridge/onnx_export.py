@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import io
+import threading
 import warnings
 from pathlib import Path
 from typing import Sequence
@@ -30,6 +31,11 @@ TRACE_WARNING_POLICIES = ("error", "warn", "ignore")
 
 OPSET_VERSION = 18
 
+#: held for the whole of each export: torch's exporter, the warning filters it is run under
+#: and the stdout silencing are process-wide state (six threads wrapping at once used to fail
+#: 14-16 of 24 exports spuriously and leave ``sys.stdout`` a StringIO and fd 1 a deleted file)
+_EXPORT_LOCK = threading.RLock()
+
 
 @dataclasses.dataclass
 class ExportedModel:
@@ -47,6 +53,14 @@ class ExportedModel:
     #: input values there (a Python bool or int taken from a tensor), so the graph holds one
     #: branch or one value only
     trace_warnings: list[tuple[str, int, str]] = dataclasses.field(default_factory=list)
+    #: exported with each submodule in its own mode (they were mixed; ``training`` is the
+    #: top module's flag)
+    mixed_modes: bool = False
+
+    @property
+    def export_training(self) -> bool | None:
+        """The ``training`` argument that exports the model again the same way."""
+        return None if self.mixed_modes else self.training
 
 
 @contextlib.contextmanager
@@ -94,18 +108,31 @@ def export_to_onnx(
 ) -> ExportedModel:
     """Export ``model`` to an in-memory ONNX model (opset 18).
 
-    ``training=None`` follows ``model.training``. Initializers are renamed ``param_<i>`` so
+    ``training=None`` follows the model's modes: ``model.training`` when every submodule is in
+    that mode; a model whose submodules are in mixed modes (a wrapper in training mode around
+    a network put in eval mode) is exported with each submodule in its own mode, as torch
+    computes it (``TrainingMode.PRESERVE``; exporting it all in ``model.training`` gave
+    Dropout in training mode to a BERT that torch ran in eval mode). Initializers are renamed ``param_<i>`` so
     that names can never collide after Aidge's name mangling (``encoder.1`` and
     ``encoder_1`` would); the mapping back to torch state names is returned.
 
     torch's TracerWarnings raised in the model's own code (not in torch's) are returned in
     :attr:`ExportedModel.trace_warnings` (see :func:`check_value_dependence`). Nothing is
-    printed: the exporter's stdout is captured.
+    printed: the exporter's stdout is captured. One export at a time in the process (a lock):
+    while one runs, what other threads print is discarded with the exporter's output.
     """
+    with _EXPORT_LOCK:
+        return _export_to_onnx(model, example_inputs, training=training, input_names=input_names)
+
+
+def _export_to_onnx(model, example_inputs, *, training, input_names) -> ExportedModel:
+    mixed = False
     if training is None:
         training = model.training
+        mixed = any(m.training != training for m in model.modules())
     names = list(input_names) if input_names else default_input_names(len(example_inputs))
-    mode = torch.onnx.TrainingMode.TRAINING if training else torch.onnx.TrainingMode.EVAL
+    mode = (torch.onnx.TrainingMode.PRESERVE if mixed
+            else torch.onnx.TrainingMode.TRAINING if training else torch.onnx.TrainingMode.EVAL)
     buffer = io.BytesIO()
     # fork_rng: a TRAINING export runs the model (Dropout draws): the caller's RNG is restored.
     # Grad enabled whatever the caller's mode: torch takes the path a normal call takes (under
@@ -144,7 +171,7 @@ def export_to_onnx(
     inputs = [i.name for i in proto.graph.input if i.name not in graph_inputs]
     outputs = [o.name for o in proto.graph.output]
     scopes = {n.name: n.name for n in proto.graph.node}
-    return ExportedModel(proto, inputs, outputs, mapping, scopes, training, traced)
+    return ExportedModel(proto, inputs, outputs, mapping, scopes, training, traced, mixed)
 
 
 def check_value_dependence(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor],
@@ -166,7 +193,7 @@ def check_value_dependence(model: torch.nn.Module, example_inputs: Sequence[torc
         return
     other = [(-x if x.is_floating_point() else x.flip(-1)) if x.dim() else -x for x in example_inputs]
     try:
-        second = export_to_onnx(model, other, training=exported.training)
+        second = export_to_onnx(model, other, training=exported.export_training)
         difference = graph_differences(exported.proto, second.proto)
     except ExportError as exc:
         difference = f"the export on other values fails: {exc}"

@@ -5,13 +5,14 @@ scheduler as ``AidgeModule.scheduler`` hands it out."""
 from __future__ import annotations
 
 import dataclasses
+import threading
 from time import perf_counter
 from typing import Any, Sequence
 
 import numpy as np
 import torch
 
-from ..errors import AidgeError, aidge_error_from
+from ..errors import AidgeError, OutputShapeError, aidge_error_from
 from . import runtime as rt
 
 __all__ = ["SHARE_INPUT_ELEMENTS", "read_tensor", "write_tensor"]
@@ -120,6 +121,9 @@ class _GraphRunner:
         # Producer output tensors are stable after compile (updates happen in place): cache
         # them, the binding's get_operator()/get_output() round trip costs ~50 us each.
         self.producer_tensors = {name: p.get_operator().get_output(0) for name, p in self.producers.items()}
+        #: one call at a time: the inputs, the outputs and the activations a backward reads are
+        #: the graph's own buffers (two threads calling one AidgeModule got each other's outputs)
+        self.lock = threading.RLock()
         self.forward_count = 0
         self.last_forward_s = 0.0
         self.last_backward_s = 0.0
@@ -130,15 +134,20 @@ class _GraphRunner:
         self._graph_inputs: list[Any] | None = None
         self._in_tensors: list[Any] = []  # CPU: Aidge-owned graph inputs; CUDA: this call's inputs
         self._in_views: list[torch.Tensor] = []  # CPU: torch views of their memory
-        #: called with the inputs before a new signature runs (AidgeModule's shape/dtype check)
+        #: called with the inputs before a new signature runs (AidgeModule's shape/dtype check);
+        #: returns the output shapes torch gives at that signature (None: unknown)
         self.check_signature = None
+        #: the output shapes torch gives at the current signature: an Aidge output of another
+        #: shape is an OutputShapeError, never returned (None: not checked)
+        self.expected_shapes: list[tuple[int, ...]] | None = None
         self._shared: list[Any] = []  # this call's Aidge inputs, shared ones included
 
     # -- inputs ----------------------------------------------------------------
     def _new_signature(self, inputs: Sequence[torch.Tensor], signature) -> None:
         """Check a new input signature and (CPU) allocate the Aidge inputs for it."""
+        self.expected_shapes = None
         if self.check_signature is not None:
-            self.check_signature(inputs)
+            self.expected_shapes = self.check_signature(inputs)
         for i, x in enumerate(inputs):
             if 0 in x.shape:
                 # Measured on 0.10.1: the scheduler runs without error and leaves the previous
@@ -220,6 +229,10 @@ class _GraphRunner:
 
     # -- forward -------------------------------------------------------------
     def forward(self, inputs: Sequence[torch.Tensor], share: bool = False) -> list[torch.Tensor]:
+        with self.lock:
+            return self._forward(inputs, share)
+
+    def _forward(self, inputs: Sequence[torch.Tensor], share: bool) -> list[torch.Tensor]:
         tensors = self.load_inputs(inputs, share)
         with self._quiet:
             start = perf_counter()
@@ -241,7 +254,25 @@ class _GraphRunner:
             except (ValueError, RuntimeError) as exc:
                 self.invalidate()
                 raise AidgeError("forward", f"output #{i} cannot be read back (dims {_dims_of(t)}): {exc}") from exc
+        if self.expected_shapes is not None:
+            self._check_output_shapes(inputs, outputs)
         return outputs
+
+    def _check_output_shapes(self, inputs: Sequence[torch.Tensor], outputs: list[torch.Tensor]) -> None:
+        """The shape guard: every output has the shape torch gives for these inputs, or an
+        :class:`OutputShapeError` naming the output, its Aidge node and the input shapes
+        (the wrong-sized outputs are kept on the error as ``outputs``, for attribution)."""
+        for i, (out, want) in enumerate(zip(outputs, self.expected_shapes)):
+            if want is not None and tuple(out.shape) != want:
+                self.invalidate()
+                node = self.outputs[i].node
+                error = OutputShapeError(
+                    "forward", f"Shapes do not match at output #{i}: Aidge's output #{i} has shape "
+                               f"{tuple(out.shape)} where torch gives {want} for input shapes "
+                               f"{[tuple(x.shape) for x in inputs]}; the bridge stops it instead of returning a "
+                               f"wrong-sized tensor", operator=node.type(), node=node.name())
+                error.outputs = outputs
+                raise error
 
     def _error(self, exc: Exception, phase: str) -> AidgeError:
         """The AidgeError of a failed scheduler call, naming the node that failed."""
@@ -276,7 +307,7 @@ class _GraphRunner:
 
     # -- backward ------------------------------------------------------------
     def backward(self, grad_outputs: Sequence[torch.Tensor | None], param_names: Sequence[str]):
-        with self._quiet:
+        with self.lock, self._quiet:
             self.set_output_grads(grad_outputs)
             # Aidge accumulates into every gradient it computes: start from zero.
             for name in param_names:

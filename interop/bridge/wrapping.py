@@ -87,7 +87,7 @@ def wrap(
         raise ValueError(f"dformat={dformat!r} is a setting of backend 'export_cpp', not of {backend!r}")
     exported = export_to_onnx(torch_model, example_inputs, training=training)
     check_value_dependence(torch_model, example_inputs, exported, on_trace_warning)
-    out_spec = _output_structure(torch_model, example_inputs, exported)
+    out_spec, out_shapes = _output_structure(torch_model, example_inputs, exported)
     dtype = compute_dtype(example_inputs, exported)
     with rt.quiet_aidge(verbose):
         graph = _import_graph(exported)
@@ -95,12 +95,23 @@ def wrap(
                  faithful=dtype is None)
     return AidgeModule(torch_model, exported, graph, backend=backend, verbose=verbose,
                        example_inputs=example_inputs, out_spec=out_spec, compute_dtype=dtype,
-                       reexport=lambda inputs: export_to_onnx(torch_model, inputs, training=exported.training))
+                       reexport=lambda inputs: export_to_onnx(torch_model, inputs, training=exported.export_training),
+                       output_shapes=out_shapes,
+                       torch_shapes=lambda inputs: _torch_output_shapes(torch_model, inputs))
+
+
+def _torch_output_shapes(model: torch.nn.Module, inputs) -> list[tuple[int, ...]]:
+    """The shapes of the torch model's output leaves on ``inputs`` (one forward, state and
+    RNG restored): what the AidgeModule's shape guard holds Aidge's outputs to."""
+    with preserved_state(model), torch.random.fork_rng(devices=[]), torch.no_grad():
+        out = model(*inputs)
+    return [tuple(leaf.shape) for leaf in pytree.tree_leaves(out)]
 
 
 def _output_structure(model: torch.nn.Module, example_inputs, exported: ExportedModel):
-    """The pytree spec of the torch model's output (one forward on the example inputs, state
-    and RNG restored); checked against the export's flat outputs."""
+    """``(spec, shapes)``: the pytree spec of the torch model's output and the shapes of its
+    leaves (one forward on the example inputs, state and RNG restored); checked against the
+    export's flat outputs."""
     with preserved_state(model), torch.random.fork_rng(devices=[]), torch.no_grad():
         out = model(*example_inputs)
     leaves, spec = pytree.tree_flatten(out)
@@ -111,4 +122,4 @@ def _output_structure(model: torch.nn.Module, example_inputs, exported: Exported
     if len(leaves) != len(exported.output_names):
         raise ExportError(f"{type(model).__name__} returns {len(leaves)} tensor(s) but its ONNX export has "
                           f"{len(exported.output_names)} output(s)")
-    return spec
+    return spec, [tuple(leaf.shape) for leaf in leaves]

@@ -12,9 +12,14 @@ frame in the bridge (``_import_graph`` -> import, ``_compile`` -> compile, ``for
 
 Why fork: torch and Aidge are already imported in the parent, so a child costs a few
 milliseconds (measured: see ``tests/unit/test_isolation.py``), and ``fn`` needs no pickling.
-Requirements: a POSIX system, and no OpenMP thread pool alive in the parent (run with
-``OMP_NUM_THREADS=1``, as every suite of this project does); the child never touches the
-parent's threads (pytest-xdist's I/O thread) and leaves through ``os._exit``.
+Requirements: a POSIX system; the child never touches the parent's threads (pytest-xdist's
+I/O thread) and leaves through ``os._exit``. OpenMP (GNU libgomp, used by torch's CPU kernels
+and by aidge_backend_cpu, each with its own copy) is not fork-safe: a child forked while the
+parent's thread pool has more than one thread waits forever at its first parallel region
+(measured: a ``Tensor.clone()`` of 64K floats in the child of a process whose torch had run
+one matmul on 2 threads; docs/aidge-notes.md, "Forking after OpenMP"). So both pools are set
+to one thread for the instant of the fork (:func:`_single_threaded_fork`) and restored in the
+parent right after: the child computes on one thread, the parent keeps its setting.
 """
 from __future__ import annotations
 
@@ -28,6 +33,7 @@ import select
 import signal as _signal
 import sys
 import tempfile
+import threading
 import time
 import traceback as _tb
 from typing import Any, Callable
@@ -88,7 +94,7 @@ def run_isolated(fn: Callable[..., Any], *args: Any, timeout: float | None = Non
     stack_file = tempfile.TemporaryFile(mode="w+b")
     sys.stdout.flush()
     sys.stderr.flush()
-    pid = os.fork()
+    pid = _single_threaded_fork()
     if pid == 0:  # ---- child: never returns
         os.close(read_fd)
         _child(write_fd, stack_file, fn, args, kwargs)
@@ -125,6 +131,52 @@ def run_isolated(fn: Callable[..., Any], *args: Any, timeout: float | None = Non
 
 
 # --------------------------------------------------------------------------------------
+_fork_lock = threading.Lock()
+
+
+def _openmp_runtimes() -> list:
+    """The GNU OpenMP runtimes loaded in this process (torch's and aidge_backend_cpu's own
+    copies), as ctypes libraries; none where /proc is not readable."""
+    import ctypes
+
+    try:
+        with open("/proc/self/maps") as maps:
+            paths = {line.split()[-1] for line in maps if "/libgomp" in line}
+    except OSError:
+        return []
+    libs = []
+    for path in sorted(paths):
+        try:
+            lib = ctypes.CDLL(path, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)  # already loaded: never a new copy
+            lib.omp_get_max_threads.restype = ctypes.c_int
+            libs.append(lib)
+        except (OSError, AttributeError):
+            continue
+    return libs
+
+
+def _single_threaded_fork() -> int:
+    """``os.fork()`` with every OpenMP pool (torch's and Aidge's) at one thread for the fork,
+    restored in the parent afterwards (see the module's docstring). One fork at a time: the
+    thread counts are process-wide."""
+    with _fork_lock:
+        torch = sys.modules.get("torch")
+        torch_threads = torch.get_num_threads() if torch is not None else 1
+        runtimes = [(lib, lib.omp_get_max_threads()) for lib in _openmp_runtimes()]
+        if torch is not None and torch_threads != 1:
+            torch.set_num_threads(1)
+        for lib, _ in runtimes:
+            lib.omp_set_num_threads(1)
+        pid = os.fork()
+        if pid == 0:
+            return 0
+        if torch is not None and torch_threads != 1:
+            torch.set_num_threads(torch_threads)
+        for lib, n in runtimes:
+            lib.omp_set_num_threads(n)
+        return pid
+
+
 def _child(write_fd: int, stack_file, fn, args, kwargs) -> None:
     status = 0
     try:

@@ -122,7 +122,9 @@ def _as_module(fn, args, kwargs):
 
     module = CallableModule()
     if isinstance(fn, torch.nn.Module):
-        module.train(fn.training)
+        # the wrapper's own flag only: module.train() would recurse into fn and change the
+        # modes of its submodules (the caller's model, and what torch computes)
+        module.training = fn.training
     return module, tensors
 
 

@@ -47,7 +47,10 @@ output_shape_differs                    🔴     EquivalenceError on ``output`` 
                                                ``[ReduceMean_x, epoch 0] output differs between model1
                                                (ReduceMean) and model2 (AidgeModule) [seed 1]`` then
                                                ``Shapes do not match at output: actual (1,) vs expected ()``
-                                               (model2, Aidge, gives another shape than model1, torch)
+                                               (model2, Aidge, gives another shape than model1, torch);
+                                               or the bridge's ``OutputShapeError`` (``output #i has
+                                               shape ... where torch gives ...``), raised before a
+                                               wrong-sized output reaches the caller
 shape_mismatch (test strategy)          🟡     any other shape error: ``Shapes do not match at output: actual
                                                (2, 12) vs expected (24,)`` outside such an EquivalenceError
                                                (or on grads and weights), ``Structure mismatch``, ``output(s)
@@ -185,6 +188,8 @@ _CONFIG = re.compile(r"\bConfigError\b|JSONDecodeError|malformed JSON|unknown (?
 _EXPORT = re.compile(r"\bExportError\b|\bShapeSpecializedError\b|\bTracingError\b|torch\.onnx\.export failed"
                      r"|Exporting the operator .+ to ONNX"
                      r"|operator under test not in the imported Aidge graph")
+#: OutputShapeError (interop.errors): the bridge's shape guard stopped a wrong-sized Aidge output
+_OUTPUT_SHAPE = re.compile(r"\bOutputShapeError\b|output #\d+ has shape \([^)]*\) where torch gives")
 _NOT_COMPARABLE = re.compile(r"\bNotComparableError\b|torch's own call fails on copies of the inputs")
 #: an AidgeError's message (interop.errors): ``Aidge <phase> failed (<where>): <Aidge's text>``
 AIDGE_FAILURE_RE = re.compile(r"Aidge (?P<phase>export|import|compile|forward|backward|step) failed"
@@ -246,6 +251,8 @@ def categorize(rt_msg: str | None, ae_msg: str | None = None) -> tuple[str, str]
         return _result("export_error (test strategy)")
     if _NOT_COMPARABLE.search(text):
         return _result("not_comparable (test strategy)")
+    if _OUTPUT_SHAPE.search(text):
+        return _result("output_shape_differs")
     aidge = AIDGE_FAILURE_RE.search(text)
     if aidge or _GENERIC.search(text) or _BACKWARD_NI.search(text):
         phase = aidge.group("phase") if aidge else None
