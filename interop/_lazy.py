@@ -3,8 +3,26 @@ module on first access (so importing the package stays cheap: no torch, no Aidge
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import sys
+import threading
+import warnings
 from typing import Any, Callable, Iterable, Mapping
+
+_IMPORT_LOCK = threading.RLock()
+
+
+def quiet_import(name: str, package: str | None = None):
+    """``importlib.import_module`` that leaves the caller's warning filters as they were:
+    third-party packages add filters when first imported (requests and urllib3 through
+    aidge_core: 4; protobuf through onnx: 4), and the library is imported lazily, so the
+    first ``wrap()`` used to change ``warnings.filters`` for the whole process. Filters set
+    by another thread during such a first import are undone with them (one import at a time)."""
+    module = sys.modules.get(importlib.util.resolve_name(name, package) if name.startswith(".") else name)
+    if module is not None and not getattr(getattr(module, "__spec__", None), "_initializing", False):
+        return module  # imported already (and not still being imported by another thread)
+    with _IMPORT_LOCK, warnings.catch_warnings():
+        return importlib.import_module(name, package)
 
 
 def lazy_attributes(package: str, exports: Mapping[str, str], submodules: Iterable[str] = ()
@@ -15,11 +33,11 @@ def lazy_attributes(package: str, exports: Mapping[str, str], submodules: Iterab
 
     def __getattr__(name: str) -> Any:
         if name in exports:
-            value = getattr(importlib.import_module(f".{exports[name]}", package), name)
+            value = getattr(quiet_import(f".{exports[name]}", package), name)
             vars(sys.modules[package])[name] = value  # later accesses skip this hook
             return value
         if name in submodules:
-            return importlib.import_module(f".{name}", package)
+            return quiet_import(f".{name}", package)
         raise AttributeError(f"module {package!r} has no attribute {name!r}")
 
     def __dir__() -> list[str]:

@@ -29,7 +29,6 @@ level), :mod:`~interop.bridge.cuda` (the CUDA probes); the third backend, ``expo
 """
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 # also re-exported: the names other modules of the library use from interop.bridge
@@ -45,5 +44,7 @@ __all__ = ["wrap", "AidgeModule", "AidgeSGD", "ExportCppModule", "normalize_inpu
 def __getattr__(name: str) -> Any:
     # tensors imports aidge_core at load time: loaded on first use (interop.bridge.tensors)
     if name == "tensors":
-        return importlib.import_module(f".{name}", __name__)
+        from .._lazy import quiet_import
+
+        return quiet_import(f".{name}", __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -76,7 +76,7 @@ class AidgeModule(torch.nn.Module):
     def __init__(self, torch_model: torch.nn.Module, exported: ExportedModel, graph, *,
                  backend: str, verbose: bool, example_inputs: Sequence[torch.Tensor], out_spec=None,
                  reexport=None, compute_dtype: torch.dtype | None = torch.float32,
-                 output_shapes: Sequence[tuple[int, ...]] | None = None, torch_shapes=None):
+                 output_shapes: Sequence[tuple[int, ...]] | None = None, torch_shapes=None, binding=None):
         super().__init__()
         self._exported = exported
         self._graph = graph
@@ -86,6 +86,7 @@ class AidgeModule(torch.nn.Module):
         self._input_sizes = [tuple(x.shape) for x in example_inputs]
         self._input_dtypes = [x.dtype for x in example_inputs]
         self._out_spec = out_spec  # the torch output's pytree structure (None: flat tuple)
+        self._binding = binding  # CallBinding: how a call's arguments become the graph inputs
         self._reexport = reexport  # inputs -> ExportedModel of the torch model at their shapes
         # inputs -> the shapes of torch's outputs at their shapes (the shape guard's reference)
         self._torch_shapes = torch_shapes
@@ -198,7 +199,12 @@ class AidgeModule(torch.nn.Module):
         return read_tensor(aidge_tensor)
 
     # -- the torch side --------------------------------------------------------
-    def forward(self, *inputs: torch.Tensor):
+    def forward(self, *inputs: torch.Tensor, **kwargs):
+        if self._binding is not None:
+            inputs = tuple(self._binding.tensors(inputs, kwargs))
+        elif kwargs:
+            raise TypeError(f"this AidgeModule takes its {self._n_inputs} input(s) positionally (it was wrapped "
+                            f"without keyword arguments), got keywords {sorted(kwargs)}")
         if len(inputs) != self._n_inputs:
             raise TypeError(f"AidgeModule expects {self._n_inputs} input(s), got {len(inputs)}")
         if self._copied_tensors:
@@ -212,6 +218,34 @@ class AidgeModule(torch.nn.Module):
         if self._out_spec is None:
             return outputs[0] if len(outputs) == 1 else tuple(outputs)
         return pytree.tree_unflatten(list(outputs), self._out_spec)
+
+    def reload_weights(self, source) -> None:
+        """Copy the current parameters and buffers of ``source`` (the torch model, or a state
+        dict) into this module and Aidge's Producers. The AidgeModule holds its own copy of
+        the weights, taken at ``wrap()``: changing the torch model afterwards
+        (``model.weight.mul_(10)``, ``load_state_dict``, an optimiser step) does not reach
+        Aidge until this is called. Shapes must match; names the graph does not use are
+        copied into :attr:`unmapped_state` only. KeyError for a name this module lacks."""
+        state = source.state_dict() if isinstance(source, torch.nn.Module) else dict(source)
+        own = dict(self.named_parameters())
+        own.update(self.named_buffers())
+        unknown = sorted(set(state) - set(own))
+        if unknown:
+            raise KeyError(f"reload_weights: {unknown} are not parameters or buffers of this AidgeModule")
+        for name, value in state.items():
+            if tuple(value.shape) != tuple(own[name].shape):
+                raise ValueError(f"reload_weights: {name!r} has shape {tuple(value.shape)}, this module's "
+                                 f"{tuple(own[name].shape)}")
+        tensors = self._runner.producer_tensors
+        with self._runner.lock, torch.no_grad():
+            for prod, name in self._exported.initializer_to_state.items():
+                if name in state and prod in tensors:
+                    write_tensor(tensors[prod], state[name])  # Aidge's own copy, whatever its dtype
+            for name, value in state.items():
+                own[name].copy_(value)  # the torch mirrors (shared memory on CPU: the same bytes)
+            if self._copied_tensors:
+                for prod, tensor in self._copied_tensors.items():
+                    self._copied_state[prod] = tensor._version
 
     # -- Aidge objects ------------------------------------------------------------
     @property

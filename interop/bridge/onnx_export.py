@@ -158,7 +158,7 @@ def _export_to_onnx(model, example_inputs, *, training, input_names) -> Exported
                     verbose=False,
                 )
         except Exception as exc:  # torch raises many types here
-            raise ExportError(f"torch.onnx.export failed for {type(model).__name__}: {exc}") from exc
+            raise ExportError(f"torch.onnx.export failed for {_model_name(model)}: {exc}") from exc
     # Only the model's own code counts: torch's library code traces value checks of its own
     # (BatchNorm's batch-size check in training mode) that do not change the graph.
     traced = [(w.filename, w.lineno, str(w.message)) for w in caught
@@ -172,6 +172,11 @@ def _export_to_onnx(model, example_inputs, *, training, input_names) -> Exported
     outputs = [o.name for o in proto.graph.output]
     scopes = {n.name: n.name for n in proto.graph.node}
     return ExportedModel(proto, inputs, outputs, mapping, scopes, training, traced, mixed)
+
+
+def _model_name(model: torch.nn.Module) -> str:
+    """The class name of the model the user gave (a BoundModule exports the model it binds)."""
+    return type(getattr(model, "_target", model)).__name__
 
 
 def check_value_dependence(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor],
@@ -200,7 +205,7 @@ def check_value_dependence(model: torch.nn.Module, example_inputs: Sequence[torc
     if difference is None:
         return
     where = "; ".join(f"{file}:{line}: {msg.splitlines()[0]}" for file, line, msg in exported.trace_warnings)
-    text = (f"the trace of {type(model).__name__} depends on input values ({where}); exported again on other "
+    text = (f"the trace of {_model_name(model)} depends on input values ({where}); exported again on other "
             f"values of the same shapes, {difference}: the ONNX graph holds only the branch or value taken "
             "for the example input, so other inputs would get silently wrong results")
     if on_trace_warning == "error":

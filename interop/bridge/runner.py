@@ -267,10 +267,10 @@ class _GraphRunner:
                 self.invalidate()
                 node = self.outputs[i].node
                 error = OutputShapeError(
-                    "forward", f"Shapes do not match at output #{i}: Aidge's output #{i} has shape "
-                               f"{tuple(out.shape)} where torch gives {want} for input shapes "
-                               f"{[tuple(x.shape) for x in inputs]}; the bridge stops it instead of returning a "
-                               f"wrong-sized tensor", operator=node.type(), node=node.name())
+                    "forward", f"Shapes do not match at output: actual {tuple(out.shape)} vs expected {want} (output "
+                               f"#{i}, input shapes {[tuple(x.shape) for x in inputs]}): Aidge's output has another "
+                               f"shape than torch's; the bridge stops it instead of returning a wrong-sized tensor",
+                    operator=node.type(), node=node.name())
                 error.outputs = outputs
                 raise error
 

@@ -5,9 +5,10 @@ the case declarations) work where Aidge is not installed.
 """
 from __future__ import annotations
 
-import importlib
 import threading
 from types import ModuleType
+
+from .._lazy import quiet_import
 
 #: every backend ``wrap`` accepts: Aidge's Python CPU and CUDA backends, and Aidge's generated
 #: C++ export compiled on this host (:mod:`interop.bridge.export_cpp`)
@@ -20,7 +21,7 @@ aidge_log_lock = threading.RLock()
 
 
 def aidge_core() -> ModuleType:
-    core = importlib.import_module("aidge_core")
+    core = quiet_import("aidge_core")
     if not hasattr(core.Tensor, "from_data_ptr"):
         _add_copying_from_data_ptr(core)
     return core
@@ -48,11 +49,11 @@ def _add_copying_from_data_ptr(core: ModuleType) -> None:
 
 
 def aidge_onnx() -> ModuleType:
-    return importlib.import_module("aidge_onnx")
+    return quiet_import("aidge_onnx")
 
 
 def aidge_learning() -> ModuleType:
-    return importlib.import_module("aidge_learning")
+    return quiet_import("aidge_learning")
 
 
 def load_backend(backend: str) -> ModuleType:
@@ -71,9 +72,9 @@ def load_backend(backend: str) -> ModuleType:
     if backend == "export_cpp":
         # the export generates and compiles C++ (aidge_export_cpp's kernels), and imports
         # and runs the graph on the cpu backend while it adapts it
-        importlib.import_module("aidge_export_cpp")
+        quiet_import("aidge_export_cpp")
         backend = "cpu"
-    return importlib.import_module(f"aidge_backend_{backend}")
+    return quiet_import(f"aidge_backend_{backend}")
 
 
 class quiet_aidge:

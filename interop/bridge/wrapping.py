@@ -10,6 +10,7 @@ from torch.utils import _pytree as pytree
 
 from ..errors import ExportError
 from . import runtime as rt
+from .binding import BoundModule, CallBinding, needs_binding
 from .graph import _compile, _import_graph, compute_dtype
 from .module import AidgeModule
 from .onnx_export import ExportedModel, check_value_dependence, export_to_onnx, preserved_state
@@ -34,6 +35,7 @@ def wrap(
     *,
     backend: str = "cpu",
     example_inputs: Sequence[torch.Tensor] | None = None,
+    example_kwargs: dict[str, Any] | None = None,
     training: bool | None = None,
     verbose: bool = False,
     on_trace_warning: str = "error",
@@ -49,7 +51,14 @@ def wrap(
     graph (``x.view(x.size(0), -1)``) raises :class:`~interop.errors.ShapeSpecializedError`
     instead of running Aidge on a wrong graph, and shapes torch itself rejects raise torch's
     own error. ``example_inputs`` replaces random float inputs (needed for integer inputs
-    such as token ids). ``training=None`` exports in the model's current mode.
+    such as token ids); ``example_kwargs`` adds keyword arguments (``attention_mask=mask``,
+    ``return_dict=False``). Arguments are bound by the model's ``forward`` signature: tensors
+    (also inside lists and dicts) become the graph's inputs, other values constants of the
+    graph; the returned module is then called the same way (``am(ids, attention_mask=mask)``
+    or ``am(input_ids=ids, ...)``), and a call with other constants raises TypeError. Models
+    with optional parameters (Hugging Face ``BertModel``, ``GPT2Model``) wrap directly.
+    ``training=None`` exports in the model's current modes (a submodule in another mode than
+    the model keeps its own).
     ``verbose=True`` lets Aidge log to the console. ``on_trace_warning``: when torch's tracer
     warns in the model's own code and an export on other values of the same shapes gives
     another graph (``if x.sum() > 0``), the trace depends on the data:
@@ -71,23 +80,62 @@ def wrap(
     warning filters and RNG state are left untouched.
     """
     if example_inputs is None:
-        if input_sizes is None:
-            raise TypeError("wrap() needs input_sizes or example_inputs")
+        if input_sizes is None and not example_kwargs:
+            raise TypeError("wrap() needs input_sizes, example_inputs or example_kwargs")
         gen = torch.Generator().manual_seed(0)  # never touches the global RNG
-        example_inputs = [torch.randn(s, generator=gen) for s in normalize_input_sizes(input_sizes)]
-    example_inputs = [torch.as_tensor(x).detach().cpu() for x in example_inputs]
-    rt.load_backend(backend)
+        example_inputs = ([torch.randn(s, generator=gen) for s in normalize_input_sizes(input_sizes)]
+                          if input_sizes is not None else [])
+    binding = None
+    traced = torch_model  # the module exported: the model, or the model bound to its call
+    if needs_binding(torch_model, len(example_inputs), example_kwargs):
+        detach = lambda t: t.detach().cpu()  # noqa: E731
+        binding = CallBinding(torch_model, pytree.tree_map_only(torch.Tensor, detach, list(example_inputs)),
+                              pytree.tree_map_only(torch.Tensor, detach, dict(example_kwargs or {})))
+        traced = BoundModule(torch_model, binding)
+        example_inputs = list(binding.example_tensors)
+        if not example_inputs:
+            raise TypeError(f"wrap(): the call {binding.describe()} has no tensor argument (nothing to feed "
+                            "the Aidge graph)")
+    else:
+        example_inputs = [torch.as_tensor(x).detach().cpu() for x in example_inputs]
+    try:
+        return _wrap(torch_model, traced, binding, example_inputs, backend=backend, training=training,
+                     verbose=verbose, on_trace_warning=on_trace_warning, dformat=dformat)
+    except ExportError as exc:
+        if binding is not None:
+            exc.add_note(f"wrap() called the model as {binding.describe()}. What can help: name the inputs "
+                         f"(example_kwargs={{'input_ids': ids, ...}}), or give the keyword arguments that select a "
+                         f"traceable path (for Hugging Face models: use_cache=False, return_dict=False)")
+        raise
+
+
+def _check_dtypes(example_inputs) -> None:
+    """An input dtype the torch<->Aidge converter cannot take (bfloat16, complex...: its table,
+    :data:`interop.bridge.tensors.DTYPE_TABLE`), refused by name before anything runs (a
+    bfloat16 input used to end in a bare ``TypeError: Got unsupported ScalarType BFloat16``)."""
+    from .tensors import DTYPE_TABLE
+
+    for i, x in enumerate(example_inputs):
+        if x.dtype not in DTYPE_TABLE:
+            raise TypeError(f"wrap(): input {i} has dtype {x.dtype}, which the bridge cannot hand to Aidge (the "
+                            f"torch<->Aidge converter handles {', '.join(str(d) for d in DTYPE_TABLE)}); convert "
+                            f"it first, e.g. x.float()")
+
+
+def _wrap(torch_model, traced, binding, example_inputs, *, backend, training, verbose, on_trace_warning, dformat):
+    rt.load_backend(backend)  # first: Aidge's imports under quiet_import (the caller's warning filters kept)
+    _check_dtypes(example_inputs)
     if backend == "export_cpp":
         from .export_wrapping import wrap_export_cpp
 
-        return wrap_export_cpp(torch_model, example_inputs, training=training, verbose=verbose,
+        return wrap_export_cpp(traced, example_inputs, training=training, verbose=verbose,
                                on_trace_warning=on_trace_warning, dformat=dformat,
                                output_structure=_output_structure)
     if dformat is not None:
         raise ValueError(f"dformat={dformat!r} is a setting of backend 'export_cpp', not of {backend!r}")
-    exported = export_to_onnx(torch_model, example_inputs, training=training)
-    check_value_dependence(torch_model, example_inputs, exported, on_trace_warning)
-    out_spec, out_shapes = _output_structure(torch_model, example_inputs, exported)
+    exported = export_to_onnx(traced, example_inputs, training=training)
+    check_value_dependence(traced, example_inputs, exported, on_trace_warning)
+    out_spec, out_shapes = _output_structure(traced, example_inputs, exported)
     dtype = compute_dtype(example_inputs, exported)
     with rt.quiet_aidge(verbose):
         graph = _import_graph(exported)
@@ -95,9 +143,9 @@ def wrap(
                  faithful=dtype is None)
     return AidgeModule(torch_model, exported, graph, backend=backend, verbose=verbose,
                        example_inputs=example_inputs, out_spec=out_spec, compute_dtype=dtype,
-                       reexport=lambda inputs: export_to_onnx(torch_model, inputs, training=exported.export_training),
-                       output_shapes=out_shapes,
-                       torch_shapes=lambda inputs: _torch_output_shapes(torch_model, inputs))
+                       reexport=lambda inputs: export_to_onnx(traced, inputs, training=exported.export_training),
+                       output_shapes=out_shapes, binding=binding,
+                       torch_shapes=lambda inputs: _torch_output_shapes(traced, inputs))
 
 
 def _torch_output_shapes(model: torch.nn.Module, inputs) -> list[tuple[int, ...]]:

@@ -36,7 +36,9 @@ def run_onnxruntime(proto, input_names: Sequence[str], inputs: Sequence[Any]) ->
     """The outputs of ``proto`` (an ONNX ModelProto) on ``inputs`` under onnxruntime (CPU,
     one thread). Raises ImportError without onnxruntime, onnxruntime's error when it rejects
     the model."""
-    import onnxruntime as ort
+    from .._lazy import quiet_import
+
+    ort = quiet_import("onnxruntime")
 
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1

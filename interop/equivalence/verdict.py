@@ -215,10 +215,12 @@ def _check(module, tensors, backward: bool, backend: str, tolerance: Any, name: 
     from torch.utils import _pytree as pytree
 
     from ..bridge import wrap
-    from ..errors import NotComparableError
+    from ..bridge.onnx_export import default_input_names
+    from ..errors import NotComparableError, OutputShapeError
     from .attribution import attribute_backward, attribute_forward, float64_copy, run_onnxruntime
     from .outputs import compare_outputs
 
+    _check_deterministic(module, tensors, name)
     mask = _grad_mask(tensors, backward)
     aidge = wrap(module, example_inputs=[x.detach() for x in tensors], backend=backend)
     exported = aidge._exported  # AidgeModule and ExportCppModule: the ONNX export Aidge imported
@@ -241,7 +243,13 @@ def _check(module, tensors, backward: bool, backend: str, tolerance: Any, name: 
                 f"{call}): {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}. The callable "
                 f"depends on more than its inputs' values (their memory layout?), which an ONNX graph cannot "
                 f"express: no verdict on Aidge") from exc
-        aidge_out = aidge(*a_in)
+        try:
+            aidge_out = aidge(*a_in)
+        except OutputShapeError as exc:
+            # the bridge's shape guard: attributed like any other forward mismatch (onnxruntime on
+            # the same ONNX gives the same shape as torch, or not), on the outputs it stopped
+            leaves, spec = pytree.tree_flatten(torch_out)
+            aidge_out = pytree.tree_unflatten(list(exc.outputs), spec) if len(leaves) == len(exc.outputs) else exc.outputs
         t_leaves, a_leaves = pytree.tree_leaves(torch_out), pytree.tree_leaves(aidge_out)
         tol = tolerance_for(tolerance, t_leaves[0].dtype if t_leaves else "float32")
         mismatches = compare_outputs(aidge_out, torch_out, rtol=tol.rtol, atol=tol.atol, name="output")
@@ -255,7 +263,9 @@ def _check(module, tensors, backward: bool, backend: str, tolerance: Any, name: 
 
             attribution, why = attribute_forward(
                 aidge_out=[x.detach() for x in a_leaves], torch_out=[x.detach() for x in t_leaves], exact=exact,
-                onnx=lambda plain=plain: run_onnxruntime(exported.proto, exported.input_names, plain),
+                # the very proto Aidge imported, each input bound by the name the export gave it
+                # (an input the export dropped is skipped, never shifted onto the next name)
+                onnx=lambda plain=plain: run_onnxruntime(exported.proto, default_input_names(len(plain)), plain),
                 rtol=tol.rtol, atol=tol.atol)
             raise _fail(name, call, "output", mismatches, attribution, why)
     if not any(mask):
@@ -286,6 +296,33 @@ def _check(module, tensors, backward: bool, backend: str, tolerance: Any, name: 
                                                   rtol=tol.rtol, atol=tol.atol)
             raise _fail(name, CALLS, what, mismatches, attribution, why)
     return {"backward_checked": True}
+
+
+def _check_deterministic(module, tensors, name: str) -> None:
+    """Raise :class:`~interop.errors.NotComparableError` when torch gives two different
+    results for the same input under two RNG seeds (``nn.Dropout`` in training mode,
+    ``torch.rand_like``...): a random callable has no single answer to compare Aidge with.
+    A torch call that fails here is left to the check itself."""
+    import torch
+    from torch.utils import _pytree as pytree
+
+    from ..errors import NotComparableError
+
+    outs = []
+    for seed in (_SEED + 11, _SEED + 12):
+        try:
+            with torch.no_grad(), torch.random.fork_rng(devices=[]):
+                torch.manual_seed(seed)
+                outs.append(pytree.tree_leaves(module(*[x.detach().clone() for x in tensors])))
+        except Exception:  # noqa: BLE001 - the check reports torch's own failure
+            return
+    for a, b in zip(*outs):
+        if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape \
+                and not torch.equal(a, b) and not (a.is_floating_point() and torch.allclose(a, b, 0, 0, equal_nan=True)):
+            raise NotComparableError(
+                f"{name}: torch gives different outputs for the same input under two random seeds (dropout in "
+                f"training mode, a random operator): a random callable has no single result to compare Aidge's "
+                f"with; call model.eval() or compare a deterministic function: no verdict on Aidge")
 
 
 def _exact_grad(module, inputs, mask, grads, index):

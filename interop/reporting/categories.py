@@ -48,9 +48,9 @@ output_shape_differs                    🔴     EquivalenceError on ``output`` 
                                                (ReduceMean) and model2 (AidgeModule) [seed 1]`` then
                                                ``Shapes do not match at output: actual (1,) vs expected ()``
                                                (model2, Aidge, gives another shape than model1, torch);
-                                               or the bridge's ``OutputShapeError`` (``output #i has
-                                               shape ... where torch gives ...``), raised before a
-                                               wrong-sized output reaches the caller
+                                               or the bridge's ``OutputShapeError`` (``Aidge's output
+                                               has another shape than torch's; the bridge stops it``),
+                                               raised before a wrong-sized output reaches the caller
 shape_mismatch (test strategy)          🟡     any other shape error: ``Shapes do not match at output: actual
                                                (2, 12) vs expected (24,)`` outside such an EquivalenceError
                                                (or on grads and weights), ``Structure mismatch``, ``output(s)
@@ -189,7 +189,7 @@ _EXPORT = re.compile(r"\bExportError\b|\bShapeSpecializedError\b|\bTracingError\
                      r"|Exporting the operator .+ to ONNX"
                      r"|operator under test not in the imported Aidge graph")
 #: OutputShapeError (interop.errors): the bridge's shape guard stopped a wrong-sized Aidge output
-_OUTPUT_SHAPE = re.compile(r"\bOutputShapeError\b|output #\d+ has shape \([^)]*\) where torch gives")
+_OUTPUT_SHAPE = re.compile(r"\bOutputShapeError\b|Aidge's output has another shape than torch's; the bridge stops it")
 _NOT_COMPARABLE = re.compile(r"\bNotComparableError\b|torch's own call fails on copies of the inputs")
 #: an AidgeError's message (interop.errors): ``Aidge <phase> failed (<where>): <Aidge's text>``
 AIDGE_FAILURE_RE = re.compile(r"Aidge (?P<phase>export|import|compile|forward|backward|step) failed"

@@ -1,0 +1,167 @@
+"""Batch-size sweep: a model wrapped at one batch size, then called at batch+1, batch-1 and
+the original batch again, forward and backward, each call checked against torch. The answer
+may be right (``match``) or a loud error; a wrong answer without an error is ``SILENT WRONG``,
+a dead process ``CRASH``. Each model runs in a forked child (an abort costs only its row).
+
+    python -m interop.diagnostics.batch_sweep          # the zoo and the decoder graphs, a table
+
+Used by ``tests/unit/test_fidelity.py`` (no silent wrong answer, no crash) and quoted in
+``docs/fidelity.md``.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable
+
+import torch
+from torch import nn
+
+__all__ = ["SweepRow", "sweep_model", "sweep_isolated", "decoder_graphs", "zoo_graphs", "main"]
+
+#: outcomes of one call
+MATCH, LOUD, SILENT, CRASH = "match", "error", "SILENT WRONG", "CRASH"
+
+
+@dataclasses.dataclass
+class SweepRow:
+    model: str
+    wrapped_at: int
+    #: batch -> (forward outcome, backward outcome, detail)
+    calls: list[tuple[int, str, str, str]]
+
+    @property
+    def silent(self) -> bool:
+        return any(SILENT in (f, b) for _, f, b, _ in self.calls)
+
+    @property
+    def crashed(self) -> bool:
+        return any(CRASH in (f, b) for _, f, b, _ in self.calls)
+
+
+class _UpsampleConv(nn.Sequential):
+    def __init__(self):
+        super().__init__(nn.Upsample(scale_factor=2, mode="bilinear"), nn.Conv2d(4, 2, 1))
+
+
+class _UpsampleGroupNorm(nn.Sequential):
+    def __init__(self):
+        super().__init__(nn.Upsample(scale_factor=2, mode="nearest"), nn.GroupNorm(2, 4), nn.Conv2d(4, 4, 3, padding=1))
+
+
+class _SkipDecoder(nn.Module):
+    """A U-Net-like step: down, up (nearest), concatenated with the skip, a convolution."""
+
+    def __init__(self):
+        super().__init__()
+        self.down = nn.Conv2d(3, 8, 3, stride=2, padding=1)
+        self.up = nn.Upsample(scale_factor=2, mode="nearest")
+        self.fuse = nn.Conv2d(11, 4, 3, padding=1)
+
+    def forward(self, x):
+        return self.fuse(torch.cat([self.up(torch.relu(self.down(x))), x], dim=1))
+
+
+class _TransposedDecoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Conv2d(3, 6, 3, stride=2, padding=1)
+        self.dec = nn.ConvTranspose2d(6, 3, 2, stride=2)
+
+    def forward(self, x):
+        return torch.sigmoid(self.dec(torch.relu(self.enc(x))))
+
+
+def decoder_graphs() -> list[tuple[str, Callable[[], nn.Module], tuple[int, ...]]]:
+    """Decoder-style graphs: upsampling, GroupNorm after it, skip concatenations."""
+    return [("Upsample_bilinear+Conv", _UpsampleConv, (2, 4, 4, 4)),
+            ("Upsample_nearest+GroupNorm+Conv", _UpsampleGroupNorm, (2, 4, 4, 4)),
+            ("SkipDecoder (down, up, cat)", _SkipDecoder, (2, 3, 8, 8)),
+            ("ConvTranspose decoder", _TransposedDecoder, (2, 3, 8, 8))]
+
+
+def zoo_graphs() -> list[tuple[str, Callable[[], nn.Module], tuple[int, ...]]]:
+    from ..zoo.models import MODEL_CASES, build_model
+
+    return [(spec["name"], (lambda spec=spec: build_model(spec["model"])), tuple(spec["input_size"]))
+            for spec in MODEL_CASES]
+
+
+def _outcome(fn) -> tuple[str, str]:
+    from ..equivalence.outputs import compare_outputs
+
+    try:
+        got, want = fn()
+    except Exception as exc:  # noqa: BLE001 - a loud error is an acceptable answer
+        return LOUD, f"{type(exc).__name__}: {str(exc).splitlines()[0][:150]}"
+    if isinstance(want, str):  # torch itself refused
+        return LOUD, want
+    mismatches = compare_outputs(got, want, rtol=1e-4, atol=1e-5, name="output")
+    if mismatches:
+        return SILENT, mismatches[0].message.splitlines()[0][:150]
+    return MATCH, ""
+
+
+def sweep_model(name: str, factory: Callable[[], nn.Module], size: tuple[int, ...], *, train: bool = False,
+                seed: int = 0) -> SweepRow:
+    """Wrap ``factory()`` (eval mode unless ``train``) at ``size``; call at the original batch,
+    batch+1, batch-1 (when >= 1) and the original again; forward then input gradient."""
+    import interop
+
+    model = factory().train(train)
+    am = interop.wrap(model, size)
+    batch = size[0]
+    gen = torch.Generator().manual_seed(seed)
+    calls = []
+    for b in [batch, batch + 1, batch - 1, batch]:
+        if b < 1:
+            continue
+        x = torch.randn((b, *size[1:]), generator=gen)
+
+        def forward(x=x):
+            return am(x), model(x)
+
+        def backward(x=x):
+            xa, xt = x.clone().requires_grad_(), x.clone().requires_grad_()
+            out_a, out_t = am(xa), model(xt)
+            grad = torch.randn(out_t.shape, generator=torch.Generator().manual_seed(1))
+            out_t.backward(grad)
+            out_a.backward(grad)
+            return xa.grad, xt.grad
+
+        f, f_detail = _outcome(forward)
+        bw, b_detail = _outcome(backward) if f == MATCH else ("-", "")
+        calls.append((b, f, bw, f_detail or b_detail))
+    return SweepRow(name, batch, calls)
+
+
+def sweep_isolated(name: str, factory, size, **kwargs) -> SweepRow:
+    """:func:`sweep_model` in a forked child: a crash is a ``CRASH`` row, not the end."""
+    from ..equivalence.isolation import run_isolated
+
+    try:
+        return run_isolated(sweep_model, name, factory, size, timeout=600, **kwargs)
+    except Exception as exc:  # noqa: BLE001
+        return SweepRow(name, size[0], [(size[0], CRASH, CRASH, f"{type(exc).__name__}: {str(exc)[:150]}")])
+
+
+def format_table(rows: list[SweepRow]) -> str:
+    lines = ["| model | wrapped at | called at | forward | backward | detail |", "|---|---|---|---|---|---|"]
+    for row in rows:
+        for b, f, bw, detail in row.calls:
+            lines.append(f"| {row.model} | {row.wrapped_at} | {b} | {f} | {bw} | {detail.replace('|', '/')} |")
+    silent = sum(row.silent for row in rows)
+    crashed = sum(row.crashed for row in rows)
+    lines.append("")
+    lines.append(f"{len(rows)} models, {sum(len(r.calls) for r in rows)} calls: {silent} with a silent wrong "
+                 f"answer, {crashed} crashed")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    rows = [sweep_isolated(name, factory, size) for name, factory, size in zoo_graphs() + decoder_graphs()]
+    print(format_table(rows))
+    return 1 if any(r.silent or r.crashed for r in rows) else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
