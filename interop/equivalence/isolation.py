@@ -46,12 +46,15 @@ __all__ = ["run_isolated", "IsolatedError", "phase_from_stack", "fork_available"
 #: (file under interop/bridge/, function) -> the phase a crash in that frame belongs to
 _PHASE_FRAMES = {
     ("bridge/onnx_export.py", "export_to_onnx"): "export",
+    ("bridge/onnx_export.py", "_export_to_onnx"): "export",  # the body, under the export lock
     ("bridge/graph.py", "_import_graph"): "import",
     ("bridge/graph.py", "_compile"): "compile",
     ("bridge/runner.py", "forward"): "forward",  # the scheduler calls
+    ("bridge/runner.py", "_forward"): "forward",
     ("bridge/runner.py", "backward"): "backward",
     ("bridge/module.py", "forward"): "forward",  # AidgeModule, AidgeSGD
     ("bridge/module.py", "backward"): "backward",
+    ("bridge/module.py", "_backward"): "backward",
     ("bridge/module.py", "step"): "step",
     ("bridge/single_node.py", "build_node"): "import",  # an Aidge operator built from its factory
     ("bridge/single_node.py", "compile_node"): "compile",

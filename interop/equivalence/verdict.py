@@ -220,9 +220,9 @@ def _check(module, tensors, backward: bool, backend: str, tolerance: Any, name: 
     from .attribution import attribute_backward, attribute_forward, float64_copy, run_onnxruntime
     from .outputs import compare_outputs
 
-    _check_deterministic(module, tensors, name)
     mask = _grad_mask(tensors, backward)
     aidge = wrap(module, example_inputs=[x.detach() for x in tensors], backend=backend)
+    _check_deterministic(module, tensors, name)  # after the export: a crash in torch's trace is the export's
     exported = aidge._exported  # AidgeModule and ExportCppModule: the ONNX export Aidge imported
     second = _other_inputs(tensors)
     try:
