@@ -12,7 +12,7 @@ import pytest
 
 from interop.cases.aidge_benchmark import read_benchmark_file
 from interop.cases.aidge_check import run_benchmark_case
-from interop.cases.aidge_configs import config_files, file_cases
+from interop.cases.aidge_configs import config_files, config_root, file_cases
 from interop.cases.case import FORWARD_ONLY_BACKENDS
 from interop.cases.config import ConfigError
 from interop.cases.expected_failures import with_expected_failure, xfail_marks
@@ -22,12 +22,13 @@ from interop.cases.suite import prepare_parent
 def _params(directory, backend: str) -> list:
     try:
         files = config_files(directory)
+        root = config_root(directory)
     except ConfigError as exc:
         return [pytest.param(exc, id="aidge_configs_error")]
     params = []
     for path in files:
         try:
-            cases = file_cases(read_benchmark_file(path), backend=backend)
+            cases = file_cases(read_benchmark_file(path, within=root), backend=backend)
         except ConfigError as exc:
             params.append(pytest.param(exc, id=f"aidge.{path.stem}_config_error"))
             continue

@@ -120,7 +120,9 @@ def is_benchmark_document(doc: Any) -> bool:
     return isinstance(doc, dict) and "operation" in doc and "format" in doc
 
 
-def _load(path: Path) -> tuple[dict, list[str]]:
+def _load(path: Path, within: Path | None = None) -> tuple[dict, list[str]]:
+    from ..reading import UnsafeInputError, loads_json, read_user_bytes
+
     duplicates: list[str] = []
 
     def pairs(items):
@@ -132,7 +134,9 @@ def _load(path: Path) -> tuple[dict, list[str]]:
         return out
 
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=pairs)
+        doc = loads_json(read_user_bytes(path, within=within).decode("utf-8"), path, object_pairs_hook=pairs)
+    except UnsafeInputError as exc:
+        raise ConfigError(exc.reason, file=path) from None
     except OSError as exc:
         raise ConfigError(f"cannot read the configuration: {exc.strerror or exc}", file=path) from exc
     except UnicodeDecodeError as exc:
@@ -186,6 +190,58 @@ def _shape_of(literal: Any) -> tuple[int, ...]:
     return tuple(shape)
 
 
+def _numeric_text(x: Any) -> bool:
+    """Aidge's files write special values as strings (``"nan"``, ``"inf"``, ``"-inf"``), which
+    numpy reads as numbers."""
+    if not isinstance(x, str):
+        return False
+    try:
+        float(x)
+    except ValueError:
+        return False
+    return True
+
+
+def _literal_problem(data: Any) -> str | None:
+    """Why a ``data`` literal is not a number or a rectangular nested list of numbers (ragged
+    or string data used to fail at run time as an IndexError naming no file), or None."""
+    level = [data]
+    depth = 0
+    while True:
+        lists = [isinstance(x, list) for x in level]
+        if not any(lists):
+            bad = [x for x in level if not isinstance(x, (int, float)) and not _numeric_text(x)]  # bool is an int
+            if bad:
+                return f"{bad[0]!r} at depth {depth} is not a number"
+            return None
+        if not all(lists):
+            return f"depth {depth} mixes lists and numbers"
+        lengths = {len(x) for x in level}
+        if len(lengths) > 1:
+            return f"ragged at depth {depth} (lengths {sorted(lengths)})"
+        level = [y for x in level for y in x]
+        depth += 1
+
+
+#: attributes of a positive case that must be lists of positive / non-negative integers (a
+#: negative case keeps what it gives: Aidge must reject it)
+_POSITIVE_DIMS = frozenset({"kernel_dims", "stride_dims", "dilation_dims", "dilations"})
+_NON_NEGATIVE_DIMS = frozenset({"padding_dims"})
+
+
+def _check_attributes(attrs: dict, file, case: str) -> None:
+    for name, value in attrs.items():
+        positive = name in _POSITIVE_DIMS
+        if not positive and name not in _NON_NEGATIVE_DIMS:
+            continue
+        low = 1 if positive else 0
+        if (not isinstance(value, list) or not value
+                or not all(isinstance(d, int) and not isinstance(d, bool) and d >= low for d in value)):
+            what = "positive" if positive else "non-negative"
+            raise ConfigError(f"{name} must be a non-empty list of {what} integers, got {value!r} (a case whose labels "
+                              f"do not say 'error' must be valid)", file=file, case=case, key=f"attributes.{name}")
+
+
 def _spec(raw: dict, file, case: str) -> InputSpec:
     name = raw["name"]
     key = f"input_specs.{name}"
@@ -200,6 +256,10 @@ def _spec(raw: dict, file, case: str) -> InputSpec:
                               file=file, case=case, key=f"{key}.shape")
         shape = tuple(shape)
     if data is not None:
+        why = _literal_problem(data)
+        if why:
+            raise ConfigError(f"data must be a number or a rectangular nested list of numbers: {why}", file=file,
+                              case=case, key=f"{key}.data")
         literal_shape = _shape_of(data)
         if shape is not None and literal_shape != shape:
             raise ConfigError(f"data literal of shape {list(literal_shape)} given with shape {list(shape)}",
@@ -227,14 +287,18 @@ def _merge(base: dict, leaf: dict, labels: tuple[str, ...], file) -> BenchmarkCa
     merged += [dict(s) for s in case_specs if s["name"] in by_name]
     specs = tuple(_spec(s, file, path) for s in merged)
     negative = any("error" in label for label in labels)
+    if not negative:
+        _check_attributes(merged_attrs, file, path)
     return BenchmarkCase(labels=labels, attributes=merged_attrs, specs=specs, negative=negative)
 
 
-def read_benchmark_file(path: str | os.PathLike) -> BenchmarkFile:
+def read_benchmark_file(path: str | os.PathLike, *, within: str | os.PathLike | None = None) -> BenchmarkFile:
     """One configuration file, its cases merged onto the base; a ConfigError naming the
-    file, the case and the key for anything this reader cannot read."""
+    file, the case and the key for anything this reader cannot read. ``within``: the
+    directory the file was listed in (the reading policy, :mod:`interop.reading`: a symbolic
+    link must stay inside it; regular files only, size and nesting limits)."""
     path = Path(path)
-    doc, notes = _load(path)
+    doc, notes = _load(path, Path(within) if within is not None else None)
     unknown = set(doc) - TOP_KEYS
     if unknown:
         raise ConfigError(f"unknown top-level key(s) {sorted(unknown)} (allowed {sorted(TOP_KEYS)})", file=path,
@@ -274,7 +338,7 @@ def read_benchmark_dir(directory: str | os.PathLike | None = None) -> list[Bench
     folder = Path(directory) if directory is not None else installed_config_dir()
     if not folder.is_dir():
         raise ConfigError("not a directory of configurations", file=folder)
-    return [read_benchmark_file(p) for p in sorted(folder.glob("*.json"))]
+    return [read_benchmark_file(p, within=folder) for p in sorted(folder.glob("*.json"))]
 
 
 # --------------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ..equivalence.tester import env_number
+from ..env import env_number
 from ..errors import AidgeError, InteropError
 from .case import Case, case_seed
 

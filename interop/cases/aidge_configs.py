@@ -24,19 +24,20 @@ from typing import Any, Iterable
 
 from .aidge_benchmark import BenchmarkFile, InputSpec, installed_config_dir, label_id, \
     read_benchmark_file
+from ..env import env_flag, env_number
 from .aidge_operations import operation_entry, unmapped_reason
 from .case import Case
 from .config_error import ConfigError
 
 __all__ = ["ELEMENT_BUDGET", "HARD_LIMIT_FACTOR", "FULL_SIZE", "KIND", "benchmark_cases", "file_cases", "config_files",
-           "sized_specs", "CONFIGS_ENV"]
+           "sized_specs", "CONFIGS_ENV", "config_root"]
 
 KIND = "aidge_config"
 #: the directory ``--aidge-configs`` / this variable points at (default: the installed package's)
 CONFIGS_ENV = "INTEROP_AIDGE_CONFIGS"
-FULL_SIZE = os.environ.get("INTEROP_AIDGE_FULL_SIZE", "").strip().lower() in ("1", "true", "yes", "on")
+FULL_SIZE = env_flag("INTEROP_AIDGE_FULL_SIZE", False)
 #: the most input elements (all inputs of a case together) the default run feeds a case
-ELEMENT_BUDGET = int(os.environ.get("INTEROP_AIDGE_ELEMENT_BUDGET", 1 << 20))
+ELEMENT_BUDGET = int(env_number("INTEROP_AIDGE_ELEMENT_BUDGET", 1 << 20, kind=int, positive=True))
 #: a case still above HARD_LIMIT_FACTOR x the budget at batch 1 runs only at full size (seconds per case)
 HARD_LIMIT_FACTOR = 8
 
@@ -70,12 +71,15 @@ def sized_specs(specs: tuple[InputSpec, ...], batch_inputs: tuple[int, ...], bud
     per_item = sum(_elements([specs[i]]) // max(specs[i].shape[0], 1) for i in batched)
     fixed = total - sum(_elements([specs[i]]) for i in batched)
     n = max(1, min(batch, (budget - fixed) // max(per_item, 1)))
-    if n >= batch:
+    limit = HARD_LIMIT_FACTOR * budget
+    if n >= batch:  # already at batch 1 (or the batch cannot shrink): the hard limit still applies
+        if total > limit:
+            return specs, None, (f"{total:,} input elements at batch {batch}, above the default run's limit of "
+                                 f"{limit:,}: runs at full size only (INTEROP_AIDGE_FULL_SIZE=1)")
         return specs, None, None
     out = list(specs)
     for i in batched:
         out[i] = dataclasses.replace(specs[i], shape=(n,) + specs[i].shape[1:])
-    limit = HARD_LIMIT_FACTOR * budget
     if _elements(out) > limit:
         return specs, None, (f"{_elements(out):,} input elements even at batch {n}, above the default run's limit "
                              f"of {limit:,}: runs at full size only (INTEROP_AIDGE_FULL_SIZE=1)")
@@ -142,13 +146,22 @@ def config_files(directory: str | os.PathLike | None = None) -> list[Path]:
     return sorted(folder.glob("*.json"))
 
 
+def config_root(directory: str | os.PathLike | None = None) -> Path | None:
+    """The directory :func:`config_files` lists (its files' symbolic links must stay inside
+    it), or None when ``directory`` names one file."""
+    directory = directory or os.environ.get(CONFIGS_ENV) or None
+    folder = Path(directory) if directory else installed_config_dir()
+    return None if folder.is_file() else folder
+
+
 def benchmark_cases(directory: str | os.PathLike | None = None, *, backend: str = "cpu",
                     full_size: bool | None = None) -> list[Case]:
     """Every case of every file of ``directory`` (see :func:`config_files`); a file that
     cannot be read raises its ConfigError."""
     out: list[Case] = []
+    root = config_root(directory)
     for path in config_files(directory):
-        out.extend(file_cases(read_benchmark_file(path), backend=backend, full_size=full_size))
+        out.extend(file_cases(read_benchmark_file(path, within=root), backend=backend, full_size=full_size))
     return out
 
 

@@ -16,7 +16,7 @@ from collections import Counter
 from pathlib import Path
 
 from .aidge_benchmark import read_benchmark_file
-from .aidge_configs import config_files, file_cases
+from .aidge_configs import config_files, config_root, file_cases
 from .aidge_operations import operation_entry
 from .config import ConfigError
 
@@ -37,13 +37,14 @@ def _why(cases, entry) -> str:
 
 def file_rows(targets: list[str | Path] | None = None) -> tuple[list[dict], list[ConfigError]]:
     """One row per readable file, and the errors of the files that are not."""
-    paths: list[Path] = []
+    paths: list[tuple[Path, Path | None]] = []
     for target in targets or [None]:
-        paths.extend(config_files(target))
+        root = config_root(target)
+        paths.extend((path, root) for path in config_files(target))
     rows, errors = [], []
-    for path in paths:
+    for path, root in paths:
         try:
-            bfile = read_benchmark_file(path)
+            bfile = read_benchmark_file(path, within=root)
             cases = file_cases(bfile)
         except ConfigError as exc:
             errors.append(exc)

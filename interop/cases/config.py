@@ -48,6 +48,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from ..env import env_flag
 from .attributes import SUPPORTED_ATTRS
 from .case import Case, case_id
 from .config_error import ConfigError, check_input_specs
@@ -63,8 +64,7 @@ __all__ = [
     "load_config_file",
 ]
 
-INCLUDE_FORWARD_ONLY_CASES: bool = os.environ.get("INTEROP_FORWARD_ONLY_CASES", "").strip().lower() in (
-    "1", "true", "yes", "on")
+INCLUDE_FORWARD_ONLY_CASES: bool = env_flag("INTEROP_FORWARD_ONLY_CASES", False)
 
 #: input spec names that describe module parameters (their shapes feed ``specs_to_kwargs``), not data inputs
 PARAM_SPECS = frozenset({"weight", "bias", "scale", "running_mean", "running_var"})
@@ -136,26 +136,33 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict:
     return out
 
 
-def load_config_file(path: str | os.PathLike) -> dict:
-    """The parsed JSON document; a missing file or malformed JSON is a :class:`ConfigError`."""
+def load_config_file(path: str | os.PathLike, *, within: str | os.PathLike | None = None) -> dict:
+    """The parsed JSON document; a missing file, a file the reading policy refuses
+    (:mod:`interop.reading`: not a regular file, above the size or nesting limit, a link out
+    of ``within``) or malformed JSON is a :class:`ConfigError`."""
+    from ..reading import UnsafeInputError, loads_json, read_user_bytes
+
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        data = read_user_bytes(path, within=within)
+    except UnsafeInputError as exc:
+        raise ConfigError(exc.reason, file=path) from None
     except OSError as exc:
         raise ConfigError(f"cannot read the configuration: {exc.strerror or exc}", file=path) from exc
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ConfigError(f"not UTF-8 text: byte {exc.object[exc.start]:#04x} at offset {exc.start}",
                           file=path) from exc
     try:
-        doc = json.loads(text, object_pairs_hook=_no_duplicate_keys)
+        doc = loads_json(text, path, object_pairs_hook=_no_duplicate_keys)
+    except UnsafeInputError as exc:
+        raise ConfigError(exc.reason, file=path) from None
     except json.JSONDecodeError as exc:
         raise ConfigError(f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
                           file=path) from exc
     except _DuplicateKey as exc:
         raise ConfigError(f"duplicate key {exc.key!r} in one object (JSON keeps only the last one, so a case "
                           "would be silently lost)", file=path, key=exc.key) from None
-    except RecursionError:
-        raise ConfigError("nested too deeply to read (more than Python's recursion limit of levels)",
-                          file=path) from None
     if not isinstance(doc, dict):
         raise ConfigError(f"the document must be a JSON object, got {type(doc).__name__}", file=path)
     return doc
@@ -173,7 +180,9 @@ def _read_any(file) -> dict:
         return load_config_file(file)
     except ConfigError as exc:
         if exc.reason.startswith("duplicate key"):
-            doc = json.loads(Path(file).read_text(encoding="utf-8"))
+            from ..reading import loads_json, read_user_bytes
+
+            doc = loads_json(read_user_bytes(file).decode("utf-8"), file)  # read once already: no policy error
             if _is_aidge_benchmark(doc):
                 return doc
         raise

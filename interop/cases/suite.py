@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterator
 import torch
 
 from ..bridge import generic_nodes
-from ..equivalence.tester import env_number
+from ..env import env_flag, env_number
 from ..errors import InteropError
 from .case import Case
 from .config import ConfigError, OperatorConfig, build_cases
@@ -51,7 +51,7 @@ __all__ = [
 CASE_TIMEOUT_S = env_number("INTEROP_CASE_TIMEOUT", 120.0, positive=True)
 #: run each case in a forked child (``INTEROP_ISOLATE=0`` runs in-process, e.g. under pdb;
 #: a crash then takes the worker down)
-ISOLATE = os.environ.get("INTEROP_ISOLATE", "1").strip().lower() not in ("0", "false", "no", "off")
+ISOLATE = env_flag("INTEROP_ISOLATE", True)
 #: the SGD learning rate of both sides (ModelTester's default)
 LEARNING_RATE = 0.01
 

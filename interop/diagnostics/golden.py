@@ -109,8 +109,12 @@ class GoldenFile:
                 f"golden reference missing for {self.test_id or self.path.stem}: {', '.join(missing)}\n"
                 "write it with: pytest --torch-update-golden --torch-device=cpu "
                 + (self.test_id or ""))
-        try:
-            meta = json.loads(self.meta_path.read_text())
+        from ..reading import UnsafeInputError, loads_json, read_user_bytes
+
+        try:  # the reading policy (interop.reading): a regular file, size and nesting limits
+            meta = loads_json(read_user_bytes(self.meta_path).decode("utf-8"), self.meta_path)
+        except UnsafeInputError as exc:
+            raise ValueError(str(exc)) from None
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise ValueError(f"{self.meta_path}: not valid JSON ({exc})") from None
         if not isinstance(meta, dict):

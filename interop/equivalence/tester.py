@@ -16,6 +16,7 @@ from typing import Any
 
 import torch
 
+from ..env import env_number  # noqa: F401  (re-exported: interop.equivalence.tester.env_number)
 from . import timing
 from .benchlog import RESULTS_ENV, append_jsonl, resolve_log_path  # noqa: F401  (re-exported)
 from .outputs import compare_outputs
@@ -60,24 +61,6 @@ def replay_command(seed: int) -> str:
     command = " ".join([*env, f"{SEED_ENV}={seed}", "python -m pytest", *options, target])
     rootdir = REPLAY_CONTEXT.get("rootdir")
     return f"cd {shlex.quote(str(rootdir))} && {command}" if rootdir else command
-
-
-def env_number(name: str, default: float, *, kind: type = float, minimum: float | None = None,
-               positive: bool = False) -> float:
-    """``$name`` as a number (``default`` when unset or empty); a ``ValueError`` naming the
-    variable when it is not one, or when it is out of range."""
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return default
-    what = "an integer" if kind is int else "a number"
-    try:
-        value = kind(raw)
-    except ValueError:
-        raise ValueError(f"environment variable {name}={raw!r}: expected {what}") from None
-    if value != value or (positive and value <= 0) or (minimum is not None and value < minimum):
-        bound = "> 0" if positive else f">= {minimum}"
-        raise ValueError(f"environment variable {name}={raw!r}: expected {what} {bound}")
-    return value
 
 
 class ModelTester:

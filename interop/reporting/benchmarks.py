@@ -15,6 +15,7 @@ import dataclasses
 import json
 from typing import Any
 
+from ..reading import UnsafeInputError, loads_json
 from .inputs import UnreadableInput
 
 __all__ = ["BenchData", "parse_benchmarks"]
@@ -61,9 +62,12 @@ def parse_benchmarks(text: str, source: str = "<bench>") -> BenchData:
             continue
         nonblank += 1
         try:
-            record = json.loads(raw)
+            record = loads_json(raw, f"{source}:{number}")
         except json.JSONDecodeError as exc:
             problems.append(f"{source}:{number}: not valid JSON ({exc.msg} at column {exc.colno})")
+            continue
+        except UnsafeInputError as exc:  # nested too deeply, a 5,000-digit number
+            problems.append(str(exc))
             continue
         if not isinstance(record, dict):
             problems.append(f"{source}:{number}: not a JSON object")

@@ -1,0 +1,55 @@
+"""The suite's environment variables, validated when read: :func:`env_number`. A bad value is a
+``ValueError`` naming the variable, the value and the accepted range, raised where the
+variable is read (never a failure later without a name). Standard library only."""
+from __future__ import annotations
+
+import math
+import os
+
+__all__ = ["env_number", "env_flag"]
+
+
+def env_number(name: str, default: float, *, kind: type = float, minimum: float | None = None,
+               positive: bool = False, maximum: float | None = None) -> float:
+    """``$name`` as a number (``default`` when unset or empty); a ``ValueError`` naming the
+    variable and the accepted range when it is not a finite number of ``kind`` in range
+    (``inf`` or ``1e309`` as a timeout used to fail every case with ``OverflowError:
+    timestamp out of range for platform time_t``)."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    what = "an integer" if kind is int else "a finite number"
+    bounds = []
+    if positive:
+        bounds.append("> 0")
+    elif minimum is not None:
+        bounds.append(f">= {minimum:g}")
+    if maximum is not None:
+        bounds.append(f"<= {maximum:g}")
+    accepted = f"{what} {' and '.join(bounds)}".strip()
+    try:
+        value = kind(raw)
+    except ValueError:
+        raise ValueError(f"environment variable {name}={raw!r}: expected {accepted}") from None
+    if (not math.isfinite(value) or (positive and value <= 0) or (minimum is not None and value < minimum)
+            or (maximum is not None and value > maximum)):
+        raise ValueError(f"environment variable {name}={raw!r}: expected {accepted}")
+    return value
+
+
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off")
+
+
+def env_flag(name: str, default: bool) -> bool:
+    """``$name`` as a switch: ``1/true/yes/on`` or ``0/false/no/off`` (any case; unset or empty:
+    ``default``); anything else is a ``ValueError`` naming the variable (a typo such as
+    ``INTEROP_ISOLATE=ture`` used to be read silently as one or the other)."""
+    raw = os.environ.get(name, "").strip().lower()
+    if not raw:
+        return default
+    if raw in _TRUE:
+        return True
+    if raw in _FALSE:
+        return False
+    raise ValueError(f"environment variable {name}={raw!r}: expected one of {', '.join(_TRUE + _FALSE)}")

@@ -1,0 +1,131 @@
+"""One reading policy for every file the suite takes from a user: configuration files and
+directories of them, golden files, benchmark logs, asv results.
+
+- **regular files only**: a FIFO, a socket, a device or a directory where a file is expected is
+  refused by name (a FIFO named ``pipe.json`` used to hang collection forever), checked with
+  ``stat`` before opening, and the file is opened non-blocking;
+- **symbolic links stay inside**: a link found in a directory (``within``) must resolve inside
+  that directory; a link to anywhere else is refused, naming the link (it used to be read, and
+  its key names quoted in errors);
+- **a size limit** (:data:`MAX_FILE_BYTES`, or the caller's) checked before reading;
+- **a nesting limit** for JSON (:data:`MAX_JSON_DEPTH` levels of arrays/objects), checked while
+  parsing (Python's recursion limit, about 1,000 levels, raised a bare ``RecursionError``) and
+  after it, iteratively; integers of more than 4,300 digits (Python's own limit) are refused
+  by name too.
+
+Everything here raises :class:`UnsafeInputError` (a ``ValueError``) naming the file; each reader
+turns it into its own error (``ConfigError``, ``UnreadableInput``...). Standard library only.
+"""
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+from typing import Any, Callable
+
+__all__ = ["MAX_FILE_BYTES", "MAX_LOG_BYTES", "MAX_JSON_DEPTH", "UnsafeInputError", "read_user_bytes",
+           "loads_json", "json_depth_error", "list_user_files"]
+
+#: the largest configuration / golden metadata file read: 8 MiB (the largest of Aidge's 92
+#: shipped files is 37,898 bytes, ours 5,700; a 50 MB file of 600,000 cases took over 5 minutes
+#: and 756 MB to read)
+MAX_FILE_BYTES = 8 << 20
+#: the largest benchmark log or console output read by the analysis
+MAX_LOG_BYTES = 256 << 20
+#: the deepest JSON nesting read: 64 levels (Aidge's shipped files nest at most 11, scatter.json;
+#: ours 8; a ``data`` literal is as deep as its tensor's rank)
+MAX_JSON_DEPTH = 64
+
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
+          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+
+
+class UnsafeInputError(ValueError):
+    """A file the reading policy refuses; the message names the file."""
+
+    def __init__(self, path, reason: str):
+        self.path = str(path)
+        self.reason = reason
+        super().__init__(f"{path}: {reason}")
+
+
+def _check_link(path: Path, within: Path | None) -> None:
+    if within is None or not path.is_symlink():
+        return
+    try:
+        target = path.resolve(strict=True)
+    except (OSError, RuntimeError) as exc:  # a dangling or looping link
+        raise UnsafeInputError(path, f"a symbolic link that cannot be resolved ({exc})") from None
+    root = within.resolve()
+    if target != root and root not in target.parents:
+        raise UnsafeInputError(path, f"a symbolic link to a file outside {within}: refused (the reading policy "
+                                     "follows links only inside the directory they were found in)")
+
+
+def read_user_bytes(path: str | os.PathLike, *, within: str | os.PathLike | None = None,
+                    max_bytes: int = MAX_FILE_BYTES) -> bytes:
+    """The bytes of ``path`` under the policy above; ``within``: the directory the file was
+    found in (its symbolic links must stay inside). OSError for a missing or unreadable
+    file, :class:`UnsafeInputError` for what the policy refuses."""
+    path = Path(path)
+    _check_link(path, Path(within) if within is not None else None)
+    info = os.stat(path)
+    for test, kind in _KINDS:
+        if test(info.st_mode):
+            raise UnsafeInputError(path, f"{kind}, not a regular file")
+    if not stat.S_ISREG(info.st_mode):
+        raise UnsafeInputError(path, "not a regular file")
+    if info.st_size > max_bytes:
+        raise UnsafeInputError(path, f"{info.st_size:,} bytes, above the limit of {max_bytes:,} bytes for this "
+                                     "kind of file")
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as handle:
+        data = handle.read(max_bytes + 1)
+    if len(data) > max_bytes:  # grew after the stat
+        raise UnsafeInputError(path, f"more than {max_bytes:,} bytes, the limit for this kind of file")
+    return data
+
+
+def list_user_files(directory: str | os.PathLike, pattern: str = "*.json") -> list[Path]:
+    """The entries of ``directory`` matching ``pattern``, by name (what the readers of a
+    directory iterate; each is then read with ``within=directory``)."""
+    return sorted(Path(directory).glob(pattern))
+
+
+def json_depth_error(doc: Any, max_depth: int = MAX_JSON_DEPTH) -> str | None:
+    """Why ``doc`` is nested too deeply (naming the path to the deepest point), or None.
+    Iterative: safe on any depth."""
+    stack: list[tuple[Any, int, str]] = [(doc, 1, "")]
+    while stack:
+        node, depth, where = stack.pop()
+        if isinstance(node, (dict, list)):
+            if depth > max_depth:
+                return f"nested more than {max_depth} levels deep (at {where or 'the top'})"
+            items = node.items() if isinstance(node, dict) else enumerate(node)
+            for key, value in items:
+                if isinstance(value, (dict, list)):
+                    stack.append((value, depth + 1, f"{where}.{key}" if isinstance(key, str) else f"{where}[{key}]"))
+    return None
+
+
+def loads_json(text: str | bytes, path: str | os.PathLike, *, max_depth: int = MAX_JSON_DEPTH,
+               object_pairs_hook: Callable | None = None) -> Any:
+    """``json.loads`` under the nesting limit: :class:`UnsafeInputError` naming ``path`` for a
+    document nested deeper than ``max_depth`` levels or an integer Python refuses to parse;
+    ``json.JSONDecodeError`` (and the hook's own errors) pass through."""
+    try:
+        doc = json.loads(text, object_pairs_hook=object_pairs_hook)
+    except RecursionError:
+        raise UnsafeInputError(path, f"nested too deeply for Python's JSON reader (about 1,000 levels; the limit "
+                                     f"is {max_depth})") from None
+    except json.JSONDecodeError:
+        raise
+    except ValueError as exc:
+        if "digits" in str(exc):  # int('1' * 5000): "Exceeds the limit (4300 digits) ..."
+            raise UnsafeInputError(path, f"a number Python refuses to read ({exc})") from None
+        raise
+    why = json_depth_error(doc, max_depth)
+    if why:
+        raise UnsafeInputError(path, why)
+    return doc
