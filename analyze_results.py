@@ -56,10 +56,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         run = None
-        # stdin is read when asked ('-') or when piped with no other input: --bench alone
-        # from a script (stdin not a terminal) analyses the timings only
-        if args.results == "-" or (args.results is None and args.bench is None and not sys.stdin.isatty()):
-            run = parse_pytest_output(sys.stdin.read(), source="<stdin>")
+        # stdin is read when asked ('-') or when no results file is given and stdin is not a
+        # terminal: `pytest ... | python analyze_results.py --bench X` (documented) reads the
+        # pipe; --bench with an empty stdin (< /dev/null, a script) analyses the timings only
+        if args.results == "-" or (args.results is None and not sys.stdin.isatty()):
+            text = sys.stdin.read()
+            if text.strip() or args.bench is None or args.results == "-":
+                run = parse_pytest_output(text, source="<stdin>")
         elif args.results is not None:
             run = parse_pytest_output(read_text(args.results), source=args.results)
         elif args.bench is None:

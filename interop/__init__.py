@@ -82,7 +82,7 @@ _EXPORTS = {
     "ConfigError": "cases",
     "make_operator_fixture": "cases.suite",
 }
-_SUBMODULES = {"bridge", "equivalence", "cases", "diagnostics", "reporting", "zoo", "errors"}
+_SUBMODULES = {"bridge", "equivalence", "cases", "diagnostics", "reporting", "zoo", "errors", "tensor_converter"}
 
 __all__ = sorted(_EXPORTS)
 

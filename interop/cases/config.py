@@ -75,7 +75,10 @@ SPEC_KEYS = frozenset({"name", "shape", "dtype", "data", "range", "description"}
 #: top-level groups holding forward-only shape sweeps
 FORWARD_ONLY_GROUPS = frozenset({"shape", "shapes"})
 #: top-level keys of a JSON file that are documentation, never cases
-_DOC_KEYS = frozenset({"description", "operator", "comment", "$schema"})
+#: top-level keys that describe a document and hold no case; ``operation`` and ``format`` are
+#: what Aidge's benchmark files add (``"operation": "MaxPooling2DOp"``): a file in a
+#: documented layout is read by the user's OperatorConfig whatever Aidge adds (issue 27)
+_DOC_KEYS = frozenset({"description", "operator", "comment", "$schema", "operation", "format"})
 
 
 # --------------------------------------------------------------------------------------
@@ -196,10 +199,10 @@ def detect_layout(doc: Mapping[str, Any], file: str | os.PathLike | None = None)
     """``benchmark_ok``, ``benchmark_flat`` or ``simple``; anything else is a ConfigError."""
     keys = set(doc) - _DOC_KEYS
     if "test_configurations" in keys or "base_configuration" in keys:
-        for required in ("base_configuration", "test_configurations"):
-            if required not in doc:
-                raise ConfigError(f"a benchmark layout needs both base_configuration and test_configurations; "
-                                  f"{required} is missing", file=file, key=required)
+        # base_configuration may be absent (Aidge's relu.json has none): an empty base
+        if "test_configurations" not in doc:
+            raise ConfigError("a benchmark layout needs test_configurations (base_configuration alone holds no "
+                              "case)", file=file, key="test_configurations")
         extra = keys - {"base_configuration", "test_configurations"}
         if extra:
             raise ConfigError(f"unknown top-level key(s) {sorted(extra)}", file=file, key=sorted(extra)[0])
@@ -245,7 +248,7 @@ def _raw_cases(doc: dict, layout: str, file) -> list[tuple[str, dict, dict]]:
     """(path, base, leaf) triples."""
     if layout == "simple":
         return [(label, {}, leaf) for label, leaf in doc.items() if label not in _DOC_KEYS]
-    base = doc["base_configuration"]
+    base = doc.get("base_configuration", {})
     if not isinstance(base, dict) or not set(base) <= {"attributes", "input_specs", "description"}:
         bad = sorted(set(base) - {"attributes", "input_specs", "description"}) if isinstance(base, dict) else []
         raise ConfigError("base_configuration must be an object with attributes and input_specs",
@@ -416,14 +419,13 @@ def build_cases(cfg: OperatorConfig, *, backend: str = "cpu", validate: bool = T
         return []
     else:
         file = cfg.json_path
+        # The user's configuration, in a documented layout, whatever keys Aidge adds to its files
+        # (``operation``, ``format``): ids prefixed with cfg.name, attributes mapped through
+        # cfg.supported_attrs onto cfg.op_class, error sections excluded (they are negative cases,
+        # not equivalence cases). Aidge's own directory keeps its own reader and ids
+        # (interop.cases.aidge_configs, tests/test_aidge_configs.py). Before issue 27 a file with
+        # Aidge's keys was handed to that reader here, and the user's configuration was ignored.
         doc = _read_any(file)
-        if _is_aidge_benchmark(doc):
-            # Aidge's own format (aidge_benchmark operations_config): read as it is; its cases
-            # are single Aidge nodes against a torch reference (tests/test_aidge_configs.py)
-            from .aidge_benchmark import read_benchmark_file
-            from .aidge_configs import file_cases
-
-            return file_cases(read_benchmark_file(file), backend=backend)
         layout = detect_layout(doc, file)
         cases = []
         for path, base, leaf in _raw_cases(doc, layout, file):

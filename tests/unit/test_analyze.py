@@ -461,7 +461,8 @@ def test_text_report_sections():
 
 # -- CLI ----------------------------------------------------------------------------------------------
 def _cli(*args, stdin=None):
-    return subprocess.run([sys.executable, str(CLI), *map(str, args)], cwd=ROOT, input=stdin,
+    # an empty stdin unless one is given: the CLI reads a stdin that is not a terminal
+    return subprocess.run([sys.executable, str(CLI), *map(str, args)], cwd=ROOT, input=stdin if stdin is not None else "",
                           capture_output=True, text=True, timeout=120)
 
 
