@@ -163,6 +163,35 @@ def test_torch_aidge_torch_roundtrip(dtype, shape, device):
     assert_same(aidge_tensor_to_torch(torch_tensor_to_aidge(x, copy=True), copy=True), expected)
 
 
+# The documented names (interop-api.md, "test_tensor.py": `pytest test_tensor.py -v -k
+# "test_conversion_cpu"`): the documented converter module, the standard dtypes, shapes with
+# empty and scalar tensors, on CPU and (skipped without CUDA) on the GPU.
+_DOCUMENTED_DTYPES = [torch.float32, torch.float64, torch.int32, torch.int64]
+
+
+def _conversion(dtype, shape, device):
+    from interop import tensor_converter
+
+    x = sample(dtype, shape).to(device)
+    back = tensor_converter.aidge_tensor_to_torch(tensor_converter.torch_tensor_to_aidge(x))
+    assert_same(back, x.clone())
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=shape_id)
+@pytest.mark.parametrize("dtype", _DOCUMENTED_DTYPES, ids=dtype_id)
+def test_conversion_cpu(dtype, shape):
+    _conversion(dtype, shape, "cpu")
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=shape_id)
+@pytest.mark.parametrize("dtype", _DOCUMENTED_DTYPES, ids=dtype_id)
+def test_conversion_gpu(dtype, shape):
+    ok, why = cuda_available()
+    if not ok:
+        pytest.skip(f"GPU conversion needs CUDA and aidge_backend_cuda: {why}")
+    _conversion(dtype, shape, "cuda")
+
+
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("shape", SHAPES, ids=shape_id)
 @pytest.mark.parametrize("dtype", DTYPES, ids=dtype_id)

@@ -110,10 +110,30 @@ class OperatorConfig:
     #: the operator's :class:`~interop.equivalence.tolerance.Tolerance` (None: the
     #: comparator's float32 default); a looser one must say why
     tolerance: Any = None
+    #: JSON attribute name -> (torch keyword, converter); None: the module-level
+    #: :data:`SUPPORTED_ATTRS` table (the documented default)
+    supported_attrs: Mapping[str, tuple[str, Callable[[Any], Any]]] | None = None
+    #: force this operator's backend (``"cpu"``, ``"cuda"``); None: the run's ``--backend``. A
+    #: forced ``"cuda"`` on a machine without CUDA skips its cases, saying why
+    backend: str | None = None
+    #: documented upstream, refused here (README, "Where the project differs from the
+    #: documentation"): expected failures live in the one strict table, quoting Aidge's error
+    xfail_all: str | None = None
+    xfail_backward: str | None = None
+    skip_reasons: Mapping[str, str] | None = None
 
     def __post_init__(self):
         if self.json_path is None and self.manual_cases is None and self.skip_all is None:
             raise ConfigError("needs json_path or manual_cases", operator=self.name)
+        given = [n for n in ("xfail_all", "xfail_backward", "skip_reasons") if getattr(self, n)]
+        if given:
+            raise TypeError(f"OperatorConfig {self.name!r}: {', '.join(given)} not supported by this project: every "
+                            f"expected failure is a strict row of the one table (interop/cases/expected_failures.py) "
+                            f"naming the operator and phase and quoting Aidge's error, so that a fixed Aidge shows up "
+                            f"as XPASS; skip_all skips an operator with a reason")
+        if self.backend is not None and self.backend not in ("cpu", "cuda", "export_cpp"):
+            raise ValueError(f"OperatorConfig {self.name!r}: backend must be 'cpu', 'cuda' or 'export_cpp', got "
+                             f"{self.backend!r}")
         if self.tolerance is not None:
             from ..equivalence.tolerance import Tolerance
 
@@ -323,10 +343,12 @@ def _map_attributes(cfg: OperatorConfig, attrs: Mapping[str, Any], file, path) -
     for name, value in attrs.items():
         if name in cfg.ignored_attrs:
             continue
-        if name not in SUPPORTED_ATTRS:
-            raise ConfigError(f"attribute {name!r} is neither supported (SUPPORTED_ATTRS) nor ignored by "
-                              f"operator {cfg.name}", file=file, case=path, key=f"attributes.{name}")
-        kw, convert = SUPPORTED_ATTRS[name]
+        table = SUPPORTED_ATTRS if cfg.supported_attrs is None else cfg.supported_attrs
+        if name not in table:
+            raise ConfigError(f"attribute {name!r} is neither supported (SUPPORTED_ATTRS, or the operator's "
+                              f"supported_attrs) nor ignored by operator {cfg.name}", file=file, case=path,
+                              key=f"attributes.{name}")
+        kw, convert = table[name]
         try:
             kwargs[kw] = convert(value)
         except (TypeError, ValueError) as exc:
@@ -442,7 +464,8 @@ def build_cases(cfg: OperatorConfig, *, backend: str = "cpu", validate: bool = T
             continue
         if validate:
             _validate(cfg, case)
-        case = dataclasses.replace(case, backend=backend, tolerance=cfg.tolerance, skip_reason=cfg.skip_all)
+        case = dataclasses.replace(case, backend=cfg.backend or backend, tolerance=cfg.tolerance,
+                                   skip_reason=cfg.skip_all)
         out.append(with_expected_failure(case))
     return out
 

@@ -252,6 +252,14 @@ def _case_run(request, config: OperatorConfig | None, backend: str):
     item = request.param
     if isinstance(item, Exception):
         raise item
+    if config is not None and config.backend:  # the operator forces its backend (OperatorConfig.backend)
+        backend = config.backend
+        if backend == "cuda":
+            from ..bridge.cuda import cuda_available
+
+            ok, why = cuda_available()
+            if not ok:
+                pytest.skip(f"{item.id}: operator {config.name} runs on backend 'cuda' only: {why}")
     case = with_expected_failure(item, backend)
     if case.skip_reason:
         pytest.skip(case.skip_reason)

@@ -10,6 +10,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+import torch
 
 from interop.cases.aidge_benchmark import (
     InputSpec, installed_config_dir, label_id, read_benchmark_dir, read_benchmark_file)
@@ -165,9 +166,14 @@ def test_reduced_cases_carry_the_batch_in_their_id():
 
 
 @needs_configs
-def test_build_cases_reads_an_aidge_benchmark_file():
-    cases = build_cases(OperatorConfig(name="relu", op_class=None, json_path=CONFIG_DIR / "relu.json"))
-    assert [c.id for c in cases] == ["aidge.relu_zeros"]
+def test_build_cases_reads_an_aidge_benchmark_file_through_the_users_config():
+    # issue 27: build_cases used to hand a file with Aidge's keys to Aidge's reader (ids
+    # aidge.relu_zeros, the user's configuration ignored); the user's OperatorConfig follows the
+    # documented layouts: relu.json's top-level leaf is not one of them (cases sit in groups), said
+    # naming the file and the case, while Aidge's directory keeps its own reader and ids
+    with pytest.raises(ConfigError, match=r"relu\.json: case 'zeros': neither a case"):
+        build_cases(OperatorConfig(name="relu", op_class=torch.nn.ReLU, json_path=CONFIG_DIR / "relu.json"))
+    assert [c.id for c in file_cases(read_benchmark_file(CONFIG_DIR / "relu.json"))] == ["aidge.relu_zeros"]
 
 
 def test_modules_import_without_torch():

@@ -73,10 +73,20 @@ def test_unknown_layout_names_file_and_key(tmp_path):
     assert info.value.file == str(path) and info.value.key == "cases"
 
 
-def test_benchmark_layout_needs_both_parts(tmp_path):
+def test_a_base_configuration_alone_holds_no_case(tmp_path):
     path = _write(tmp_path, "Half", {"base_configuration": {"attributes": {}}})
-    with pytest.raises(ConfigError, match="test_configurations is missing"):
+    with pytest.raises(ConfigError, match="a benchmark layout needs test_configurations"):
         build_cases(_conv_cfg(path))
+
+
+def test_test_configurations_without_a_base_is_an_empty_base(tmp_path):
+    # Aidge's own files (relu.json) have no base_configuration (issue 27)
+    path = _write(tmp_path, "Conv2D", {"operation": "Conv2DOp", "test_configurations": {"shape": {"one": {
+        "attributes": {"kernel_dims": [3, 3]},
+        "input_specs": [{"name": "data_input", "shape": [1, 3, 8, 8]}, {"name": "weight", "shape": [4, 3, 3, 3]},
+                        {"name": "bias", "shape": [4]}]}}}})
+    assert [c.id for c in build_cases(dataclasses.replace(_conv_cfg(path), forward_only_cases=True))] == \
+        ["Conv2D_shape_one"]
 
 
 def test_benchmark_ok_reads_ok_cases_and_ignores_error_cases(tmp_path):

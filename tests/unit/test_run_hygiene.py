@@ -35,8 +35,10 @@ def test_the_plugin_records_the_rootdir_for_replays():
     assert tester.REPLAY_CONTEXT["rootdir"] == str(ROOT)
 
 
-@pytest.mark.parametrize("value, message", [("abc", "expected a number"), ("-1", "expected a number > 0"),
-                                            ("nan", "expected a number > 0")])
+@pytest.mark.parametrize("value, message", [("abc", "expected a finite number > 0"),
+                                            ("-1", "expected a finite number > 0"),
+                                            ("nan", "expected a finite number > 0"),
+                                            ("inf", "expected a finite number > 0")])
 def test_a_bad_case_timeout_names_the_variable(value, message):
     # before: collection broke without naming it (abc); -1 turned every case into a crash
     env = dict(os.environ, INTEROP_CASE_TIMEOUT=value)

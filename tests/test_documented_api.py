@@ -1,0 +1,543 @@
+"""The documented API works exactly as documented (issue 27): a conformance suite that walks
+the two pages of ``../shared/spec/`` section by section (``interop-api.md``, read
+``aidge_interop_torch`` as ``interop``; ``inference-toolkit.md``, read ``pytest_torch`` as
+``interop``). Each test quotes the line of the page it holds (``@promise(page, line)``): when it
+fails, the failure names the promise that broke. Where the project deliberately differs from
+a page, the test holds the difference and the README's list "Where the project differs from
+the documentation" says why. :data:`COVERED` counts the documented items held here.
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+import interop
+
+ROOT = Path(__file__).resolve().parents[1]
+API, TOOLKIT = "interop-api.md", "inference-toolkit.md"
+#: (page, quoted line) of every promise a test below holds
+COVERED: list[tuple[str, str]] = []
+
+
+def promise(page: str, line: str):
+    """Mark a test as holding ``line`` of ``page``; a failure carries the quote."""
+    COVERED.append((page, line))
+
+    def decorate(fn):
+        @functools.wraps(fn)
+        def test(*args, **kwargs):
+            try:
+                return fn(*args, **kwargs)
+            except BaseException as exc:
+                if isinstance(exc, (AssertionError, Exception)):
+                    exc.add_note(f"documented promise broken ({page}): {line!r}")
+                raise
+        return test
+    return decorate
+
+
+def _run(*args, stdin: str | None = "", timeout=300) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    return subprocess.run([sys.executable, *args], cwd=ROOT, env=env, input=stdin, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+# ==============================================================================================
+# interop-api.md: Introduction
+# ==============================================================================================
+@promise(API, "aidge_model = aidge_interop_torch.wrap(torch_model, [(1, 16)])")
+def test_the_basic_example_runs_as_written():
+    from interop import ModelTester
+
+    torch_model = torch.nn.Linear(16, 4)
+    aidge_model = interop.wrap(torch_model, [(1, 16)])
+    tester = ModelTester(model1=torch_model, model2=aidge_model, name="Linear_example", test_backward=True,
+                         epochs=10, benchmark=False)
+    tester.test_multiple_step(input_sizes=(1, 16), label_sizes=(1, 4))
+
+
+@promise(API, "The aidge_interop_torch.wrap() function exports the PyTorch model to ONNX, imports it into Aidge, "
+              "and copies the model parameters.")
+def test_wrap_copies_the_parameters():
+    model = torch.nn.Linear(3, 2)
+    aidge = interop.wrap(model, (1, 3))
+    for (name, p), (name2, q) in zip(model.named_parameters(), aidge.named_parameters()):
+        assert name == name2 and torch.equal(p, q)
+
+
+# ==============================================================================================
+# ModelTester
+# ==============================================================================================
+#: the documented signature; the two tolerance defaults are the project's deliberate difference
+_DOCUMENTED_TESTER = dict(name="", test_backward=True, epochs=10, relative_precision=0.001,
+                          absolute_precision=0.0001, learning_rate=0.01, cuda=False, benchmark=True,
+                          max_slowdown_ratio=10.0, bench_warmup=2, bench_print=True, bench_min_time_ms=0.1)
+_DIFFERENT_DEFAULTS = {"relative_precision": None, "absolute_precision": None}  # README: the tolerance table
+
+
+@promise(API, "class aidge_interop_torch.ModelTester(model1, model2, name='', test_backward=True, epochs=10, "
+              "relative_precision=0.001, absolute_precision=0.0001, learning_rate=0.01, cuda=False, "
+              "benchmark=True, max_slowdown_ratio=10.0, bench_warmup=2, bench_print=True, bench_min_time_ms=0.1)")
+def test_model_tester_takes_the_documented_parameters_in_order():
+    params = list(inspect.signature(interop.ModelTester.__init__).parameters.values())[1:]
+    names = [p.name for p in params]
+    assert names[:14] == ["model1", "model2", *_DOCUMENTED_TESTER]
+    for name, default in _DOCUMENTED_TESTER.items():
+        got = inspect.signature(interop.ModelTester.__init__).parameters[name].default
+        assert got == _DIFFERENT_DEFAULTS.get(name, default), name
+
+
+@promise(API, "relative_precision (float) – relative tolerance used when comparing tensors. / absolute_precision "
+              "(float) – absolute tolerance used when comparing tensors.")
+def test_explicit_precisions_are_used():
+    tester = interop.ModelTester(torch.nn.Identity(), torch.nn.Identity(), relative_precision=0.001,
+                                 absolute_precision=0.0001)
+    assert (tester.rtol, tester.atol) == (0.001, 0.0001)
+
+
+class _OffLinear(torch.nn.Linear):
+    def forward(self, x):
+        return super().forward(x) + 0.5
+
+
+def _off_pair():
+    """Two linear layers with the same names and weights; the second's output off by 0.5."""
+    model = torch.nn.Linear(4, 2)
+    other = _OffLinear(4, 2)
+    other.load_state_dict(model.state_dict())
+    return model, other
+
+
+@promise(API, "unit_test(input_tensors, label, record_timing=False)#: Run a single forward pass ... then assert "
+              "that outputs, loss and gradients match. Raises AssertionError on mismatch.")
+def test_unit_test_raises_assertion_error_on_a_mismatch():
+    tester = interop.ModelTester(*_off_pair(), name="off", test_backward=False, benchmark=False)
+    with pytest.raises(AssertionError, match="off"):
+        tester.unit_test([torch.randn(1, 4)], None)
+
+
+@promise(API, "test_multiple_step(input_sizes, label_sizes=None)#: Run unit_test() for epochs iterations ... "
+              "Wraps any AssertionError with the failing epoch number.")
+def test_test_multiple_step_names_the_failing_epoch():
+    tester = interop.ModelTester(*_off_pair(), name="off", test_backward=False, epochs=3, benchmark=False)
+    with pytest.raises(AssertionError, match="epoch 0"):
+        tester.test_multiple_step((1, 4))
+
+
+@promise(API, "epochs (int) – number of forward/backward iterations performed by test_multiple_step().")
+def test_epochs_is_the_number_of_steps():
+    calls = []
+
+    class Counting(torch.nn.Linear):
+        def forward(self, x):
+            calls.append(1)
+            return super().forward(x)
+
+    model = Counting(3, 2)
+    interop.ModelTester(model, model, test_backward=False, epochs=4, benchmark=False).test_multiple_step((1, 3))
+    assert len(calls) == 2 * 4  # model1 and model2 are the same module here: two calls per epoch
+
+
+@promise(API, "performance_stats()#: Return a dict with \"forward\" and \"backward\" entries, each containing "
+              "mean1 (PyTorch), mean2 (Aidge), ratio and samples. Times are in seconds.")
+def test_performance_stats_keys():
+    model = torch.nn.Linear(8, 4)
+    tester = interop.ModelTester(model, interop.wrap(model, (2, 8)), epochs=3, bench_warmup=1)
+    tester.test_multiple_step((2, 8), (2, 4))
+    stats = tester.performance_stats()
+    assert set(stats) >= {"forward", "backward"}
+    for phase in ("forward", "backward"):
+        assert {"mean1", "mean2", "ratio", "samples"} <= set(stats[phase])
+        assert 0 < stats[phase]["mean1"] < 10 and 0 < stats[phase]["mean2"] < 10  # seconds, not ms
+
+
+@promise(API, "BENCH_LOG_FILE: str | None = \"benchmarks.jsonl\"#: ... Set to None to disable file logging.")
+def test_bench_log_file_default_and_none(tmp_path, monkeypatch):
+    assert interop.ModelTester.BENCH_LOG_FILE == "benchmarks.jsonl"
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("INTEROP_RESULTS_DIR", raising=False)
+    monkeypatch.setattr(interop.ModelTester, "BENCH_LOG_FILE", None)
+    model = torch.nn.Linear(3, 2)
+    interop.ModelTester(model, model, test_backward=False, epochs=3, bench_warmup=1).test_multiple_step((1, 3))
+    assert not list(tmp_path.iterdir())
+
+
+# ==============================================================================================
+# Operator test framework
+# ==============================================================================================
+_CASE_FIELDS = ["id", "op_class", "torch_kwargs", "input_size", "output_size", "test_backward", "expected_failure"]
+
+
+@promise(API, "class aidge_interop_torch.OperatorCase# ... id, op_class, torch_kwargs, input_size, output_size, "
+              "test_backward, expected_failure")
+def test_operator_case_has_the_documented_fields_first():
+    names = [f.name for f in dataclasses.fields(interop.OperatorCase)]
+    assert names[:7] == _CASE_FIELDS
+    case = interop.OperatorCase(id="x", op_class=torch.nn.ReLU, torch_kwargs={}, input_size=(2, 3))
+    assert case.output_size is None and case.test_backward is True and case.expected_failure is None
+
+
+_CONFIG_FIELDS = ["name", "op_class", "json_path", "manual_cases", "supported_attrs", "ignored_attrs", "skip_reasons",
+                  "default_input_size", "specs_to_kwargs", "xfail_all", "skip_all", "xfail_backward",
+                  "forward_only_cases", "backend"]
+#: fields the project does not offer (README: "Where the project differs from the documentation")
+_NOT_OFFERED = {"default_input_size"}
+
+
+@promise(API, "class aidge_interop_torch.OperatorConfig# ... name, op_class, json_path, manual_cases, supported_attrs, "
+              "ignored_attrs, skip_reasons, default_input_size, specs_to_kwargs, xfail_all, skip_all, xfail_backward, "
+              "forward_only_cases, backend")
+def test_operator_config_has_the_documented_fields():
+    names = {f.name for f in dataclasses.fields(interop.OperatorConfig)}
+    assert set(_CONFIG_FIELDS) - names == _NOT_OFFERED
+
+
+class _MyPool(torch.nn.Module):
+    def __init__(self, kernel_size=2, stride=2, ceil_mode=False):
+        super().__init__()
+        self.pool = torch.nn.MaxPool2d(kernel_size, stride, ceil_mode=ceil_mode)
+
+    def forward(self, x):
+        return self.pool(x)
+
+
+def _benchmark_file(tmp_path: Path, with_format: bool = True) -> Path:
+    doc = {"operation": "MaxPooling2DOp",
+           "format": {"name": "Aidge", "metadata": {"initializer_rank": 1}},
+           "base_configuration": {"attributes": {"kernel_dims": [2, 2], "stride_dims": [2, 2], "ceil_mode": False,
+                                                 "dilations": [1, 1]},
+                                  "input_specs": [{"name": "X", "shape": [1, 4, 16, 16]}]},
+           "test_configurations": {
+               "ok": {"attr": {"ceil_mode": {"ceil": {"attributes": {"ceil_mode": True}}}},
+                      "shape": {"N": {"2": {"input_specs": [{"name": "X", "shape": [2, 4, 16, 16]}]}}}},
+               "error": {"bad_kernel": {"attributes": {"kernel_dims": [-1, 2]}}}}}
+    if not with_format:
+        del doc["format"]
+    path = tmp_path / ("pool.json" if with_format else "pool_noformat.json")
+    path.write_text(json.dumps(doc))
+    return path
+
+
+@pytest.mark.parametrize("with_format", [True, False], ids=["operation+format", "operation only"])
+@promise(API, "name (str) – operator name, used as a prefix for generated test ids. / supported_attrs (dict) – "
+              "mapping of JSON attribute name to (torch_kwarg_name, type) / forward_only_cases (bool)")
+def test_a_benchmark_file_is_read_through_the_users_config(tmp_path, with_format):
+    # issue 27: ids were aidge.pool_..., torch_kwargs {}, forward_only_cases ignored, the error
+    # section a case; without "format": "unknown top-level key(s) ['operation']"
+    cfg = interop.OperatorConfig(name="HPool", op_class=_MyPool, json_path=_benchmark_file(tmp_path, with_format),
+                                 ignored_attrs=frozenset({"dilations"}), forward_only_cases=False)
+    cases = interop.build_cases(cfg)
+    assert [c.id for c in cases] == ["HPool_attr_ceil_mode_ceil"]
+    assert cases[0].torch_kwargs == {"kernel_size": (2, 2), "stride": (2, 2), "ceil_mode": True}
+    assert cases[0].input_size == (1, 4, 16, 16)  # the shape of the input tensor, not a list of shapes
+    assert cases[0].op_class is _MyPool
+
+
+@promise(API, "forward_only_cases (bool) – whether to keep forward-only JSON cases (shape sections)")
+def test_forward_only_cases_true_keeps_the_shape_section(tmp_path):
+    cfg = interop.OperatorConfig(name="HPool", op_class=_MyPool, json_path=_benchmark_file(tmp_path),
+                                 ignored_attrs=frozenset({"dilations"}), forward_only_cases=True)
+    ids = [c.id for c in interop.build_cases(cfg)]
+    assert ids == ["HPool_attr_ceil_mode_ceil", "HPool_shape_N_2"]  # never the error section
+
+
+@promise(API, "supported_attrs (dict) – mapping of JSON attribute name to (torch_kwarg_name, type), defaults to the "
+              "module-level SUPPORTED_ATTRS table")
+def test_supported_attrs_maps_onto_the_users_keywords(tmp_path):
+    from interop.cases.attributes import SUPPORTED_ATTRS
+
+    table = dict(SUPPORTED_ATTRS, kernel_dims=("kernel_size", lambda v: v[0]))
+    cfg = interop.OperatorConfig(name="HPool", op_class=_MyPool, json_path=_benchmark_file(tmp_path),
+                                 ignored_attrs=frozenset({"dilations"}), supported_attrs=table)
+    assert interop.build_cases(cfg)[0].torch_kwargs["kernel_size"] == 2
+
+
+@promise(API, "ignored_attrs (frozenset) – JSON attribute names to drop for this operator")
+def test_an_attribute_not_ignored_reaches_the_module(tmp_path):
+    cfg = interop.OperatorConfig(name="HPool", op_class=_MyPool, json_path=_benchmark_file(tmp_path))
+    with pytest.raises(interop.cases.ConfigError, match=r"pool\.json: case 'attr\.ceil_mode\.ceil'.*'dilation'"):
+        interop.build_cases(cfg)  # dilations -> dilation, which _MyPool does not take: named, file and case
+
+
+@promise(API, "specs_to_kwargs (callable) – (merged_input_specs) -> dict, used to derive constructor kwargs that "
+              "depend on tensor shapes")
+def test_specs_to_kwargs_derives_keywords_from_shapes(tmp_path):
+    class Scale(torch.nn.Module):
+        def __init__(self, channels):
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.ones(channels, 1, 1))
+
+        def forward(self, x):
+            return x * self.w
+
+    path = tmp_path / "scale.json"
+    path.write_text(json.dumps({"one": {"input_specs": [{"name": "X", "shape": [1, 3, 4, 4]}]}}))
+    cfg = interop.OperatorConfig(name="Scale", op_class=Scale, json_path=path,
+                                 specs_to_kwargs=lambda specs: {"channels": specs["X"]["shape"][1]})
+    assert interop.build_cases(cfg)[0].torch_kwargs == {"channels": 3}
+
+
+@promise(API, "skip_all (str) – if set, every case is skipped outright")
+def test_skip_all_skips_every_case(tmp_path):
+    cfg = interop.OperatorConfig(name="HPool", op_class=_MyPool, json_path=_benchmark_file(tmp_path),
+                                 ignored_attrs=frozenset({"dilations"}), skip_all="crashes the interpreter")
+    assert {c.skip_reason for c in interop.build_cases(cfg)} == {"crashes the interpreter"}
+
+
+@pytest.mark.parametrize("field", ["xfail_all", "xfail_backward", "skip_reasons"])
+@promise(API, "xfail_all (str) / xfail_backward (str) / skip_reasons (dict): deliberately refused (README)")
+def test_the_refused_xfail_fields_say_why(tmp_path, field):
+    value = {"ok.attr": "why"} if field == "skip_reasons" else "why"
+    with pytest.raises(TypeError, match="one table"):
+        interop.OperatorConfig(name="HPool", op_class=_MyPool, json_path=_benchmark_file(tmp_path), **{field: value})
+
+
+@promise(API, "backend (str) – force \"cpu\" or \"cuda\" for this operator.")
+def test_backend_forces_the_operators_backend(tmp_path):
+    cfg = interop.OperatorConfig(name="HPool", op_class=_MyPool, json_path=_benchmark_file(tmp_path),
+                                 ignored_attrs=frozenset({"dilations"}), backend="cuda")
+    assert {c.backend for c in interop.build_cases(cfg)} == {"cuda"}
+
+
+@promise(API, "manual_cases (list) – an explicit list of OperatorCase, bypassing JSON parsing entirely.")
+def test_manual_cases_bypass_json():
+    case = interop.OperatorCase(id="Relu_manual", op_class=torch.nn.ReLU, torch_kwargs={}, input_size=(2, 3))
+    cases = interop.build_cases(interop.OperatorConfig(name="Relu", op_class=torch.nn.ReLU, manual_cases=[case]))
+    assert [c.id for c in cases] == ["Relu_manual"] and cases[0].input_size == (2, 3)
+
+
+@pytest.mark.parametrize("layout, doc", [
+    ("benchmark_ok", {"base_configuration": {"input_specs": [{"name": "X", "shape": [2, 3]}]},
+                      "test_configurations": {"ok": {"attr": {"a": {}}}}}),
+    ("benchmark_flat", {"base_configuration": {"input_specs": [{"name": "X", "shape": [2, 3]}]},
+                        "test_configurations": {"shape": {"a": {}}}}),
+    ("simple", {"a": {"input_specs": [{"name": "X", "shape": [2, 3]}]}}),
+])
+@promise(API, "JSON configuration formats. build_cases automatically detects one of the following JSON layouts: "
+              "benchmark_ok, benchmark_flat, simple, manual")
+def test_the_layouts_are_detected(layout, doc):
+    assert interop.cases.detect_layout(doc) == layout
+
+
+@promise(API, "Returns:: a fixture yielding a dict with keys name, torch_model, aidge_model, input_size, output_size, "
+              "test_backward.")
+def test_make_operator_fixture_yields_the_documented_keys():
+    from interop.cases.suite import OperatorCaseRun
+
+    case = interop.OperatorCase(id="Relu_x", op_class=torch.nn.ReLU, torch_kwargs={}, input_size=(2, 3))
+    run = OperatorCaseRun(case, None)
+    assert {"name", "torch_model", "aidge_model", "input_size", "output_size", "test_backward"} <= set(run)
+    assert run["name"] == "Relu_x" and run["input_size"] == (2, 3) and run["test_backward"] is True
+    assert callable(interop.make_operator_fixture)
+
+
+# ==============================================================================================
+# Test suites: the -k examples
+# ==============================================================================================
+@pytest.mark.parametrize("target, k", [
+    ("tests/test_models.py", "LeNet_eval"),
+    ("tests/test_operators.py", "Conv2D"),
+    ("tests/test_operators.py", "Conv2D_attributes_kernel_square"),
+    ("tests/test_operators.py", "ReduceMean_axes_1_dim"),
+    ("tests/test_tensor.py", "test_conversion_cpu"),
+])
+@promise(API, "pytest test_models.py -v -k \"LeNet_eval\" / pytest test_operators.py -v -k \"Conv2D\" / "
+              "-k \"Conv2D_attributes_kernel_square\" / -k \"ReduceMean_axes_1_dim\" / pytest test_tensor.py -v -k "
+              "\"test_conversion_cpu\"")
+def test_the_documented_k_filters_select_cases(target, k):
+    done = _run("-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", target, "-k", k)
+    assert done.returncode == 0, done.stdout[-2000:]
+    selected = [line for line in done.stdout.splitlines() if "::" in line]
+    assert selected and all(k.lower() in line.lower() for line in selected), selected[:5]
+
+
+# ==============================================================================================
+# tensor_converter
+# ==============================================================================================
+@promise(API, "aidge_interop_torch.tensor_converter.torch_tensor_to_aidge() and "
+              "aidge_interop_torch.tensor_converter.aidge_tensor_to_torch()")
+def test_tensor_converter_round_trips():
+    from interop import tensor_converter  # issue 27: ImportError before
+
+    for dtype in (torch.float32, torch.float64, torch.int32, torch.int64):
+        x = (torch.randn(2, 3) * 10).to(dtype)
+        back = tensor_converter.aidge_tensor_to_torch(tensor_converter.torch_tensor_to_aidge(x))
+        assert back.dtype == dtype and torch.equal(back, x)
+    assert interop.tensor_converter.torch_tensor_to_aidge is interop.torch_tensor_to_aidge
+
+
+# ==============================================================================================
+# Results analysis
+# ==============================================================================================
+DATA = ROOT / "tests" / "unit" / "data"
+
+
+@pytest.mark.parametrize("how", ["file", "file --bench", "piped", "piped --bench"])
+@promise(API, "python analyze_results.py results.txt / python analyze_results.py results.txt --bench benchmarks.jsonl "
+              "/ pytest test_operators.py -v 2>&1 | python analyze_results.py")
+def test_every_documented_analyze_results_invocation_reads_the_failures(how):
+    results, bench = DATA / "pytest_verbose.txt", DATA / "benchmarks.jsonl"
+    args = ["analyze_results.py"] + ([str(results)] if how.startswith("file") else [])
+    if how.endswith("--bench"):
+        args += ["--bench", str(bench)]
+    done = _run(*args, stdin=results.read_text() if how.startswith("piped") else "")
+    assert done.returncode == 0, done.stderr[-2000:]
+    reference = _run("analyze_results.py", str(results))
+    # issue 27: piped with --bench printed "Aidge bugs to report: 0 operator(s)" for a run with failures
+    assert "Aidge bugs to report: 0 operator(s)" not in done.stdout
+    first = lambda text: next(line for line in text.splitlines() if "Aidge bugs to report" in line)  # noqa: E731
+    assert first(done.stdout) == first(reference.stdout)
+
+
+@pytest.mark.parametrize("args, pair", [
+    (("Aidge backward failed (operator BatchNorm2D): Backward not yet implemented for BatchNorm_Op<2> on backend cpu",),
+     ("backward_not_implemented", "🟠")),
+    ((None, "[Conv2D_x, epoch 0] output differs between model1 (Conv2d) and model2 (AidgeModule) [seed 1]\n"
+            "Tensors are not close at output!"), ("outputs_differ", "🔴")),
+    ((None, "Shapes do not match at output: actual (1,) vs expected ()"), ("shape_mismatch (test strategy)", "🟡")),
+])
+@promise(API, "a (category, emoji) pair, e.g. (\"outputs_differ\", \"🔴\") or (\"shape_mismatch (test strategy)\", \"🟡\").")
+def test_categorize_returns_the_documented_pairs(args, pair):
+    assert interop.categorize(*args) == pair
+
+
+# ==============================================================================================
+# inference-toolkit.md
+# ==============================================================================================
+@promise(TOOLKIT, "from pytest_torch import (assert_tensors_close, assert_outputs_close, assert_finite, "
+                  "assert_batch_invariant,)")
+def test_the_assertions_are_importable():
+    from interop import assert_batch_invariant, assert_finite, assert_outputs_close, assert_tensors_close  # noqa: F401
+
+
+@promise(TOOLKIT, "integer and bool tensors compare exactly (also above 2^53) ... NaNs must sit at the same "
+                  "positions and count as equal unless equal_nan=False.")
+def test_tensor_comparison_semantics():
+    big = torch.tensor([2 ** 53 + 1])
+    with pytest.raises(AssertionError):
+        interop.assert_tensors_close(big, torch.tensor([2 ** 53]))
+    nan = torch.tensor([1.0, float("nan")])
+    interop.assert_tensors_close(nan, nan.clone())
+    with pytest.raises(AssertionError):
+        interop.assert_tensors_close(nan, nan.clone(), equal_nan=False)
+
+
+@promise(TOOLKIT, "Failures say how many elements differ, where the worst one is, and the absolute and relative error")
+def test_a_failure_says_how_many_where_and_how_much():
+    actual = torch.zeros(2, 3)
+    expected = actual.clone()
+    expected[1, 2] = 1.0
+    with pytest.raises(AssertionError) as info:
+        interop.assert_outputs_close({"pooled": actual}, {"pooled": expected})
+    text = str(info.value)
+    # how many, where the worst one is, absolute and relative error (the comparator's wording)
+    assert "Mismatched elements: 1 / 6" in text and "at index (1, 2)" in text
+    assert "absolute difference" in text and "relative difference" in text and "output['pooled']" in text
+
+
+@promise(TOOLKIT, "assert_outputs_close also reports structure changes, including empty containers ([] vs {}); a "
+                  "tuple and a list with the same contents count as the same.")
+def test_structure_rules():
+    x = torch.ones(2)
+    interop.assert_outputs_close((x, x), [x, x])
+    with pytest.raises(AssertionError):
+        interop.assert_outputs_close([], {})
+
+
+@promise(TOOLKIT, "assert_finite(out, \"output\")  # NaN/Inf anywhere in the structure")
+def test_assert_finite():
+    interop.assert_finite({"a": [torch.ones(2)]}, "output")
+    with pytest.raises(AssertionError):
+        interop.assert_finite({"a": [torch.tensor([1.0, float("inf")])]}, "output")
+
+
+@promise(TOOLKIT, "assert_batch_invariant(model, batch)  # model(batch)[i] == model(batch[i:i+1])[0]")
+def test_assert_batch_invariant():
+    interop.assert_batch_invariant(torch.nn.Linear(4, 2).eval(), torch.randn(3, 4))
+
+
+@promise(TOOLKIT, "report = check_inference_contract(model, x, raise_on_failure=False) ... Inference contract: "
+                  "4 passed, 1 failed, 2 skipped")
+def test_the_contract_report_reads_as_documented():
+    report = interop.check_inference_contract(torch.nn.Linear(4, 2).eval(), torch.randn(3, 4), raise_on_failure=False)
+    text = str(report)
+    assert text.startswith("Inference contract: ") and "[PASS] eval_mode" in text
+    assert "[SKIP] dtype_parity" in text
+
+
+@promise(TOOLKIT, "Select checks with checks=[...] / skip=[...] (selecting none is an error, raised before the model "
+                  "runs)")
+def test_selecting_no_check_is_an_error():
+    calls = []
+
+    class Spy(torch.nn.Linear):
+        def forward(self, x):
+            calls.append(1)
+            return super().forward(x)
+
+    with pytest.raises(ValueError):
+        interop.check_inference_contract(Spy(4, 2).eval(), torch.randn(3, 4), checks=[])
+    assert not calls
+
+
+@promise(TOOLKIT, "report = localize_divergence(model_cpu, model_gpu, x) / report.raise_if_diverged()")
+def test_localize_divergence_names_the_first_diverging_layer():
+    torch.manual_seed(0)
+    a = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU(), torch.nn.Linear(4, 2))
+    b = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU(), torch.nn.Linear(4, 2))
+    b.load_state_dict(a.state_dict())
+    with torch.no_grad():
+        b[2].bias.add_(1.0)
+    report = interop.localize_divergence(a, b, torch.randn(2, 4))
+    with pytest.raises(AssertionError, match="First: '2'"):
+        report.raise_if_diverged()
+
+
+@promise(TOOLKIT, "assert_padding_invariant, assert_mask_invariant, assert_permutation_invariant, "
+                  "assert_permutation_equivariant, assert_invariant, assert_equivariant")
+def test_the_invariance_assertions():
+    interop.assert_invariant(lambda t: t.abs().sum(), torch.randn(3), lambda t: -t, name="sign flip")
+    interop.assert_permutation_invariant(lambda p: p.sum(dim=1), torch.randn(2, 5, 3), dim=1)
+    interop.assert_permutation_equivariant(torch.nn.Linear(3, 3), torch.randn(2, 5, 3))
+    with pytest.raises(AssertionError):
+        interop.assert_invariant(lambda t: t.sum(), torch.randn(3), lambda t: t + 1, name="shift")
+
+
+@promise(TOOLKIT, "A missing golden file fails: CI must never pass vacuously.")
+def test_a_missing_golden_file_fails(tmp_path):
+    from interop.diagnostics.golden import GoldenFile, GoldenMissing
+
+    with pytest.raises(GoldenMissing, match="--torch-update-golden"):
+        GoldenFile(tmp_path / "absent.npz", test_id="t").check(torch.zeros(2))
+
+
+@promise(TOOLKIT, "from pytest_torch.strategies import tensors / @given(x=tensors(shape=(4, 16)))")
+def test_the_hypothesis_strategy():
+    from hypothesis import given, settings
+
+    from interop.diagnostics.strategies import tensors
+
+    seen = []
+
+    @settings(max_examples=10, deadline=None, database=None)
+    @given(x=tensors(shape=(4, 16)))
+    def check(x):
+        seen.append(x)
+        assert x.shape == (4, 16)
+
+    check()
+    assert len(seen) == 10
+
+
+def test_the_count_of_documented_items_held():
+    """Every promise above is counted; the note of issue 27 quotes this figure."""
+    assert len(COVERED) >= 35 and len(set(COVERED)) == len(COVERED), len(COVERED)
