@@ -133,16 +133,22 @@ def test_test_multiple_step_names_the_failing_epoch():
         tester.test_multiple_step((1, 4))
 
 
+class _Counting(torch.nn.Linear):
+    """A Linear that counts its calls (``calls``)."""
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.calls = []
+
+    def forward(self, x):
+        self.calls.append(1)
+        return super().forward(x)
+
+
 @promise(API, "epochs (int) – number of forward/backward iterations performed by test_multiple_step().")
 def test_epochs_is_the_number_of_steps():
-    calls = []
-
-    class Counting(torch.nn.Linear):
-        def forward(self, x):
-            calls.append(1)
-            return super().forward(x)
-
-    model = Counting(3, 2)
+    model = _Counting(3, 2)
+    calls = model.calls
     interop.ModelTester(model, model, test_backward=False, epochs=4, benchmark=False).test_multiple_step((1, 3))
     assert len(calls) == 2 * 4  # model1 and model2 are the same module here: two calls per epoch
 
@@ -477,16 +483,10 @@ def test_the_contract_report_reads_as_documented():
 @promise(TOOLKIT, "Select checks with checks=[...] / skip=[...] (selecting none is an error, raised before the model "
                   "runs)")
 def test_selecting_no_check_is_an_error():
-    calls = []
-
-    class Spy(torch.nn.Linear):
-        def forward(self, x):
-            calls.append(1)
-            return super().forward(x)
-
+    spy = _Counting(4, 2).eval()
     with pytest.raises(ValueError):
-        interop.check_inference_contract(Spy(4, 2).eval(), torch.randn(3, 4), checks=[])
-    assert not calls
+        interop.check_inference_contract(spy, torch.randn(3, 4), checks=[])
+    assert not spy.calls
 
 
 @promise(TOOLKIT, "report = localize_divergence(model_cpu, model_gpu, x) / report.raise_if_diverged()")

@@ -98,19 +98,16 @@ def test_the_shape_guard_costs_nothing_at_the_wrapped_shapes():
 
 
 # -- 2. concurrency ----------------------------------------------------------------------------
-def test_one_module_called_from_two_threads_gives_each_its_own_answer():
-    torch.manual_seed(0)
-    m = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 8)).eval()
-    am = interop.wrap(m, (4, 16))
+def _in_two_threads(check, calls: int) -> tuple[list[int], list[int], list[BaseException]]:
+    """``check(k, gen)`` ``calls`` times in each of two threads (k = 0, 1; ``gen`` seeded per
+    thread); returns (wrong answers, calls done, errors) per thread."""
     wrong, done, errors = [0, 0], [0, 0], []
 
     def work(k):
-        gen = torch.Generator().manual_seed(k)
+        gen = torch.Generator().manual_seed(10 + k)
         try:
-            for _ in range(300):
-                x = torch.randn(4, 16, generator=gen) * (k + 1)
-                if not torch.allclose(am(x), m(x), rtol=1e-4, atol=1e-5):
-                    wrong[k] += 1
+            for _ in range(calls):
+                wrong[k] += not check(k, gen)
                 done[k] += 1
         except Exception as exc:  # noqa: BLE001
             errors.append(exc)
@@ -120,6 +117,19 @@ def test_one_module_called_from_two_threads_gives_each_its_own_answer():
         t.start()
     for t in threads:
         t.join()
+    return wrong, done, errors
+
+
+def test_one_module_called_from_two_threads_gives_each_its_own_answer():
+    torch.manual_seed(0)
+    m = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 8)).eval()
+    am = interop.wrap(m, (4, 16))
+
+    def check(k, gen):
+        x = torch.randn(4, 16, generator=gen) * (k + 1)
+        return torch.allclose(am(x), m(x), rtol=1e-4, atol=1e-5)
+
+    wrong, done, errors = _in_two_threads(check, 300)
     # before: 2-33 of 600 calls returned the other thread's output
     assert not errors and done == [300, 300] and wrong == [0, 0]
 
@@ -128,27 +138,16 @@ def test_forward_and_backward_from_two_threads_give_each_its_own_gradients():
     torch.manual_seed(0)
     m = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 4))
     am = interop.wrap(m, (2, 8))
-    wrong, errors = [0, 0], []
 
-    def work(k):
-        gen = torch.Generator().manual_seed(10 + k)
-        try:
-            for _ in range(60):
-                x = torch.randn(2, 8, generator=gen) * (k + 1)
-                xa, xt = x.clone().requires_grad_(), x.clone().requires_grad_()
-                am(xa).sum().backward()
-                m(xt).sum().backward()
-                if not torch.allclose(xa.grad, xt.grad, rtol=1e-4, atol=1e-5):
-                    wrong[k] += 1
-        except Exception as exc:  # noqa: BLE001
-            errors.append(exc)
+    def check(k, gen):
+        x = torch.randn(2, 8, generator=gen) * (k + 1)
+        xa, xt = x.clone().requires_grad_(), x.clone().requires_grad_()
+        am(xa).sum().backward()
+        m(xt).sum().backward()
+        return torch.allclose(xa.grad, xt.grad, rtol=1e-4, atol=1e-5)
 
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors and wrong == [0, 0]
+    wrong, done, errors = _in_two_threads(check, 60)
+    assert not errors and done == [60, 60] and wrong == [0, 0]
 
 
 def test_six_threads_wrapping_at_once_then_the_process_prints():
