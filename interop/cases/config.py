@@ -113,6 +113,9 @@ class OperatorConfig:
     #: JSON attribute name -> (torch keyword, converter); None: the module-level
     #: :data:`SUPPORTED_ATTRS` table (the documented default)
     supported_attrs: Mapping[str, tuple[str, Callable[[Any], Any]]] | None = None
+    #: the input shape of a JSON case that gives none (documented fallback); None: every case
+    #: must give its shapes
+    default_input_size: tuple[int, ...] | None = None
     #: force this operator's backend (``"cpu"``, ``"cuda"``); None: the run's ``--backend``. A
     #: forced ``"cuda"`` on a machine without CUDA skips its cases, saying why
     backend: str | None = None
@@ -293,7 +296,8 @@ def _merge_attributes(base: Mapping | None, case: Mapping | None, file, path) ->
     return {k: v for k, v in merged.items() if v is not None}
 
 
-def _merge_specs(base: Sequence | None, case: Sequence | None, file, path) -> list[dict]:
+def _merge_specs(base: Sequence | None, case: Sequence | None, file, path,
+                 default_input_size: Sequence[int] | None = None) -> list[dict]:
     def check(specs, what):
         return check_input_specs(specs, SPEC_KEYS, file, path, what)
 
@@ -305,6 +309,14 @@ def _merge_specs(base: Sequence | None, case: Sequence | None, file, path) -> li
         else:
             merged.append(dict(spec))
             index[spec["name"]] = merged[-1]
+    if default_input_size is not None:
+        # OperatorConfig.default_input_size: the shape of a data input the case does not size,
+        # or of the one data input of a case that names none
+        if not any(s["name"] not in PARAM_SPECS for s in merged):
+            merged.insert(0, {"name": "data_input"})
+        for spec in merged:
+            if spec["name"] not in PARAM_SPECS and "shape" not in spec:
+                spec["shape"] = list(default_input_size)
     out = []
     for spec in merged:
         if "shape" not in spec:
@@ -358,7 +370,7 @@ def _map_attributes(cfg: OperatorConfig, attrs: Mapping[str, Any], file, path) -
 
 def _case_from_leaf(cfg: OperatorConfig, path: str, base: dict, leaf: dict, file) -> Case:
     attrs = _merge_attributes(base.get("attributes"), leaf.get("attributes"), file, path)
-    specs = _merge_specs(base.get("input_specs"), leaf.get("input_specs"), file, path)
+    specs = _merge_specs(base.get("input_specs"), leaf.get("input_specs"), file, path, cfg.default_input_size)
     kwargs = _map_attributes(cfg, attrs, file, path)
     data_specs = [s for s in specs if s["name"] not in PARAM_SPECS]
     if not data_specs:
