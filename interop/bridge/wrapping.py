@@ -8,7 +8,7 @@ from typing import Any, Sequence
 import torch
 from torch.utils import _pytree as pytree
 
-from ..errors import ExportError
+from ..errors import ExportError, TracingError
 from . import runtime as rt
 from .binding import BoundModule, CallBinding, needs_binding
 from .graph import _compile, _import_graph, compute_dtype
@@ -102,7 +102,7 @@ def wrap(
         return _wrap(torch_model, traced, binding, example_inputs, backend=backend, training=training,
                      verbose=verbose, on_trace_warning=on_trace_warning, dformat=dformat)
     except ExportError as exc:
-        if binding is not None:
+        if binding is not None and not isinstance(exc, TracingError):  # a trace that depends on values says why
             exc.add_note(f"wrap() called the model as {binding.describe()}. What can help: name the inputs "
                          f"(example_kwargs={{'input_ids': ids, ...}}), or give the keyword arguments that select a "
                          f"traceable path (for Hugging Face models: use_cache=False, return_dict=False)")

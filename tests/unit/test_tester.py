@@ -121,12 +121,29 @@ class _Slow(torch.nn.Module):
         for name, p in self.inner.named_parameters():
             yield name, p
 
+    called = False
+
     def forward(self, x):
-        time.sleep(0.005)
+        type(self).called = True  # 5 ms on the fake clock (_fake_clock)
         return self.inner(x)
 
 
-def test_slowdown_assertion_and_its_threshold():
+def _fake_clock(monkeypatch, slow_s: float = 0.005, other_s: float = 1e-5) -> None:
+    """ModelTester's timer answers ``slow_s`` for a call of a :class:`_Slow` model and ``other_s``
+    for any other: the timing logic is tested on a fake clock, never on the machine's (a unit
+    test that depends on the load failed as `assert 7 == 8`, issue 32)."""
+    from interop.equivalence import timing
+
+    def timed(fn, cuda=False):
+        _Slow.called = False
+        out = fn()
+        return out, slow_s if _Slow.called else other_s
+
+    monkeypatch.setattr(timing, "timed", timed)
+
+
+def test_slowdown_assertion_and_its_threshold(monkeypatch):
+    _fake_clock(monkeypatch)
     model = _linear()
     tester = ModelTester(model, _Slow(model), name="slow", test_backward=False, epochs=4,
                          bench_min_time_ms=0.0, max_slowdown_ratio=2.0)
@@ -247,7 +264,10 @@ def test_an_aidge_module_inside_a_wrapper_is_still_timed_as_aidge():
                          bench_warmup=1, max_slowdown_ratio=None)
     tester.test_multiple_step((1, 16), (1, 4))
     for s in tester.performance_stats().values():
-        assert s["timed2"] == "aidge scheduler" and 0 < s["mean2"] < s["call2"]
+        # paired per call (Aidge's time is measured inside each call), so the order of the
+        # medians holds whatever the machine's load; the mean against the median did not
+        # (failed under load: mean2 0.285 ms > call2 0.248 ms, issue 32)
+        assert s["timed2"] == "aidge scheduler" and 0 < s["median2"] <= s["call2"] and s["bridge2"] >= 0
 
 
 # --- the repeated timed calls --------------------------------------------------------------
@@ -334,7 +354,8 @@ def test_one_descheduled_call_does_not_move_the_figure():
     assert s["median2"] < 0.01 < s["mean2"] * s["samples2"]  # the hiccup is in the samples, not in the median
 
 
-def test_sampling_stops_at_the_time_budget_or_the_sample_cap():
+def test_sampling_stops_at_the_time_budget_or_the_sample_cap(monkeypatch):
+    _fake_clock(monkeypatch)
     model = _linear()
     capped = ModelTester(model, copy.deepcopy(model), name="capped", epochs=4, bench_warmup=2,
                          max_slowdown_ratio=None, bench_max_samples=10, bench_min_total_ms=1e6)
