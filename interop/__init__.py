@@ -13,7 +13,10 @@ The package, by what it holds:
   golden files, hypothesis strategies;
 - :mod:`interop.reporting`: categorising failures, the findings report, ``nox -s report``;
 - :mod:`interop.zoo`: the torch modules under test (operators, reference networks);
-- :mod:`interop.errors`: the exceptions (and the Aidge message patterns).
+- :mod:`interop.errors`: the exceptions (and the Aidge message patterns);
+- :mod:`interop.tensor_converter`: the converters at their documented address;
+- :mod:`interop.reading`, :mod:`interop.env`: the one reading policy for user files and the
+  validation of the environment variables the suite reads.
 
 The public names below are imported lazily, so ``import interop`` stays cheap and the
 pytest plugin does not load torch or Aidge before the test session configures them.
