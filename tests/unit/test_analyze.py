@@ -444,8 +444,19 @@ def test_report_on_the_recordings():
     fwd = [e["ratio"] for e in summary["worst_forward"]]
     assert len(fwd) == 10 and fwd == sorted(fwd, reverse=True)
     assert fwd[0] == max(r["forward"]["ratio"] for r in raw)
-    assert len(summary["worst_backward"]) == 8  # three cases are forward-only
+    # three cases are forward-only, and the worst lists hold slowdowns only (a speed-up, x0.267,
+    # used to be listed among them, issue 32)
+    slower_backward = sum(1 for r in raw if r["backward"] and r["backward"]["ratio"] > 1.0)
+    assert len(summary["worst_backward"]) == min(10, slower_backward) == 7
+    assert all(e["ratio"] > 1.0 for phase in ("forward", "backward") for e in summary[f"worst_{phase}"])
     json.dumps(report)  # JSON-able
+
+
+def test_ratios_print_with_three_significant_digits_and_no_scientific_notation():
+    from interop.reporting.report import sig3
+
+    # before: x1.36e+03 in the report's text (issue 32)
+    assert [sig3(x) for x in (1357, 0.2674, 12.34, 4.51, 123456)] == ["1360", "0.267", "12.3", "4.51", "123000"]
 
 
 def test_text_report_sections():
@@ -594,8 +605,8 @@ def test_slowdowns_rank_on_the_median_ratio_and_say_what_it_rests_on():
     text = format_report(report)
     assert "== Slowdowns vs torch (Aidge's own time / torch's, median ratio over x10): 4 ==" in text
     assert "Performance regressions" not in text and "regression" in text  # only to say where regressions live
-    assert "x12  (torch 0.010 ms, Aidge 0.120 ms; medians of 300/80 calls)" in text
-    assert "x30  (torch 0.010 ms, Aidge 0.300 ms; medians of 3/2 calls, NOT ROBUST)" in text
+    assert "x12.0  (torch 0.010 ms, Aidge 0.120 ms; medians of 300/80 calls)" in text
+    assert "x30.0  (torch 0.010 ms, Aidge 0.300 ms; medians of 3/2 calls, NOT ROBUST)" in text
 
 
 def test_an_older_record_is_shown_as_a_mean_of_its_few_calls():
@@ -603,7 +614,7 @@ def test_an_older_record_is_shown_as_a_mean_of_its_few_calls():
            "backward": None}
     (entry,) = build_report(None, _jsonl(old))["slowdowns_vs_torch"]
     assert entry["figure"] == "mean" and entry["robust"] is False and entry["samples1"] == 1
-    assert "x20  (torch 0.010 ms, Aidge 0.200 ms; mean of 1 call(s), NOT ROBUST)" in format_report(
+    assert "x20.0  (torch 0.010 ms, Aidge 0.200 ms; mean of 1 call(s), NOT ROBUST)" in format_report(
         build_report(None, _jsonl(old)))
 
 
