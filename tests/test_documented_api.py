@@ -109,12 +109,17 @@ class _OffLinear(torch.nn.Linear):
         return super().forward(x) + 0.5
 
 
-def _off_pair():
-    """Two linear layers with the same names and weights; the second's output off by 0.5."""
+def _pair(cls=None):
+    """A Linear(4, 2) and a ``cls`` (a Linear subclass) with the same names and weights."""
     model = torch.nn.Linear(4, 2)
-    other = _OffLinear(4, 2)
+    other = (cls or _OffLinear)(4, 2)
     other.load_state_dict(model.state_dict())
     return model, other
+
+
+def _off_pair():
+    """The second's output off by 0.5."""
+    return _pair(_OffLinear)
 
 
 @promise(API, "unit_test(input_tensors, label, record_timing=False)#: Run a single forward pass ... then assert "
@@ -639,10 +644,7 @@ def _fake_clock(monkeypatch, torch_s: float, aidge_s: float):
 
 
 def _flagged_pair():
-    model = torch.nn.Linear(4, 2)
-    other = _Flagged(4, 2)
-    other.load_state_dict(model.state_dict())
-    return model, other
+    return _pair(_Flagged)
 
 
 @promise(API, "max_slowdown_ratio (float) – maximum tolerated mean(aidge) / mean(torch) ratio before "
