@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 __all__ = ["MAX_FILE_BYTES", "MAX_LOG_BYTES", "MAX_JSON_DEPTH", "UnsafeInputError", "read_user_bytes",
-           "loads_json", "json_depth_error", "list_user_files"]
+           "read_user_json", "loads_json", "json_depth_error"]
 
 #: the largest configuration / golden metadata file read: 8 MiB (the largest of Aidge's 92
 #: shipped files is 37,898 bytes, ours 5,700; a 50 MB file of 600,000 cases took over 5 minutes
@@ -87,12 +87,6 @@ def read_user_bytes(path: str | os.PathLike, *, within: str | os.PathLike | None
     return data
 
 
-def list_user_files(directory: str | os.PathLike, pattern: str = "*.json") -> list[Path]:
-    """The entries of ``directory`` matching ``pattern``, by name (what the readers of a
-    directory iterate; each is then read with ``within=directory``)."""
-    return sorted(Path(directory).glob(pattern))
-
-
 def json_depth_error(doc: Any, max_depth: int = MAX_JSON_DEPTH) -> str | None:
     """Why ``doc`` is nested too deeply (naming the path to the deepest point), or None.
     Iterative: safe on any depth."""
@@ -129,3 +123,13 @@ def loads_json(text: str | bytes, path: str | os.PathLike, *, max_depth: int = M
     if why:
         raise UnsafeInputError(path, why)
     return doc
+
+
+def read_user_json(path: str | os.PathLike, *, within: str | os.PathLike | None = None,
+                   object_pairs_hook: Callable | None = None) -> Any:
+    """The JSON document of ``path`` under the whole policy: :func:`read_user_bytes`, UTF-8,
+    :func:`loads_json`. Raises what those raise (OSError, :class:`UnsafeInputError`,
+    UnicodeDecodeError, ``json.JSONDecodeError``, the hook's errors): each reader names them
+    in its own error."""
+    return loads_json(read_user_bytes(path, within=within).decode("utf-8"), path,
+                      object_pairs_hook=object_pairs_hook)

@@ -59,7 +59,6 @@ class CallBinding:
         self.positions = [i for i, leaf in enumerate(leaves) if isinstance(leaf, torch.Tensor)]
         self._constants = [None if i in self.positions else leaf for i, leaf in enumerate(leaves)]
         self.example_tensors = [leaves[i] for i in self.positions]
-        self.names = list(arguments[1]) if isinstance(arguments, tuple) else []
 
     def _arguments(self, args, kwargs):
         if self._sig is None:

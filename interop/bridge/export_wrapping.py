@@ -7,14 +7,13 @@ import os
 from typing import Sequence
 
 import torch
-from torch.utils import _pytree as pytree
 
 from ..errors import BackwardNotApplicableError
 from . import runtime as rt
 from .export_cpp import DEFAULT_DFORMAT, build_export
 from .export_module import ExportCppModule
 from .graph import _import_graph
-from .onnx_export import check_value_dependence, export_to_onnx, preserved_state
+from .onnx_export import check_value_dependence, export_to_onnx
 
 __all__ = ["wrap_export_cpp", "DFORMAT_ENV"]
 
@@ -28,7 +27,7 @@ def wrap_export_cpp(torch_model: torch.nn.Module, example_inputs: Sequence[torch
     """See :func:`interop.bridge.wrapping.wrap`. The model is exported in eval mode: the
     export is inference only (``training=True``, or None on a model in train mode, raises
     :class:`~interop.errors.BackwardNotApplicableError`). ``output_structure(model, inputs,
-    exported)``: the pytree spec of the model's output (wrapping's, passed in)."""
+    exported)``: the pytree spec of the model's output and its leaves (wrapping's, passed in)."""
     dformat = dformat or os.environ.get(DFORMAT_ENV, "").strip() or DEFAULT_DFORMAT
     if training or (training is None and torch_model.training):
         raise BackwardNotApplicableError(
@@ -36,9 +35,7 @@ def wrap_export_cpp(torch_model: torch.nn.Module, example_inputs: Sequence[torch
             "(Aidge's C++ export has no training mode and no backward)")
     exported = export_to_onnx(torch_model, example_inputs, training=False)
     check_value_dependence(torch_model, example_inputs, exported, on_trace_warning)
-    out_spec, _ = output_structure(torch_model, example_inputs, exported)
-    with preserved_state(torch_model), torch.random.fork_rng(devices=[]), torch.no_grad():
-        leaves = pytree.tree_leaves(torch_model(*example_inputs))
+    out_spec, leaves = output_structure(torch_model, example_inputs, exported)
     with rt.quiet_aidge(verbose):
         graph = _import_graph(exported)  # the imported graph, as the other backends see it
     compiled = build_export(exported, example_inputs, dformat=dformat, verbose=verbose)

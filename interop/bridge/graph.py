@@ -91,10 +91,10 @@ def _compile(graph, backend: str, dims: list[list[int]], dtypes=None, faithful: 
     check_dims_forwarded(graph)
 
 
-def mark_dynamic_dims(graph) -> list[str]:
+def mark_dynamic_dims(graph) -> None:
     """Make every node whose output dims compile could not forward (a node whose dims depend
     on values, such as a Resize with computed scales, and everything after it) forward its
-    dims again at every run (``OperatorTensor.force_dynamic_dims``); returns their names.
+    dims again at every run (``OperatorTensor.force_dynamic_dims``).
 
     Why (measured on 0.10.1, docs/aidge-notes.md, "Dims kept across calls"): at run time an
     operator forwards its own dims only when ``dims_forwarded()`` is false, and that checks
@@ -104,15 +104,12 @@ def mark_dynamic_dims(graph) -> list[str]:
     from the Resize's stale output dims, and they then run at the old sizes: a Conv after
     ``Upsample`` returned a batch-1 output for a batch-2 input, writing past its buffer
     (``corrupted double-linked list``)."""
-    names = []
     for node in graph.get_nodes():
         op = node.get_operator()
         if node.type() == "Producer" or not hasattr(op, "dims_forwarded") or not hasattr(op, "force_dynamic_dims"):
             continue
         if not op.dims_forwarded():
             op.force_dynamic_dims = True
-            names.append(node.name())
-    return names
 
 
 #: node types whose output dims depend on the *values* of their first input

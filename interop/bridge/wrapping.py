@@ -13,7 +13,7 @@ from . import runtime as rt
 from .binding import BoundModule, CallBinding, needs_binding
 from .graph import _compile, _import_graph, compute_dtype
 from .module import AidgeModule
-from .onnx_export import ExportedModel, check_value_dependence, export_to_onnx, preserved_state
+from .onnx_export import ExportedModel, _model_name, check_value_dependence, export_to_onnx, preserved_state
 
 __all__ = ["wrap", "normalize_input_sizes"]
 
@@ -135,7 +135,7 @@ def _wrap(torch_model, traced, binding, example_inputs, *, backend, training, ve
         raise ValueError(f"dformat={dformat!r} is a setting of backend 'export_cpp', not of {backend!r}")
     exported = export_to_onnx(traced, example_inputs, training=training)
     check_value_dependence(traced, example_inputs, exported, on_trace_warning)
-    out_spec, out_shapes = _output_structure(traced, example_inputs, exported)
+    out_spec, out_leaves = _output_structure(traced, example_inputs, exported)
     dtype = compute_dtype(example_inputs, exported)
     with rt.quiet_aidge(verbose):
         graph = _import_graph(exported)
@@ -144,30 +144,31 @@ def _wrap(torch_model, traced, binding, example_inputs, *, backend, training, ve
     return AidgeModule(torch_model, exported, graph, backend=backend, verbose=verbose,
                        example_inputs=example_inputs, out_spec=out_spec, compute_dtype=dtype,
                        reexport=lambda inputs: export_to_onnx(traced, inputs, training=exported.export_training),
-                       output_shapes=out_shapes, binding=binding,
+                       output_shapes=[tuple(leaf.shape) for leaf in out_leaves], binding=binding,
                        torch_shapes=lambda inputs: _torch_output_shapes(traced, inputs))
 
 
-def _torch_output_shapes(model: torch.nn.Module, inputs) -> list[tuple[int, ...]]:
-    """The shapes of the torch model's output leaves on ``inputs`` (one forward, state and
-    RNG restored): what the AidgeModule's shape guard holds Aidge's outputs to."""
+def _torch_output(model: torch.nn.Module, inputs):
+    """The torch model's output on ``inputs``: one forward, its state and the RNG restored."""
     with preserved_state(model), torch.random.fork_rng(devices=[]), torch.no_grad():
-        out = model(*inputs)
-    return [tuple(leaf.shape) for leaf in pytree.tree_leaves(out)]
+        return model(*inputs)
+
+
+def _torch_output_shapes(model: torch.nn.Module, inputs) -> list[tuple[int, ...]]:
+    """The shapes of the torch model's output leaves on ``inputs``: what the AidgeModule's
+    shape guard holds Aidge's outputs to."""
+    return [tuple(leaf.shape) for leaf in pytree.tree_leaves(_torch_output(model, inputs))]
 
 
 def _output_structure(model: torch.nn.Module, example_inputs, exported: ExportedModel):
-    """``(spec, shapes)``: the pytree spec of the torch model's output and the shapes of its
-    leaves (one forward on the example inputs, state and RNG restored); checked against the
-    export's flat outputs."""
-    with preserved_state(model), torch.random.fork_rng(devices=[]), torch.no_grad():
-        out = model(*example_inputs)
-    leaves, spec = pytree.tree_flatten(out)
+    """``(spec, leaves)``: the pytree spec of the torch model's output on the example inputs and
+    its leaves (one forward); checked against the export's flat outputs."""
+    leaves, spec = pytree.tree_flatten(_torch_output(model, example_inputs))
+    name = _model_name(model)
     bad = [type(leaf).__name__ for leaf in leaves if not isinstance(leaf, torch.Tensor)]
     if bad:
-        raise ExportError(f"{type(model).__name__} returns non-tensor leaves ({', '.join(bad)}): an ONNX graph "
-                          "has tensor outputs only")
+        raise ExportError(f"{name} returns non-tensor leaves ({', '.join(bad)}): an ONNX graph has tensor outputs only")
     if len(leaves) != len(exported.output_names):
-        raise ExportError(f"{type(model).__name__} returns {len(leaves)} tensor(s) but its ONNX export has "
+        raise ExportError(f"{name} returns {len(leaves)} tensor(s) but its ONNX export has "
                           f"{len(exported.output_names)} output(s)")
-    return spec, [tuple(leaf.shape) for leaf in leaves]
+    return spec, leaves

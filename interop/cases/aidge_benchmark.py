@@ -33,14 +33,13 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
-import json
 import os
 import re
 import unicodedata
 from pathlib import Path
 from typing import Any, Iterable
 
-from .config_error import ConfigError, check_input_specs
+from .config_error import ConfigError, check_input_specs, load_json_config
 
 __all__ = ["BenchmarkFile", "BenchmarkCase", "InputSpec", "installed_config_dir", "read_benchmark_file",
            "read_benchmark_dir", "is_benchmark_document", "DTYPES", "label_id"]
@@ -121,8 +120,6 @@ def is_benchmark_document(doc: Any) -> bool:
 
 
 def _load(path: Path, within: Path | None = None) -> tuple[dict, list[str]]:
-    from ..reading import UnsafeInputError, loads_json, read_user_bytes
-
     duplicates: list[str] = []
 
     def pairs(items):
@@ -133,16 +130,7 @@ def _load(path: Path, within: Path | None = None) -> tuple[dict, list[str]]:
             out[key] = value  # json.load's rule (and Aidge's reader): the last one wins
         return out
 
-    try:
-        doc = loads_json(read_user_bytes(path, within=within).decode("utf-8"), path, object_pairs_hook=pairs)
-    except UnsafeInputError as exc:
-        raise ConfigError(exc.reason, file=path) from None
-    except OSError as exc:
-        raise ConfigError(f"cannot read the configuration: {exc.strerror or exc}", file=path) from exc
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"not UTF-8 text at offset {exc.start}", file=path) from exc
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}", file=path) from exc
+    doc = load_json_config(path, within=within, object_pairs_hook=pairs)
     if not isinstance(doc, dict):
         raise ConfigError(f"the document must be a JSON object, got {type(doc).__name__}", file=path)
     notes = [f"duplicate key {k!r} in one object: JSON (and aidge_benchmark) keep the last value" for k in duplicates]

@@ -134,11 +134,16 @@ def file_cases(bfile: BenchmarkFile, *, backend: str = "cpu", full_size: bool | 
     return out
 
 
+def _config_target(directory: str | os.PathLike | None) -> Path:
+    """``directory``, else $INTEROP_AIDGE_CONFIGS, else the installed package's ``operations_config``."""
+    directory = directory or os.environ.get(CONFIGS_ENV) or None
+    return Path(directory) if directory else installed_config_dir()
+
+
 def config_files(directory: str | os.PathLike | None = None) -> list[Path]:
     """The ``*.json`` files of ``directory`` ($INTEROP_AIDGE_CONFIGS, else the installed
     package's ``operations_config``), by name; one file may be given too."""
-    directory = directory or os.environ.get(CONFIGS_ENV) or None
-    folder = Path(directory) if directory else installed_config_dir()
+    folder = _config_target(directory)
     if folder.is_file():
         return [folder]
     if not folder.is_dir():
@@ -149,8 +154,7 @@ def config_files(directory: str | os.PathLike | None = None) -> list[Path]:
 def config_root(directory: str | os.PathLike | None = None) -> Path | None:
     """The directory :func:`config_files` lists (its files' symbolic links must stay inside
     it), or None when ``directory`` names one file."""
-    directory = directory or os.environ.get(CONFIGS_ENV) or None
-    folder = Path(directory) if directory else installed_config_dir()
+    folder = _config_target(directory)
     return None if folder.is_file() else folder
 
 

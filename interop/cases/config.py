@@ -42,7 +42,6 @@ This module imports neither torch nor Aidge at import time (the catalog must sta
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import os
 from pathlib import Path
@@ -51,7 +50,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from ..env import env_flag
 from .attributes import SUPPORTED_ATTRS
 from .case import Case, case_id
-from .config_error import ConfigError, check_input_specs
+from .config_error import ConfigError, check_input_specs, load_json_config
 
 __all__ = [
     "OperatorConfig",
@@ -166,26 +165,8 @@ def load_config_file(path: str | os.PathLike, *, within: str | os.PathLike | Non
     """The parsed JSON document; a missing file, a file the reading policy refuses
     (:mod:`interop.reading`: not a regular file, above the size or nesting limit, a link out
     of ``within``) or malformed JSON is a :class:`ConfigError`."""
-    from ..reading import UnsafeInputError, loads_json, read_user_bytes
-
     try:
-        data = read_user_bytes(path, within=within)
-    except UnsafeInputError as exc:
-        raise ConfigError(exc.reason, file=path) from None
-    except OSError as exc:
-        raise ConfigError(f"cannot read the configuration: {exc.strerror or exc}", file=path) from exc
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"not UTF-8 text: byte {exc.object[exc.start]:#04x} at offset {exc.start}",
-                          file=path) from exc
-    try:
-        doc = loads_json(text, path, object_pairs_hook=_no_duplicate_keys)
-    except UnsafeInputError as exc:
-        raise ConfigError(exc.reason, file=path) from None
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
-                          file=path) from exc
+        doc = load_json_config(path, within=within, object_pairs_hook=_no_duplicate_keys)
     except _DuplicateKey as exc:
         raise ConfigError(f"duplicate key {exc.key!r} in one object (JSON keeps only the last one, so a case "
                           "would be silently lost)", file=path, key=exc.key) from None
@@ -206,9 +187,7 @@ def _read_any(file) -> dict:
         return load_config_file(file)
     except ConfigError as exc:
         if exc.reason.startswith("duplicate key"):
-            from ..reading import loads_json, read_user_bytes
-
-            doc = loads_json(read_user_bytes(file).decode("utf-8"), file)  # read once already: no policy error
+            doc = load_json_config(file)  # read again, keeping the last of the repeated keys
             if _is_aidge_benchmark(doc):
                 return doc
         raise

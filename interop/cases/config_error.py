@@ -8,7 +8,7 @@ import os
 
 from ..errors import InteropError
 
-__all__ = ["ConfigError", "check_input_specs"]
+__all__ = ["ConfigError", "check_input_specs", "load_json_config"]
 
 
 class ConfigError(InteropError, ValueError):
@@ -27,6 +27,27 @@ class ConfigError(InteropError, ValueError):
         if key is not None:
             where.append(f"key {key!r}")
         super().__init__(f"{': '.join(where)}: {message}")
+
+
+def load_json_config(path: str | os.PathLike, *, within: str | os.PathLike | None = None, object_pairs_hook=None):
+    """The JSON document of a configuration file under the reading policy
+    (:func:`interop.reading.read_user_json`), every failure a :class:`ConfigError` naming the
+    file (both readers of configurations read through it); the hook's own errors pass."""
+    import json
+
+    from ..reading import UnsafeInputError, read_user_json
+
+    try:
+        return read_user_json(path, within=within, object_pairs_hook=object_pairs_hook)
+    except UnsafeInputError as exc:
+        raise ConfigError(exc.reason, file=path) from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read the configuration: {exc.strerror or exc}", file=path) from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"not UTF-8 text: byte {exc.object[exc.start]:#04x} at offset {exc.start}",
+                          file=path) from exc
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}", file=path) from exc
 
 
 def check_input_specs(specs, allowed: frozenset, file, case: str | None, key: str) -> list[dict]:

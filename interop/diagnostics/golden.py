@@ -109,10 +109,10 @@ class GoldenFile:
                 f"golden reference missing for {self.test_id or self.path.stem}: {', '.join(missing)}\n"
                 "write it with: pytest --torch-update-golden --torch-device=cpu "
                 + (self.test_id or ""))
-        from ..reading import UnsafeInputError, loads_json, read_user_bytes
+        from ..reading import UnsafeInputError, read_user_json
 
         try:  # the reading policy (interop.reading): a regular file, size and nesting limits
-            meta = loads_json(read_user_bytes(self.meta_path).decode("utf-8"), self.meta_path)
+            meta = read_user_json(self.meta_path)
         except UnsafeInputError as exc:
             raise ValueError(str(exc)) from None
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
