@@ -137,11 +137,14 @@ def sweep_model(name: str, factory: Callable[[], nn.Module], size: tuple[int, ..
 def sweep_isolated(name: str, factory, size, **kwargs) -> SweepRow:
     """:func:`sweep_model` in a forked child: a crash is a ``CRASH`` row, not the end."""
     from ..equivalence.isolation import run_isolated
+    from ..errors import AidgeCrash
 
     try:
         return run_isolated(sweep_model, name, factory, size, timeout=600, **kwargs)
-    except Exception as exc:  # noqa: BLE001
-        return SweepRow(name, size[0], [(size[0], CRASH, CRASH, f"{type(exc).__name__}: {str(exc)[:150]}")])
+    except AidgeCrash as exc:  # the child died: a CRASH row
+        return SweepRow(name, size[0], [(size[0], CRASH, CRASH, str(exc).splitlines()[0][:150])])
+    except Exception as exc:  # noqa: BLE001 - raised before any call (the model, wrap()): loud, not a crash
+        return SweepRow(name, size[0], [(size[0], LOUD, "-", f"{type(exc).__name__}: {str(exc).splitlines()[0][:150]}")])
 
 
 def format_table(rows: list[SweepRow]) -> str:

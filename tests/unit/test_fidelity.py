@@ -390,3 +390,15 @@ def test_batch_sweep_has_no_silent_wrong_answer_and_no_crash(name, factory, size
     row = sweep_isolated(name, factory, size)
     assert not row.silent and not row.crashed, row.calls
     assert row.calls[0][1] in (MATCH, "error")
+
+
+def _unbuildable():
+    raise ValueError("num_channels (4) must be divisible by num_groups (8)")
+
+
+def test_a_model_that_cannot_be_built_is_a_loud_row_not_a_crash():
+    from interop.diagnostics.batch_sweep import CRASH, LOUD, sweep_isolated
+
+    row = sweep_isolated("unbuildable", _unbuildable, (2, 3))
+    assert not row.crashed and row.calls[0][1] == LOUD and "divisible" in row.calls[0][3]
+    assert CRASH not in {row.calls[0][1], row.calls[0][2]}
