@@ -26,15 +26,28 @@ __all__ = [
     "aidge_error_from",
     "KERNEL_IMAGE_RE",
     "NOT_IMPLEMENTED_RE",
+    "EXTERNAL_SIGNALS",
+    "aidge_category",
 ]
 
 
 class InteropError(Exception):
-    """Base class of every error raised by this library."""
+    """Base class of every error raised by this library.
+
+    ``category``: the finding's category (:data:`interop.reporting.categories.CATEGORY_TABLE`)
+    where the error knows it, decided here, where it is raised, from its typed fields; the
+    records (:mod:`interop.records`) read it, never the message. None: the error does not say
+    (the records then fall back on :func:`interop.reporting.categorize` of its text).
+    """
+
+    category: str | None = None
 
 
 class ExportError(InteropError):
     """torch.onnx.export failed for the model (phase ``export``)."""
+
+    category = "export_error (test strategy)"
+    phase = "export"
 
 
 class TracingError(ExportError):
@@ -51,6 +64,8 @@ class ShapeSpecializedError(InteropError, ValueError):
     from the one it was wrapped with (the model bakes a shape into its graph, e.g.
     ``x.view(x.size(0), -1)``): running Aidge would give wrong shapes or corrupt memory."""
 
+    category = "export_error (test strategy)"
+
 
 class CudaUnavailableError(InteropError, RuntimeError):
     """The CUDA backend was asked for but CUDA or aidge_backend_cuda is missing."""
@@ -66,6 +81,8 @@ class NotComparableError(InteropError, ValueError):
     their values, not their memory layout): the callable depends on more than the values
     (``as_strided`` on a view into a larger storage), which an ONNX graph cannot express. No
     verdict on Aidge; a problem of the case (category ``not_comparable (test strategy)``)."""
+
+    category = "not_comparable (test strategy)"
 
 
 class AidgeError(InteropError, RuntimeError):
@@ -84,6 +101,13 @@ class AidgeError(InteropError, RuntimeError):
         loc = f" ({', '.join(where)})" if where else ""
         super().__init__(f"Aidge {phase} failed{loc}: {message}")
 
+    @property
+    def category(self) -> str:
+        """From the class and the phase (the same rules as :func:`interop.reporting.categorize`
+        applies to the text, with this module's Aidge message patterns)."""
+        return aidge_category(self.phase, self.aidge_message,
+                              not_implemented=isinstance(self, AidgeNotImplementedError))
+
 
 class AidgeNotImplementedError(AidgeError, NotImplementedError):
     """Aidge has no implementation of an operator for this phase/backend."""
@@ -91,6 +115,8 @@ class AidgeNotImplementedError(AidgeError, NotImplementedError):
 
 class UnsupportedOperatorError(AidgeError):
     """An ONNX node imported as a GenericOperator: Aidge has no native operator for it."""
+
+    category = "unsupported_operator"
 
 
 class AidgeCudaKernelImageError(AidgeError):
@@ -132,6 +158,17 @@ class AidgeCrash(AidgeError):
         text = f"{message}\n{traceback.rstrip()}" if traceback.strip() else message
         InteropError.__init__(self, text)
 
+    @property
+    def category(self) -> str:
+        """``hang`` (killed at the case timeout), ``killed`` (a signal from outside: SIGKILL,
+        SIGTERM, SIGHUP, SIGINT, never what Aidge raises itself; the OOM killer, a user, CI),
+        else ``crash``."""
+        if getattr(self, "timed_out", False):
+            return "hang"
+        if getattr(self, "signal", None) in EXTERNAL_SIGNALS:
+            return "killed"
+        return "crash"
+
 
 # Patterns of Aidge 0.10.1 messages that name the operator type.
 _OPERATOR_PATTERNS = (
@@ -152,6 +189,27 @@ KERNEL_IMAGE_RE = re.compile(r"no kernel image is available|invalid device funct
 #: Aidge has no implementation of the operator (or of its dtype, or its backward) on the backend
 NOT_IMPLEMENTED_RE = re.compile(r"not (?:yet )?implemented|[Nn]o (?:available |registered )?(?:implementation|kernel)"
                                 r"|missing .*impl|missing or invalid registrar key|not yet supported", re.I)
+
+
+#: signals a process gets from outside (a user, CI, the OOM killer), never from a fault of its own:
+#: a process they end was killed, it did not crash
+EXTERNAL_SIGNALS = ("SIGKILL", "SIGTERM", "SIGHUP", "SIGINT")
+_BACKWARD_NOT_IMPLEMENTED_RE = re.compile(r"[Bb]ackward not yet implemented|backward\(\) not implemented yet")
+
+
+def aidge_category(phase: str | None, message: str, *, not_implemented: bool = False) -> str:
+    """The category of an Aidge failure of ``phase`` with Aidge's ``message``."""
+    if KERNEL_IMAGE_RE.search(message):
+        return "cuda_kernel_image"
+    if "GenericOperator" in message:
+        return "unsupported_operator"
+    missing = not_implemented or bool(NOT_IMPLEMENTED_RE.search(message))
+    if _BACKWARD_NOT_IMPLEMENTED_RE.search(message) or (phase == "backward" and missing):
+        return "backward_not_implemented"
+    if phase in ("forward", "compile") and missing:
+        return "forward_not_implemented"
+    return {"import": "import_error", "compile": "compile_error",
+            "export": "export_error (test strategy)"}.get(phase or "", "aidge_error")
 
 
 def operator_from_message(message: str) -> str | None:

@@ -54,6 +54,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
              "aidge-benchmark package's)",
     )
     group.addoption(
+        "--records",
+        metavar="DIR",
+        default=None,
+        help="write one JSON record per test into DIR/records.jsonl (+ session.json) when the session ends "
+             "(default: $INTEROP_RECORDS_DIR, else $INTEROP_RESULTS_DIR; 'none': no records); "
+             "$INTEROP_SHARD=K/N runs the K-th of N disjoint shards of every source",
+    )
+    group.addoption(
         "--torch-update-golden",
         action="store_true",
         default=False,
@@ -79,6 +87,16 @@ def pytest_configure(config: pytest.Config) -> None:
     if device is not None and not _TORCH_DEVICE.match(str(device)):
         raise pytest.UsageError(f"--torch-device={device!r}: expected auto, cpu, cuda, cuda:N or mps")
     config.stash[_GOLDEN_WRITTEN] = []
+    from .records.plugin import RecordsPlugin, records_directory
+    from .records.shard import shard_from_env
+
+    try:
+        shard_from_env()
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    directory = records_directory(config)
+    if directory is not None or shard_from_env() is not None:
+        config.pluginmanager.register(RecordsPlugin(config, directory), "interop-records")
     # what a replay command needs to reproduce a case from a fresh shell
     from .equivalence.tester import REPLAY_CONTEXT
 

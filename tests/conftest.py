@@ -20,19 +20,21 @@ os.environ.setdefault("PYTHONHASHSEED", "0")
 
 RESULTS_DIR = Path(__file__).resolve().parent.parent / "results"
 _STAGING = pytest.StashKey[Path]()
+_EXIT = pytest.StashKey[int]()
 
 
+@pytest.hookimpl(tryfirst=True)  # before the interop plugin reads INTEROP_RESULTS_DIR for its records
 def pytest_configure(config):
     import torch
 
     threads = os.environ["OMP_NUM_THREADS"]
     if threads.isdigit() and int(threads) > 0:
         torch.set_num_threads(int(threads))  # torch follows the same count as Aidge
-    # ModelTester's timings (benchmarks.jsonl): into INTEROP_RESULTS_DIR when the caller sets
-    # it (nox -s report: the run's own directory); else this session writes into a staging
-    # directory of its own (xdist workers, started after this hook, inherit the variable) and
-    # its file replaces results/benchmarks.jsonl when it ends: one session per file, never
-    # appended to the previous session's records.
+    # ModelTester's timings (benchmarks.jsonl) and the records (records.jsonl, session.json):
+    # into INTEROP_RESULTS_DIR when the caller sets it (nox -s report: the run's own directory);
+    # else this session writes into a staging directory of its own (xdist workers, started after
+    # this hook, inherit the variable) whose files replace results/'s when it ends: one session
+    # per file, never appended to the previous session's.
     if not os.environ.get("INTEROP_RESULTS_DIR") and not hasattr(config, "workerinput"):
         from interop.equivalence.benchlog import start_session
 
@@ -41,11 +43,24 @@ def pytest_configure(config):
         config.stash[_STAGING] = staging
 
 
+def pytest_sessionfinish(session, exitstatus):
+    session.config.stash[_EXIT] = int(exitstatus)
+
+
 def pytest_unconfigure(config):
+    # the session's timings and records replace results/benchmarks.jsonl, records.jsonl and
+    # session.json when it ran to its end; an interrupted session leaves them untouched and
+    # its own partial files beside them, in results/partial-<session>/ (marked PARTIAL)
     staging = config.stash.get(_STAGING, None)
     if staging is not None:
-        from interop.equivalence.benchlog import finish_session
+        from interop.equivalence.benchlog import finish_session, keep_partial, session_complete
 
-        finish_session(staging, RESULTS_DIR)
+        complete, why = session_complete(staging, config.stash.get(_EXIT, 2))
+        if complete:
+            finish_session(staging, RESULTS_DIR)
+        elif any(staging.iterdir()):
+            keep_partial(staging, RESULTS_DIR, why)
+        else:
+            staging.rmdir()
         if os.environ.get("INTEROP_RESULTS_DIR") == str(staging):
             del os.environ["INTEROP_RESULTS_DIR"]

@@ -38,6 +38,7 @@ class AcceptsInvalidInputError(InteropError, AssertionError):
     """Aidge ran a negative case of its own configurations (one it should reject) to the end."""
 
     phase = "forward"
+    category = "accepts_invalid_input"
 
 
 def generate_inputs(case: Case) -> list[tuple[str, np.ndarray | None]]:

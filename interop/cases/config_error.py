@@ -14,6 +14,8 @@ __all__ = ["ConfigError", "check_input_specs", "load_json_config"]
 class ConfigError(InteropError, ValueError):
     """A bad operator configuration; the message names the file, the case and the key."""
 
+    category = "config_error (test strategy)"
+
     def __init__(self, message: str, *, file: str | os.PathLike | None = None, case: str | None = None,
                  key: str | None = None, operator: str | None = None):
         self.file = str(file) if file is not None else None

@@ -487,7 +487,9 @@ def expected_failure_guard(entry: ExpectedFailure | None) -> Iterator[None]:
     except Exception as exc:  # AssertionError included
         if any(quote in str(exc) for quote in entry.quotes) or (entry.memory_unsafe and _ACCEPTED in str(exc)):
             _check_entry(entry, exc)
-            raise ExpectedAidgeFailure(f"{entry.reason}\n--- actual failure ---\n{exc}") from exc
+            expected = ExpectedAidgeFailure(f"{entry.reason}\n--- actual failure ---\n{exc}")
+            expected.entry = entry  # what the records read (interop.records.classify)
+            raise expected from exc
         raise
 
 

@@ -60,6 +60,10 @@ class OperatorNotInGraphError(InteropError, AssertionError):
     """The imported Aidge graph does not hold the operator under test (folded away,
     decomposed into other nodes, or imported as a GenericOperator)."""
 
+    @property
+    def category(self) -> str:
+        return "unsupported_operator" if "GenericOperator" in str(self) else "export_error (test strategy)"
+
 
 class InputRange(torch.nn.Module):
     """``inner(*[lo + (hi - lo) * sigmoid(x) ...])``: maps random normal inputs onto the

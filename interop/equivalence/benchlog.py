@@ -19,7 +19,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-__all__ = ["RESULTS_ENV", "resolve_log_path", "append_jsonl", "start_session", "finish_session"]
+__all__ = ["RESULTS_ENV", "resolve_log_path", "append_jsonl", "start_session", "finish_session", "session_complete",
+           "keep_partial", "SESSION_FILES"]
 
 RESULTS_ENV = "INTEROP_RESULTS_DIR"
 #: staging directories of running (or interrupted) sessions, under the results directory
@@ -67,11 +68,44 @@ def start_session(results: Path) -> Path:
     return staging
 
 
-def finish_session(staging: Path, results: Path, names: tuple[str, ...] = ("benchmarks.jsonl",)) -> list[Path]:
+#: what a session publishes: the timings, its records and what it says of itself
+SESSION_FILES = ("benchmarks.jsonl", "records.jsonl", "session.json")
+#: marks a session's folder kept because the session did not complete
+PARTIAL_PREFIX = "partial-"
+
+
+def session_complete(staging: Path, exitstatus: int) -> tuple[bool, str]:
+    """Whether the session in ``staging`` ran to its end: its ``session.json`` says so (the
+    records plugin's decision: not interrupted, not stopped early, nothing lost), else pytest's
+    exit status (0, 1 or 5). ``(complete, why not)``."""
+    meta = Path(staging) / "session.json"
+    if meta.exists():
+        try:
+            data = json.loads(meta.read_text())
+            return bool(data.get("complete")), str(data.get("ended") or "")
+        except (OSError, ValueError):
+            return False, f"{meta}: unreadable"
+    if exitstatus in (0, 1, 5):
+        return True, ""
+    return False, f"pytest exit status {exitstatus}"
+
+
+def keep_partial(staging: Path, results: Path, why: str) -> Path:
+    """An incomplete session: its files stay together, beside the published ones and never
+    replacing them, in ``<results>/partial-<staging name>/`` with a ``PARTIAL`` note saying why."""
+    target = Path(results) / f"{PARTIAL_PREFIX}{Path(staging).name}"
+    (Path(staging) / "PARTIAL").write_text(f"this session did not complete: {why or 'interrupted'}\n"
+                                           "its files are partial; results/ keeps the last complete session's\n")
+    os.replace(staging, target)
+    return target
+
+
+def finish_session(staging: Path, results: Path, names: tuple[str, ...] = SESSION_FILES) -> list[Path]:
     """Publish each log of ``staging`` named in ``names`` as ``<results>/<name>``, replacing
     the previous session's file atomically (``os.replace``); a log the session did not
     write leaves the published one as it is. Removes the staging directory when it is
-    empty. Returns the published paths."""
+    empty. Returns the published paths. (An incomplete session is not published:
+    :func:`keep_partial`.)"""
     published = []
     for name in names:
         source = Path(staging) / name

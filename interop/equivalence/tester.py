@@ -37,9 +37,63 @@ SEED_ENV = "INTEROP_SEED"
 class EquivalenceError(AssertionError):
     """Two models disagree. Carries what differed, where (test, epoch) and the seed."""
 
-    def __init__(self, message: str, *, test: str, epoch: int | None, what: str, seed: int):
+    #: the comparator's figures of the first mismatch (:func:`mismatch_figures`), when known
+    mismatch: dict | None = None
+
+    def __init__(self, message: str, *, test: str, epoch: int | None, what: str, seed: int,
+                 mismatch: dict | None = None):
         self.test, self.epoch, self.what, self.seed = test, epoch, what, seed
+        self.mismatch = mismatch
         super().__init__(message)
+
+    @property
+    def phase(self) -> str | None:
+        """``forward`` (output, loss), ``backward`` (gradients), ``step`` (weights after the
+        step), ``export`` (initial weights, parameter names), None (a speed check)."""
+        what = self.what or ""
+        if what.startswith("weights after"):
+            return "step"
+        if what.startswith(("input grad", "grad")):
+            return "backward"
+        if what.startswith(("output", "loss")):
+            return "forward"
+        if what.startswith(("initial weights", "parameter")):
+            return "export"
+        return None
+
+    @property
+    def category(self) -> str:
+        """Decided from what differs and how (the comparator's figures: no element statistics
+        means the shapes or the structure differ)."""
+        what = self.what or ""
+        shape = bool(self.mismatch) and self.mismatch.get("n_mismatched") is None
+        if what.endswith(" speed"):
+            return "slowdown_vs_torch"
+        if what.startswith(("initial weights", "parameter")):
+            return "export_error (test strategy)"
+        if shape and not what.startswith(("output", "loss")):
+            return "shape_mismatch (test strategy)"
+        if what.startswith("weights after"):
+            return "training_diverges"
+        if what.startswith(("input grad", "grad")):
+            return "gradients_differ"
+        return "output_shape_differs" if shape else "outputs_differ"
+
+
+def mismatch_figures(mismatch) -> dict:
+    """The comparator's figures of one :class:`~interop.equivalence.compare.Mismatch`, as JSON
+    values: where, how many elements, the worst one and the tolerances."""
+    def plain(value):
+        try:
+            return value.item() if hasattr(value, "item") else value
+        except (ValueError, TypeError):
+            return repr(value)
+
+    return {"path": mismatch.path, "n_mismatched": mismatch.n_mismatched, "n_total": mismatch.n_total,
+            "max_abs": plain(mismatch.max_abs), "max_rel": plain(mismatch.max_rel),
+            "worst_index": list(mismatch.worst_index) if mismatch.worst_index is not None else None,
+            "worst_actual": plain(mismatch.worst_actual), "worst_expected": plain(mismatch.worst_expected),
+            "rtol": mismatch.rtol, "atol": mismatch.atol}
 
 
 #: what a replay needs beyond the seed, filled by the pytest plugin: the rootdir pytest ran in
@@ -50,15 +104,18 @@ REPLAY_ENV_VARS = ("INTEROP_CONFIG_DIR", "INTEROP_BACKEND", "INTEROP_EXPORT_DFOR
                    "INTEROP_ISOLATE", "INTEROP_TORCH_DEVICE", "OMP_NUM_THREADS")
 
 
-def replay_command(seed: int) -> str:
-    """The shell command that reruns the current pytest test with the same seed, from a fresh
-    shell: the rootdir, the environment that selected the case and the options included."""
-    current = os.environ.get("PYTEST_CURRENT_TEST", "")
-    nodeid = current.rsplit(" (", 1)[0] if current else ""
+def replay_command(seed: int | None, nodeid: str | None = None) -> str:
+    """The shell command that reruns the current pytest test (or ``nodeid``) with the same
+    seed (None: the test's own), from a fresh shell: the rootdir, the environment that
+    selected the case and the options included."""
+    if nodeid is None:
+        current = os.environ.get("PYTEST_CURRENT_TEST", "")
+        nodeid = current.rsplit(" (", 1)[0] if current else ""
     target = shlex.quote(nodeid) if nodeid else "<your test>"
     env = [f"{name}={shlex.quote(os.environ[name])}" for name in REPLAY_ENV_VARS if os.environ.get(name)]
     options = [shlex.quote(o) for o in REPLAY_CONTEXT.get("options") or []]
-    command = " ".join([*env, f"{SEED_ENV}={seed}", "python -m pytest", *options, target])
+    seed_env = [] if seed is None else [f"{SEED_ENV}={seed}"]
+    command = " ".join([*env, *seed_env, "python -m pytest", *options, target])
     rootdir = REPLAY_CONTEXT.get("rootdir")
     return f"cd {shlex.quote(str(rootdir))} && {command}" if rootdir else command
 
@@ -140,13 +197,14 @@ class ModelTester:
             raise CudaUnavailableError("ModelTester(cuda=True) but torch.cuda.is_available() is False")
 
     # -- failures -------------------------------------------------------------------
-    def _fail(self, what: str, detail: str, headline: str | None = None) -> None:
+    def _fail(self, what: str, detail: str, headline: str | None = None, mismatch: dict | None = None) -> None:
         epoch = "" if self.epoch is None else f", epoch {self.epoch}"
         headline = headline or (f"{what} differs between model1 ({type(self.model1).__name__}) "
                                 f"and model2 ({type(self.model2).__name__})")
         message = (f"[{self.name}{epoch}] {headline} [seed {self.seed}]\n{detail}\n"
                    f"Replay: {replay_command(self.seed)}")
-        raise EquivalenceError(message, test=self.name, epoch=self.epoch, what=what, seed=self.seed)
+        raise EquivalenceError(message, test=self.name, epoch=self.epoch, what=what, seed=self.seed,
+                               mismatch=mismatch)
 
     def _check(self, what: str, actual, expected, localize_inputs=None) -> None:
         mismatches = compare_outputs(actual, expected, rtol=self.rtol, atol=self.atol, name=what)
@@ -155,7 +213,7 @@ class ModelTester:
             if localize_inputs is not None:
                 hint = self._divergence_hint(localize_inputs)
                 detail = f"{detail}\n{hint}" if hint else detail
-            self._fail(what, detail)
+            self._fail(what, detail, mismatch=mismatch_figures(mismatches[0]))
 
     def _divergence_hint(self, inputs) -> str:
         """When model2 is an AidgeModule: the first diverging layer and its Aidge node(s)."""

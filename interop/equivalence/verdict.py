@@ -166,11 +166,11 @@ def _fail(name: str, call: int, what: str, mismatches, attribution: str, why: st
     detail = "\n".join(m.message for m in mismatches)
     message = (f"[{name}, call {call}] {what} differs between model1 (torch) and model2 (AidgeModule) "
                f"[seed {_SEED}]\n{detail}\nattribution: {attribution} ({why})")
-    exc = EquivalenceError(message, test=name, epoch=call, what=what, seed=_SEED)
+    from .tester import mismatch_figures
+
+    exc = EquivalenceError(message, test=name, epoch=call, what=what, seed=_SEED,
+                           mismatch=mismatch_figures(mismatches[0]))
     exc.attribution = attribution
-    first = mismatches[0]
-    exc.mismatch = {k: getattr(first, k) for k in ("path", "n_mismatched", "n_total", "max_abs", "max_rel",
-                                                    "rtol", "atol")}
     return exc
 
 

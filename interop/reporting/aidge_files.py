@@ -3,9 +3,11 @@ case ids ``aidge.<file>_<label path>``): per file, its cases, passes, expected f
 category, failures, and skips with their reasons (an unmapped operation, a case without a
 torch reference, a case that runs at full size only).
 
-A case id does not say where the file name ends (``aidge.conv_transpose2d_shape_N_1``): the
-file is the longest ``aidge.<stem>_`` prefix among the stems of the installed aidge-benchmark
-package and of ``$INTEROP_AIDGE_CONFIGS``, else the id up to its first ``_``. Nothing here
+A record names its case's file (``config_file``): the section reads it. A saved console output
+does not, and a case id does not say where the file name ends (``aidge.conv_transpose2d_shape_N_1``):
+there (``guess_files``) the file is the longest ``aidge.<stem>_`` prefix among the stems of the
+installed aidge-benchmark package and of ``$INTEROP_AIDGE_CONFIGS``, else the id up to its first
+``_`` (a guess: ``relu_mine.json`` and Aidge's ``relu.json`` cannot be told apart). Nothing here
 imports torch, Aidge or aidge_benchmark (the package folder is found without importing it).
 """
 from __future__ import annotations
@@ -16,7 +18,6 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from .pytest_output import PytestRun
 
 __all__ = ["aidge_file_rows", "format_aidge_files", "PREFIX"]
 
@@ -39,33 +40,34 @@ def _file_of(case: str, stems: set[str]) -> str:
     return max(matches, key=len) if matches else rest.split("_", 1)[0]
 
 
-def aidge_file_rows(run: PytestRun) -> list[dict[str, Any]]:
-    """One row per configuration file met in ``run`` (empty when there is none)."""
-    stems = _known_stems()
-    # tests/test_aidge_configs.py skips with "<case id>: <reason>"; -ra lists each reason once
-    reasons = {}
-    for line in run.skip_lines:
-        text = str(line.get("reason", ""))
-        if text.startswith(PREFIX) and ": " in text:
-            case, _, why = text.partition(": ")
-            reasons[case] = why
-    rows: dict[str, dict[str, Any]] = {}
-    for result in run.results:
-        if not result.case.startswith(PREFIX):
+def aidge_file_rows(rows: list[dict[str, Any]], *, guess_files: bool = False) -> list[dict[str, Any]]:
+    """One row per configuration file met in ``rows`` (records, or console rows with
+    ``guess_files``; empty when there is none)."""
+    stems = _known_stems() if guess_files else set()
+    out: dict[str, dict[str, Any]] = {}
+    for result in rows:
+        case = result.get("case") or ""
+        if not case.startswith(PREFIX):
             continue
-        file = _file_of(result.case, stems)
-        row = rows.setdefault(file, {"file": f"{file}.json", "cases": 0, "passed": 0, "xfailed": Counter(),
-                                     "failed": Counter(), "skipped": Counter()})
-        row["cases"] += 1
-        if result.outcome == "passed":
-            row["passed"] += 1
-        elif result.outcome == "skipped":
-            row["skipped"][reasons.get(result.case) or (result.message or "no reason given").strip()] += 1
+        if result.get("config_file"):
+            file = Path(result["config_file"]).name
+        elif guess_files:
+            file = f"{_file_of(case, stems)}.json"
         else:
-            category = (result.category() or ("unknown", ""))[0]
-            row["xfailed" if result.outcome == "xfailed" else "failed"][category] += 1
+            file = "(no file recorded)"
+        row = out.setdefault(file, {"file": file, "cases": 0, "passed": 0, "xfailed": Counter(),
+                                    "failed": Counter(), "skipped": Counter()})
+        row["cases"] += 1
+        if result["outcome"] == "passed":
+            row["passed"] += 1
+        elif result["outcome"] == "skipped":
+            reason = (result.get("skip_reason") or "no reason given").strip()
+            row["skipped"][reason[len(case) + 2:] if reason.startswith(f"{case}: ") else reason] += 1
+        else:
+            category = result.get("category") or "unknown"
+            row["xfailed" if result["outcome"] == "xfailed" else "failed"][category] += 1
     return [{**r, "xfailed": dict(r["xfailed"]), "failed": dict(r["failed"]), "skipped": dict(r["skipped"])}
-            for _, r in sorted(rows.items())]
+            for _, r in sorted(out.items())]
 
 
 def format_aidge_files(rows: list[dict[str, Any]]) -> list[str]:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from .inputs import UnreadableInput
-from .pytest_output import PytestRun, parse_pytest_output
+from .pytest_output import PytestRun, case_id, operator_of, parse_pytest_output
 
 __all__ = ["BACKENDS", "SUITES", "backend_of", "latest_runs", "backend_matrix", "format_backend_matrix", "main"]
 
@@ -61,7 +61,7 @@ def latest_runs(results: Path, exclude: Iterable[str] = ()) -> dict[str, Path]:
             meta = json.loads((run_dir / "run.json").read_text())
         except (OSError, ValueError):
             continue
-        if not meta.get("complete") or not (run_dir / "pytest.txt").exists():
+        if not meta.get("complete") or not ((run_dir / "records.jsonl").exists() or (run_dir / "pytest.txt").exists()):
             continue
         backend = _run_backend(meta)
         if backend not in exclude:
@@ -73,19 +73,25 @@ def _in_suites(nodeid: str) -> bool:
     return nodeid.split("::", 1)[0] in SUITES
 
 
-def backend_matrix(runs: Mapping[str, tuple[str, PytestRun]]) -> dict[str, Any]:
+def backend_matrix(runs: Mapping[str, tuple[str, list[dict[str, Any]]]]) -> dict[str, Any]:
     """``{"runs": {backend: {"run": name, "cases": n}}, "rows": {operator: {backend: counts}}}``
-    from one parsed pytest run per backend (``runs``: backend -> (run name, PytestRun)),
-    counting the cases of :data:`SUITES` by outcome. Backends in :data:`BACKENDS` order."""
+    from the rows of one run per backend (``runs``: backend -> (run name, records or console
+    rows)), counting the cases of :data:`SUITES` by outcome. Backends in :data:`BACKENDS` order."""
     order = sorted(runs, key=lambda b: (BACKENDS.index(b) if b in BACKENDS else len(BACKENDS), b))
     rows: dict[str, dict[str, Counter]] = {}
     header = {}
     for backend in order:
         name, run = runs[backend]
-        results = [r for r in run.results if _in_suites(r.nodeid)]
+        if isinstance(run, PytestRun):  # a saved console output
+            from .console import rows_from_console
+
+            run = rows_from_console(run)
+        results = [r for r in run if _in_suites(r["nodeid"])]
         header[backend] = {"run": name, "cases": len(results)}
         for r in results:
-            rows.setdefault(r.operator, {}).setdefault(backend, Counter())[r.outcome] += 1
+            outcome = "xpassed" if r.get("xpass_strict") else r["outcome"]
+            operator = r.get("operator") or operator_of(r.get("case") or case_id(r["nodeid"]))
+            rows.setdefault(operator, {}).setdefault(backend, Counter())[outcome] += 1
     return {"runs": header,
             "rows": {op: {b: dict(c) for b, c in sorted(cols.items(), key=lambda kv: order.index(kv[0]))}
                      for op, cols in sorted(rows.items())}}
@@ -123,12 +129,21 @@ def format_backend_matrix(matrix: dict[str, Any] | None) -> list[str]:
     return out
 
 
-def load_runs(run_dirs: Mapping[str, Path]) -> dict[str, tuple[str, PytestRun]]:
-    """Parse each run's ``pytest.txt`` (backend -> (run name, PytestRun))."""
+def load_runs(run_dirs: Mapping[str, Path]) -> dict[str, tuple[str, list[dict[str, Any]]]]:
+    """Each run's rows (backend -> (run name, rows)): its records, else (a run of an older
+    suite) its ``pytest.txt`` read back."""
+    from ..records.store import load_run
+    from .console import rows_from_console
+
     out = {}
     for backend, run_dir in run_dirs.items():
+        run = load_run(run_dir)
+        if run is not None:
+            out[backend] = (run_dir.name, run.records)
+            continue
         path = run_dir / "pytest.txt"
-        out[backend] = (run_dir.name, parse_pytest_output(path.read_text(errors="replace"), source=str(path)))
+        parsed = parse_pytest_output(path.read_text(errors="replace"), source=str(path))
+        out[backend] = (run_dir.name, rows_from_console(parsed))
     return out
 
 

@@ -17,6 +17,9 @@ hang                                    ⏳     AidgeCrash of a process killed a
                                                process timed out after 120 s`` (a deadlock or endless loop)
 accepts_invalid_input                   🚫     ``Aidge accepts invalid input``: a negative case of Aidge's own
                                                benchmark configurations ran to the end (AcceptsInvalidInputError)
+killed                                  🛑     AidgeCrash of a process killed by a signal that comes from
+                                               outside (SIGKILL, SIGTERM, SIGHUP, SIGINT: a user, CI, the OOM
+                                               killer): ``crash: process killed by SIGKILL``; no verdict
 crash                                   💥     AidgeCrash: ``crash: process killed by SIGABRT during compile``,
                                                ``Fatal Python error``, an xdist worker that crashed
 cuda_kernel_image                       📦     ``no kernel image is available``, ``invalid device function``
@@ -70,7 +73,7 @@ rejects a valid graph; 💥 Aidge kills the process; ⏳ Aidge never finishes (k
 timeout); 📦 packaging defect; 🟡 the test strategy is at fault (fix the suite, not Aidge);
 🐢 slower than the threshold; ❓ unclassified.
 :data:`KINDS` groups them: ``aidge`` (🔴🚫🟠🟣💥⏳📦), ``test_strategy`` (🟡), ``performance``
-(🐢), ``unknown`` (❓).
+(🐢), ``run`` (🛑: the run lost the case), ``unknown`` (❓).
 """
 from __future__ import annotations
 
@@ -134,6 +137,8 @@ CATEGORY_TABLE: dict[str, tuple[str, str, str]] = {
     "cuda_kernel_image": ("📦", "aidge", CATEGORIES["cuda_kernel_image"]),
     **{name: ("🟡", "test_strategy", meaning) for name, meaning in TEST_STRATEGY_CATEGORIES.items()},
     "slowdown_vs_torch": ("🐢", "performance", "slower than torch by more than the threshold (not a change over time)"),
+    "killed": ("🛑", "run", "the process running the case was killed from outside (SIGKILL, SIGTERM, SIGHUP: a user, "
+                           "CI, the OOM killer): no verdict on anybody, rerun the case"),
     "unknown": ("❓", "unknown", "no rule matched: read the message"),
 }
 
@@ -150,6 +155,7 @@ KINDS = {
     "test_strategy": "problems of the suite itself (fix the test)",
     "performance": "slowdowns over the threshold",
     "unknown": "unclassified failures",
+    "run": "cases the run itself lost (a process killed from outside): no verdict",
 }
 
 _TAGGED = set(CATEGORIES) | set(CATEGORY_TABLE)
@@ -177,6 +183,8 @@ _CRASH = re.compile(CRASH_MESSAGE_RE.pattern + r"|Fatal Python error|worker '?gw
                     r"|node down: Not properly terminated|[Ss]egmentation fault|core dumped")
 #: a case killed for running past its timeout: told apart from a process that died by itself
 _HANG = re.compile(r"crash: process timed out after [\d.]+ ?s")
+#: a process killed by a signal that only comes from outside (interop.errors.EXTERNAL_SIGNALS)
+_KILLED = re.compile(r"crash: process killed by SIG(?:KILL|TERM|HUP|INT)\b")
 #: ModelTester's max_slowdown_ratio failure
 SLOWER_RE = re.compile(r"(?P<phase>forward|backward) of model2 is (?P<ratio>[\d.]+)x slower|"
                        r"\] (?:forward|backward) speed differs")
@@ -237,6 +245,8 @@ def categorize(rt_msg: str | None, ae_msg: str | None = None) -> tuple[str, str]
             return _result(tag.group("cat"))
     if _HANG.search(text):
         return _result("hang")
+    if _KILLED.search(text):
+        return _result("killed")
     if _CRASH.search(text):
         return _result("crash")
     if _ACCEPTS.search(text):

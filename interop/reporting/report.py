@@ -26,96 +26,79 @@ from typing import Any, Iterable
 from .aidge_files import aidge_file_rows, format_aidge_files
 from .asv_results import AsvRatios
 from .benchmarks import BenchData, number_or_none
-from .categories import AIDGE_FAILURE_RE, CATEGORY_TABLE, CRASH_MESSAGE_RE, SLOWER_RE, kind_of, what_differs
-from .pytest_output import OUTCOMES, WORKER_CRASH_RE, PytestRun, TestResult, operator_of
+from ..records.store import RunRecords
+from .categories import CATEGORY_TABLE, kind_of
+from .console import console_session, rows_from_console
+from .pytest_output import OUTCOMES, PytestRun, operator_of
 from .backends import format_backend_matrix
 from .sources import NOT_AIDGE, attribution_of, per_source, source_of
 
 __all__ = ["build_report", "format_report"]
 
 _CASE_PREFIX = re.compile(r"^aidge\.\S+: ")
-_AIDGE_WHERE = re.compile(r"operator (?P<op>[\w<>]+)")
-_TAG_PARTS = re.compile(r"^(?:\[XPASS\(strict\)\]\s*)?\[(?P<cat>[^\]]+)\] (?P<op>\S+) (?P<phase>\w+): (?P<error>[^\n]*?)(?: \[attribution \w+\])?$", re.M)
-_EQUIV_HEAD = re.compile(r"^\[(?P<case>[^,\]]+)(?:, (?:epoch|call) (?P<epoch>\d+))?\] (?P<head>.*?)(?: \[seed \d+\])?$")
-_WHAT_PHASE = (("weights after", "step"), ("input grad", "backward"), ("grad of", "backward"),
-               ("initial weights", "export"), ("parameter", "export"), ("loss", "forward"),
-               ("output", "forward"))
 
 
-def _first_line(text: str) -> str:
-    return text.strip().splitlines()[0] if text.strip() else ""
-
-
-def _signature(error: str) -> str:
-    """An error without what differs from case to case (``[case, epoch N]``, the model
-    classes, the seed), so that cases failing the same way group together."""
-    error = re.sub(r"^\[[^\]]*\] ", "", error)
-    error = re.sub(r" between model1 \([^)]*\) and model2 \([^)]*\)", "", error)
-    return re.sub(r" \[seed \d+\]$", "", error).strip()
-
-
-def _describe(result: TestResult, category: str) -> dict[str, Any]:
-    """operator / phase / error (a signature shared by cases with the same defect) / detail."""
-    message = result.message or ""
-    operator, phase, error, detail = result.operator, None, _first_line(message), None
-    tag = _TAG_PARTS.match(message)
-    aidge = AIDGE_FAILURE_RE.search(result.full_message)
-    crash = CRASH_MESSAGE_RE.search(message)
-    if tag:
-        operator, phase, error = tag.group("op"), tag.group("phase"), _signature(tag.group("error"))
-    elif WORKER_CRASH_RE.search(message):
-        error = "the pytest-xdist worker running the case died (xdist does not report the signal)"
-    elif crash:
-        phase = crash.group("phase")
-        error = f"process {crash.group('what')}" + (f" during {phase}" if phase else
-                                                      f" {crash.group('outside')}" if crash.group("outside") else "")
-        detail = f"innermost Python frame {crash.group('frame')}" if crash.group("frame") else None
-    elif aidge:
-        phase, error = aidge.group("phase"), aidge.group("msg").strip()
-        where = _AIDGE_WHERE.search(aidge.group("where") or "")
-        if where:
-            operator = where.group("op")
+def _detail(row: dict[str, Any]) -> str | None:
+    """The comparator's figures of a record (count, worst element, tolerances), else the
+    console reading's detail."""
+    m = row.get("mismatch")
+    if not isinstance(m, dict):
+        return row.get("detail")
+    bits = []
+    if row.get("epoch") is not None:
+        bits.append(f"epoch {row['epoch']}")
+    if m.get("n_mismatched") is not None:
+        bits.append(f"{m['n_mismatched']} / {m.get('n_total')} elements")
+        if _number(m.get("max_abs")):
+            bits.append(f"max abs diff {m['max_abs']:.3g}")
+        if _number(m.get("max_rel")):
+            bits.append(f"max rel diff {m['max_rel']:.3g}")
+        if m.get("worst_index") is not None:
+            bits.append(f"worst at {tuple(m['worst_index'])}: {m.get('worst_actual')} vs {m.get('worst_expected')}")
+        if m.get("atol") is not None:
+            bits.append(f"atol {m['atol']:g}, rtol {m.get('rtol'):g}")
     else:
-        head = _EQUIV_HEAD.match(_first_line(message))
-        if head:
-            error = _signature(head.group("head"))
-            what = what_differs(message) or ""
-            phase = next((p for prefix, p in _WHAT_PHASE if what.startswith(prefix)), None)
-            bits = []
-            if head.group("epoch") is not None:
-                bits.append(f"epoch {head.group('epoch')}")
-            mism = re.search(r"Mismatched elements: (\d+ / \d+)", message)
-            if mism:
-                bits.append(f"{mism.group(1)} elements")
-            diff = re.search(r"Greatest absolute difference: (\S+)", message)
-            if diff:
-                bits.append(f"max abs diff {diff.group(1)}")
-            shapes = re.search(r"Shapes do not match[^\n]*", message)
-            if shapes:
-                bits.append(shapes.group(0))
-            detail = ", ".join(bits) or None
-        elif result.exc_type and not error.startswith(result.exc_type):
-            error = f"{result.exc_type.rsplit('.', 1)[-1]}: {error}"
-    slower = SLOWER_RE.search(message)
-    if category == "slowdown_vs_torch" and phase is None and slower:
-        phase = slower.group("phase")
-    return {"operator": operator, "phase": phase, "error": error, "detail": detail}
+        bits.append(f"shapes or structure differ at {m.get('path')}")
+    return ", ".join(bits) or None
 
 
-def _finding(result: TestResult) -> dict[str, Any]:
-    category, emoji = result.category() or ("unknown", "❓")
+def row_of(record: dict[str, Any]) -> dict[str, Any]:
+    """A record (or a console row) as the report reads it: a strict XPASS is ``xpassed``, the
+    operator the torch one when known."""
+    row = dict(record)
+    if row.get("xpass_strict"):
+        row["outcome"] = "xpassed"
+    row.setdefault("case", row.get("nodeid"))
+    row["operator"] = row.get("operator") or operator_of(row.get("case") or "")
+    row["detail"] = _detail(row)
+    return row
+
+
+def _finding(row: dict[str, Any]) -> dict[str, Any]:
+    category = row.get("category") or "unknown"
+    if category not in CATEGORY_TABLE:
+        category = "unknown"
+    group = row.get("torch_op") or row.get("aidge_operator") or row.get("operator")
     return {
-        "case": result.case,
-        "nodeid": result.nodeid,
-        "outcome": result.outcome,
-        "when": result.when,
+        "case": row["case"],
+        "nodeid": row["nodeid"],
+        "outcome": row["outcome"],
+        "when": row.get("when"),
         "category": category,
-        "emoji": emoji,
+        "emoji": CATEGORY_TABLE[category][0],
         "kind": kind_of(category),
-        "source": source_of(result.nodeid),
-        "attribution": attribution_of(result.full_message, category),
-        **_describe(result, category),
-        "message": result.full_message,
+        "source": row.get("source") or source_of(row["nodeid"]),
+        "attribution": row.get("attribution") if row.get("decided") != "text"
+        else attribution_of(row.get("message") or "", category),
+        "operator": group,
+        "aidge_operator": row.get("aidge_operator"),
+        "aidge_node": row.get("aidge_node"),
+        "phase": row.get("phase"),
+        "error": row.get("error") or "",
+        "detail": row.get("detail"),
+        "signal": row.get("signal"),
+        "message": row.get("message") or "",
+        "replay": row.get("replay"),
     }
 
 
@@ -167,25 +150,84 @@ def _ratio_stats(values: list[float]) -> dict[str, Any] | None:
             "geomean": math.exp(statistics.fmean(math.log(v) for v in values)) if all(v > 0 for v in values) else None}
 
 
-def build_report(run: PytestRun | None = None, bench: BenchData | None = None, *,
+def records_counts(records: list[dict[str, Any]]) -> dict[str, int]:
+    """What pytest's summary line counts, counted from the records' per-phase statuses (the
+    ``pytest_report_teststatus`` each one kept): an item with a failed call and a failed
+    teardown is one ``failed`` and one ``error``, as pytest counts it."""
+    counts = {o: 0 for o in OUTCOMES}
+    for rec in records:
+        reports = rec.get("reports")
+        if not isinstance(reports, list) or not reports:
+            if rec.get("reported") is not False and rec.get("outcome") in counts:
+                counts[rec["outcome"]] += 1
+            continue
+        for entry in reports:
+            status = entry.get("status") if isinstance(entry, dict) else None
+            if status in counts:
+                counts[status] += 1
+    return counts
+
+
+def _records_incomplete(run: RunRecords, counted: dict[str, int]) -> list[str]:
+    why = []
+    session = run.session
+    if not session.get("complete"):
+        why.append(f"the session did not complete: {session.get('ended') or 'no session summary'}")
+    lost = session.get("lost") or []
+    if lost:
+        why.append(f"{len(lost)} test(s) started without a result (their process was killed): "
+                   + ", ".join(lost[:5]) + (" ..." if len(lost) > 5 else ""))
+    pytest_counts = session.get("pytest_counts")
+    if isinstance(pytest_counts, dict):
+        differ = {o: (counted.get(o, 0), pytest_counts.get(o, 0)) for o in OUTCOMES
+                  if counted.get(o, 0) != pytest_counts.get(o, 0)}
+        if differ:
+            why.append("the records and pytest's summary disagree: " + ", ".join(
+                f"{o} {a} recorded vs {b} in pytest's summary" for o, (a, b) in differ.items()))
+    elif session.get("complete"):
+        why.append("no pytest counts in session.json")
+    return why
+
+
+def build_report(run: PytestRun | RunRecords | None = None, bench: BenchData | None = None, *,
                  threshold: float = 10.0, worst: int = 10, asv: AsvRatios | None = None) -> dict[str, Any]:
-    """The whole report as a JSON-able dict (what ``--json`` prints). ``asv``: asv's ratios
-    of the same commit, which then replace ModelTester's figure for the cases they hold."""
+    """The whole report as a JSON-able dict (what ``--json`` prints). ``run``: the records of a
+    run (:class:`~interop.records.store.RunRecords`, what ``nox -s report`` reads) or a saved
+    console output (:class:`~interop.reporting.pytest_output.PytestRun`, ``analyze_results.py``).
+    ``asv``: asv's ratios of the same commit, which then replace ModelTester's figure for the
+    cases they hold."""
     report: dict[str, Any] = {"threshold": threshold, "sources": {}, "problems": []}
     findings: list[dict[str, Any]] = []
-    if run is not None:
+    rows: list[dict[str, Any]] = []
+    if isinstance(run, PytestRun):
+        rows = [row_of(r) for r in rows_from_console(run)]
+        session = console_session(run)
         report["sources"]["pytest"] = run.source
+        report["input"] = "console"
         report["counts"] = run.counts()
         report["pytest_totals"] = run.totals
         report["duration_s"] = run.duration_s
         report["incomplete"] = run.incomplete()
-        for result in run.results:
-            if result.outcome not in ("passed", "skipped"):
-                findings.append(_finding(result))
+        skip_lines = session["skip_lines"]
+    elif run is not None:
+        rows = [row_of(r) for r in run.records]
+        report["sources"]["records"] = run.source
+        report["input"] = "records"
+        counted = records_counts(run.records)
+        report["counts"] = {o: sum(1 for r in rows if r["outcome"] == o) for o in OUTCOMES}
+        report["pytest_totals"] = run.session.get("pytest_counts")
+        report["records_counts"] = counted
+        report["duration_s"] = _duration(run.session)
+        report["incomplete"] = _records_incomplete(run, counted)
+        report["problems"].extend(run.problems)
+        skip_lines = None
+    for row in rows:
+        if row["outcome"] not in ("passed", "skipped"):
+            findings.append(_finding(row))
     failing = [f for f in findings if f["outcome"] in ("failed", "error")]
     xfailed = [f for f in findings if f["outcome"] == "xfailed"]
     if run is not None:
-        report["per_source"] = per_source(run.results, [f for f in findings if f["outcome"] != "xpassed"])
+        report["per_source"] = per_source(rows, [f for f in findings if f["outcome"] != "xpassed"])
     report["aidge_bugs"] = _group_bugs([f for f in failing + xfailed
                                         if f["kind"] == "aidge" and f["attribution"] not in NOT_AIDGE])
     for who in NOT_AIDGE:
@@ -198,10 +240,11 @@ def build_report(run: PytestRun | None = None, bench: BenchData | None = None, *
     failing.sort(key=lambda f: (order.index(f["category"]), f["case"]))
     report["test_strategy"] = [_short(f) for f in failing if f["kind"] == "test_strategy"]
     report["unclassified"] = [_short(f) for f in failing if f["kind"] == "unknown"]
+    report["lost"] = [_short(f) for f in failing if f["kind"] == "run"]
     report["failures_by_category"] = {c: len(v["cases"]) for c, v in _by_category(failing).items()}
     if run is not None:
-        report["skipped"] = _skips(run)
-        report["aidge_configs"] = aidge_file_rows(run)
+        report["skipped"] = _skips(rows, skip_lines)
+        report["aidge_configs"] = aidge_file_rows(rows, guess_files=isinstance(run, PytestRun))
     slowdowns = [dict(_short(f), source="pytest") for f in failing if f["kind"] == "performance"]
     if bench is not None:
         report["sources"]["benchmarks"] = bench.source
@@ -221,25 +264,28 @@ def build_report(run: PytestRun | None = None, bench: BenchData | None = None, *
 
 
 def _short(f: dict[str, Any]) -> dict[str, Any]:
-    keys = ("case", "nodeid", "outcome", "when", "category", "emoji", "operator", "phase", "error", "detail")
+    keys = ("case", "nodeid", "outcome", "when", "category", "emoji", "operator", "aidge_operator", "phase", "error",
+            "detail", "signal", "replay")
     return {k: f[k] for k in keys}
 
 
 def _group_bugs(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One entry per (operator, category, phase, error), grouped by operator."""
+    """One entry per (operator, Aidge operator, category, phase, error), grouped by the torch
+    operator (the catalog's or the case's when the torch one is unknown)."""
     order = list(CATEGORY_TABLE)
     groups: dict[tuple, dict[str, Any]] = {}
     for f in findings:
-        key = (f["operator"], f["category"], f["phase"], f["error"], f["outcome"] == "xfailed")
+        key = (f["operator"], f.get("aidge_operator"), f["category"], f["phase"], f["error"], f["outcome"] == "xfailed")
         group = groups.setdefault(key, {
-            "operator": f["operator"], "category": f["category"], "emoji": f["emoji"], "phase": f["phase"],
-            "error": f["error"], "known": f["outcome"] == "xfailed", "cases": []})
+            "operator": f["operator"], "aidge_operator": f.get("aidge_operator"), "category": f["category"],
+            "emoji": f["emoji"], "phase": f["phase"], "error": f["error"], "known": f["outcome"] == "xfailed",
+            "cases": []})
         group["cases"].append({"case": f["case"], "nodeid": f["nodeid"], "detail": f["detail"]})
     by_operator: dict[str, list[dict[str, Any]]] = {}
     for group in groups.values():
         by_operator.setdefault(group["operator"], []).append(group)
     out = []
-    for operator in sorted(by_operator, key=str.lower):
+    for operator in sorted(by_operator, key=lambda o: str(o).lower()):
         entries = sorted(by_operator[operator], key=lambda g: (g["known"], order.index(g["category"])
                                                                if g["category"] in order else len(order)))
         out.append({"operator": operator, "new": sum(len(g["cases"]) for g in entries if not g["known"]),
@@ -257,16 +303,31 @@ def _by_category(findings: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]
     return dict(sorted(out.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order)))
 
 
-def _skips(run: PytestRun) -> list[dict[str, Any]]:
+def _skips(rows: list[dict[str, Any]], skip_lines: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+    """Skip reasons with their counts: each test's own reason from the records; from a console
+    output, ``-ra``'s ``SKIPPED [n] file:line: reason`` lines (pytest groups them there)."""
     reasons: dict[str, int] = {}
-    for line in run.skip_lines:
-        reason = _CASE_PREFIX.sub("", line["reason"])  # an Aidge config's skip names its case: one line per reason
-        reasons[reason] = reasons.get(reason, 0) + line["count"]
-    if not reasons:
-        for r in run.results:
-            if r.outcome == "skipped":
-                reasons[r.message or "(no reason shown)"] = reasons.get(r.message or "(no reason shown)", 0) + 1
+    if skip_lines:
+        for line in skip_lines:
+            reasons[line["reason"]] = reasons.get(line["reason"], 0) + line["count"]
+    else:
+        for r in rows:
+            if r["outcome"] == "skipped":
+                # an Aidge config's skip names its case: one line per reason
+                reason = _CASE_PREFIX.sub("", r.get("skip_reason") or "(no reason shown)")
+                reasons[reason] = reasons.get(reason, 0) + 1
     return [{"reason": k, "count": v} for k, v in sorted(reasons.items(), key=lambda kv: -kv[1])]
+
+
+def _duration(session: dict[str, Any]) -> float | None:
+    import datetime
+
+    try:
+        start = datetime.datetime.fromisoformat(str(session["started"]))
+        end = datetime.datetime.fromisoformat(str(session["finished"]))
+    except (KeyError, ValueError, TypeError):
+        return None
+    return (end - start).total_seconds()
 
 
 def _bench_summary(bench: BenchData, entries: dict[str, list[dict[str, Any]]], worst: int) -> dict[str, Any]:
@@ -349,7 +410,9 @@ def _bug_section(add, bugs: list[dict[str, Any]], title: str) -> None:
         for bug in group["bugs"]:
             state = "known" if bug["known"] else "NEW"
             phase = f" [{bug['phase']}]" if bug["phase"] else ""
-            add(f"  {bug['emoji']} {bug['category']} ({state}){phase}: {_clip(bug['error'])}")
+            node = (f" -> Aidge {bug['aidge_operator']}" if bug.get("aidge_operator")
+                    and bug["aidge_operator"] != group["operator"] else "")
+            add(f"  {bug['emoji']} {bug['category']} ({state}){phase}{node}: {_clip(bug['error'])}")
             for case in bug["cases"]:
                 detail = f" ({_clip(case['detail'], 120)})" if case["detail"] else ""
                 add(f"      - {case['case']}{detail}")
@@ -430,6 +493,12 @@ def format_report(report: dict[str, Any]) -> str:
         when = f" ({f['outcome']} at {f['when']})" if f["outcome"] == "error" and f["when"] else ""
         detail = f" [{_clip(f['detail'], 80)}]" if f["detail"] else ""
         add(f"  {f['emoji']} {f['category']}: {f['case']}{when}: {_clip(f['error'], 140)}{detail}")
+
+    if report.get("lost"):
+        add("")
+        add(f"== Lost to the run (a process killed from outside: no verdict, rerun them): {len(report['lost'])} ==")
+        for f in report["lost"]:
+            add(f"  {f['emoji']} {f['case']}: {_clip(f['error'], 140)}")
 
     if report["unclassified"]:
         add("")

@@ -69,10 +69,10 @@ def per_source(results: Iterable[Any], findings: Iterable[dict[str, Any]]) -> di
                                        "by_category": {}, "by_attribution": {}})
 
     for r in results:
-        e = entry(source_of(r.nodeid))
+        e = entry(r.get("source") or source_of(r["nodeid"]))
         e["cases"] += 1
-        if r.outcome in ("passed", "skipped"):
-            e[r.outcome] += 1
+        if r["outcome"] in ("passed", "skipped"):
+            e[r["outcome"]] += 1
     for f in findings:
         e = entry(f["source"])
         e["findings"] += 1

@@ -76,27 +76,31 @@ class Triage:
         return sum(len(r.cases) for r in self.rows)
 
 
-def propose_opinfo_rows(run: PytestRun) -> Triage:
-    """Rows for every OpInfo case of ``run`` that failed without an expected failure."""
-    from .report import _finding  # the report's own reading of a failure: one place
+def propose_opinfo_rows(run) -> Triage:
+    """Rows for every OpInfo case of ``run`` (its records, :class:`~interop.records.store.RunRecords`,
+    or a console output, :class:`~interop.reporting.pytest_output.PytestRun`) that failed without
+    an expected failure."""
+    from .console import rows_from_console
+    from .report import _finding, row_of  # the report's own reading of a failure: one place
 
+    rows = rows_from_console(run) if isinstance(run, PytestRun) else run.records
     groups: dict[tuple, ProposedRow] = {}
     left_out: list[tuple[str, str]] = []
-    for result in run.results:
-        if result.outcome not in ("failed", "error") or source_of(result.nodeid) != "OpInfo":
+    for result in map(row_of, rows):
+        if result["outcome"] not in ("failed", "error") or source_of(result["nodeid"]) != "OpInfo":
             continue
-        case_id = result.case or ""
+        case_id = result["case"] or ""
         split = split_opinfo_id(case_id)
         finding = _finding(result)
         category, phase, error = finding["category"], finding["phase"], (finding["error"] or "").strip()
         if split is None:
-            left_out.append((case_id or result.nodeid, "not an OpInfo case id"))
+            left_out.append((case_id or result["nodeid"], "not an OpInfo case id"))
             continue
         if kind_of(category) != "aidge" and category != _EXPORT_CATEGORY:
             left_out.append((case_id, f"category {category!r} is not a table category"))
             continue
-        operator = finding["operator"] or split[0]
-        message = result.full_message or ""
+        operator = finding["aidge_operator"] or split[0]
+        message = finding["message"]
         if category == _EXPORT_CATEGORY:
             why = _EXPORT_FAILED.search(message)
             phase, error = "export", (why.group("why").strip() if why else error)

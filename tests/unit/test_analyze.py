@@ -99,6 +99,8 @@ MESSAGES = [
     pytest.param("crash: process killed by SIGABRT during compile (innermost Python frame bridge.py:_compile)\n"
                  "Python stack of the child when it died:\nFatal Python error: Aborted", None, "crash", id="crash"),
     pytest.param("crash: process timed out after 120 s during forward", None, "hang", id="hang-timeout"),
+    pytest.param("interop.errors.AidgeCrash: crash: process killed by SIGKILL during forward", None, "killed",
+                 id="killed-from-outside"),
     pytest.param(None, "Aidge accepts invalid input: aidge.topk_error_k_exceeds_dim is a negative case of Aidge's own "
                        "configurations (error.k.exceeds_dim) but TopKOp ran to the end", "accepts_invalid_input",
                  id="accepts-invalid-input"),

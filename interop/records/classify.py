@@ -1,0 +1,107 @@
+"""What a failure is, read from the typed exception that carries it: :func:`finding_of`.
+
+The category, phase, Aidge operator and node, attribution and the comparator's figures are
+decided where the exception is raised (:mod:`interop.errors`, ``EquivalenceError``,
+``ConfigError``...) and carried as attributes; this module only reads them. An exception of
+another library (a torch error, a plain ``assert`` in a unit test) carries none: its category
+then comes from :func:`interop.reporting.categorize` of its text, the documented function for
+text, and it is marked ``decided: "text"``.
+
+An expected failure (:class:`~interop.cases.expected_failures.ExpectedAidgeFailure`) is read
+from its table entry (category, phase, operator, quote, attribution) and from the failure it
+wraps (the run's own mismatch figures, node, signal): an xfail keeps what this run measured.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ..reporting.categories import CATEGORY_TABLE, categorize, kind_of
+
+__all__ = ["finding_of", "category_of", "first_line", "MESSAGE_LIMIT"]
+
+#: characters of a failure's full text kept in a record (a traceback of a crashed child can be long)
+MESSAGE_LIMIT = 20_000
+
+
+def first_line(text: str) -> str:
+    text = (text or "").strip()
+    return text.splitlines()[0] if text else ""
+
+
+def category_of(exc: BaseException) -> tuple[str, str]:
+    """``(category, decided)``: the exception's own ``category`` (``decided == "raise"``), else
+    :func:`~interop.reporting.categorize` of its text (``"text"``)."""
+    category = getattr(exc, "category", None)
+    if isinstance(category, str) and category in CATEGORY_TABLE:
+        return category, "raise"
+    text = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, AssertionError):
+        return categorize(None, text)[0], "text"
+    return categorize(text)[0], "text"
+
+
+def _attribution(exc: BaseException, category: str, phase: str | None) -> str | None:
+    who = getattr(exc, "attribution", None)
+    if isinstance(who, str):
+        return who
+    if category == "killed":
+        return None  # nobody's: the process was stopped from outside
+    if category.startswith("export_error") or (category in ("crash", "hang") and phase == "export"):
+        return "export"  # a process that died inside torch.onnx.export died in torch's code
+    return "aidge" if kind_of(category) == "aidge" else None
+
+
+def _error_of(exc: BaseException, category: str) -> str:
+    """One line naming the defect, the same for every case failing the same way."""
+    what = getattr(exc, "what", None)
+    if isinstance(what, str) and what:
+        mismatch = getattr(exc, "mismatch", None) or {}
+        if mismatch and mismatch.get("n_mismatched") is None:
+            return f"{what}: shapes or structure differ"
+        return f"{what} differs" if not what.endswith(" speed") else first_line(str(exc)).split("] ", 1)[-1]
+    aidge = getattr(exc, "aidge_message", None)
+    if isinstance(aidge, str) and aidge:
+        # an AidgeCrash's innermost frame differs from case to case: it goes to the message only
+        return first_line(aidge).split(" (innermost Python frame ")[0]
+    line = first_line(str(exc))
+    name = type(exc).__name__
+    return line if line.startswith(name) or category not in ("unknown",) else f"{name}: {line}"
+
+
+def finding_of(exc: BaseException | None) -> dict[str, Any]:
+    """The record fields of a failure: ``category``, ``decided``, ``phase``, ``aidge_operator``,
+    ``aidge_node``, ``attribution``, ``error`` (one line), ``message`` (the full text, capped
+    at :data:`MESSAGE_LIMIT`), ``exc_type``, ``mismatch``, ``seed``, ``signal``,
+    ``timed_out``, and for an expected failure ``expected`` (the table entry)."""
+    if exc is None:
+        return {}
+    entry = getattr(exc, "entry", None)
+    inner = exc.__cause__ if entry is not None and exc.__cause__ is not None else exc
+    category, decided = category_of(inner)
+    phase = getattr(inner, "phase", None)
+    phase = phase if isinstance(phase, str) and phase != "unknown" else None
+    out: dict[str, Any] = {
+        "category": category,
+        "decided": decided,
+        "phase": phase,
+        "aidge_operator": getattr(inner, "operator", None) if isinstance(getattr(inner, "operator", None), str)
+        else None,
+        "aidge_node": getattr(inner, "node", None) if isinstance(getattr(inner, "node", None), str) else None,
+        "attribution": _attribution(inner, category, phase),
+        "error": _error_of(inner, category),
+        "message": str(exc)[:MESSAGE_LIMIT],
+        "exc_type": f"{type(inner).__module__}.{type(inner).__qualname__}",
+        "mismatch": getattr(inner, "mismatch", None) if isinstance(getattr(inner, "mismatch", None), dict) else None,
+        "seed": getattr(inner, "seed", None) if isinstance(getattr(inner, "seed", None), int) else None,
+        "epoch": getattr(inner, "epoch", None) if isinstance(getattr(inner, "epoch", None), int) else None,
+        "signal": getattr(inner, "signal", None) if isinstance(getattr(inner, "signal", None), str) else None,
+        "timed_out": bool(getattr(inner, "timed_out", False)),
+    }
+    if entry is not None:
+        # the table decided this one: its category and phase were checked against the failure
+        out.update(category=entry.category, phase=entry.phase, aidge_operator=entry.operator,
+                   attribution=entry.attribution or ("aidge" if kind_of(entry.category) == "aidge" else "export"),
+                   decided="table",
+                   expected={"operator": entry.operator, "phase": entry.phase, "category": entry.category,
+                             "quote": entry.error, "attribution": entry.attribution, "note": entry.note})
+    return out

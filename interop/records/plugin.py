@@ -1,0 +1,324 @@
+"""The pytest side of the records: one JSON record per test, written by the process that ran it.
+
+Registered by :mod:`interop.pytest_plugin` when the session has a records directory:
+``--records DIR``, else ``$INTEROP_RECORDS_DIR``, else ``$INTEROP_RESULTS_DIR`` (the run
+directory of ``nox -s report``, the staging directory ``tests/conftest.py`` gives a plain
+session). A session started from inside another session's test (pytester) writes none unless
+given ``--records``: one run never touches another's files.
+
+- Each process that runs tests (a plain session, each xdist worker) appends to its own part
+  file (:class:`~interop.records.store.PartWriter`): a ``start`` line when a test starts, its
+  record when it ends: id, source, case, the torch operator as the user wrote it, the Aidge node
+  types declared, the configuration file and case key, backend, dtype, phases, pytest's outcome
+  and per-phase statuses (``pytest_report_teststatus``, exactly what pytest's summary counts),
+  duration, and for a failure or an expected failure what :func:`~interop.records.classify.finding_of`
+  reads from the typed exception (category, phase, Aidge operator and node, attribution, the
+  full error, the comparator's figures, seed, signal), the skip reason, the replay command.
+- The xdist controller records the test of a worker that died (xdist's crash report), with the
+  worker's signal: SIGKILL / SIGTERM from outside is category ``killed``, never an Aidge crash.
+- The main process combines the parts when the session ends (:func:`~interop.records.store.combine`)
+  with pytest's own counts (the terminal reporter's), the exit status and whether the session ran
+  to its end; a session killed before that is combined by whoever reads it next, as incomplete.
+- ``INTEROP_SHARD=K/N`` deselects the tests of the other shards (:mod:`interop.records.shard`).
+"""
+from __future__ import annotations
+
+import os
+import platform
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from . import shard as _shard
+from .store import SCHEMA, PartWriter, combine, now
+
+__all__ = ["RecordsPlugin", "records_directory", "case_fields", "torch_op_of"]
+
+RECORDS_ENV = "INTEROP_RECORDS_DIR"
+_WORKER_KEY = "interop_records_dir"
+#: pytest's summary words (the terminal reporter's stats keys) a session's counts keep
+COUNTED = ("passed", "failed", "error", "skipped", "xfailed", "xpassed", "deselected")
+
+
+def records_directory(config: pytest.Config) -> Path | None:
+    """Where this session's records go (see the module docstring), None for none."""
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None:
+        value = workerinput.get(_WORKER_KEY)
+        return Path(value) if value else None
+    explicit = config.getoption("--records", default=None)
+    if explicit:
+        return None if explicit == "none" else Path(explicit)
+    if os.environ.get(RECORDS_ENV):
+        return Path(os.environ[RECORDS_ENV])
+    if os.environ.get("PYTEST_CURRENT_TEST"):  # started from inside another session's test
+        return None
+    results = os.environ.get("INTEROP_RESULTS_DIR")
+    return Path(results) if results else None
+
+
+def torch_op_of(case: Any) -> str | None:
+    """The torch operator of a case as its user writes it: ``torch.nn.Conv2d``,
+    ``torch.nn.functional.conv2d`` (OpInfo), the model's name for a model."""
+    if case is None:
+        return None
+    if case.kind == "opinfo":
+        return f"torch.{case.operator}"
+    if case.kind in ("model", "contract"):
+        return case.operator or None
+    op = case.op_class
+    if isinstance(op, str):
+        module, _, qualname = op.partition(":")
+        return f"{module}.{qualname}" if qualname else module
+    module, name = getattr(op, "__module__", "") or "", getattr(op, "__qualname__", "") or ""
+    if module.startswith("torch.nn.modules"):
+        return f"torch.nn.{name}"
+    return f"{module}.{name}" if module and name else case.operator or None
+
+
+def _case_of(item: pytest.Item) -> tuple[Any, str | None]:
+    """(the Case the test runs, its backend) from its parameters and fixture values."""
+    from ..cases.case import Case
+
+    values = list(getattr(getattr(item, "callspec", None), "params", {}).values())
+    values += list(getattr(item, "funcargs", {}).values())
+    for value in values:
+        inner = getattr(value, "case", None) if not isinstance(value, Case) else value
+        if isinstance(inner, Case):
+            backend = getattr(value, "backend", None) if not isinstance(value, Case) else None
+            return inner, backend
+    return None, None
+
+
+def case_fields(item: pytest.Item) -> dict[str, Any]:
+    from ..reporting.pytest_output import case_id
+    from ..reporting.sources import source_of
+
+    case, backend = _case_of(item)
+    out: dict[str, Any] = {"source": source_of(item.nodeid), "case": case_id(item.nodeid)}
+    if case is None:
+        return out
+    params = dict(case.params or {})
+    config_file = case.source if isinstance(case.source, str) and case.source.endswith(".json") else None
+    out.update(case=case.id, kind=case.kind, operator=case.operator or None, torch_op=torch_op_of(case),
+               aidge_types=list(case.aidge_types), config_file=config_file, case_key=case.path or None,
+               backend=backend or case.backend, dtype=str(params.get("dtype") or "float32"),
+               phases=list(case.phases))
+    if case.expected_failure is not None:
+        entry = case.expected_failure
+        out["expected"] = {"operator": entry.operator, "phase": entry.phase, "category": entry.category,
+                           "quote": entry.error, "attribution": entry.attribution}
+    return out
+
+
+def _skip_reason(report) -> str | None:
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        reason = str(longrepr[2])
+        return reason[len("Skipped: "):] if reason.startswith("Skipped: ") else reason
+    return str(longrepr) if longrepr else None
+
+
+def _signal_of(worker) -> str | None:
+    """The signal that ended an xdist worker (its process is a child of the controller)."""
+    import signal as _signal
+
+    popen = getattr(getattr(getattr(worker, "gateway", None), "_io", None), "popen", None)
+    if popen is None:
+        return None
+    try:
+        code = popen.wait(timeout=10)
+    except Exception:
+        return None
+    if code is None or code >= 0:
+        return None
+    try:
+        return _signal.Signals(-code).name
+    except ValueError:
+        return f"signal {-code}"
+
+
+class RecordsPlugin:
+    def __init__(self, config: pytest.Config, directory: Path | None):
+        self.config = config
+        self.directory = directory
+        workerinput = getattr(config, "workerinput", None)
+        self.worker = workerinput.get("workerid", "gw?") if workerinput is not None else "main"
+        self.is_controller = False
+        self._writer: PartWriter | None = None
+        self._state: dict[str, dict[str, Any]] = {}
+        self.started = now()
+
+    # -- writing --------------------------------------------------------------------------
+    def _write(self, obj: dict[str, Any]) -> None:
+        if self.directory is None:  # registered for the shard alone
+            return
+        if self._writer is None:
+            self._writer = PartWriter(self.directory, self.worker)
+        self._writer.write(obj)
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        # xdist's controller (DSession, registered at configure) runs no test itself
+        self.is_controller = self.config.pluginmanager.has_plugin("dsession")
+
+    # -- xdist: the controller hands the directory to its workers ---------------------------
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node) -> None:
+        node.workerinput[_WORKER_KEY] = str(self.directory) if self.directory is not None else ""
+
+    # -- collection: shards -----------------------------------------------------------------
+    def pytest_collection_modifyitems(self, config: pytest.Config, items: list) -> None:
+        selected = _shard.shard_from_env()
+        if selected is None:
+            return
+        k, n = selected
+        keep = [i for i in items if _shard.shard_of(i.nodeid, n) == k]
+        dropped = [i for i in items if _shard.shard_of(i.nodeid, n) != k]
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+            items[:] = keep
+
+    def pytest_collectreport(self, report) -> None:
+        if report.failed and not self.is_controller:
+            status = self.config.hook.pytest_report_teststatus(report=report, config=self.config)[0]
+            text = str(report.longrepr or "")
+            self._write({"schema": SCHEMA, "event": "record", "nodeid": report.nodeid, "case": report.nodeid,
+                         "source": "collection", "outcome": status or "error", "when": "collect",
+                         "reports": [{"when": "collect", "status": status or "error", "duration": 0.0}],
+                         "category": "unknown", "decided": "text", "error": text.strip().splitlines()[-1][:300]
+                         if text.strip() else "collection failed", "message": text[:20_000], "time": now(),
+                         "worker": self.worker, "pid": os.getpid()})
+
+    # -- running ----------------------------------------------------------------------------
+    def pytest_runtest_logstart(self, nodeid: str, location) -> None:
+        if self.is_controller:
+            return
+        self._state[nodeid] = {"reports": [], "exc": None, "fields": {}}
+        self._write({"event": "start", "nodeid": nodeid, "time": now(), "worker": self.worker, "pid": os.getpid()})
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call):
+        outcome = yield
+        if self.is_controller:
+            return
+        report = outcome.get_result()
+        state = self._state.setdefault(item.nodeid, {"reports": [], "exc": None, "fields": {}})
+        if not state["fields"] or call.when == "call":
+            try:
+                state["fields"] = case_fields(item)
+            except Exception as exc:  # a record without case fields rather than a lost test
+                state["fields"] = {"fields_error": f"{type(exc).__name__}: {exc}"}
+        if call.excinfo is not None and not report.passed and state["exc"] is None \
+                and not isinstance(call.excinfo.value, pytest.skip.Exception):
+            state["exc"] = call.excinfo.value
+
+    def pytest_runtest_logreport(self, report) -> None:
+        if self.is_controller:
+            if report.when == "???":  # xdist: the worker running this test died
+                self._lost_to_dead_worker(report)
+            return
+        state = self._state.setdefault(report.nodeid, {"reports": [], "exc": None, "fields": {}})
+        status = self.config.hook.pytest_report_teststatus(report=report, config=self.config)[0]
+        entry = {"when": report.when, "status": status, "duration": round(report.duration, 6)}
+        if report.skipped and not hasattr(report, "wasxfail"):
+            entry["skip_reason"] = _skip_reason(report)
+        if getattr(report, "wasxfail", None):
+            entry["xfail_reason"] = report.wasxfail
+        if report.failed and str(report.longrepr or "").startswith("[XPASS(strict)]"):
+            entry["xpass_strict"] = True
+        state["reports"].append(entry)
+
+    def pytest_runtest_logfinish(self, nodeid: str, location) -> None:
+        if self.is_controller:
+            return
+        state = self._state.pop(nodeid, None)
+        if state is None:
+            return
+        self._write(self._record(nodeid, state))
+
+    def _record(self, nodeid: str, state: dict[str, Any]) -> dict[str, Any]:
+        from ..equivalence.tester import replay_command
+        from .classify import finding_of
+
+        reports = state["reports"]
+        statuses = [r["status"] for r in reports if r["status"]]
+        outcome = next((s for s in statuses if s != "passed"), "passed" if statuses else "error")
+        rec: dict[str, Any] = {"schema": SCHEMA, "event": "record", "nodeid": nodeid, **state["fields"],
+                               "outcome": outcome, "reports": reports, "reported": True,
+                               "duration_s": round(sum(r["duration"] for r in reports), 6),
+                               "xpass_strict": any(r.get("xpass_strict") for r in reports),
+                               "worker": self.worker, "pid": os.getpid(), "time": now()}
+        rec.setdefault("backend", self.config.getoption("--backend", default="cpu"))
+        skip = next((r["skip_reason"] for r in reports if r.get("skip_reason")), None)
+        if skip:
+            rec["skip_reason"] = skip
+        if outcome in ("failed", "error", "xfailed") and state["exc"] is not None:
+            rec.update(finding_of(state["exc"]))
+        elif rec["xpass_strict"] or outcome == "xpassed":
+            expected = rec.get("expected") or {}
+            rec.update(category=expected.get("category", "unknown"), decided="table", phase=expected.get("phase"),
+                       aidge_operator=expected.get("operator"), error=expected.get("quote"),
+                       attribution=expected.get("attribution"))
+        elif outcome in ("failed", "error"):
+            rec.update(category="unknown", decided="none", error="failed without an exception (see pytest's output)")
+        if outcome in ("failed", "error", "xfailed", "xpassed") or rec["xpass_strict"]:
+            rec["replay"] = replay_command(rec.get("seed"), nodeid)
+        return rec
+
+    def _lost_to_dead_worker(self, report) -> None:
+        worker = getattr(report, "node", None)
+        signal = _signal_of(worker)
+        external = signal in ("SIGKILL", "SIGTERM", "SIGHUP", "SIGINT")
+        name = getattr(getattr(worker, "gateway", None), "id", "?")
+        how = f"killed by {signal}" if signal else "died (xdist gives no signal)"
+        from ..reporting.pytest_output import case_id
+        from ..reporting.sources import source_of
+
+        self._write({"schema": SCHEMA, "event": "record", "nodeid": report.nodeid, "case": case_id(report.nodeid),
+                     "source": source_of(report.nodeid), "outcome": "failed", "reported": True,
+                     "reports": [{"when": "???", "status": "failed", "duration": 0.0}],
+                     "category": "killed" if external else "crash", "decided": "run", "phase": None,
+                     "attribution": None if external else "unknown", "signal": signal,
+                     "error": f"the pytest-xdist worker {name} running the test {how}",
+                     "message": str(report.longrepr or ""), "worker": name, "time": now()})
+
+    # -- the end ----------------------------------------------------------------------------
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus) -> None:
+        if self._writer is not None:
+            self._writer.close()
+        if getattr(self.config, "workerinput", None) is not None or self.directory is None:
+            return  # a worker: the controller combines
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        stats = getattr(reporter, "stats", {}) or {}
+        # what pytest's summary line counts (terminal.py: count_towards_summary)
+        counts = {key: sum(1 for r in stats.get(key, []) if getattr(r, "count_towards_summary", True))
+                  for key in COUNTED}
+        code = int(exitstatus)
+        interrupted = code == int(pytest.ExitCode.INTERRUPTED)
+        stopped = bool(session.shouldstop) or bool(session.shouldfail)
+        complete = code in (0, 1, 5) and not interrupted and not stopped
+        why = None
+        if interrupted:
+            why = "interrupted (KeyboardInterrupt or a signal): the records are partial"
+        elif stopped:
+            why = f"stopped early ({session.shouldstop or session.shouldfail}): the records are partial"
+        elif code not in (0, 1, 5):
+            why = f"pytest exit status {code} ({pytest.ExitCode(code).name}): the records may be partial"
+        import importlib.metadata as md
+
+        versions = {}
+        for dist in ("torch", "aidge_core", "aidge_backend_cpu", "aidge_onnx", "onnxruntime"):
+            try:
+                versions[dist] = md.version(dist)
+            except md.PackageNotFoundError:
+                pass
+        combine(self.directory, {
+            "schema": SCHEMA, "started": self.started, "finished": now(), "exitstatus": code,
+            "interrupted": interrupted, "complete": complete, "ended": why or "ran to its end",
+            "pytest_counts": counts, "collected": getattr(session, "testscollected", None),
+            "backend": self.config.getoption("--backend", default="cpu"),
+            "shard": os.environ.get(_shard.SHARD_ENV) or None, "args": list(self.config.invocation_params.args),
+            "versions": versions, "python": platform.python_version(), "platform": sys.platform})

@@ -1,0 +1,37 @@
+"""``INTEROP_SHARD=K/N``: the K-th of N disjoint, stable shards of every source.
+
+A test belongs to shard ``crc32(node id) % N + 1``: each test to exactly one shard, the same
+one on every machine and every backend (the node id holds no backend), whatever else is
+collected. The plugin deselects the other shards' tests at collection (pytest prints them as
+``deselected``); ``nox -s report -- --merge DIR...`` combines the shards' records into one
+report and one support matrix.
+"""
+from __future__ import annotations
+
+import os
+import re
+import zlib
+
+__all__ = ["SHARD_ENV", "parse_shard", "shard_from_env", "shard_of"]
+
+SHARD_ENV = "INTEROP_SHARD"
+
+
+def parse_shard(raw: str, source: str = SHARD_ENV) -> tuple[int, int] | None:
+    """``"K/N"`` -> ``(K, N)``; empty -> None; anything else: a ValueError naming ``source``."""
+    raw = (raw or "").strip()
+    if not raw:
+        return None
+    m = re.fullmatch(r"(\d{1,6})/(\d{1,6})", raw)
+    if not m or not 1 <= int(m[1]) <= int(m[2]):
+        raise ValueError(f"{source}={raw!r}: expected K/N with 1 <= K <= N (e.g. 2/4)")
+    return int(m[1]), int(m[2])
+
+
+def shard_from_env() -> tuple[int, int] | None:
+    return parse_shard(os.environ.get(SHARD_ENV, ""), f"environment variable {SHARD_ENV}")
+
+
+def shard_of(nodeid: str, n: int) -> int:
+    """The shard (1..n) of a test."""
+    return zlib.crc32(nodeid.encode()) % n + 1

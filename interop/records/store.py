@@ -1,0 +1,223 @@
+"""Where records live and how the parts of one run become its ``records.jsonl``.
+
+A run directory (``results/runs/<run>/`` of ``nox -s report``, the staging directory of a plain
+pytest session) holds:
+
+- ``records.d/<worker>-<pid>.jsonl`` while the run goes: one file per process that runs tests
+  (each xdist worker, the controller, a plain session), appended one line at a time with a
+  single ``O_APPEND`` write (a process killed mid-run leaves whole lines). A ``start`` line
+  precedes each test, its record follows it.
+- ``records.jsonl`` and ``session.json`` when it ends (:func:`combine`): every record, the
+  last one per test, sorted by node id, and what the session says of itself (pytest's own
+  counts, exit status, interrupted, shard, versions, complete or not). A test that started
+  but has no record (its process was killed) gets one of category ``killed``; the session
+  is then incomplete. Both files are written under a temporary name and renamed; the parts
+  are removed only after.
+
+:func:`load_run` reads a directory back (combining first when the run died before it could);
+bad lines are listed with file and line, never a traceback.
+"""
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import json
+import os
+from pathlib import Path
+from typing import Any, Iterable
+
+from ..reading import UnsafeInputError, loads_json
+
+__all__ = ["RECORDS_FILE", "SESSION_FILE", "PARTS_DIR", "SCHEMA", "PartWriter", "combine", "load_run", "RunRecords",
+           "write_atomically", "now"]
+
+RECORDS_FILE = "records.jsonl"
+SESSION_FILE = "session.json"
+PARTS_DIR = "records.d"
+#: the record format's version (a record of another version is read, and flagged)
+SCHEMA = 1
+
+
+def now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="microseconds")
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """``text`` into ``path`` through a temporary file in the same directory and a rename."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.partial")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+class PartWriter:
+    """One process's part file: each :meth:`write` is one ``os.write`` of one JSON line on an
+    ``O_APPEND`` descriptor (whole lines even when the process is killed right after)."""
+
+    def __init__(self, directory: Path, name: str):
+        parts = Path(directory) / PARTS_DIR
+        parts.mkdir(parents=True, exist_ok=True)
+        self.path = parts / f"{name}-{os.getpid()}.jsonl"
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+
+    def write(self, obj: dict[str, Any]) -> None:
+        data = (json.dumps(obj, sort_keys=True, default=str, allow_nan=False) + "\n").encode()
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self._fd, view):]
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+@dataclasses.dataclass
+class RunRecords:
+    """One run read back: its records, what its session said, and the lines that could not be read."""
+
+    records: list[dict[str, Any]]
+    session: dict[str, Any]
+    problems: list[str]
+    source: str
+
+    @property
+    def complete(self) -> bool:
+        return bool(self.session.get("complete"))
+
+
+def _read_lines(path: Path, problems: list[str]) -> Iterable[dict[str, Any]]:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        problems.append(f"{path}: unreadable ({exc.strerror or exc})")
+        return
+    for number, raw in enumerate(text.splitlines(), 1):
+        if not raw.strip():
+            continue
+        try:
+            obj = loads_json(raw, f"{path}:{number}")
+        except json.JSONDecodeError as exc:
+            problems.append(f"{path}:{number}: not valid JSON ({exc.msg} at column {exc.colno})")
+            continue
+        except UnsafeInputError as exc:
+            problems.append(str(exc))
+            continue
+        if not isinstance(obj, dict) or not isinstance(obj.get("nodeid"), str):
+            problems.append(f"{path}:{number}: not a record (a JSON object with a 'nodeid')")
+            continue
+        yield obj
+
+
+def _timings(directory: Path) -> dict[str, list[dict[str, Any]]]:
+    """ModelTester's timing lines of the run (``benchmarks.jsonl``), by the test that wrote them."""
+    from ..reporting.benchmarks import parse_benchmarks
+    from ..reporting.inputs import UnreadableInput
+
+    log = directory / "benchmarks.jsonl"
+    if not log.exists():
+        return {}
+    try:
+        bench = parse_benchmarks(log.read_text(errors="replace"), source=str(log))
+    except UnreadableInput:
+        return {}
+    out: dict[str, list[dict[str, Any]]] = {}
+    keep = ("ratio", "median1", "median2", "samples1", "samples2", "samples", "bridge2", "timed2")
+    for rec in bench.records:
+        if isinstance(rec.get("test"), str):
+            out.setdefault(rec["test"], []).append({
+                "name": rec["name"],
+                **{phase: {k: rec[phase].get(k) for k in keep if k in rec[phase]}
+                   for phase in ("forward", "backward") if isinstance(rec.get(phase), dict)}})
+    return out
+
+
+def _lost(nodeid: str, start: dict[str, Any]) -> dict[str, Any]:
+    """The record of a test that started and never ended: its process was killed."""
+    return {"schema": SCHEMA, "event": "record", "nodeid": nodeid, "case": start.get("case"),
+            "source": start.get("source"), "outcome": "failed", "reports": [], "reported": False,
+            "category": "killed", "decided": "run", "phase": None, "attribution": None,
+            "error": f"the process running the test ({start.get('worker')}, pid {start.get('pid')}) ended "
+                     "without a result: killed from outside (SIGKILL, the OOM killer) or it died",
+            "message": "", "signal": None, "worker": start.get("worker"), "pid": start.get("pid"),
+            "time": start.get("time")}
+
+
+def combine(directory: Path, session: dict[str, Any] | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Combine the parts of ``directory`` into ``records.jsonl`` + ``session.json`` (atomically;
+    the parts are removed after). ``session``: what the session knows of itself (None when
+    the session died and someone else combines: it is then incomplete). Returns both."""
+    directory = Path(directory)
+    problems: list[str] = []
+    records: dict[str, dict[str, Any]] = {}
+    starts: dict[str, dict[str, Any]] = {}
+    previous = directory / RECORDS_FILE
+    if previous.exists():  # combined already (a second call): keep what is there
+        for rec in _read_lines(previous, problems):
+            records[rec["nodeid"]] = rec
+    parts = sorted((directory / PARTS_DIR).glob("*.jsonl")) if (directory / PARTS_DIR).is_dir() else []
+    for part in parts:
+        for obj in _read_lines(part, problems):
+            if obj.get("event") == "start":
+                starts[obj["nodeid"]] = obj
+            elif obj.get("event") == "record":
+                old = records.get(obj["nodeid"])
+                if old is None or str(obj.get("time", "")) >= str(old.get("time", "")):
+                    records[obj["nodeid"]] = obj
+    lost = []
+    for nodeid, start in starts.items():
+        rec = records.get(nodeid)
+        if rec is None or str(rec.get("time", "")) < str(start.get("time", "")):
+            records[nodeid] = _lost(nodeid, start)
+            lost.append(nodeid)
+    timings = _timings(directory)
+    for nodeid, rec in records.items():
+        if nodeid in timings:
+            rec["timings"] = timings[nodeid]
+    ordered = [records[k] for k in sorted(records)]
+    meta = dict(session) if session is not None else {"complete": False, "ended": "the session did not finish: "
+                                                      "no session summary (killed, or it crashed)"}
+    if previous.exists() and (directory / SESSION_FILE).exists() and session is None:
+        try:
+            meta = json.loads((directory / SESSION_FILE).read_text())
+        except ValueError:
+            pass
+    meta["records"] = len(ordered)
+    if lost:
+        meta["complete"] = False
+        meta["lost"] = sorted(set(meta.get("lost", [])) | set(lost))
+    if problems:
+        meta["problems"] = problems
+    meta.setdefault("combined", now())
+    write_atomically(directory / RECORDS_FILE, "".join(json.dumps(r, sort_keys=True, default=str) + "\n"
+                                                      for r in ordered))
+    write_atomically(directory / SESSION_FILE, json.dumps(meta, indent=2, sort_keys=True, default=str) + "\n")
+    for part in parts:
+        part.unlink(missing_ok=True)
+    if parts:
+        try:
+            (directory / PARTS_DIR).rmdir()
+        except OSError:
+            pass
+    return ordered, meta
+
+
+def load_run(directory: Path) -> RunRecords | None:
+    """The records of one run directory (combined now when the run left only parts); None
+    when it has neither."""
+    directory = Path(directory)
+    if (directory / PARTS_DIR).is_dir() and any((directory / PARTS_DIR).glob("*.jsonl")):
+        combine(directory)
+    path = directory / RECORDS_FILE
+    if not path.exists():
+        return None
+    problems: list[str] = []
+    records = list(_read_lines(path, problems))
+    try:
+        session = json.loads((directory / SESSION_FILE).read_text())
+        if not isinstance(session, dict):
+            raise ValueError("not an object")
+    except (OSError, ValueError) as exc:
+        problems.append(f"{directory / SESSION_FILE}: unreadable ({exc}): the run is taken as incomplete")
+        session = {"complete": False}
+    problems.extend(session.get("problems") or [])
+    return RunRecords(records, session, problems, str(path))
