@@ -68,6 +68,11 @@ def torch_op_of(case: Any) -> str | None:
         return f"torch.{case.operator}"
     if case.kind in ("model", "contract"):
         return case.operator or None
+    if case.kind in ("operator", "property"):
+        from ..zoo.operators import TORCH_OPS
+
+        if case.operator in TORCH_OPS:
+            return TORCH_OPS[case.operator]
     op = case.op_class
     if isinstance(op, str):
         module, _, qualname = op.partition(":")
@@ -228,6 +233,7 @@ class RecordsPlugin:
             entry["xfail_reason"] = report.wasxfail
         if report.failed and str(report.longrepr or "").startswith("[XPASS(strict)]"):
             entry["xpass_strict"] = True
+            entry["xfail_reason"] = str(report.longrepr)[len("[XPASS(strict)]"):].strip() or None
         state["reports"].append(entry)
 
     def pytest_runtest_logfinish(self, nodeid: str, location) -> None:
@@ -258,8 +264,10 @@ class RecordsPlugin:
             rec.update(finding_of(state["exc"]))
         elif rec["xpass_strict"] or outcome == "xpassed":
             expected = rec.get("expected") or {}
-            rec.update(category=expected.get("category", "unknown"), decided="table", phase=expected.get("phase"),
-                       aidge_operator=expected.get("operator"), error=expected.get("quote"),
+            reason = next((r.get("xfail_reason") for r in reports if r.get("xfail_reason")), None)
+            rec.update(category=expected.get("category", "unknown"), decided="table" if expected else "none",
+                       phase=expected.get("phase"), aidge_operator=expected.get("operator"),
+                       error=expected.get("quote") or reason or "expected to fail, passed",
                        attribution=expected.get("attribution"))
         elif outcome in ("failed", "error"):
             rec.update(category="unknown", decided="none", error="failed without an exception (see pytest's output)")

@@ -87,8 +87,12 @@ def load_asv_ratios(results_dir: str | Path, commit: str, prefer: str | None = N
         ratios = parse_result_file(data)
         if ratios:
             env = str(data.get("env_name") or "")
-            found.append((bool(prefer) and prefer in env, data.get("date") or 0, path, full, env, ratios))
+            # asv writes a millisecond timestamp; anything else (a string, null) sorts first, never a TypeError
+            date = data.get("date")
+            date = float(date) if isinstance(date, (int, float)) and not isinstance(date, bool) \
+                and math.isfinite(date) else float("-inf")
+            found.append((bool(prefer) and prefer in env, date, str(path), path, full, env, ratios))
     if not found:
         return None
-    _, _, path, full, env, ratios = max(found, key=lambda f: (f[0], f[1]))
+    _, _, _, path, full, env, ratios = max(found, key=lambda f: (f[0], f[1], f[2]))
     return AsvRatios(ratios, str(path), full, env)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from typing import Any
 
 from ..reading import UnsafeInputError, loads_json
@@ -47,7 +48,26 @@ def _check_phase(record: dict[str, Any], phase: str) -> str | None:
             return f"missing key '{phase}.{key}'"
         if not number_or_none(stats[key]):
             return f"'{phase}.{key}' is not a number: {stats[key]!r}"
+    # an impossible figure is a bad line, never a ranked slowdown (x-50, NaN medians were ranked)
+    for key in _TIMES:
+        value = stats.get(key)
+        if value is None:
+            continue
+        if not number_or_none(value):
+            return f"'{phase}.{key}' is not a number: {value!r}"
+        if not math.isfinite(value) or (value < 0 and key != "bridge2") or (key in _POSITIVE and value == 0):
+            return f"'{phase}.{key}' is impossible: {value!r} (a time or a ratio is finite and positive)"
+    for key in ("samples", "samples1", "samples2"):
+        value = stats.get(key)
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+            return f"'{phase}.{key}' is not a count: {value!r}"
     return None
+
+
+#: the timing fields of a phase: seconds or ratios, each finite and >= 0 (the ratios > 0; the
+#: bridge's overhead, a difference of two medians, may be slightly negative)
+_TIMES = ("mean1", "mean2", "median1", "median2", "min1", "min2", "ratio", "ratio_min", "bridge2", "call2")
+_POSITIVE = ("ratio", "ratio_min")
 
 
 def parse_benchmarks(text: str, source: str = "<bench>") -> BenchData:

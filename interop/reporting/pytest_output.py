@@ -134,12 +134,18 @@ class PytestRun:
     #: lines saying a process died (``Fatal Python error``, a crashed xdist worker, ...)
     fatal_lines: list[str] = dataclasses.field(default_factory=list)
     interrupted: bool = False
+    #: ``test session starts`` headers in the output (more than one: outputs concatenated; the
+    #: last session is the one read)
+    sessions: int = 1
 
     def incomplete(self) -> list[str]:
         """Why this run cannot be taken as complete (empty when it can): no totals line, a
         process that died, an interruption, collected items without a result, failures the
         output counts but does not itemise."""
         why = []
+        if self.sessions > 1:
+            why.append(f"the output holds {self.sessions} pytest sessions (outputs concatenated?): only the last "
+                       "one is read; analyse each output on its own")
         if self.interrupted:
             why.append("the run was interrupted (KeyboardInterrupt / '!!! Interrupted')")
         if self.totals is None:
@@ -207,6 +213,12 @@ def parse_pytest_output(text: str, source: str = "<input>") -> PytestRun:
     """Read pytest's console output (any verbosity, with or without xdist). Raises
     :class:`UnreadableInput` when ``text`` holds nothing recognisable as pytest output."""
     lines = [_clean(line) for line in text.splitlines()]
+    # two outputs run together (a complete run, then a killed one) are not one run: the last
+    # session is read, and the run is incomplete
+    headers = [i for i, line in enumerate(lines) if (b := _BANNER.match(line)) and b.group("title") == "test session starts"]
+    sessions = len(headers)
+    if sessions > 1:
+        lines = lines[headers[-1]:]
     results: dict[tuple[str, str], TestResult] = {}
     sections: dict[tuple[str, str], tuple[str | None, str, str | None]] = {}
     skip_lines: list[dict[str, Any]] = []
@@ -310,7 +322,7 @@ def parse_pytest_output(text: str, source: str = "<input>") -> PytestRun:
     if not (results or totals is not None or seen_header):
         raise UnreadableInput(f"{source}: no pytest output found (no test results, no totals line)")
     run = PytestRun(list(results.values()), totals, duration, skip_lines, source, collected, deselected,
-                    fatal_lines, interrupted)
+                    fatal_lines, interrupted, sessions)
     if totals is not None and totals.get("deselected"):
         run.deselected = totals["deselected"]
     return run

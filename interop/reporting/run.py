@@ -1,34 +1,46 @@
 """One findings run, in a directory of its own: ``python -m interop.reporting.run [pytest args]``
-(what ``nox -s report`` runs).
+(what ``nox -s report`` runs), or several runs merged into one:
+``python -m interop.reporting.run --merge DIR [DIR...]`` (``nox -s report -- --merge ...``).
 
 - The run gets ``results/runs/<UTC time>-<commit>-<pid>/`` (created exclusively: two
-  concurrent runs never share a file). pytest's output goes to ``pytest.txt``, ModelTester's
-  timings to ``benchmarks.jsonl`` (``INTEROP_RESULTS_DIR`` points there), the analysis to
-  ``report.txt`` / ``report.json``, and ``run.json`` says how the run ended. When OpInfo
-  cases failed without an expected failure, ``triage.py`` proposes their table rows
-  (:mod:`.triage`). When asv
-  results of the same commit exist (``results/asv``), the report's slowdowns take asv's
-  ratio for the cases asv holds.
+  concurrent runs never share a file). pytest's output goes to ``pytest.txt`` (for people),
+  the records to ``records.jsonl`` + ``session.json`` (the interop plugin,
+  :mod:`interop.records`: what everything below reads), ModelTester's timings to
+  ``benchmarks.jsonl`` (``INTEROP_RESULTS_DIR`` points there), the analysis to ``report.txt`` /
+  ``report.json``, the support matrix to ``support.json`` / ``support.md`` / ``support.html``
+  (:mod:`.support`), and ``run.json`` says how the run ended. A complete run appends its lines
+  to ``results/history.jsonl``; the report compares with the previous complete run of each
+  backend and shows what changed from one Aidge release to the next (:mod:`.history`). When
+  OpInfo cases failed without an expected failure, ``triage.py`` proposes their table rows
+  (:mod:`.triage`). When asv results of the same commit exist (``results/asv``), the report's
+  slowdowns take asv's ratio for the cases asv holds.
+- ``--merge``: the records of several run directories (``INTEROP_SHARD=K/N`` shards, other
+  machines, a GPU machine's cuda run) into one new run directory ``<time>-<commit>-merged-<pid>``,
+  with one report and one matrix; complete when every source is.
 - Every file is written under a temporary name and renamed when complete: a reader never
-  sees half a report. Ctrl-C during the tests still produces the report of what ran (pytest
-  prints its totals on an interrupt; the report says the run is incomplete); Ctrl-C during the
-  analysis leaves ``pytest.txt`` and no report, never an empty one.
+  sees half a report. Ctrl-C, SIGTERM or SIGHUP during the tests stop pytest (SIGINT to its
+  process group: it prints its totals and combines its records; killed after
+  :data:`STOP_GRACE_S`) and still produce the report of what ran, marked ``RUN INCOMPLETE``
+  (exit 3); nothing of the run outlives it. Ctrl-C during the analysis leaves ``pytest.txt``
+  and no report, never an empty one.
 - ``results/latest`` (a symbolic link, replaced atomically) points at the last run that
   completed; an incomplete run is reported but never becomes ``latest``.
 - ``OMP_NUM_THREADS`` defaults to 1 (the suites pin threads themselves too).
 
 Exit status: 0 when the run completed (whatever the tests' outcome: the report lists the
-failures), 3 when it is incomplete (interrupted, a process died, items without a result), 2
-when pytest's output could not be analysed.
+failures), 3 when it is incomplete (interrupted, stopped by a signal, a process died, tests
+without a result, records that disagree with pytest's summary), 2 when nothing could be read.
 """
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
 import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from .asv_results import load_asv_ratios
@@ -36,7 +48,11 @@ from .backends import backend_matrix, backend_of, latest_runs, load_runs
 from .benchmarks import parse_benchmarks
 from .inputs import UnreadableInput
 from .pytest_output import parse_pytest_output
+from ..records.store import write_atomically
+from ..records.store import RECORDS_FILE, SCHEMA, SESSION_FILE, RunRecords, load_run
+from .history import HISTORY_FILE, append_history, compare, history_entry, load_history, previous_entry, release_changes
 from .report import build_report, format_report
+from .support import headline, support_matrix, write_support
 from .triage import format_rows, propose_opinfo_rows, summary as triage_summary
 
 __all__ = ["main", "new_run_dir", "write_atomically", "point_latest"]
@@ -64,13 +80,6 @@ def new_run_dir(results: Path, commit: str) -> Path:
     return run_dir
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same directory + rename."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.partial")
-    tmp.write_text(text)
-    os.replace(tmp, path)
-
-
 def point_latest(results: Path, run_dir: Path) -> None:
     """Make ``results/latest`` point at ``run_dir`` (relative link, replaced atomically)."""
     link = results / "latest"
@@ -81,44 +90,114 @@ def point_latest(results: Path, run_dir: Path) -> None:
     os.replace(tmp, link)
 
 
-def _run_pytest(args: list[str], run_dir: Path, env: dict[str, str], cwd: Path) -> tuple[int | None, bool]:
-    """pytest into ``run_dir/pytest.txt``; (exit code, interrupted)."""
+#: seconds the pytest child gets to stop after SIGINT (its summary, its records) before it and
+#: its workers are killed
+STOP_GRACE_S = 60.0
+
+
+class _Stop:
+    """SIGTERM / SIGHUP to this process: remembered, and passed on to the pytest child as SIGINT
+    (pytest then stops, prints its totals and combines its records)."""
+
+    def __init__(self):
+        self.signal: str | None = None
+        self.proc: subprocess.Popen | None = None
+        self._old = {}
+
+    def __enter__(self):
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            self._old[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def __exit__(self, *exc):
+        for sig, old in self._old.items():
+            signal.signal(sig, old)
+
+    def _handle(self, signum, frame):
+        self.signal = signal.Signals(signum).name
+        if self.proc is not None and self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGINT)
+            except ProcessLookupError:
+                pass
+
+
+def _run_pytest(args: list[str], run_dir: Path, env: dict[str, str], cwd: Path,
+                stop: _Stop | None = None) -> tuple[int | None, bool]:
+    """pytest into ``run_dir/pytest.txt``; (exit code, interrupted). pytest runs in a process
+    group of its own, so that stopping it stops its xdist workers and their case children too."""
     partial = run_dir / ".pytest.txt.partial"
     interrupted = False
     with partial.open("w") as out:
         proc = subprocess.Popen([sys.executable, "-m", "pytest", "-ra", "-v", "-p", "no:cacheprovider", *args],
-                                stdout=out, stderr=subprocess.STDOUT, env=env, cwd=cwd)
+                                stdout=out, stderr=subprocess.STDOUT, env=env, cwd=cwd, start_new_session=True)
+        if stop is not None:
+            stop.proc = proc
+        deadline = None
         while True:
             try:
-                code = proc.wait()
+                if stop is not None and stop.signal and deadline is None:
+                    interrupted, deadline = True, time.monotonic() + STOP_GRACE_S
+                code = proc.wait(timeout=None if deadline is None and not stop else 0.5)
                 break
+            except subprocess.TimeoutExpired:
+                if deadline is not None and time.monotonic() > deadline:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.killpg(proc.pid, signal.SIGKILL)
+                continue
             except KeyboardInterrupt:
-                # the terminal sent SIGINT to pytest too; make sure it got one, then let it
-                # print what it has (its totals) and finish
+                # pytest has a process group of its own: pass the Ctrl-C on, then let it print
+                # what it has (its totals) and finish
                 interrupted = True
-                try:
-                    proc.send_signal(signal.SIGINT)
-                except ProcessLookupError:
-                    pass
+                if deadline is None:
+                    deadline = time.monotonic() + STOP_GRACE_S
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGINT)
+        with contextlib.suppress(ProcessLookupError):  # nothing of the run outlives it
+            os.killpg(proc.pid, signal.SIGKILL)
     os.replace(partial, run_dir / "pytest.txt")
     return code, interrupted
 
 
+def _trend(results: Path, run_dir: Path, run: RunRecords, matrix: dict, commit: str | None,
+           append: bool) -> tuple[dict | None, list]:
+    """Compare with the previous complete run of each backend; append this run's lines to
+    ``results/history.jsonl`` when it is complete."""
+    path = results / HISTORY_FILE
+    entries, problems = load_history(path)
+    run.problems.extend(problems)
+    trends, releases = {}, []
+    for backend in matrix["operators"]:
+        entry = history_entry(run_dir.name, run.session, matrix, commit, backend)
+        trends[backend] = compare(previous_entry(entries, backend, before_run=run_dir.name,
+                                                 shard=entry["shard"]), entry)
+        if append:
+            append_history(path, entry)
+            entries.append(entry)
+        releases += release_changes(entries, backend)
+    return trends, releases
+
+
 def _analyse(run_dir: Path, commit: str | None = None, asv_dir: Path | None = None,
-             backend: str | None = None) -> tuple[int, str]:
-    """(exit status, report text); writes report.txt and report.json atomically. ``commit``
-    and ``asv_dir``: where to look for asv's ratios of the same commit. ``backend``: the
-    backend this run tested; the report's "Backends" section sets it beside the latest
-    complete run of each other backend under ``run_dir``'s ``results`` directory."""
+             backend: str | None = None, *, results: Path | None = None,
+             stopped: str | None = None) -> tuple[int, str]:
+    """(exit status, report text); writes report.txt, report.json and the support matrix
+    atomically. ``commit`` and ``asv_dir``: where to look for asv's ratios of the same commit.
+    ``backend``: the backend this run tested; the report's "Backends" section sets it beside the
+    latest complete run of each other backend under ``run_dir``'s ``results`` directory.
+    ``stopped``: the signal that stopped the run (it is then incomplete)."""
+    results = run_dir.parent.parent if results is None else results
     try:
-        run = parse_pytest_output((run_dir / "pytest.txt").read_text(errors="replace"),
-                                  source=str(run_dir / "pytest.txt"))
+        run = load_run(run_dir)
+        if run is None:  # no records (the interop plugin disabled, pytest never started): its console
+            run = parse_pytest_output((run_dir / "pytest.txt").read_text(errors="replace"),
+                                      source=str(run_dir / "pytest.txt"))
         log = run_dir / "benchmarks.jsonl"
         text = log.read_text(errors="replace") if log.exists() else ""
         # a run where no test wrote a timing line (all failed, skipped or xfailed) still
         # gets its report, without a benchmark section
         bench = parse_benchmarks(text, source=str(log)) if text.strip() else None
-    except UnreadableInput as exc:
+    except (UnreadableInput, OSError) as exc:
         message = f"interop.reporting.run: {exc}\n"
         write_atomically(run_dir / "report.txt", message)
         return 2, message
@@ -127,22 +206,102 @@ def _analyse(run_dir: Path, commit: str | None = None, asv_dir: Path | None = No
         aidge = next((r.get("aidge") for r in bench.records if r.get("aidge")), None)
         asv = load_asv_ratios(asv_dir, commit, prefer=f"aidge-core{aidge}" if aidge else None)
     report = build_report(run, bench, asv=asv)
-    if backend is not None:
-        others = latest_runs(run_dir.parent.parent, exclude={backend})
+    if stopped:
+        report["incomplete"].insert(0, f"the report process got {stopped}: the run was stopped")
+    if report["input"] == "console":
+        report["problems"].append(f"{run_dir}: no records.jsonl (the interop pytest plugin did not run): "
+                                  "the report reads pytest's console output, without the records' fields")
+    rows = run.records if isinstance(run, RunRecords) else None
+    if rows is not None:
+        matrix = support_matrix(rows)
+        report["support"] = {"files": [str(p) for p in write_support(run_dir, matrix, lines=[
+            f"run {run_dir.name}" + (f", commit {commit}" if commit else "")])],
+            "headlines": {b: headline(matrix, b) for b in matrix["operators"]}}
+        trends, releases = _trend(results, run_dir, run, matrix, commit,
+                                  append=not report["incomplete"])
+        report["trend"], report["releases"] = trends, releases
+    mine = {b: (run_dir.name, [r for r in rows if (r.get("backend") or "cpu") == b])
+            for b in {r.get("backend") or "cpu" for r in rows}} if rows else {}
+    if backend is not None or mine:
+        others = latest_runs(results, exclude=set(mine) | ({backend} if backend else set()))
         try:
             runs = load_runs(others)
         except (OSError, UnreadableInput):  # another run's file went away or is unreadable: not this run's
             runs = {}
-        runs[backend] = (run_dir.name, run)
+        runs.update(mine or {backend: (run_dir.name, run)})
         report["backends"] = backend_matrix(runs)
     triage = propose_opinfo_rows(run)
     if triage.rows or triage.left_out:
         write_atomically(run_dir / TRIAGE_FILE, format_rows(triage, source=run_dir.name))
         report["triage"] = dict(triage_summary(triage), file=str(run_dir / TRIAGE_FILE))
     text = format_report(report)
-    write_atomically(run_dir / "report.json", json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    write_atomically(run_dir / "report.json", json.dumps(report, indent=2, ensure_ascii=False, default=str) + "\n")
     write_atomically(run_dir / "report.txt", text)
     return (3 if report.get("incomplete") else 0), text
+
+
+def merge_runs(sources: list[Path], run_dir: Path) -> list[str]:
+    """The records of several runs (shards, machines, backends) into ``run_dir``: one record per
+    (test, backend); the session is complete when every source is. Returns the problems (a
+    source without records, a test recorded twice for one backend)."""
+    problems: list[str] = []
+    merged: dict[tuple[str, str], dict] = {}
+    sessions = []
+    for source in sources:
+        run = load_run(source)
+        if run is None:
+            problems.append(f"{source}: no records.jsonl (not a run directory of a records run)")
+            sessions.append({"complete": False, "ended": f"{source}: no records"})
+            continue
+        problems.extend(run.problems)
+        sessions.append(dict(run.session, source=str(source)))
+        for rec in run.records:
+            key = (rec["nodeid"], rec.get("backend") or "cpu")
+            if key in merged:
+                problems.append(f"{source}: {rec['nodeid']} on {key[1]} is recorded by an earlier source too "
+                                "(overlapping shards?): the later record is kept")
+            merged[key] = dict(rec, merged_from=str(source))
+    counts: dict[str, int] = {}
+    for session in sessions:
+        for key, n in (session.get("pytest_counts") or {}).items():
+            counts[key] = counts.get(key, 0) + int(n)
+    complete = bool(sessions) and all(s.get("complete") for s in sessions)
+    versions = next((s.get("versions") for s in sessions if s.get("versions")), {})
+    session = {"schema": SCHEMA, "merged_from": [str(s) for s in sources], "complete": complete and not [
+        p for p in problems if "no records" in p],
+        "ended": "merged" if complete else "; ".join(str(s.get("ended")) for s in sessions if not s.get("complete")),
+        "pytest_counts": counts, "started": min((str(s.get("started")) for s in sessions if s.get("started")),
+                                                default=None),
+        "finished": max((str(s.get("finished")) for s in sessions if s.get("finished")), default=None),
+        "versions": versions, "shard": None, "problems": problems,
+        "backend": ",".join(sorted({k[1] for k in merged})) or None, "sources": sessions}
+    ordered = [merged[k] for k in sorted(merged)]
+    write_atomically(run_dir / RECORDS_FILE, "".join(json.dumps(r, sort_keys=True, default=str) + "\n" for r in ordered))
+    write_atomically(run_dir / SESSION_FILE, json.dumps(session, indent=2, sort_keys=True, default=str) + "\n")
+    return problems
+
+
+def _merge_main(sources: list[str], results: Path, cwd: Path) -> int:
+    dirs = [Path(s) if Path(s).is_absolute() else cwd / s for s in sources]
+    missing = [str(d) for d in dirs if not d.is_dir()]
+    if not dirs or missing:
+        sys.stderr.write(f"interop.reporting.run --merge: not a directory: {', '.join(missing) or '(none given)'}\n")
+        return 2
+    commit = _commit(cwd)
+    run_dir = new_run_dir(results, f"{commit}-merged")
+    merge_runs(dirs, run_dir)
+    status, text = _analyse(run_dir, commit, results / "asv", results=results)
+    complete = status == 0
+    write_atomically(run_dir / "run.json", json.dumps({
+        "run": run_dir.name, "merged_from": [str(d) for d in dirs], "complete": complete,
+        "backend": json.loads((run_dir / SESSION_FILE).read_text()).get("backend"),
+        "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}, indent=2) + "\n")
+    if complete:
+        point_latest(results, run_dir)
+    sys.stdout.write(text)
+    sys.stdout.write(f"\nreport of the merged run: {run_dir / 'report.txt'}"
+                     + ("" if complete else " (INCOMPLETE: results/latest not updated)") + "\n")
+    return status
 
 
 def main(argv: list[str] | None = None, *, results: Path | None = None, cwd: Path | None = None) -> int:
@@ -150,25 +309,30 @@ def main(argv: list[str] | None = None, *, results: Path | None = None, cwd: Pat
     cwd = Path.cwd() if cwd is None else cwd
     results = (cwd / "results") if results is None else results
     results.mkdir(parents=True, exist_ok=True)
+    if args[0] == "--merge":
+        return _merge_main(args[1:], results, cwd)
     commit = _commit(cwd)
     run_dir = new_run_dir(results, commit)
     env = dict(os.environ, INTEROP_RESULTS_DIR=str(run_dir))
+    env.pop("INTEROP_RECORDS_DIR", None)  # the run's records go into the run's directory
     env.setdefault("OMP_NUM_THREADS", "1")
     started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     backend = backend_of(args, env)
-    code, interrupted = _run_pytest(args, run_dir, env, cwd)
-    status, text = _analyse(run_dir, commit, results / "asv", backend=backend)
+    with _Stop() as stop:
+        code, interrupted = _run_pytest(args, run_dir, env, cwd, stop)
+        status, text = _analyse(run_dir, commit, results / "asv", backend=backend, results=results,
+                                stopped=stop.signal)
     complete = status == 0
     write_atomically(run_dir / "run.json", json.dumps({
         "run": run_dir.name, "started": started, "pytest_args": args, "backend": backend, "pytest_exit": code,
-        "interrupted": interrupted, "complete": complete,
+        "interrupted": interrupted, "stopped_by": stop.signal, "complete": complete,
         "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}, indent=2) + "\n")
     if complete:
         point_latest(results, run_dir)
     sys.stdout.write(text)
     where = f"report of this run: {run_dir / 'report.txt'}"
     sys.stdout.write(f"\n{where}" + ("" if complete else " (INCOMPLETE: results/latest not updated)") + "\n")
-    return status
+    return 3 if stop.signal and status == 0 else status
 
 
 if __name__ == "__main__":

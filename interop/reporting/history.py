@@ -1,0 +1,163 @@
+"""The trend: ``results/history.jsonl`` gains one line per complete findings run, and each report
+says what changed since the previous complete run of the same backend, and from one Aidge
+release to the next.
+
+A line: the run, its commit and date, the Aidge and torch versions, the backend, the headline
+counts and per operator the forward / backward ``[passed, total]`` and the categories of the
+others (summed over sources and dtypes). :func:`compare` of two lines: operators newly passing,
+newly failing, new or gone, category changes, and the headline with its change ("41 of 55
+operators pass forward and backward on cpu, +2 since 1a2b3c4d"). :func:`release_changes`: the
+latest line of each Aidge release for a backend, each compared with the release before it
+(``nox -s release-matrix`` runs the suites against each installed release).
+"""
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from ..reading import UnsafeInputError, loads_json
+
+__all__ = ["HISTORY_FILE", "history_entry", "load_history", "append_history", "previous_entry", "compare",
+           "release_changes", "format_trend"]
+
+HISTORY_FILE = "history.jsonl"
+
+
+def _version_key(version: str) -> tuple:
+    parts = []
+    for piece in str(version).replace("post", ".").replace("-", ".").split("."):
+        parts.append((0, int(piece), "") if piece.isdigit() else (1, 0, piece))
+    return tuple(parts)
+
+
+def history_entry(run: str, session: dict[str, Any], matrix: dict[str, Any], commit: str | None,
+                  backend: str) -> dict[str, Any]:
+    operators: dict[str, dict[str, Any]] = {}
+    for cell in matrix["cells"]:
+        if cell["backend"] != backend:
+            continue
+        entry = operators.setdefault(cell["operator"], {"forward": [0, 0], "backward": [0, 0], "categories": Counter()})
+        entry[cell["phase"]][0] += cell["passed"]
+        entry[cell["phase"]][1] += cell["total"]
+        entry["categories"].update(cell["categories"])
+    status = matrix["operators"].get(backend, {})
+    ran = [op for op, e in status.items() if e["forward"] is not None]
+    versions = session.get("versions") or {}
+    return {"run": run, "commit": commit, "date": session.get("finished") or session.get("combined"),
+            "backend": backend, "aidge": versions.get("aidge_core"), "torch": versions.get("torch"),
+            "shard": session.get("shard"), "operators_total": len(ran),
+            "operators_passing": sum(1 for op in ran if status[op]["passes"]),
+            "passing": sorted(op for op in ran if status[op]["passes"]),
+            "operators": {op: dict(e, categories=dict(sorted(e["categories"].items())))
+                          for op, e in sorted(operators.items())}}
+
+
+def load_history(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
+    """Its lines, and one ``file:line: why`` per line that is not one."""
+    entries, problems = [], []
+    path = Path(path)
+    if not path.exists():
+        return entries, problems
+    for number, raw in enumerate(path.read_text(errors="replace").splitlines(), 1):
+        if not raw.strip():
+            continue
+        try:
+            obj = loads_json(raw, f"{path}:{number}")
+        except json.JSONDecodeError as exc:
+            problems.append(f"{path}:{number}: not valid JSON ({exc.msg})")
+            continue
+        except UnsafeInputError as exc:
+            problems.append(str(exc))
+            continue
+        if not isinstance(obj, dict) or not isinstance(obj.get("operators"), dict) or not obj.get("backend"):
+            problems.append(f"{path}:{number}: not a history line (backend, operators)")
+            continue
+        entries.append(obj)
+    return entries, problems
+
+
+def append_history(path: Path, entry: dict[str, Any]) -> None:
+    from ..equivalence.benchlog import append_jsonl
+
+    append_jsonl(Path(path), entry)
+
+
+def previous_entry(entries: list[dict[str, Any]], backend: str, *, before_run: str | None = None,
+                   shard: Any = None) -> dict[str, Any] | None:
+    """The last line of ``backend`` (and the same shard) other than ``before_run``'s."""
+    for entry in reversed(entries):
+        if entry.get("backend") == backend and entry.get("run") != before_run and entry.get("shard") == shard:
+            return entry
+    return None
+
+
+def _ok(e: dict[str, Any], phase: str) -> bool | None:
+    passed, total = (e.get(phase) or [0, 0])[:2]
+    return None if not total else passed == total
+
+
+def _passes(e: dict[str, Any]) -> bool:
+    return _ok(e, "forward") is True and _ok(e, "backward") in (True, None)
+
+
+def compare(previous: dict[str, Any] | None, current: dict[str, Any]) -> dict[str, Any]:
+    head = (f"{current['operators_passing']} of {current['operators_total']} operators pass forward and backward "
+            f"on {current['backend']}")
+    if previous is None:
+        return {"headline": head, "since": None}
+    before, now = previous.get("operators") or {}, current["operators"]
+    newly_passing = sorted(op for op in now if _passes(now[op]) and op in before and not _passes(before[op]))
+    newly_failing = sorted(op for op in now if not _passes(now[op]) and op in before and _passes(before[op]))
+    changes = []
+    for op in sorted(set(now) & set(before)):
+        a, b = before[op].get("categories") or {}, now[op].get("categories") or {}
+        if a != b:
+            changes.append({"operator": op, "before": a, "after": b})
+    delta = current["operators_passing"] - int(previous.get("operators_passing") or 0)
+    since = (previous.get("commit") or previous.get("run") or "?")[:8]
+    return {"headline": f"{head}, {delta:+d} since {since}", "since": previous.get("run"),
+            "since_commit": previous.get("commit"), "newly_passing": newly_passing, "newly_failing": newly_failing,
+            "new_operators": sorted(set(now) - set(before)), "gone_operators": sorted(set(before) - set(now)),
+            "category_changes": changes}
+
+
+def release_changes(entries: list[dict[str, Any]], backend: str) -> list[dict[str, Any]]:
+    """The latest unsharded line of each Aidge release on ``backend``, oldest release first, each
+    compared with the release before it."""
+    latest: dict[str, dict[str, Any]] = {}
+    for entry in entries:
+        if entry.get("backend") == backend and entry.get("aidge") and not entry.get("shard"):
+            latest[str(entry["aidge"])] = entry
+    order = sorted(latest, key=_version_key)
+    out = []
+    for older, newer in zip(order, order[1:]):
+        diff = compare(latest[older], latest[newer])
+        diff["headline"] = (f"Aidge {older} -> {newer}: {latest[newer]['operators_passing']} of "
+                            f"{latest[newer]['operators_total']} operators pass on {backend} "
+                            f"({latest[newer]['operators_passing'] - latest[older]['operators_passing']:+d})")
+        out.append(dict(diff, older=older, newer=newer))
+    return out
+
+
+def format_trend(trend: dict[str, Any] | None, releases: list[dict[str, Any]] = ()) -> list[str]:
+    if not trend and not releases:
+        return []
+    out = ["", "== Trend =="]
+    if trend:
+        out.append(f"  {trend['headline']}")
+        if trend.get("since") is None:
+            out.append("  (no earlier complete run of this backend in results/history.jsonl)")
+        for key, label in (("newly_passing", "newly passing"), ("newly_failing", "NEWLY FAILING"),
+                           ("new_operators", "new"), ("gone_operators", "gone")):
+            if trend.get(key):
+                out.append(f"  {label}: {', '.join(trend[key])}")
+        for change in trend.get("category_changes") or []:
+            out.append(f"  {change['operator']}: {change['before'] or 'none'} -> {change['after'] or 'none'}")
+    for rel in releases:
+        out.append(f"  {rel['headline']}")
+        for key, label in (("newly_passing", "newly passing"), ("newly_failing", "newly failing")):
+            if rel.get(key):
+                out.append(f"      {label}: {', '.join(rel[key])}")
+    return out
