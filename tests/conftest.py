@@ -53,14 +53,8 @@ def pytest_unconfigure(config):
     # its own partial files beside them, in results/partial-<session>/ (marked PARTIAL)
     staging = config.stash.get(_STAGING, None)
     if staging is not None:
-        from interop.equivalence.benchlog import finish_session, keep_partial, session_complete
+        from interop.equivalence.benchlog import publish_session
 
-        complete, why = session_complete(staging, config.stash.get(_EXIT, 2))
-        if complete:
-            finish_session(staging, RESULTS_DIR)
-        elif any(staging.iterdir()):
-            keep_partial(staging, RESULTS_DIR, why)
-        else:
-            staging.rmdir()
+        publish_session(staging, RESULTS_DIR, config.stash.get(_EXIT, 2))
         if os.environ.get("INTEROP_RESULTS_DIR") == str(staging):
             del os.environ["INTEROP_RESULTS_DIR"]

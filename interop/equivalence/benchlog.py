@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["RESULTS_ENV", "resolve_log_path", "append_jsonl", "start_session", "finish_session", "session_complete",
-           "keep_partial", "SESSION_FILES"]
+           "keep_partial", "publish_session", "SESSION_FILES"]
 
 RESULTS_ENV = "INTEROP_RESULTS_DIR"
 #: staging directories of running (or interrupted) sessions, under the results directory
@@ -98,6 +98,22 @@ def keep_partial(staging: Path, results: Path, why: str) -> Path:
                                            "its files are partial; results/ keeps the last complete session's\n")
     os.replace(staging, target)
     return target
+
+
+def publish_session(staging: Path, results: Path, exitstatus: int) -> Path | None:
+    """The end of a plain test session (``tests/conftest.py``): a complete session's files
+    replace ``results/``'s (:func:`finish_session`); an incomplete one (interrupted, stopped
+    early, a test lost) leaves them untouched and keeps its own in ``results/partial-<session>/``
+    (:func:`keep_partial`). Returns that folder, None when published or when nothing was written."""
+    staging = Path(staging)
+    complete, why = session_complete(staging, exitstatus)
+    if complete:
+        finish_session(staging, results)
+        return None
+    if any(staging.iterdir()):
+        return keep_partial(staging, results, why)
+    staging.rmdir()
+    return None
 
 
 def finish_session(staging: Path, results: Path, names: tuple[str, ...] = SESSION_FILES) -> list[Path]:

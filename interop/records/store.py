@@ -29,13 +29,15 @@ from typing import Any, Iterable
 from ..reading import UnsafeInputError, loads_json
 
 __all__ = ["RECORDS_FILE", "SESSION_FILE", "PARTS_DIR", "SCHEMA", "PartWriter", "combine", "load_run", "RunRecords",
-           "write_atomically", "now"]
+           "write_atomically", "now", "records_counts", "check_counts", "COUNTED_OUTCOMES"]
 
 RECORDS_FILE = "records.jsonl"
 SESSION_FILE = "session.json"
 PARTS_DIR = "records.d"
 #: the record format's version (a record of another version is read, and flagged)
 SCHEMA = 1
+#: the outcomes pytest's summary line counts (its terminal reporter's words)
+COUNTED_OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
 
 
 def now() -> str:
@@ -201,6 +203,24 @@ def combine(directory: Path, session: dict[str, Any] | None = None) -> tuple[lis
     return ordered, meta
 
 
+def records_counts(records: list[dict[str, Any]]) -> dict[str, int]:
+    """What pytest's summary line counts, counted from the records' per-phase statuses (the
+    ``pytest_report_teststatus`` each one kept): an item with a failed call and a failed
+    teardown is one ``failed`` and one ``error``, as pytest counts it."""
+    counts = {o: 0 for o in COUNTED_OUTCOMES}
+    for rec in records:
+        reports = rec.get("reports")
+        if not isinstance(reports, list) or not reports:
+            if rec.get("reported") is not False and rec.get("outcome") in counts:
+                counts[rec["outcome"]] += 1
+            continue
+        for entry in reports:
+            status = entry.get("status") if isinstance(entry, dict) else None
+            if status in counts:
+                counts[status] += 1
+    return counts
+
+
 def load_run(directory: Path) -> RunRecords | None:
     """The records of one run directory (combined now when the run left only parts); None
     when it has neither."""
@@ -221,3 +241,13 @@ def load_run(directory: Path) -> RunRecords | None:
         session = {"complete": False}
     problems.extend(session.get("problems") or [])
     return RunRecords(records, session, problems, str(path))
+
+
+def check_counts(run: RunRecords) -> list[str]:
+    """Where the records and pytest's own summary disagree (empty: they agree)."""
+    pytest_counts = run.session.get("pytest_counts")
+    if not isinstance(pytest_counts, dict):
+        return ["session.json holds no pytest counts (the session did not finish)"]
+    counted = records_counts(run.records)
+    return [f"{o}: {counted.get(o, 0)} recorded, {pytest_counts.get(o, 0)} in pytest's summary"
+            for o in COUNTED_OUTCOMES if counted.get(o, 0) != pytest_counts.get(o, 0)]

@@ -26,7 +26,7 @@ from typing import Any, Iterable
 from .aidge_files import aidge_file_rows, format_aidge_files
 from .asv_results import AsvRatios
 from .benchmarks import BenchData, number_or_none
-from ..records.store import RunRecords
+from ..records.store import RunRecords, records_counts
 from .categories import CATEGORY_TABLE, kind_of
 from .console import console_session, rows_from_console
 from .pytest_output import OUTCOMES, PytestRun, operator_of
@@ -148,24 +148,6 @@ def _ratio_stats(values: list[float]) -> dict[str, Any] | None:
         return None
     return {"median": statistics.median(values), "max": max(values), "min": min(values),
             "geomean": math.exp(statistics.fmean(math.log(v) for v in values)) if all(v > 0 for v in values) else None}
-
-
-def records_counts(records: list[dict[str, Any]]) -> dict[str, int]:
-    """What pytest's summary line counts, counted from the records' per-phase statuses (the
-    ``pytest_report_teststatus`` each one kept): an item with a failed call and a failed
-    teardown is one ``failed`` and one ``error``, as pytest counts it."""
-    counts = {o: 0 for o in OUTCOMES}
-    for rec in records:
-        reports = rec.get("reports")
-        if not isinstance(reports, list) or not reports:
-            if rec.get("reported") is not False and rec.get("outcome") in counts:
-                counts[rec["outcome"]] += 1
-            continue
-        for entry in reports:
-            status = entry.get("status") if isinstance(entry, dict) else None
-            if status in counts:
-                counts[status] += 1
-    return counts
 
 
 def _records_incomplete(run: RunRecords, counted: dict[str, int]) -> list[str]:
