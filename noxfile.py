@@ -1,7 +1,8 @@
 """nox sessions (`nox -l` lists them; `nox -s NAME -- ARGS` passes ARGS on).
 
-tests-cpu    the whole pytest suite on the CPU stack (torch 2.13.0 + Aidge 0.10.1 CPU); timings
-             replace results/benchmarks.jsonl when the session ends (default session)
+tests-cpu    the whole pytest suite on the CPU stack (torch 2.13.0 + Aidge 0.10.1 CPU); timings and
+             records replace results/benchmarks.jsonl, records.jsonl, session.json when the session
+             ends (default session), then checks the records against pytest's summary
 tests-cuda   the suites with backend="cuda" on a GPU machine; skips (exit 0) without one
 tests-export-cpp  the operator and model suites with backend="export_cpp" (Aidge's generated C++,
              compiled once per case into a persistent cache; README "Backend export_cpp")
@@ -59,6 +60,8 @@ def tests_cpu(session: nox.Session) -> None:
     install_cpu_stack(session)
     args = session.posargs or ["-n", "auto"]
     session.run("python", "-m", "pytest", *args, env=TEST_ENV)
+    # the session's records (results/records.jsonl) hold every test pytest's summary counted
+    session.run("python", "-m", "interop.records", "check", str(ROOT / "results"))
 
 
 @nox.session(name="tests-export-cpp", python=PYTHON)
