@@ -314,7 +314,8 @@ def main(argv: list[str] | None = None, *, results: Path | None = None, cwd: Pat
     commit = _commit(cwd)
     run_dir = new_run_dir(results, commit)
     env = dict(os.environ, INTEROP_RESULTS_DIR=str(run_dir))
-    env.pop("INTEROP_RECORDS_DIR", None)  # the run's records go into the run's directory
+    env["INTEROP_RECORDS_DIR"] = str(run_dir)  # the run's records go into the run's directory
+    env.pop("PYTEST_CURRENT_TEST", None)  # this run is nobody's nested session
     env.setdefault("OMP_NUM_THREADS", "1")
     started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     backend = backend_of(args, env)

@@ -26,7 +26,7 @@ def _suite(tmp_path: Path, body: str) -> Path:
 def _report_run(project: Path, *args: str, **kwargs) -> subprocess.Popen:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     env.pop("INTEROP_RESULTS_DIR", None)
-    return subprocess.Popen([sys.executable, "-m", "interop.reporting.run", "-p", "no:interop", *args, "test_sample.py"],
+    return subprocess.Popen([sys.executable, "-m", "interop.reporting.run", *args, "test_sample.py"],
                             cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             **kwargs)
 
@@ -47,7 +47,9 @@ def test_a_complete_run_gets_its_directory_and_becomes_latest(tmp_path):
     out, err = proc.communicate(timeout=300)
     assert proc.returncode == 0, err
     (run,) = _runs(project)
-    assert sorted(p.name for p in run.iterdir()) == ["pytest.txt", "report.json", "report.txt", "run.json"]
+    assert sorted(p.name for p in run.iterdir()) == ["pytest.txt", "records.jsonl", "report.json", "report.txt",
+                                                     "run.json", "session.json", "support.html", "support.json",
+                                                     "support.md"]
     assert "pytest: 2 passed" in (run / "report.txt").read_text()
     meta = json.loads((run / "run.json").read_text())
     assert meta["complete"] is True and meta["backend"] == "cpu"
@@ -132,7 +134,7 @@ def test_ctrl_c_during_the_analysis_leaves_no_empty_report(tmp_path, monkeypatch
     monkeypatch.setattr(run, "format_report", interrupted)
     monkeypatch.setenv("PYTHONPATH", str(ROOT))
     with pytest.raises(KeyboardInterrupt):
-        run.main(["-p", "no:interop", "test_sample.py"], results=results, cwd=project)
+        run.main(["test_sample.py"], results=results, cwd=project)
     second = [r for r in _runs(project) if r != first][0]
     assert (second / "pytest.txt").exists()
     assert not (second / "report.txt").exists() and not (second / "report.json").exists()
@@ -168,12 +170,13 @@ def test_the_report_takes_asvs_ratio_of_the_same_commit(tmp_path):
 
 
 OPINFO_FAILING = (
-    "import pytest\n\n"
+    "import pytest\n"
+    "from interop.errors import aidge_error_from\n\n"
     "@pytest.mark.parametrize('case', ['opinfo_unflatten_s1_8_0_4_2', 'opinfo_constant_pad_nd_s28_1x3_float64'])\n"
     "def test_opinfo(case):\n"
     "    n = 16 if 'unflatten' in case else 32\n"
-    "    raise RuntimeError(\"Aidge forward failed (operator Concat, node 'Concat'): Number of elements to copy is \"\n"
-    "                       f'above implementation current capacity ({n}B > 8B)')\n\n"
+    "    raise aidge_error_from(RuntimeError(f'Number of elements to copy is above implementation current '\n"
+    "                                        f'capacity ({n}B > 8B)'), 'forward', node='Concat', operator='Concat')\n\n"
     "def test_opinfo_passes():\n    pass\n")
 
 
@@ -185,7 +188,7 @@ def test_untriaged_opinfo_failures_get_their_proposed_rows(tmp_path):
     (project / "tests" / "test_opinfo.py").write_text(OPINFO_FAILING)
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     env.pop("INTEROP_RESULTS_DIR", None)
-    proc = subprocess.run([sys.executable, "-m", "interop.reporting.run", "-p", "no:interop", "tests/test_opinfo.py"],
+    proc = subprocess.run([sys.executable, "-m", "interop.reporting.run", "tests/test_opinfo.py"],
                           cwd=project, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     (run,) = _runs(project)
