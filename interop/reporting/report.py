@@ -31,6 +31,7 @@ from .categories import CATEGORY_TABLE, kind_of
 from .console import console_session, rows_from_console
 from .pytest_output import OUTCOMES, PytestRun, operator_of
 from .backends import format_backend_matrix
+from .history import format_trend
 from .sources import NOT_AIDGE, attribution_of, per_source, source_of
 
 __all__ = ["build_report", "format_report"]
@@ -420,6 +421,13 @@ def format_report(report: dict[str, Any]) -> str:
         took = f" in {report['duration_s']:.1f}s" if report.get("duration_s") is not None else ""
         add(f"pytest: {line or 'no tests'}{took}{note}")
 
+    trends = report.get("trend") or {}
+    support = report.get("support") or {}
+    for backend, line in (support.get("headlines") or {}).items():
+        trend = trends.get(backend)
+        add(f"support: {trend['headline'] if trend else line} (the matrix: "
+            f"{next((f for f in support.get('files', []) if f.endswith('.html')), 'support.html')})")
+
     if report.get("per_source"):
         add("")
         add("== Per source: cases, passes, findings by category and attribution ==")
@@ -495,6 +503,8 @@ def format_report(report: dict[str, Any]) -> str:
             add(f"  {s['count']:>4}  {_clip(s['reason'], 140)}")
 
     out.extend(format_aidge_files(report.get("aidge_configs") or []))
+    for backend, trend in trends.items():
+        out.extend(format_trend(trend, [r for r in report.get("releases") or [] if backend in r["headline"]]))
     out.extend(format_backend_matrix(report.get("backends")))
 
     bench = report.get("benchmarks")

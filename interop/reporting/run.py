@@ -228,7 +228,7 @@ def _analyse(run_dir: Path, commit: str | None = None, asv_dir: Path | None = No
             runs = load_runs(others)
         except (OSError, UnreadableInput):  # another run's file went away or is unreadable: not this run's
             runs = {}
-        runs.update(mine or {backend: (run_dir.name, run)})
+        runs.update(mine or {backend: (run_dir.name, rows if rows is not None else run)})
         report["backends"] = backend_matrix(runs)
     triage = propose_opinfo_rows(run)
     if triage.rows or triage.left_out:
