@@ -211,6 +211,7 @@ def test_report_counts_support_matrix_trend_and_merged_shards(tmp_path):
     for k in (1, 2):
         assert _run_main(SUBSET, results, env={"INTEROP_SHARD": f"{k}/2"}) == 0
         shard_dirs.append(max((results / "runs").iterdir(), key=lambda p: p.name))
+        assert (shard_dirs[-1] / "records.jsonl").read_text().strip(), f"shard {k}/2 is empty: no merge shown"
     assert _run_main(["--merge", *map(str, shard_dirs)], results) == 0
     merged = max((results / "runs").iterdir(), key=lambda p: p.name)
     assert "-merged-" in merged.name
