@@ -8,8 +8,10 @@ URL selects others, and ``operators.Forward.time_aidge`` has one value per opera
 ``index.json`` and writes ``<html-dir>/cases.html``: per operator (and per model), one row
 per case and one for all its cases, with links to each benchmark's graph with exactly those
 cases selected (``index.html#operators.Forward.time_aidge?p-case='ReLU_rank_2'``, the URL
-form asv's own pages use), forward and backward. It adds an "All cases" entry to the
-navigation bar of ``index.html``. Each case row also links ``pair.html``, which draws torch's and Aidge's
+form asv's own pages use), forward and backward. It adds "All cases" and "Support matrix"
+entries to the navigation bar of ``index.html``; ``support.html`` is the support matrix of the
+latest complete findings run (``results/latest/support.html``, written by ``nox -s report``;
+a page saying there is none yet otherwise). Each case row also links ``pair.html``, which draws torch's and Aidge's
 times of that case on one chart (from asv's own ``graphs/*.json``, no library needed) with a
 table beside: per commit, and per Aidge release where the release matrix ran (one colour
 per benchmark environment). The
@@ -31,6 +33,14 @@ KINDS = (("time_torch", "torch"), ("time_aidge", "aidge"), ("time_bridge", "brid
 SECTIONS = (("operators", "Operators"), ("models", "Models"))
 PHASES = ("Forward", "Backward")
 NAV_ENTRY = '<li id="nav-li-cases"><a href="cases.html">All cases</a></li>'
+NAV_SUPPORT = '<li id="nav-li-support"><a href="support.html">Support matrix</a></li>'
+#: the support matrix of the latest complete findings run (``nox -s report``)
+SUPPORT_SOURCE = ROOT / "results" / "latest" / "support.html"
+NO_SUPPORT_PAGE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>Aidge support matrix</title></head>
+<body><h1>Aidge support matrix</h1><p id="no-run">No complete findings run yet: <code>nox -s report</code>
+writes results/runs/&lt;run&gt;/support.html, then <code>nox -s publish</code> copies it here.</p></body></html>
+"""
 _NAV_ANCHOR = '<li id="nav-li-regressions">'
 
 
@@ -214,15 +224,18 @@ def write_atomically(path: Path, text: str) -> None:
 
 
 def add_nav_entry(page: str) -> str:
-    """``index.html`` with an "All cases" entry before asv's "Regressions" (once)."""
-    if NAV_ENTRY in page or _NAV_ANCHOR not in page:
-        return page
-    return page.replace(_NAV_ANCHOR, NAV_ENTRY + "\n\t" + _NAV_ANCHOR, 1)
+    """``index.html`` with "All cases" and "Support matrix" entries before asv's "Regressions" (once each)."""
+    for entry in (NAV_ENTRY, NAV_SUPPORT):
+        if entry not in page and _NAV_ANCHOR in page:
+            page = page.replace(_NAV_ANCHOR, entry + "\n\t" + _NAV_ANCHOR, 1)
+    return page
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--html-dir", type=Path, default=ROOT / "results" / "html")
+    parser.add_argument("--support", type=Path, default=SUPPORT_SOURCE,
+                        help="the support matrix page to publish (default: results/latest/support.html)")
     args = parser.parse_args(argv)
     index_json = args.html_dir / "index.json"
     if not index_json.exists():
@@ -231,10 +244,15 @@ def main(argv: list[str] | None = None) -> int:
     index = json.loads(index_json.read_text(encoding="utf-8"))
     write_atomically(args.html_dir / "cases.html", render(index))
     write_atomically(args.html_dir / "pair.html", PAIR_PAGE)
+    # the support matrix (one self-contained page) of the latest complete findings run
+    support = args.support.read_text(encoding="utf-8") if args.support.is_file() else NO_SUPPORT_PAGE
+    write_atomically(args.html_dir / "support.html", support)
     page = args.html_dir / "index.html"
     if page.exists():
         write_atomically(page, add_nav_entry(page.read_text(encoding="utf-8")))
     print(f"{args.html_dir / 'cases.html'}: every case, linked from the navigation bar")
+    print(f"{args.html_dir / 'support.html'}: the support matrix "
+          + (f"of {args.support.resolve().parent.name}" if args.support.is_file() else "(no findings run yet)"))
     return 0
 
 

@@ -13,7 +13,8 @@ checks that
 
 1. nothing outside the local server was requested (the site renders offline: ``nox -s
    publish`` copies jQuery, flot... next to it) and no page raised a JavaScript error;
-2. the grid (``index.html``) draws one panel per benchmark and links "All cases";
+2. the grid (``index.html``) draws one panel per benchmark and links "All cases" and "Support
+   matrix", and ``support.html`` draws the matrix (a row per operator, cells with a verdict);
 3. ``cases.html`` links every case of every operator and model of ``index.json``, each
    phase, and every operator and model has its section;
 4. for one case per operator and model (the first), asv's graph page with that case
@@ -91,6 +92,21 @@ def _measured_case(html_dir: Path, index: dict, module: str, phases: dict[str, l
     return phase, _NoData(values[0])
 
 
+def check_support_page(page, base: str) -> str:
+    """``support.html`` draws the matrix (a row per operator, a cell per column) or says that no
+    findings run exists yet."""
+    page.goto(base + "support.html")
+    if page.locator("#no-run").count():
+        return "support.html: no findings run published yet (the page says so)"
+    page.wait_for_selector("#support tbody tr", timeout=30_000)
+    rows = page.locator("#support tbody tr").count()
+    columns = page.locator("#support thead th").count() - 2
+    marked = page.locator("#support td.ok, #support td.bad, #support td.some").count()
+    if rows == 0 or columns <= 0 or marked == 0:
+        raise SiteError(f"support.html: {rows} rows, {columns} columns, {marked} cells with a verdict")
+    return f"support.html: {rows} operators x {columns} columns, {marked} cells with a verdict"
+
+
 def check(html_dir: Path, chromium: str, sample: int) -> list[str]:
     from playwright.sync_api import sync_playwright
 
@@ -122,7 +138,10 @@ def check(html_dir: Path, chromium: str, sample: int) -> list[str]:
             raise SiteError(f"index.html: {panels} grid panels for {expected} benchmarks")
         if page.locator('a[href="cases.html"]').count() != 1:
             raise SiteError("index.html: no 'All cases' entry in the navigation bar")
-        done.append(f"grid: {panels} panels for {expected} benchmarks, 'All cases' linked")
+        if page.locator('a[href="support.html"]').count() != 1:
+            raise SiteError("index.html: no 'Support matrix' entry in the navigation bar")
+        done.append(f"grid: {panels} panels for {expected} benchmarks, 'All cases' and 'Support matrix' linked")
+        done.append(check_support_page(page, base))
 
         page.goto(base + "cases.html")
         hrefs = set(page.eval_on_selector_all("a", "els => els.map(e => e.getAttribute('href'))"))
