@@ -14,6 +14,9 @@ cuda-recipe  resolve the CUDA environment (pip --dry-run) on any machine
 bench        asv machine --yes, then asv run on HEAD: every benchmark, in asv's own environment
 bench-quick  CI smoke: asv check + one quick sample of a small subset, in the session's environment
 bench-matrix HEAD against several Aidge releases (one asv environment per release)
+release-matrix  the operator and model suites against each Aidge release as findings runs: each
+             appends its lines to results/history.jsonl, and the report shows what changed from one
+             release to the next (-s "release-matrix(aidge='0.10.0.post3')" for one)
 bench-export-cpp  HEAD on backend export_cpp in an asv environment of its own (the site's export_cpp
              lines beside cpu's)
 noise-floor  the same commit benchmarked twice on a subset: run-to-run ratios per benchmark kind
@@ -180,6 +183,29 @@ def bench_quick(session: nox.Session) -> None:
     session.run("asv", "check", "-E", existing, env=TEST_ENV)
     session.run("asv", "run", "-E", existing, "--quick", "--show-stderr", "--bench",
                 *(session.posargs or [BENCH_QUICK]), env=TEST_ENV)
+
+
+#: the Aidge releases of the findings matrix (benchmarks/aidge_matrix.py has the same for asv)
+AIDGE_RELEASES = ("0.9.1.post2", "0.10.0.post3", "0.10.1")
+AIDGE_CPU_PACKAGES = ("aidge-core", "aidge-backend-cpu", "aidge-onnx", "aidge-learning")
+
+
+@nox.session(name="release-matrix", python=PYTHON)
+@nox.parametrize("aidge", AIDGE_RELEASES)
+def release_matrix(session: nox.Session, aidge: str) -> None:
+    """The operator and model suites against one Aidge release (torch 2.13.0 and everything else
+    as tests-cpu), as a findings run: results/runs/<run>/ and a line per release in
+    results/history.jsonl; the report's trend section compares each release with the one before."""
+    constraints = Path(session.create_tmp()) / "constraints-release.txt"
+    constraints.write_text("torch==2.13.0\n" + "".join(f"{p}=={aidge}\n" for p in AIDGE_CPU_PACKAGES))
+    session.install("-c", str(constraints), "torch==2.13.0", *(f"{p}=={aidge}" for p in AIDGE_CPU_PACKAGES),
+                    "onnx", "numpy", "typing_extensions")
+    session.install("-c", str(constraints), "-r", str(REQ / "test.txt"))
+    # the 0.10.1 tools read Aidge's configurations and generate C++; they are not under test here
+    session.install("--no-deps", "aidge-benchmark==0.10.1", "aidge-export-cpp==0.10.1")
+    session.install("--no-deps", "-e", str(ROOT))
+    args = session.posargs or ["-n", "auto", "tests/test_operators.py", "tests/test_models.py"]
+    session.run("python", "-m", "interop.reporting.run", *args, env=TEST_ENV)
 
 
 @nox.session(name="bench-matrix", python=PYTHON)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import os
 
-__all__ = ["env_number", "env_flag"]
+__all__ = ["env_number", "env_flag", "env_shard"]
 
 
 def env_number(name: str, default: float, *, kind: type = float, minimum: float | None = None,
@@ -53,3 +53,17 @@ def env_flag(name: str, default: bool) -> bool:
     if raw in _FALSE:
         return False
     raise ValueError(f"environment variable {name}={raw!r}: expected one of {', '.join(_TRUE + _FALSE)}")
+
+
+def env_shard(name: str) -> tuple[int, int] | None:
+    """``$name`` as ``K/N`` with ``1 <= K <= N`` (``(K, N)``; None when unset or empty); anything
+    else is a ``ValueError`` naming the variable."""
+    import re
+
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return None
+    m = re.fullmatch(r"(\d{1,6})/(\d{1,6})", raw)
+    if not m or not 1 <= int(m[1]) <= int(m[2]):
+        raise ValueError(f"environment variable {name}={raw!r}: expected K/N with 1 <= K <= N (e.g. 2/4)")
+    return int(m[1]), int(m[2])

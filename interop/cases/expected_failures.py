@@ -431,19 +431,7 @@ def phase_of(exc: BaseException) -> str | None:
     """The phase a failure happened in: an AidgeError's own, or the part of the
     equivalence check an EquivalenceError names (output/loss: forward, gradients: backward,
     weights after the step: step)."""
-    phase = getattr(exc, "phase", None)
-    if phase:
-        return phase
-    what = getattr(exc, "what", None)
-    if what is None:
-        return None
-    if what.startswith("weights after"):
-        return "step"
-    if what.startswith(("input grad", "grad")):
-        return "backward"
-    if what.startswith(("output", "loss")):
-        return "forward"
-    return None
+    return getattr(exc, "phase", None) or None  # EquivalenceError decides its own from what differs
 
 
 #: what a memory-unsafe defect may end as (:attr:`ExpectedFailure.memory_unsafe`)

@@ -124,13 +124,9 @@ def sample_cap() -> int | None:
 
 def shard() -> tuple[int, int] | None:
     """``(k, n)`` from ``$INTEROP_OPINFO_SHARD`` (``K/N``, 1 <= K <= N), None when unset."""
-    raw = os.environ.get(SHARD_ENV, "").strip()
-    if not raw:
-        return None
-    m = re.fullmatch(r"(\d+)/(\d+)", raw)
-    if not m or not 1 <= int(m[1]) <= int(m[2]):
-        raise ValueError(f"environment variable {SHARD_ENV}={raw!r}: expected K/N with 1 <= K <= N (e.g. 3/20)")
-    return int(m[1]), int(m[2])
+    from ..env import env_shard
+
+    return env_shard(SHARD_ENV)
 
 
 def in_shard(case_id: str, selected: tuple[int, int] | None) -> bool:

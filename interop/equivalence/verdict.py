@@ -390,15 +390,15 @@ def verdict_from(exc: BaseException) -> Verdict:
     first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
     phase = getattr(exc, "phase", None)
     if isinstance(exc, AidgeCrash):
-        category = categorize(text)[0]
+        category = exc.category  # decided by the crash itself (crash, hang, killed from outside)
         # a process that dies inside torch.onnx.export died in torch's code, not Aidge's
-        who = "export" if phase == "export" else "aidge"
+        who = "export" if phase == "export" else ("unknown" if category == "killed" else "aidge")
         return Verdict("crash", category, who, phase, summary=f"{category}: {first}", message=text,
                        signal=getattr(exc, "signal", None))
     if isinstance(exc, EquivalenceError):
-        category = categorize(None, text)[0]
+        category = exc.category  # decided from what differs and the comparator's figures
         attribution = getattr(exc, "attribution", "unknown")
-        phase = "backward" if exc.what.startswith("input grad") else "forward"
+        phase = exc.phase or "forward"
         mismatch = getattr(exc, "mismatch", None)
         figures = ""
         if mismatch and mismatch.get("n_mismatched") is not None:
@@ -406,7 +406,7 @@ def verdict_from(exc: BaseException) -> Verdict:
                        f"{mismatch['max_abs']:.3g})")
         return Verdict("fail", category, attribution, phase, mismatch=mismatch, message=text,
                        summary=f"{category} [{attribution}] {exc.what} at call {exc.epoch}{figures}")
-    category = categorize(f"{type(exc).__name__}: {text}")[0]
+    category = getattr(exc, "category", None) or categorize(f"{type(exc).__name__}: {text}")[0]
     attribution = "export" if category.startswith("export_error") else "aidge"
     if category == "unknown" or category.startswith("not_comparable"):
         attribution = "unknown"  # no verdict on anybody

@@ -10,28 +10,18 @@ report and one support matrix.
 """
 from __future__ import annotations
 
-import os
-import re
 import hashlib
 
-__all__ = ["SHARD_ENV", "parse_shard", "shard_from_env", "shard_of"]
+from ..env import env_shard
+
+__all__ = ["SHARD_ENV", "shard_from_env", "shard_of"]
 
 SHARD_ENV = "INTEROP_SHARD"
 
 
-def parse_shard(raw: str, source: str = SHARD_ENV) -> tuple[int, int] | None:
-    """``"K/N"`` -> ``(K, N)``; empty -> None; anything else: a ValueError naming ``source``."""
-    raw = (raw or "").strip()
-    if not raw:
-        return None
-    m = re.fullmatch(r"(\d{1,6})/(\d{1,6})", raw)
-    if not m or not 1 <= int(m[1]) <= int(m[2]):
-        raise ValueError(f"{source}={raw!r}: expected K/N with 1 <= K <= N (e.g. 2/4)")
-    return int(m[1]), int(m[2])
-
-
 def shard_from_env() -> tuple[int, int] | None:
-    return parse_shard(os.environ.get(SHARD_ENV, ""), f"environment variable {SHARD_ENV}")
+    """``(K, N)`` of ``$INTEROP_SHARD``, None when unset; a ValueError naming it when malformed."""
+    return env_shard(SHARD_ENV)
 
 
 def shard_of(nodeid: str, n: int) -> int:

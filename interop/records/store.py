@@ -26,7 +26,7 @@ import os
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..reading import UnsafeInputError, loads_json
+from ..reading import json_lines
 
 __all__ = ["RECORDS_FILE", "SESSION_FILE", "PARTS_DIR", "SCHEMA", "PartWriter", "combine", "load_run", "RunRecords",
            "write_atomically", "now", "records_counts", "check_counts", "COUNTED_OUTCOMES"]
@@ -93,17 +93,7 @@ def _read_lines(path: Path, problems: list[str]) -> Iterable[dict[str, Any]]:
     except OSError as exc:
         problems.append(f"{path}: unreadable ({exc.strerror or exc})")
         return
-    for number, raw in enumerate(text.splitlines(), 1):
-        if not raw.strip():
-            continue
-        try:
-            obj = loads_json(raw, f"{path}:{number}")
-        except json.JSONDecodeError as exc:
-            problems.append(f"{path}:{number}: not valid JSON ({exc.msg} at column {exc.colno})")
-            continue
-        except UnsafeInputError as exc:
-            problems.append(str(exc))
-            continue
+    for number, obj in json_lines(text, str(path), problems):
         if not isinstance(obj, dict) or not isinstance(obj.get("nodeid"), str):
             problems.append(f"{path}:{number}: not a record (a JSON object with a 'nodeid')")
             continue

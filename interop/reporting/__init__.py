@@ -1,16 +1,26 @@
-"""Results analysis: what ``analyze_results.py`` and ``nox -s report`` print.
+"""Results analysis: what ``nox -s report`` and ``analyze_results.py`` print.
 
-- :mod:`~interop.reporting.categories`: the failure categories (emoji, kind, meaning) and
-  :func:`categorize`, which tells a failure's category from its message
-- :mod:`~interop.reporting.pytest_output`: pytest's console output -> :class:`PytestRun`
+A run of the suite writes records (:mod:`interop.records`); everything here reads them:
+
+- :mod:`~interop.reporting.report`: :func:`build_report` (a JSON-able dict) and
+  :func:`format_report` (its text), from a run's records
+- :mod:`~interop.reporting.support`: the support matrix (``support.json`` / ``.md`` / ``.html``)
+- :mod:`~interop.reporting.history`: the trend (``results/history.jsonl``), run to run and
+  Aidge release to release
+- :mod:`~interop.reporting.run`: ``python -m interop.reporting.run [pytest args]`` and
+  ``--merge DIR...``, one findings run in a directory of its own (not imported here)
 - :mod:`~interop.reporting.benchmarks`: ModelTester's benchmark JSONL -> :class:`BenchData`
 - :mod:`~interop.reporting.asv_results`: asv's Aidge/torch ratios of one commit ->
   :class:`AsvRatios` (the report's figure for the cases asv benchmarked)
+- :mod:`~interop.reporting.triage`: proposed table rows for untriaged OpInfo failures
+
+Text, for what has no records (``analyze_results.py``'s documented job: a saved pytest output):
+
+- :mod:`~interop.reporting.categories`: the failure categories (emoji, kind, meaning) and
+  :func:`categorize`, which tells a failure's category from its message
+- :mod:`~interop.reporting.pytest_output`: pytest's console output -> :class:`PytestRun`;
+  :mod:`~interop.reporting.console`: its results as rows of the records' shape
 - :mod:`~interop.reporting.inputs`: :func:`read_text`, :class:`UnreadableInput`
-- :mod:`~interop.reporting.report`: :func:`build_report` (a JSON-able dict) and
-  :func:`format_report` (its text)
-- :mod:`~interop.reporting.run`: ``python -m interop.reporting.run [pytest args]``, one
-  findings run in a directory of its own (not imported here)
 """
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ import json
 import math
 from typing import Any
 
-from ..reading import UnsafeInputError, loads_json
+from ..reading import json_lines
 from .inputs import UnreadableInput
 
 __all__ = ["BenchData", "parse_benchmarks"]
@@ -77,18 +77,8 @@ def parse_benchmarks(text: str, source: str = "<bench>") -> BenchData:
     problems: list[str] = []
     superseded = 0
     nonblank = 0
-    for number, raw in enumerate(text.splitlines(), 1):
-        if not raw.strip():
-            continue
-        nonblank += 1
-        try:
-            record = loads_json(raw, f"{source}:{number}")
-        except json.JSONDecodeError as exc:
-            problems.append(f"{source}:{number}: not valid JSON ({exc.msg} at column {exc.colno})")
-            continue
-        except UnsafeInputError as exc:  # nested too deeply, a 5,000-digit number
-            problems.append(str(exc))
-            continue
+    nonblank = sum(1 for raw in text.splitlines() if raw.strip())
+    for number, record in json_lines(text, source, problems):
         if not isinstance(record, dict):
             problems.append(f"{source}:{number}: not a JSON object")
             continue

@@ -17,7 +17,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from ..reading import UnsafeInputError, loads_json
+from ..reading import json_lines
 
 __all__ = ["HISTORY_FILE", "history_entry", "load_history", "append_history", "previous_entry", "compare",
            "release_changes", "format_trend"]
@@ -45,9 +45,10 @@ def history_entry(run: str, session: dict[str, Any], matrix: dict[str, Any], com
     status = matrix["operators"].get(backend, {})
     ran = [op for op, e in status.items() if e["forward"] is not None]
     versions = session.get("versions") or {}
+    cases = sum(cell["total"] for cell in matrix["cells"] if cell["backend"] == backend and cell["phase"] == "forward")
     return {"run": run, "commit": commit, "date": session.get("finished") or session.get("combined"),
             "backend": backend, "aidge": versions.get("aidge_core"), "torch": versions.get("torch"),
-            "shard": session.get("shard"), "operators_total": len(ran),
+            "shard": session.get("shard"), "cases": cases, "operators_total": len(ran),
             "operators_passing": sum(1 for op in ran if status[op]["passes"]),
             "passing": sorted(op for op in ran if status[op]["passes"]),
             "operators": {op: dict(e, categories=dict(sorted(e["categories"].items())))
@@ -60,17 +61,7 @@ def load_history(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
     path = Path(path)
     if not path.exists():
         return entries, problems
-    for number, raw in enumerate(path.read_text(errors="replace").splitlines(), 1):
-        if not raw.strip():
-            continue
-        try:
-            obj = loads_json(raw, f"{path}:{number}")
-        except json.JSONDecodeError as exc:
-            problems.append(f"{path}:{number}: not valid JSON ({exc.msg})")
-            continue
-        except UnsafeInputError as exc:
-            problems.append(str(exc))
-            continue
+    for number, obj in json_lines(path.read_text(errors="replace"), str(path), problems):
         if not isinstance(obj, dict) or not isinstance(obj.get("operators"), dict) or not obj.get("backend"):
             problems.append(f"{path}:{number}: not a history line (backend, operators)")
             continue
@@ -85,10 +76,12 @@ def append_history(path: Path, entry: dict[str, Any]) -> None:
 
 
 def previous_entry(entries: list[dict[str, Any]], backend: str, *, before_run: str | None = None,
-                   shard: Any = None) -> dict[str, Any] | None:
-    """The last line of ``backend`` (and the same shard) other than ``before_run``'s."""
+                   shard: Any = None, aidge: Any = None) -> dict[str, Any] | None:
+    """The last line of ``backend``, the same shard and the same Aidge release, other than
+    ``before_run``'s (another release is :func:`release_changes`' comparison)."""
     for entry in reversed(entries):
-        if entry.get("backend") == backend and entry.get("run") != before_run and entry.get("shard") == shard:
+        if (entry.get("backend") == backend and entry.get("run") != before_run and entry.get("shard") == shard
+                and (aidge is None or entry.get("aidge") in (None, aidge))):
             return entry
     return None
 
@@ -117,7 +110,11 @@ def compare(previous: dict[str, Any] | None, current: dict[str, Any]) -> dict[st
             changes.append({"operator": op, "before": a, "after": b})
     delta = current["operators_passing"] - int(previous.get("operators_passing") or 0)
     since = (previous.get("commit") or previous.get("run") or "?")[:8]
-    return {"headline": f"{head}, {delta:+d} since {since}", "since": previous.get("run"),
+    unlike = None
+    if previous.get("cases") is not None and previous.get("cases") != current.get("cases"):
+        unlike = (f"the previous run held {previous['cases']} case(s), this one {current.get('cases')}: "
+                  "not the same selection, compare with care")
+    return {"headline": f"{head}, {delta:+d} since {since}", "since": previous.get("run"), "unlike": unlike,
             "since_commit": previous.get("commit"), "newly_passing": newly_passing, "newly_failing": newly_failing,
             "new_operators": sorted(set(now) - set(before)), "gone_operators": sorted(set(before) - set(now)),
             "category_changes": changes}
@@ -148,7 +145,11 @@ def format_trend(trend: dict[str, Any] | None, releases: list[dict[str, Any]] = 
     if trend:
         out.append(f"  {trend['headline']}")
         if trend.get("since") is None:
-            out.append("  (no earlier complete run of this backend in results/history.jsonl)")
+            out.append("  (no earlier complete run of this backend, shard and Aidge release in results/history.jsonl)")
+        else:
+            out.append(f"  compared with run {trend['since']}")
+        if trend.get("unlike"):
+            out.append(f"  ⚠️ {trend['unlike']}")
         for key, label in (("newly_passing", "newly passing"), ("newly_failing", "NEWLY FAILING"),
                            ("new_operators", "new"), ("gone_operators", "gone")):
             if trend.get(key):

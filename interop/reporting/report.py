@@ -19,7 +19,6 @@ Nothing here prints or writes files.
 from __future__ import annotations
 
 import math
-import re
 import statistics
 from typing import Any, Iterable
 
@@ -35,9 +34,6 @@ from .history import format_trend
 from .sources import NOT_AIDGE, attribution_of, per_source, source_of
 
 __all__ = ["build_report", "format_report"]
-
-_CASE_PREFIX = re.compile(r"^aidge\.\S+: ")
-
 
 def _detail(row: dict[str, Any]) -> str | None:
     """The comparator's figures of a record (count, worst element, tolerances), else the
@@ -296,8 +292,10 @@ def _skips(rows: list[dict[str, Any]], skip_lines: list[dict[str, Any]] | None) 
     else:
         for r in rows:
             if r["outcome"] == "skipped":
-                # an Aidge config's skip names its case: one line per reason
-                reason = _CASE_PREFIX.sub("", r.get("skip_reason") or "(no reason shown)")
+                # an Aidge config's skip names its case ("<case id>: why"): one line per reason
+                reason = r.get("skip_reason") or "(no reason shown)"
+                case = r.get("case") or ""
+                reason = reason[len(case) + 2:] if case and reason.startswith(f"{case}: ") else reason
                 reasons[reason] = reasons.get(reason, 0) + 1
     return [{"reason": k, "count": v} for k, v in sorted(reasons.items(), key=lambda kv: -kv[1])]
 

@@ -170,7 +170,7 @@ def _trend(results: Path, run_dir: Path, run: RunRecords, matrix: dict, commit: 
     for backend in matrix["operators"]:
         entry = history_entry(run_dir.name, run.session, matrix, commit, backend)
         trends[backend] = compare(previous_entry(entries, backend, before_run=run_dir.name,
-                                                 shard=entry["shard"]), entry)
+                                                 shard=entry["shard"], aidge=entry["aidge"]), entry)
         if append:
             append_history(path, entry)
             entries.append(entry)
