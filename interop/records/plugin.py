@@ -51,10 +51,12 @@ def records_directory(config: pytest.Config) -> Path | None:
     explicit = config.getoption("--records", default=None)
     if explicit:
         return None if explicit == "none" else Path(explicit)
+    if os.environ.get("PYTEST_CURRENT_TEST"):
+        # started from inside another session's test (pytester): the variables below are the
+        # outer session's, and its records are not this session's to write
+        return None
     if os.environ.get(RECORDS_ENV):
         return Path(os.environ[RECORDS_ENV])
-    if os.environ.get("PYTEST_CURRENT_TEST"):  # started from inside another session's test
-        return None
     results = os.environ.get("INTEROP_RESULTS_DIR")
     return Path(results) if results else None
 

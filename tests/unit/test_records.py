@@ -245,11 +245,13 @@ def test_shards_are_disjoint_stable_and_cover_every_source(pytester):
 
 def test_a_session_inside_another_sessions_test_writes_no_records_unless_told(pytester, monkeypatch, tmp_path):
     # the outer session's INTEROP_RESULTS_DIR must not collect an inner session's records
+    # (nox -s report sets INTEROP_RECORDS_DIR for its session: its unit tests' inner sessions
+    # wrote their records into the run's directory, found by a full run)
     monkeypatch.setenv("INTEROP_RESULTS_DIR", str(tmp_path / "outer"))
-    monkeypatch.delenv("INTEROP_RECORDS_DIR", raising=False)
+    monkeypatch.setenv("INTEROP_RECORDS_DIR", str(tmp_path / "outer-records"))
     pytester.makepyfile(test_inner="def test_inner():\n    pass\n")
     pytester.runpytest_subprocess("-p", "no:cacheprovider")
-    assert not (tmp_path / "outer").exists()
+    assert not (tmp_path / "outer").exists() and not (tmp_path / "outer-records").exists()
 
 
 def test_an_interrupted_plain_session_leaves_the_published_files_untouched(tmp_path):
