@@ -244,7 +244,20 @@ class RecordsPlugin:
         state = self._state.pop(nodeid, None)
         if state is None:
             return
-        self._write(self._record(nodeid, state))
+        try:
+            record = self._record(nodeid, state)
+        except Exception as exc:  # a record that says what went wrong, never a session that dies
+            record = {"schema": SCHEMA, "event": "record", "nodeid": nodeid, **state.get("fields", {}),
+                      "outcome": next((r["status"] for r in state["reports"] if r["status"] not in ("", "passed")),
+                                      "passed"), "reports": state["reports"], "reported": True,
+                      "record_error": f"{type(exc).__name__}: {exc}", "time": now(), "worker": self.worker,
+                      "pid": os.getpid()}
+        try:
+            self._write(record)
+        except (TypeError, ValueError) as exc:
+            self._write({"schema": SCHEMA, "event": "record", "nodeid": nodeid, "outcome": record.get("outcome"),
+                         "reports": state["reports"], "reported": True, "time": now(), "worker": self.worker,
+                         "pid": os.getpid(), "record_error": f"the record could not be written: {exc}"})
 
     def _record(self, nodeid: str, state: dict[str, Any]) -> dict[str, Any]:
         from ..equivalence.tester import replay_command

@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import json
+import math
 import os
 from pathlib import Path
 from typing import Any, Iterable
@@ -51,6 +52,18 @@ def write_atomically(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+def json_safe(value: Any) -> Any:
+    """``value`` with every non-finite float as the string ``"nan"`` / ``"inf"`` / ``"-inf"`` (a
+    mismatch's worst element can be NaN; strict JSON has no NaN), tuples as lists."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else repr(value)
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    return value
+
+
 class PartWriter:
     """One process's part file: each :meth:`write` is one ``os.write`` of one JSON line on an
     ``O_APPEND`` descriptor (whole lines even when the process is killed right after)."""
@@ -62,7 +75,7 @@ class PartWriter:
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 
     def write(self, obj: dict[str, Any]) -> None:
-        data = (json.dumps(obj, sort_keys=True, default=str, allow_nan=False) + "\n").encode()
+        data = (json.dumps(json_safe(obj), sort_keys=True, default=str, allow_nan=False) + "\n").encode()
         view = memoryview(data)
         while view:
             view = view[os.write(self._fd, view):]

@@ -285,3 +285,28 @@ def test_check_says_when_records_and_pytests_summary_disagree(tmp_path, capsys):
     assert "passed: 1 recorded, 2 in pytest's summary" in capsys.readouterr().out
     (tmp_path / "session.json").write_text(json.dumps({"complete": True, "pytest_counts": {"passed": 1}}))
     assert main(["check", str(tmp_path)]) == 0
+
+
+def test_a_record_with_nan_figures_is_written_and_the_session_goes_on(pytester):
+    # found by a full run: a mismatch whose worst element is NaN made the record unwritable
+    # (strict JSON has no NaN) and the worker died with an INTERNALERROR
+    pytester.makepyfile(test_nan=textwrap.dedent("""
+        from interop.equivalence.tester import EquivalenceError
+
+        def test_nan_mismatch():
+            raise EquivalenceError("output differs", test="t", epoch=0, what="output", seed=1,
+                                   mismatch={"path": "output", "n_mismatched": 1, "n_total": 4,
+                                             "max_abs": float("nan"), "max_rel": float("inf"),
+                                             "worst_index": (0,), "worst_actual": float("nan"),
+                                             "worst_expected": 1.0, "rtol": 1e-5, "atol": 1e-6})
+
+        def test_after():
+            pass
+    """))
+    out = pytester.path / "records"
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", "--records", str(out))
+    assert result.ret == 1 and "INTERNALERROR" not in result.stdout.str()
+    recs = _records(out)
+    assert recs["test_nan_mismatch"]["mismatch"]["max_abs"] == "nan"
+    assert recs["test_nan_mismatch"]["category"] == "outputs_differ" and recs["test_after"]["outcome"] == "passed"
+    assert load_run(out).complete
