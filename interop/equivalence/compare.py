@@ -41,6 +41,7 @@ import numpy as np
 from .tolerance import _dtype_name, default_tolerances
 
 __all__ = [
+    "mismatch_figures",
     "Mismatch",
     "default_tolerances",
     "compare_tensors",
@@ -169,6 +170,22 @@ class Mismatch:
 
     def __str__(self) -> str:
         return self.message
+
+
+def mismatch_figures(mismatch) -> dict:
+    """The comparator's figures of one :class:`~interop.equivalence.compare.Mismatch`, as JSON
+    values: where, how many elements, the worst one and the tolerances."""
+    def plain(value):
+        try:
+            return value.item() if hasattr(value, "item") else value
+        except (ValueError, TypeError):
+            return repr(value)
+
+    return {"path": mismatch.path, "n_mismatched": mismatch.n_mismatched, "n_total": mismatch.n_total,
+            "max_abs": plain(mismatch.max_abs), "max_rel": plain(mismatch.max_rel),
+            "worst_index": list(mismatch.worst_index) if mismatch.worst_index is not None else None,
+            "worst_actual": plain(mismatch.worst_actual), "worst_expected": plain(mismatch.worst_expected),
+            "rtol": mismatch.rtol, "atol": mismatch.atol}
 
 
 # --------------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ import torch
 from ..env import env_number  # noqa: F401  (re-exported: interop.equivalence.tester.env_number)
 from . import timing
 from .benchlog import RESULTS_ENV, append_jsonl, resolve_log_path  # noqa: F401  (re-exported)
+from .compare import mismatch_figures
 from .outputs import compare_outputs
 from .tolerance import tolerance_for
 
@@ -78,22 +79,6 @@ class EquivalenceError(AssertionError):
         if what.startswith(("input grad", "grad")):
             return "gradients_differ"
         return "output_shape_differs" if shape else "outputs_differ"
-
-
-def mismatch_figures(mismatch) -> dict:
-    """The comparator's figures of one :class:`~interop.equivalence.compare.Mismatch`, as JSON
-    values: where, how many elements, the worst one and the tolerances."""
-    def plain(value):
-        try:
-            return value.item() if hasattr(value, "item") else value
-        except (ValueError, TypeError):
-            return repr(value)
-
-    return {"path": mismatch.path, "n_mismatched": mismatch.n_mismatched, "n_total": mismatch.n_total,
-            "max_abs": plain(mismatch.max_abs), "max_rel": plain(mismatch.max_rel),
-            "worst_index": list(mismatch.worst_index) if mismatch.worst_index is not None else None,
-            "worst_actual": plain(mismatch.worst_actual), "worst_expected": plain(mismatch.worst_expected),
-            "rtol": mismatch.rtol, "atol": mismatch.atol}
 
 
 #: what a replay needs beyond the seed, filled by the pytest plugin: the rootdir pytest ran in

@@ -166,7 +166,7 @@ def _fail(name: str, call: int, what: str, mismatches, attribution: str, why: st
     detail = "\n".join(m.message for m in mismatches)
     message = (f"[{name}, call {call}] {what} differs between model1 (torch) and model2 (AidgeModule) "
                f"[seed {_SEED}]\n{detail}\nattribution: {attribution} ({why})")
-    from .tester import mismatch_figures
+    from .compare import mismatch_figures
 
     exc = EquivalenceError(message, test=name, epoch=call, what=what, seed=_SEED,
                            mismatch=mismatch_figures(mismatches[0]))

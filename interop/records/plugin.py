@@ -38,6 +38,12 @@ __all__ = ["RecordsPlugin", "records_directory", "case_fields", "torch_op_of"]
 
 RECORDS_ENV = "INTEROP_RECORDS_DIR"
 _WORKER_KEY = "interop_records_dir"
+_SESSION_KEY = "interop_records_session"
+#: set by a records session's main process for what it starts: a pytest session that finds it
+#: (pytester's inner sessions, in-process or not) is nested, and writes records only when given
+#: ``--records`` (``PYTEST_CURRENT_TEST`` alone misses an in-process inner session started after
+#: another one in the same test: pytest removes the variable at each test's end)
+SESSION_ENV = "INTEROP_RECORDS_SESSION"
 #: pytest's summary words (the terminal reporter's stats keys) a session's counts keep
 COUNTED = ("passed", "failed", "error", "skipped", "xfailed", "xpassed", "deselected")
 
@@ -51,7 +57,7 @@ def records_directory(config: pytest.Config) -> Path | None:
     explicit = config.getoption("--records", default=None)
     if explicit:
         return None if explicit == "none" else Path(explicit)
-    if os.environ.get("PYTEST_CURRENT_TEST"):
+    if os.environ.get("PYTEST_CURRENT_TEST") or os.environ.get(SESSION_ENV):
         # started from inside another session's test (pytester): the variables below are the
         # outer session's, and its records are not this session's to write
         return None
@@ -153,6 +159,12 @@ class RecordsPlugin:
         self.directory = directory
         workerinput = getattr(config, "workerinput", None)
         self.worker = workerinput.get("workerid", "gw?") if workerinput is not None else "main"
+        self.session_id = (workerinput.get(_SESSION_KEY) if workerinput is not None else None) \
+            or f"{os.getpid()}-{now().replace(':', '').replace('+', '_')}"
+        self._marked = False
+        if workerinput is None and directory is not None and not os.environ.get(SESSION_ENV):
+            os.environ[SESSION_ENV] = self.session_id  # what this session starts is nested
+            self._marked = True
         self.is_controller = False
         self._writer: PartWriter | None = None
         self._state: dict[str, dict[str, Any]] = {}
@@ -163,7 +175,7 @@ class RecordsPlugin:
         if self.directory is None:  # registered for the shard alone
             return
         if self._writer is None:
-            self._writer = PartWriter(self.directory, self.worker)
+            self._writer = PartWriter(self.directory, self.worker, self.session_id)
         self._writer.write(obj)
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -174,6 +186,7 @@ class RecordsPlugin:
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node) -> None:
         node.workerinput[_WORKER_KEY] = str(self.directory) if self.directory is not None else ""
+        node.workerinput[_SESSION_KEY] = self.session_id
 
     # -- collection: shards -----------------------------------------------------------------
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list) -> None:
@@ -312,6 +325,8 @@ class RecordsPlugin:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus) -> None:
         if self._writer is not None:
             self._writer.close()
+        if self._marked and os.environ.get(SESSION_ENV) == self.session_id:
+            del os.environ[SESSION_ENV]
         if getattr(self.config, "workerinput", None) is not None or self.directory is None:
             return  # a worker: the controller combines
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
@@ -338,7 +353,7 @@ class RecordsPlugin:
                 versions[dist] = md.version(dist)
             except md.PackageNotFoundError:
                 pass
-        combine(self.directory, {
+        combine(self.directory, session_id=self.session_id, session={
             "schema": SCHEMA, "started": self.started, "finished": now(), "exitstatus": code,
             "interrupted": interrupted, "complete": complete, "ended": why or "ran to its end",
             "pytest_counts": counts, "collected": getattr(session, "testscollected", None),

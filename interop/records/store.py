@@ -3,9 +3,12 @@
 A run directory (``results/runs/<run>/`` of ``nox -s report``, the staging directory of a plain
 pytest session) holds:
 
-- ``records.d/<worker>-<pid>.jsonl`` while the run goes: one file per process that runs tests
-  (each xdist worker, the controller, a plain session), appended one line at a time with a
-  single ``O_APPEND`` write (a process killed mid-run leaves whole lines). A ``start`` line
+- ``records.d/<session>/<worker>-<pid>.jsonl`` while the run goes: one folder per session (its
+  main process's pid and start time), one file per process that runs tests (each xdist
+  worker, the controller, a plain session), appended one line at a time with a single
+  ``O_APPEND`` write (a process killed mid-run leaves whole lines). A session combines and
+  removes its own folder only: two sessions given one directory never destroy each other's
+  parts (measured: the unit tests' inner sessions did, in a full run). A ``start`` line
   precedes each test, its record follows it.
 - ``records.jsonl`` and ``session.json`` when it ends (:func:`combine`): every record, the
   last one per test, sorted by node id, and what the session says of itself (pytest's own
@@ -68,8 +71,8 @@ class PartWriter:
     """One process's part file: each :meth:`write` is one ``os.write`` of one JSON line on an
     ``O_APPEND`` descriptor (whole lines even when the process is killed right after)."""
 
-    def __init__(self, directory: Path, name: str):
-        parts = Path(directory) / PARTS_DIR
+    def __init__(self, directory: Path, name: str, session: str = "session"):
+        parts = Path(directory) / PARTS_DIR / session
         parts.mkdir(parents=True, exist_ok=True)
         self.path = parts / f"{name}-{os.getpid()}.jsonl"
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
@@ -147,10 +150,21 @@ def _lost(nodeid: str, start: dict[str, Any]) -> dict[str, Any]:
             "time": start.get("time")}
 
 
-def combine(directory: Path, session: dict[str, Any] | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def _part_files(directory: Path, session_id: str | None) -> list[Path]:
+    parts = directory / PARTS_DIR
+    if not parts.is_dir():
+        return []
+    if session_id is not None:
+        return sorted((parts / session_id).glob("*.jsonl"))
+    return sorted(parts.glob("*/*.jsonl")) + sorted(parts.glob("*.jsonl"))
+
+
+def combine(directory: Path, session: dict[str, Any] | None = None,
+            session_id: str | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Combine the parts of ``directory`` into ``records.jsonl`` + ``session.json`` (atomically;
     the parts are removed after). ``session``: what the session knows of itself (None when
-    the session died and someone else combines: it is then incomplete). Returns both."""
+    the session died and someone else combines: it is then incomplete). ``session_id``: combine
+    that session's parts only (None: every part left in the directory). Returns both."""
     directory = Path(directory)
     problems: list[str] = []
     records: dict[str, dict[str, Any]] = {}
@@ -159,7 +173,7 @@ def combine(directory: Path, session: dict[str, Any] | None = None) -> tuple[lis
     if previous.exists():  # combined already (a second call): keep what is there
         for rec in _read_lines(previous, problems):
             records[rec["nodeid"]] = rec
-    parts = sorted((directory / PARTS_DIR).glob("*.jsonl")) if (directory / PARTS_DIR).is_dir() else []
+    parts = _part_files(directory, session_id)
     for part in parts:
         for obj in _read_lines(part, problems):
             if obj.get("event") == "start":
@@ -198,11 +212,11 @@ def combine(directory: Path, session: dict[str, Any] | None = None) -> tuple[lis
     write_atomically(directory / SESSION_FILE, json.dumps(meta, indent=2, sort_keys=True, default=str) + "\n")
     for part in parts:
         part.unlink(missing_ok=True)
-    if parts:
+    for folder in sorted({p.parent for p in parts}, key=lambda p: -len(p.parts)) + [directory / PARTS_DIR]:
         try:
-            (directory / PARTS_DIR).rmdir()
+            folder.rmdir()
         except OSError:
-            pass
+            pass  # another session's parts live there
     return ordered, meta
 
 
@@ -228,7 +242,7 @@ def load_run(directory: Path) -> RunRecords | None:
     """The records of one run directory (combined now when the run left only parts); None
     when it has neither."""
     directory = Path(directory)
-    if (directory / PARTS_DIR).is_dir() and any((directory / PARTS_DIR).glob("*.jsonl")):
+    if _part_files(directory, None):
         combine(directory)
     path = directory / RECORDS_FILE
     if not path.exists():

@@ -29,7 +29,8 @@ from .benchmarks import BenchData, parse_benchmarks
 from .categories import CATEGORY_TABLE, KINDS, categorize, kind_of
 from .inputs import UnreadableInput, read_text
 from .pytest_output import PytestRun, TestResult, case_id, operator_of, parse_pytest_output
-from .report import build_report, format_report
+from .report import build_report
+from .report_text import format_report
 
 __all__ = [
     "CATEGORY_TABLE",

@@ -32,6 +32,10 @@ class BenchData:
     source: str = "<bench>"
 
 
+#: fewer calls than this behind a side's figure: the report flags the entry as not robust
+MIN_ROBUST_SAMPLES = 5
+
+
 def number_or_none(value: Any) -> bool:
     """None or a number (not a bool): what a timing field may hold."""
     return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))

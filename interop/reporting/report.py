@@ -22,18 +22,16 @@ import math
 import statistics
 from typing import Any, Iterable
 
-from .aidge_files import aidge_file_rows, format_aidge_files
+from .aidge_files import aidge_file_rows
 from .asv_results import AsvRatios
-from .benchmarks import BenchData, number_or_none
+from .benchmarks import MIN_ROBUST_SAMPLES, BenchData, number_or_none
 from ..records.store import RunRecords, records_counts
 from .categories import CATEGORY_TABLE, kind_of
 from .console import console_session, rows_from_console
 from .pytest_output import OUTCOMES, PytestRun, operator_of
-from .backends import format_backend_matrix
-from .history import format_trend
 from .sources import NOT_AIDGE, attribution_of, per_source, source_of
 
-__all__ = ["build_report", "format_report"]
+__all__ = ["build_report", "row_of", "MIN_ROBUST_SAMPLES"]
 
 def _detail(row: dict[str, Any]) -> str | None:
     """The comparator's figures of a record (count, worst element, tolerances), else the
@@ -104,8 +102,6 @@ def _ratio_ok(stats: Any) -> bool:
             and math.isfinite(stats["ratio"]) and (stats.get("samples") or 0) > 0)
 
 
-#: fewer calls than this behind a side's figure: the entry is flagged as not robust
-MIN_ROBUST_SAMPLES = 5
 
 
 def _bench_entry(record: dict[str, Any], phase: str, asv: AsvRatios | None = None) -> dict[str, Any]:
@@ -332,218 +328,3 @@ def _bench_summary(bench: BenchData, entries: dict[str, list[dict[str, Any]]], w
             "figures": figures, "not_robust": sum(1 for e in every if not e["robust"]),
             "per_operator": per_operator, "worst_forward": ranked["forward"], "worst_backward": ranked["backward"]}
 
-
-# ---------------------------------------------------------------------------------------
-# text
-# ---------------------------------------------------------------------------------------
-def _fmt_ratio(x: float | None) -> str:
-    return "-" if x is None else f"x{sig3(x)}"
-
-
-def sig3(x: float) -> str:
-    """``x`` with 3 significant digits, never in scientific notation (``1357`` -> ``1360``,
-    ``0.2674`` -> ``0.267``; ``x1.36e+03`` used to appear in the report)."""
-    import math
-
-    if x == 0 or not math.isfinite(x):
-        return f"{x:g}"
-    digits = math.floor(math.log10(abs(x)))
-    decimals = max(0, 2 - digits)
-    return f"{round(x, 2 - digits):.{decimals}f}"
-
-
-def _fmt_ms(x: float | None) -> str:
-    return "-" if x is None else f"{x:.3f} ms"
-
-
-def _fmt_times(e: dict[str, Any]) -> str:
-    """``(torch 0.135 ms, Aidge 0.012 ms, bridge +0.030 ms; medians of 397/92 calls)``:
-    Aidge's own time (its scheduler, when the record says so), the bridge's overhead apart,
-    what the figure rests on."""
-    aidge = "Aidge" if e.get("aidge_timed") in (None, "aidge scheduler") else "model2 call"
-    bridge = f", bridge +{_fmt_ms(e['bridge_ms'])}" if e.get("bridge_ms") is not None else ""
-    n1, n2 = e.get("samples1"), e.get("samples2")
-    calls = f"{n1}/{n2}" if n1 != n2 else f"{n1}"
-    if e.get("figure") == "mean":
-        rests = f"; mean of {calls} call(s), NOT ROBUST"
-    else:
-        rests = f"; medians of {calls} calls" + ("" if e.get("robust") or e.get("figure") == "asv" else ", NOT ROBUST")
-    if e.get("figure") == "asv":
-        rests += f"; asv ratio, ModelTester's {_fmt_ratio(e.get('tester_ratio'))}"
-    return f"(torch {_fmt_ms(e['torch_ms'])}, {aidge} {_fmt_ms(e['aidge_ms'])}{bridge}{rests})"
-
-
-def _clip(text: str | None, width: int = 160) -> str:
-    text = (text or "").replace("\n", " ")
-    return text if len(text) <= width else text[:width - 3] + "..."
-
-
-def _bug_section(add, bugs: list[dict[str, Any]], title: str) -> None:
-    """One section of grouped findings (Aidge bugs, export findings, precision findings)."""
-    new = sum(g["new"] for g in bugs)
-    known = sum(g["known"] for g in bugs)
-    add("")
-    add(f"== {title}: {len(bugs)} operator(s), {new} new failure(s), {known} known (xfail) ==")
-    if not bugs:
-        add("  none")
-    for group in bugs:
-        add(f"{group['operator']}")
-        for bug in group["bugs"]:
-            state = "known" if bug["known"] else "NEW"
-            phase = f" [{bug['phase']}]" if bug["phase"] else ""
-            node = (f" -> Aidge {bug['aidge_operator']}" if bug.get("aidge_operator")
-                    and bug["aidge_operator"] != group["operator"] else "")
-            add(f"  {bug['emoji']} {bug['category']} ({state}){phase}{node}: {_clip(bug['error'])}")
-            for case in bug["cases"]:
-                detail = f" ({_clip(case['detail'], 120)})" if case["detail"] else ""
-                add(f"      - {case['case']}{detail}")
-
-
-def format_report(report: dict[str, Any]) -> str:
-    """The report as text, one section per question."""
-    out: list[str] = []
-    add = out.append
-    sources = ", ".join(f"{k}: {v}" for k, v in report["sources"].items()) or "no input"
-    add(f"Aidge <-> PyTorch interop results ({sources})")
-    if report.get("incomplete"):
-        add("")
-        add("== RUN INCOMPLETE: the counts below are partial, do not read them as a clean run ==")
-        for why in report["incomplete"]:
-            add(f"  ⚠️ {why}")
-        add("")
-    if "counts" in report:
-        counts = report["counts"]
-        line = ", ".join(f"{counts[o]} {o}" for o in OUTCOMES if counts.get(o))
-        strict = sum(1 for p in report["unexpected_passes"] if p.get("strict"))
-        note = f" (strict XPASS counted by pytest as failed: {strict})" if strict else ""
-        took = f" in {report['duration_s']:.1f}s" if report.get("duration_s") is not None else ""
-        add(f"pytest: {line or 'no tests'}{took}{note}")
-
-    trends = report.get("trend") or {}
-    support = report.get("support") or {}
-    for backend, line in (support.get("headlines") or {}).items():
-        trend = trends.get(backend)
-        add(f"support: {trend['headline'] if trend else line} (the matrix: "
-            f"{next((f for f in support.get('files', []) if f.endswith('.html')), 'support.html')})")
-
-    if report.get("per_source"):
-        add("")
-        add("== Per source: cases, passes, findings by category and attribution ==")
-        for source, e in report["per_source"].items():
-            add(f"  {source}: {e['cases']} case(s), {e['passed']} passed, {e['skipped']} skipped, "
-                f"{e['findings']} finding(s)")
-            if e["by_category"]:
-                add("      by category: " + ", ".join(f"{c} {n}" for c, n in sorted(e["by_category"].items())))
-            if e["by_attribution"]:
-                add("      by attribution: " + ", ".join(f"{a} {n}" for a, n in sorted(e["by_attribution"].items())))
-    _bug_section(add, report["aidge_bugs"], "Aidge bugs to report")
-    _bug_section(add, report.get("export_findings", []),
-                 "Export findings (torch -> ONNX lowering or ONNX semantics differ; not Aidge bugs)")
-    _bug_section(add, report.get("precision_findings", []),
-                 "Precision findings (Aidge as close to float64 as torch float32; tolerance questions)")
-    add("")
-    expected = report["expected_failures"]
-    add(f"== Expected failures by category: {sum(v['count'] for v in expected.values())} ==")
-    if not expected:
-        add("  none")
-    for category, entry in expected.items():
-        add(f"  {entry['emoji']} {category:<32} {entry['count']:>4}")
-
-    passes = report["unexpected_passes"]
-    if passes:
-        add("")
-        add(f"== Unexpected passes (strict XPASS: Aidge fixed? update interop/cases/expected_failures.py): {len(passes)} ==")
-        for p in passes:
-            add(f"  ✅ {p['case']}: was expected {p['category']} ({p['operator']} {p['phase']}): {_clip(p['error'], 120)}")
-
-    add("")
-    slowdowns = report["slowdowns_vs_torch"]
-    add(f"== Slowdowns vs torch (Aidge's own time / torch's, median ratio over x{report['threshold']:g}): "
-        f"{len(slowdowns)} ==")
-    add("  slower than torch in this run; a change from one commit to the next (a regression) is asv's: "
-        "asv compare (README \"Benchmarks\")")
-    if "benchmarks" not in report and not slowdowns:
-        add("  no benchmark JSONL given (--bench results/benchmarks.jsonl)")
-    elif not slowdowns:
-        add("  none")
-    for r in slowdowns:
-        if r["source"] == "benchmarks":
-            add(f"  🐢 {r['name']:<36} {r['phase']:<8} {_fmt_ratio(r['ratio']):>9}  {_fmt_times(r)}")
-        else:
-            add(f"  🐢 {r['case']} (pytest): {_clip(r['error'], 120)}")
-
-    add("")
-    strategy = report["test_strategy"]
-    add(f"== Test-strategy issues (fix the suite, not Aidge): {len(strategy)} ==")
-    if not strategy:
-        add("  none")
-    for f in strategy:
-        when = f" ({f['outcome']} at {f['when']})" if f["outcome"] == "error" and f["when"] else ""
-        detail = f" [{_clip(f['detail'], 80)}]" if f["detail"] else ""
-        add(f"  {f['emoji']} {f['category']}: {f['case']}{when}: {_clip(f['error'], 140)}{detail}")
-
-    if report.get("lost"):
-        add("")
-        add(f"== Lost to the run (a process killed from outside: no verdict, rerun them): {len(report['lost'])} ==")
-        for f in report["lost"]:
-            add(f"  {f['emoji']} {f['case']}: {_clip(f['error'], 140)}")
-
-    if report["unclassified"]:
-        add("")
-        add(f"== Unclassified failures (no rule matched): {len(report['unclassified'])} ==")
-        for f in report["unclassified"]:
-            add(f"  ❓ {f['case']} ({f['outcome']}): {_clip(f['error'], 140)}")
-
-    if report.get("skipped"):
-        add("")
-        add(f"== Skipped: {sum(s['count'] for s in report['skipped'])} ==")
-        for s in report["skipped"]:
-            add(f"  {s['count']:>4}  {_clip(s['reason'], 140)}")
-
-    out.extend(format_aidge_files(report.get("aidge_configs") or []))
-    for backend, trend in trends.items():
-        out.extend(format_trend(trend, [r for r in report.get("releases") or [] if backend in r["headline"]]))
-    out.extend(format_backend_matrix(report.get("backends")))
-
-    bench = report.get("benchmarks")
-    if bench is not None:
-        add("")
-        extra = f", {bench['superseded']} older duplicate(s) ignored" if bench["superseded"] else ""
-        add(f"== Benchmarks per operator (Aidge time / torch time; {bench['records']} case(s){extra}) ==")
-        add("  Aidge time = its scheduler's forward/backward inside the AidgeModule call; the bridge's "
-            "overhead is shown apart (bridge +...)")
-        figures = bench.get("figures") or {}
-        add(f"  figures: {figures.get('median', 0)} median ratio(s) of ModelTester's repeated calls, "
-            f"{figures.get('asv', 0)} from asv (same commit), {figures.get('mean', 0)} mean(s) of older records"
-            + (f"; {bench['not_robust']} NOT ROBUST (fewer than {MIN_ROBUST_SAMPLES} calls a side)"
-               if bench.get("not_robust") else ""))
-        add(f"  {'operator':<20} {'cases':>5}  {'fwd median':>10} {'fwd max':>9}  {'bwd median':>10} {'bwd max':>9}")
-        for name, op in bench["per_operator"].items():
-            fwd, bwd = op["forward"] or {}, op["backward"] or {}
-            add(f"  {name:<20} {op['cases']:>5}  {_fmt_ratio(fwd.get('median')):>10} {_fmt_ratio(fwd.get('max')):>9}"
-                f"  {_fmt_ratio(bwd.get('median')):>10} {_fmt_ratio(bwd.get('max')):>9}")
-        for phase in ("forward", "backward"):
-            entries = bench[f"worst_{phase}"]
-            add("")
-            add(f"== Ten worst {phase} slowdowns vs torch ==")
-            if not entries:
-                add("  none: no timed case is slower than torch" if bench["per_operator"] else "  none timed")
-            for i, e in enumerate(entries, 1):
-                add(f"  {i:>2}. {e['name']:<36} {_fmt_ratio(e['ratio']):>9}  {_fmt_times(e)}")
-        if bench["untimed"]:
-            add(f"  no forward timing for: {', '.join(bench['untimed'])}")
-
-    triage = report.get("triage")
-    if triage:
-        left = f", {triage['left_out']} left out" if triage.get("left_out") else ""
-        add("")
-        add(f"== Untriaged OpInfo failures: {triage['cases']} case(s) in {triage['rows']} proposed "
-            f"table row(s){left} ==")
-        add(f"  check each row, then paste it into interop/cases/_opinfo_failures.py: {triage['file']}")
-
-    if report["problems"]:
-        add("")
-        add(f"== Input problems (lines skipped): {len(report['problems'])} ==")
-        for p in report["problems"]:
-            add(f"  {p}")
-    return "\n".join(out) + "\n"

@@ -51,7 +51,8 @@ from .pytest_output import parse_pytest_output
 from ..records.store import write_atomically
 from ..records.store import RECORDS_FILE, SCHEMA, SESSION_FILE, RunRecords, load_run
 from .history import HISTORY_FILE, append_history, compare, history_entry, load_history, previous_entry, release_changes
-from .report import build_report, format_report
+from .report import build_report
+from .report_text import format_report
 from .support import headline, support_matrix, write_support
 from .triage import format_rows, propose_opinfo_rows, summary as triage_summary
 
@@ -316,6 +317,7 @@ def main(argv: list[str] | None = None, *, results: Path | None = None, cwd: Pat
     env = dict(os.environ, INTEROP_RESULTS_DIR=str(run_dir))
     env["INTEROP_RECORDS_DIR"] = str(run_dir)  # the run's records go into the run's directory
     env.pop("PYTEST_CURRENT_TEST", None)  # this run is nobody's nested session
+    env.pop("INTEROP_RECORDS_SESSION", None)
     env.setdefault("OMP_NUM_THREADS", "1")
     started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     backend = backend_of(args, env)

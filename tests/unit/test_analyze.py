@@ -455,7 +455,7 @@ def test_report_on_the_recordings():
 
 
 def test_ratios_print_with_three_significant_digits_and_no_scientific_notation():
-    from interop.reporting.report import sig3
+    from interop.reporting.report_text import sig3
 
     # before: x1.36e+03 in the report's text (issue 32)
     assert [sig3(x) for x in (1357, 0.2674, 12.34, 4.51, 123456)] == ["1360", "0.267", "12.3", "4.51", "123000"]
