@@ -81,7 +81,10 @@ def test_an_interrupted_run_is_reported_incomplete_and_never_latest(tmp_path):
     (first,) = _runs(project)
     (project / "test_sample.py").write_text(SLOW)
     proc = _report_run(project, start_new_session=True)
-    time.sleep(6)
+    deadline = time.monotonic() + 120  # until the tests run (a loaded machine takes longer to start)
+    while time.monotonic() < deadline and not list(project.glob("results/runs/*/records.d/*/*.jsonl")):
+        time.sleep(0.2)
+    time.sleep(1.0)
     os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C: the whole process group
     out, err = proc.communicate(timeout=300)
     assert proc.returncode == 3, (out, err)
