@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import os
 
-__all__ = ["env_number", "env_flag", "env_shard"]
+__all__ = ["env_number", "env_flag", "env_shard", "parse_k_of_n"]
 
 
 def env_number(name: str, default: float, *, kind: type = float, minimum: float | None = None,
@@ -55,15 +55,18 @@ def env_flag(name: str, default: bool) -> bool:
     raise ValueError(f"environment variable {name}={raw!r}: expected one of {', '.join(_TRUE + _FALSE)}")
 
 
+def parse_k_of_n(raw: str, what: str) -> tuple[int, int]:
+    """``"K/N"`` with ``1 <= K <= N`` -> ``(K, N)``; anything else a ``ValueError`` naming ``what``."""
+    import re
+
+    m = re.fullmatch(r"(\d{1,6})/(\d{1,6})", raw.strip())
+    if not m or not 1 <= int(m[1]) <= int(m[2]):
+        raise ValueError(f"{what}={raw!r}: expected K/N with 1 <= K <= N (e.g. 2/4)")
+    return int(m[1]), int(m[2])
+
+
 def env_shard(name: str) -> tuple[int, int] | None:
     """``$name`` as ``K/N`` with ``1 <= K <= N`` (``(K, N)``; None when unset or empty); anything
     else is a ``ValueError`` naming the variable."""
-    import re
-
     raw = os.environ.get(name, "").strip()
-    if not raw:
-        return None
-    m = re.fullmatch(r"(\d{1,6})/(\d{1,6})", raw)
-    if not m or not 1 <= int(m[1]) <= int(m[2]):
-        raise ValueError(f"environment variable {name}={raw!r}: expected K/N with 1 <= K <= N (e.g. 2/4)")
-    return int(m[1]), int(m[2])
+    return parse_k_of_n(raw, f"environment variable {name}") if raw else None

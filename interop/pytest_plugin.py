@@ -62,6 +62,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
              "$INTEROP_SHARD=K/N runs the K-th of N disjoint shards of every source",
     )
     group.addoption(
+        "--shard",
+        metavar="K/N",
+        default=None,
+        help="run the K-th of N disjoint, stable shards of every source (by a hash of the test id); "
+             "default: $INTEROP_SHARD in a top-level session",
+    )
+    group.addoption(
         "--torch-update-golden",
         action="store_true",
         default=False,
@@ -87,16 +94,15 @@ def pytest_configure(config: pytest.Config) -> None:
     if device is not None and not _TORCH_DEVICE.match(str(device)):
         raise pytest.UsageError(f"--torch-device={device!r}: expected auto, cpu, cuda, cuda:N or mps")
     config.stash[_GOLDEN_WRITTEN] = []
-    from .records.plugin import RecordsPlugin, records_directory
-    from .records.shard import shard_from_env
+    from .records.plugin import RecordsPlugin, records_directory, session_shard
 
     try:
-        shard_from_env()
+        shard = session_shard(config)
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from None
     directory = records_directory(config)
-    if directory is not None or shard_from_env() is not None:
-        config.pluginmanager.register(RecordsPlugin(config, directory), "interop-records")
+    if directory is not None or shard is not None:
+        config.pluginmanager.register(RecordsPlugin(config, directory, shard), "interop-records")
     # what a replay command needs to reproduce a case from a fresh shell
     from .equivalence.tester import REPLAY_CONTEXT
 

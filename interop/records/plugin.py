@@ -19,7 +19,8 @@ given ``--records``: one run never touches another's files.
 - The main process combines the parts when the session ends (:func:`~interop.records.store.combine`)
   with pytest's own counts (the terminal reporter's), the exit status and whether the session ran
   to its end; a session killed before that is combined by whoever reads it next, as incomplete.
-- ``INTEROP_SHARD=K/N`` deselects the tests of the other shards (:mod:`interop.records.shard`).
+- ``--shard K/N`` (or ``INTEROP_SHARD=K/N`` for a top-level session: an inner session a test
+  starts runs what it is given) deselects the tests of the other shards (:mod:`interop.records.shard`).
 """
 from __future__ import annotations
 
@@ -39,6 +40,7 @@ __all__ = ["RecordsPlugin", "records_directory", "case_fields", "torch_op_of"]
 RECORDS_ENV = "INTEROP_RECORDS_DIR"
 _WORKER_KEY = "interop_records_dir"
 _SESSION_KEY = "interop_records_session"
+_SHARD_KEY = "interop_shard"
 #: set by a records session's main process for what it starts: a pytest session that finds it
 #: (pytester's inner sessions, in-process or not) is nested, and writes records only when given
 #: ``--records`` (``PYTEST_CURRENT_TEST`` alone misses an in-process inner session started after
@@ -46,6 +48,25 @@ _SESSION_KEY = "interop_records_session"
 SESSION_ENV = "INTEROP_RECORDS_SESSION"
 #: pytest's summary words (the terminal reporter's stats keys) a session's counts keep
 COUNTED = ("passed", "failed", "error", "skipped", "xfailed", "xpassed", "deselected")
+
+
+def nested() -> bool:
+    """Whether this (main) process is a session started from inside another session's test."""
+    return bool(os.environ.get("PYTEST_CURRENT_TEST") or os.environ.get(SESSION_ENV))
+
+
+def session_shard(config: pytest.Config) -> tuple[int, int] | None:
+    """The shard this session runs: ``--shard K/N``, else ``$INTEROP_SHARD`` for a top-level
+    session (an inner session started by a test, pytester's, runs what it is given: the outer
+    session's shard is not its own); an xdist worker gets its controller's."""
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None:
+        raw = workerinput.get(_SHARD_KEY) or ""
+        return _shard.parse_shard(raw, "--shard") if raw else None
+    explicit = config.getoption("--shard", default=None)
+    if explicit:
+        return _shard.parse_shard(explicit, "--shard")
+    return None if nested() else _shard.shard_from_env()
 
 
 def records_directory(config: pytest.Config) -> Path | None:
@@ -57,7 +78,7 @@ def records_directory(config: pytest.Config) -> Path | None:
     explicit = config.getoption("--records", default=None)
     if explicit:
         return None if explicit == "none" else Path(explicit)
-    if os.environ.get("PYTEST_CURRENT_TEST") or os.environ.get(SESSION_ENV):
+    if nested():
         # started from inside another session's test (pytester): the variables below are the
         # outer session's, and its records are not this session's to write
         return None
@@ -154,7 +175,7 @@ def _signal_of(worker) -> str | None:
 
 
 class RecordsPlugin:
-    def __init__(self, config: pytest.Config, directory: Path | None):
+    def __init__(self, config: pytest.Config, directory: Path | None, shard: tuple[int, int] | None = None):
         self.config = config
         self.directory = directory
         workerinput = getattr(config, "workerinput", None)
@@ -162,6 +183,7 @@ class RecordsPlugin:
         self.session_id = (workerinput.get(_SESSION_KEY) if workerinput is not None else None) \
             or f"{os.getpid()}-{now().replace(':', '').replace('+', '_')}"
         self._marked = False
+        self.shard = shard
         if workerinput is None and directory is not None and not os.environ.get(SESSION_ENV):
             os.environ[SESSION_ENV] = self.session_id  # what this session starts is nested
             self._marked = True
@@ -187,13 +209,13 @@ class RecordsPlugin:
     def pytest_configure_node(self, node) -> None:
         node.workerinput[_WORKER_KEY] = str(self.directory) if self.directory is not None else ""
         node.workerinput[_SESSION_KEY] = self.session_id
+        node.workerinput[_SHARD_KEY] = f"{self.shard[0]}/{self.shard[1]}" if self.shard else ""
 
     # -- collection: shards -----------------------------------------------------------------
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list) -> None:
-        selected = _shard.shard_from_env()
-        if selected is None:
+        if self.shard is None:
             return
-        k, n = selected
+        k, n = self.shard
         keep = [i for i in items if _shard.shard_of(i.nodeid, n) == k]
         dropped = [i for i in items if _shard.shard_of(i.nodeid, n) != k]
         if dropped:
@@ -358,5 +380,5 @@ class RecordsPlugin:
             "interrupted": interrupted, "complete": complete, "ended": why or "ran to its end",
             "pytest_counts": counts, "collected": getattr(session, "testscollected", None),
             "backend": self.config.getoption("--backend", default="cpu"),
-            "shard": os.environ.get(_shard.SHARD_ENV) or None, "args": list(self.config.invocation_params.args),
+            "shard": f"{self.shard[0]}/{self.shard[1]}" if self.shard else None, "args": list(self.config.invocation_params.args),
             "versions": versions, "python": platform.python_version(), "platform": sys.platform})

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import hashlib
 
-from ..env import env_shard
+from ..env import env_shard, parse_k_of_n
 
-__all__ = ["SHARD_ENV", "shard_from_env", "shard_of"]
+__all__ = ["SHARD_ENV", "shard_from_env", "shard_of", "parse_shard"]
 
 SHARD_ENV = "INTEROP_SHARD"
 
@@ -24,6 +24,7 @@ def shard_from_env() -> tuple[int, int] | None:
     return env_shard(SHARD_ENV)
 
 
-def shard_of(nodeid: str, n: int) -> int:
-    """The shard (1..n) of a test."""
-    return int.from_bytes(hashlib.sha256(nodeid.encode()).digest()[:8], "big") % n + 1
+
+def parse_shard(raw: str, source: str) -> tuple[int, int]:
+    """``K/N`` given as an option (``--shard``): ``(K, N)``, else a ValueError naming ``source``."""
+    return parse_k_of_n(raw, source)

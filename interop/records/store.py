@@ -166,6 +166,7 @@ def combine(directory: Path, session: dict[str, Any] | None = None,
     the session died and someone else combines: it is then incomplete). ``session_id``: combine
     that session's parts only (None: every part left in the directory). Returns both."""
     directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)  # a session that ran no test still says so
     problems: list[str] = []
     records: dict[str, dict[str, Any]] = {}
     starts: dict[str, dict[str, Any]] = {}

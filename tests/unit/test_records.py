@@ -4,7 +4,6 @@ outside, a timeout, a killed xdist worker; counts equal to pytest's own summary;
 from __future__ import annotations
 
 import json
-import os
 import textwrap
 from pathlib import Path
 
@@ -219,27 +218,31 @@ def test_a_test_that_started_and_never_ended_is_killed_and_the_run_incomplete(tm
     assert any("broken.jsonl:2: not a record" in p for p in run.problems)
 
 
-def test_shards_are_disjoint_stable_and_cover_every_source(pytester):
+def test_shards_are_disjoint_stable_and_cover_every_source(pytester, monkeypatch):
     pytester.makepyfile(test_a="import pytest\n@pytest.mark.parametrize('i', range(30))\ndef test_a(i):\n    pass\n",
                         test_b="def test_b1():\n    pass\n\ndef test_b2():\n    pass\n")
     seen = []
     for k in (1, 2, 3):
         out = pytester.path / f"shard{k}"
-        os.environ["INTEROP_SHARD"] = f"{k}/3"
-        try:
-            result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--records", str(out))
-        finally:
-            del os.environ["INTEROP_SHARD"]
+        result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", "--shard", f"{k}/3",
+                                               "--records", str(out))
         recs = load_run(out).records
-        assert result.parseoutcomes().get("deselected", 0) == 32 - len(recs)
+        assert result.parseoutcomes().get("deselected", 0) == 32 - len(recs) and recs
         assert load_run(out).session["shard"] == f"{k}/3"
         seen.append({r["nodeid"] for r in recs})
     assert sum(len(s) for s in seen) == 32 and len(set().union(*seen)) == 32
-    os.environ["INTEROP_SHARD"] = "4/3"
-    try:
-        bad = pytester.runpytest_subprocess("-p", "no:cacheprovider")
-    finally:
-        del os.environ["INTEROP_SHARD"]
+    # an inner session (started by a test, as here) ignores the outer run's INTEROP_SHARD: found
+    # by a sharded full run, where the unit tests' inner sessions deselected their own tests
+    monkeypatch.setenv("INTEROP_SHARD", "1/3")
+    inner = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    assert inner.parseoutcomes() == {"passed": 32}
+    # a top-level session reads it, and refuses a bad value
+    monkeypatch.delenv("PYTEST_CURRENT_TEST", raising=False)
+    monkeypatch.delenv("INTEROP_RECORDS_SESSION", raising=False)
+    top = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    assert top.parseoutcomes()["passed"] == len(seen[0])
+    monkeypatch.setenv("INTEROP_SHARD", "4/3")
+    bad = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     assert bad.ret == 4 and "INTEROP_SHARD='4/3': expected K/N" in bad.stderr.str()
 
 
