@@ -24,7 +24,11 @@ def shard_from_env() -> tuple[int, int] | None:
     return env_shard(SHARD_ENV)
 
 
-
 def parse_shard(raw: str, source: str) -> tuple[int, int]:
     """``K/N`` given as an option (``--shard``): ``(K, N)``, else a ValueError naming ``source``."""
     return parse_k_of_n(raw, source)
+
+
+def shard_of(nodeid: str, n: int) -> int:
+    """The shard (1..n) of a test."""
+    return int.from_bytes(hashlib.sha256(nodeid.encode()).digest()[:8], "big") % n + 1
