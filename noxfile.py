@@ -198,8 +198,10 @@ def release_matrix(session: nox.Session, aidge: str) -> None:
     results/history.jsonl; the report's trend section compares each release with the one before."""
     constraints = Path(session.create_tmp()) / "constraints-release.txt"
     constraints.write_text("torch==2.13.0\n" + "".join(f"{p}=={aidge}\n" for p in AIDGE_CPU_PACKAGES))
+    # aidge-learning 0.10.0.post3 imports fastapi and uvicorn (its dashboard) at import time without
+    # declaring them (measured 2026-12-02: ModuleNotFoundError in every case of that release)
     session.install("-c", str(constraints), "torch==2.13.0", *(f"{p}=={aidge}" for p in AIDGE_CPU_PACKAGES),
-                    "onnx", "numpy", "typing_extensions")
+                    "onnx", "numpy", "typing_extensions", "fastapi", "uvicorn")
     session.install("-c", str(constraints), "-r", str(REQ / "test.txt"))
     # the 0.10.1 tools read Aidge's configurations and generate C++; they are not under test here
     session.install("--no-deps", "aidge-benchmark==0.10.1", "aidge-export-cpp==0.10.1")

@@ -158,7 +158,11 @@ def format_trend(trend: dict[str, Any] | None, releases: list[dict[str, Any]] = 
             out.append(f"  {change['operator']}: {change['before'] or 'none'} -> {change['after'] or 'none'}")
     for rel in releases:
         out.append(f"  {rel['headline']}")
+        if rel.get("unlike"):
+            out.append(f"      ⚠️ {rel['unlike']}")
         for key, label in (("newly_passing", "newly passing"), ("newly_failing", "newly failing")):
             if rel.get(key):
                 out.append(f"      {label}: {', '.join(rel[key])}")
+        for change in rel.get("category_changes") or []:
+            out.append(f"      {change['operator']}: {change['before'] or 'none'} -> {change['after'] or 'none'}")
     return out
