@@ -171,7 +171,7 @@ def combine(directory: Path, session: dict[str, Any] | None = None,
     records: dict[str, dict[str, Any]] = {}
     starts: dict[str, dict[str, Any]] = {}
     previous = directory / RECORDS_FILE
-    if previous.exists():  # combined already (a second call): keep what is there
+    if previous.exists() and session is None:  # recovering a dead session's parts: keep what was combined
         for rec in _read_lines(previous, problems):
             records[rec["nodeid"]] = rec
     parts = _part_files(directory, session_id)

@@ -239,9 +239,10 @@ def test_shards_are_disjoint_stable_and_cover_every_source(pytester, monkeypatch
     monkeypatch.setenv("INTEROP_SHARD", "1/3")
     inner = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     assert inner.parseoutcomes() == {"passed": 32}
-    # a top-level session reads it, and refuses a bad value
-    monkeypatch.delenv("PYTEST_CURRENT_TEST", raising=False)
-    monkeypatch.delenv("INTEROP_RECORDS_SESSION", raising=False)
+    # a top-level session reads it, and refuses a bad value (without the outer session's folders:
+    # a top-level session would write its records there)
+    for name in ("PYTEST_CURRENT_TEST", "INTEROP_RECORDS_SESSION", "INTEROP_RESULTS_DIR", "INTEROP_RECORDS_DIR"):
+        monkeypatch.delenv(name, raising=False)
     top = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     assert top.parseoutcomes()["passed"] == len(seen[0])
     monkeypatch.setenv("INTEROP_SHARD", "4/3")
