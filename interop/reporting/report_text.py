@@ -159,17 +159,13 @@ def format_report(report: dict[str, Any]) -> str:
         detail = f" [{_clip(f['detail'], 80)}]" if f["detail"] else ""
         add(f"  {f['emoji']} {f['category']}: {f['case']}{when}: {_clip(f['error'], 140)}{detail}")
 
-    if report.get("lost"):
-        add("")
-        add(f"== Lost to the run (a process killed from outside: no verdict, rerun them): {len(report['lost'])} ==")
-        for f in report["lost"]:
-            add(f"  {f['emoji']} {f['case']}: {_clip(f['error'], 140)}")
-
-    if report["unclassified"]:
-        add("")
-        add(f"== Unclassified failures (no rule matched): {len(report['unclassified'])} ==")
-        for f in report["unclassified"]:
-            add(f"  ❓ {f['case']} ({f['outcome']}): {_clip(f['error'], 140)}")
+    for key, title in (("lost", "Lost to the run (a process killed from outside: no verdict, rerun them)"),
+                       ("unclassified", "Unclassified failures (no rule matched)")):
+        if report.get(key):
+            add("")
+            add(f"== {title}: {len(report[key])} ==")
+            for f in report[key]:
+                add(f"  {f['emoji']} {f['case']} ({f['outcome']}): {_clip(f['error'], 140)}")
 
     if report.get("skipped"):
         add("")
