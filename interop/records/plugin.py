@@ -222,6 +222,10 @@ class RecordsPlugin:
             config.hook.pytest_deselected(items=dropped)
             items[:] = keep
 
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if not self.is_controller:  # what the progress line counts against (interop.records.progress)
+            self._write({"event": "collected", "count": len(session.items), "time": now(), "worker": self.worker})
+
     def pytest_collectreport(self, report) -> None:
         if report.failed and not self.is_controller:
             status = self.config.hook.pytest_report_teststatus(report=report, config=self.config)[0]

@@ -103,14 +103,14 @@ class RunRecords:
         return bool(self.session.get("complete"))
 
 
-def _read_lines(path: Path, problems: list[str]) -> Iterable[dict[str, Any]]:
+def _read_lines(path: Path, problems: list[str], need_nodeid: bool = True) -> Iterable[dict[str, Any]]:
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
         problems.append(f"{path}: unreadable ({exc.strerror or exc})")
         return
     for number, obj in json_lines(text, str(path), problems):
-        if not isinstance(obj, dict) or not isinstance(obj.get("nodeid"), str):
+        if not isinstance(obj, dict) or (need_nodeid and not isinstance(obj.get("nodeid"), str)):
             problems.append(f"{path}:{number}: not a record (a JSON object with a 'nodeid')")
             continue
         yield obj
@@ -176,7 +176,12 @@ def combine(directory: Path, session: dict[str, Any] | None = None,
             records[rec["nodeid"]] = rec
     parts = _part_files(directory, session_id)
     for part in parts:
-        for obj in _read_lines(part, problems):
+        for obj in _read_lines(part, problems, need_nodeid=False):
+            if obj.get("event") == "collected":
+                continue
+            if not isinstance(obj.get("nodeid"), str):
+                problems.append(f"{part}: a line without a 'nodeid' (not a record)")
+                continue
             if obj.get("event") == "start":
                 starts[obj["nodeid"]] = obj
             elif obj.get("event") == "record":

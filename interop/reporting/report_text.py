@@ -9,7 +9,7 @@ from .backends import format_backend_matrix
 from .history import format_trend
 from .pytest_output import OUTCOMES
 
-__all__ = ["format_report", "sig3"]
+__all__ = ["format_report", "format_summary", "sig3"]
 
 from .benchmarks import MIN_ROBUST_SAMPLES
 
@@ -219,4 +219,49 @@ def format_report(report: dict[str, Any]) -> str:
         add(f"== Input problems (lines skipped): {len(report['problems'])} ==")
         for p in report["problems"]:
             add(f"  {p}")
+    return "\n".join(out) + "\n"
+
+
+def format_summary(report: dict[str, Any], *, full: str = "report.txt", limit: int = 8) -> str:
+    """What a findings run prints on the terminal: the summary before the detail (at most about
+    60 lines: the headline, the counts, what is new first, the first ``limit`` entries of each
+    section), and where the full report is."""
+    lines = format_report(report).splitlines()
+    head = [line for line in lines[:12] if line.startswith(("Aidge <->", "pytest:", "support:", "  ⚠️", "== RUN"))]
+    out = list(head)
+    add = out.append
+    new = [(g["operator"], b) for g in report["aidge_bugs"] for b in g["bugs"] if not b["known"]]
+    known = sum(g["known"] for g in report["aidge_bugs"])
+    add(f"Aidge bugs: {len(report['aidge_bugs'])} operator(s), {sum(g['new'] for g in report['aidge_bugs'])} "
+        f"new failure(s) in {len(new)} group(s), {known} known (xfail)")
+    for operator, bug in new[:limit]:
+        node = f" -> Aidge {bug['aidge_operator']}" if bug.get("aidge_operator") and bug["aidge_operator"] != operator else ""
+        add(f"  NEW {operator}{node}: {bug['category']} [{bug['phase'] or '?'}] {_clip(bug['error'], 100)} "
+            f"({len(bug['cases'])} case(s))")
+    if len(new) > limit:
+        add(f"  ... {len(new) - limit} more new group(s) in the full report")
+    for key, title in (("test_strategy", "Test-strategy issues"), ("unclassified", "Unclassified failures"),
+                       ("lost", "Lost to the run (killed from outside)"), ("unexpected_passes", "Unexpected passes")):
+        items = report.get(key) or []
+        if items:
+            add(f"{title}: {len(items)}")
+            for f in items[:limit]:
+                add(f"  {f['case']}: {_clip(f.get('error'), 110)}")
+            if len(items) > limit:
+                add(f"  ... {len(items) - limit} more")
+    expected = report["expected_failures"]
+    if expected:
+        add(f"Expected failures: {sum(v['count'] for v in expected.values())} ("
+            + ", ".join(f"{c} {v['count']}" for c, v in expected.items()) + ")")
+    slow = report["slowdowns_vs_torch"]
+    add(f"Slowdowns vs torch over x{report['threshold']:g}: {len(slow)}"
+        + (" (" + ", ".join(f"{s.get('name') or s.get('case')} {_fmt_ratio(s.get('ratio'))}" for s in slow[:5]) + ")"
+           if slow else ""))
+    for trend in (report.get("trend") or {}).values():
+        for key, label in (("newly_failing", "NEWLY FAILING"), ("newly_passing", "newly passing")):
+            if trend.get(key):
+                add(f"{label}: {', '.join(trend[key][:limit])}" + (" ..." if len(trend[key]) > limit else ""))
+    if report["problems"]:
+        add(f"Input problems: {len(report['problems'])} (lines skipped; listed in the full report)")
+    add(f"full report: {full}")
     return "\n".join(out) + "\n"

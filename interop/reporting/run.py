@@ -52,7 +52,8 @@ from ..records.store import write_atomically
 from ..records.store import RECORDS_FILE, SCHEMA, SESSION_FILE, RunRecords, load_run
 from .history import HISTORY_FILE, append_history, compare, history_entry, load_history, previous_entry, release_changes
 from .report import build_report
-from .report_text import format_report
+from ..records.progress import EVERY_S as PROGRESS_EVERY_S, Progress
+from .report_text import format_report, format_summary
 from .support import headline, support_matrix, write_support
 from .triage import format_rows, propose_opinfo_rows, summary as triage_summary
 
@@ -124,11 +125,15 @@ class _Stop:
 
 
 def _run_pytest(args: list[str], run_dir: Path, env: dict[str, str], cwd: Path,
-                stop: _Stop | None = None) -> tuple[int | None, bool]:
+                stop: _Stop | None = None, progress_every: float | None = None) -> tuple[int | None, bool]:
     """pytest into ``run_dir/pytest.txt``; (exit code, interrupted). pytest runs in a process
-    group of its own, so that stopping it stops its xdist workers and their case children too."""
+    group of its own, so that stopping it stops its xdist workers and their case children too.
+    ``progress_every``: seconds between two progress lines on stdout (read from the records'
+    part files: tests done of collected, rate, ETA, failures so far)."""
     partial = run_dir / ".pytest.txt.partial"
     interrupted = False
+    progress = Progress(run_dir) if progress_every else None
+    next_line = time.monotonic() + (progress_every or 0)
     with partial.open("w") as out:
         proc = subprocess.Popen([sys.executable, "-m", "pytest", "-ra", "-v", "-p", "no:cacheprovider", *args],
                                 stdout=out, stderr=subprocess.STDOUT, env=env, cwd=cwd, start_new_session=True)
@@ -139,9 +144,14 @@ def _run_pytest(args: list[str], run_dir: Path, env: dict[str, str], cwd: Path,
             try:
                 if stop is not None and stop.signal and deadline is None:
                     interrupted, deadline = True, time.monotonic() + STOP_GRACE_S
-                code = proc.wait(timeout=None if deadline is None and not stop else 0.5)
+                code = proc.wait(timeout=0.5)
                 break
             except subprocess.TimeoutExpired:
+                if progress is not None and time.monotonic() >= next_line:
+                    progress.poll()
+                    sys.stdout.write(f"interop.reporting.run: {progress.line()}\n")
+                    sys.stdout.flush()
+                    next_line = time.monotonic() + progress_every
                 if deadline is not None and time.monotonic() > deadline:
                     with contextlib.suppress(ProcessLookupError):
                         os.killpg(proc.pid, signal.SIGKILL)
@@ -241,6 +251,16 @@ def _analyse(run_dir: Path, commit: str | None = None, asv_dir: Path | None = No
     return (3 if report.get("incomplete") else 0), text
 
 
+def _summary(run_dir: Path, text: str) -> str:
+    """The terminal's part of the report: its summary (``report.txt`` holds the rest), or the
+    text itself when there is no report.json (nothing could be read)."""
+    try:
+        report = json.loads((run_dir / "report.json").read_text())
+    except (OSError, ValueError):
+        return text
+    return format_summary(report, full=str(run_dir / "report.txt"))
+
+
 def merge_runs(sources: list[Path], run_dir: Path) -> list[str]:
     """The records of several runs (shards, machines, backends) into ``run_dir``: one record per
     (test, backend); the session is complete when every source is. Returns the problems (a
@@ -299,7 +319,7 @@ def _merge_main(sources: list[str], results: Path, cwd: Path) -> int:
         "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}, indent=2) + "\n")
     if complete:
         point_latest(results, run_dir)
-    sys.stdout.write(text)
+    sys.stdout.write(_summary(run_dir, text))
     sys.stdout.write(f"\nreport of the merged run: {run_dir / 'report.txt'}"
                      + ("" if complete else " (INCOMPLETE: results/latest not updated)") + "\n")
     return status
@@ -321,8 +341,11 @@ def main(argv: list[str] | None = None, *, results: Path | None = None, cwd: Pat
     env.setdefault("OMP_NUM_THREADS", "1")
     started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     backend = backend_of(args, env)
+    sys.stdout.write(f"interop.reporting.run: pytest {' '.join(args)} -> {run_dir} (progress every "
+                     f"{PROGRESS_EVERY_S:g} s; pytest's own output: {run_dir / '.pytest.txt.partial'})\n")
+    sys.stdout.flush()
     with _Stop() as stop:
-        code, interrupted = _run_pytest(args, run_dir, env, cwd, stop)
+        code, interrupted = _run_pytest(args, run_dir, env, cwd, stop, progress_every=PROGRESS_EVERY_S)
         status, text = _analyse(run_dir, commit, results / "asv", backend=backend, results=results,
                                 stopped=stop.signal)
     complete = status == 0
@@ -332,7 +355,7 @@ def main(argv: list[str] | None = None, *, results: Path | None = None, cwd: Pat
         "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}, indent=2) + "\n")
     if complete:
         point_latest(results, run_dir)
-    sys.stdout.write(text)
+    sys.stdout.write(_summary(run_dir, text))
     where = f"report of this run: {run_dir / 'report.txt'}"
     sys.stdout.write(f"\n{where}" + ("" if complete else " (INCOMPLETE: results/latest not updated)") + "\n")
     return 3 if stop.signal and status == 0 else status

@@ -219,3 +219,47 @@ def test_report_counts_support_matrix_trend_and_merged_shards(tmp_path):
     assert strip == support["cells"]
     merged_report = json.loads((merged / "report.json").read_text())
     assert merged_report["counts"] == report["counts"] and not merged_report["incomplete"]
+
+
+# ---------------------------------------------------------------------------------------
+# progress and the terminal summary (issue 32, first part)
+# ---------------------------------------------------------------------------------------
+def test_progress_counts_whole_lines_of_the_parts_against_the_collected_tests(tmp_path):
+    from interop.records.progress import Progress
+    from interop.records.store import PartWriter
+
+    now = [100.0]
+    progress = Progress(tmp_path, clock=lambda: now[0])
+    assert progress.line().startswith("collecting")
+    a, b = PartWriter(tmp_path, "gw0", "s"), PartWriter(tmp_path, "gw1", "s")
+    for w in (a, b):
+        w.write({"event": "collected", "count": 10})
+    for i, outcome in enumerate(["passed", "failed", "xfailed", "passed"]):
+        (a if i % 2 else b).write({"event": "record", "nodeid": f"t::{i}", "outcome": outcome})
+    with a.path.open("a") as f:
+        f.write('{"event": "record", "nodeid": "t::half')  # a line being written: not counted yet
+    now[0] = 102.0
+    progress.poll()
+    assert progress.line() == "4 / 10 tests (40%), 2.0/s, ETA 3 s; 1 failed, 1 xfailed so far"
+
+
+def test_the_terminal_summary_is_short_and_new_findings_come_first():
+    from interop.records.store import RunRecords
+    from interop.reporting import build_report
+    from interop.reporting.report_text import format_summary
+
+    recs = [{"nodeid": f"tests/test_operators.py::test_Op{i}_interop[Op{i}_a]", "case": f"Op{i}_a", "outcome": "failed",
+             "source": "catalog JSON", "category": "aidge_error", "decided": "raise", "phase": "forward",
+             "aidge_operator": f"Op{i}", "torch_op": f"torch.op{i}", "attribution": "aidge", "error": f"boom {i}",
+             "reports": [{"when": "call", "status": "failed", "duration": 0.1}]} for i in range(40)]
+    recs += [{"nodeid": f"tests/test_operators.py::test_K_interop[K_{i}]", "case": f"K_{i}", "outcome": "xfailed",
+              "source": "catalog JSON", "category": "backward_not_implemented", "decided": "table", "phase": "backward",
+              "aidge_operator": "K", "torch_op": "torch.k", "attribution": "aidge", "error": "no backward",
+              "reports": [{"when": "call", "status": "xfailed", "duration": 0.1}]} for i in range(300)]
+    run = RunRecords(recs, {"complete": True, "pytest_counts": {"failed": 40, "xfailed": 300}}, [], "records.jsonl")
+    text = format_summary(build_report(run), full="/r/report.txt")
+    lines = text.splitlines()
+    assert len(lines) <= 60 and lines[-1] == "full report: /r/report.txt"
+    assert "Aidge bugs: 41 operator(s), 40 new failure(s) in 40 group(s), 300 known (xfail)" in text
+    assert "  NEW torch.op0 -> Aidge Op0: aidge_error [forward] boom 0 (1 case(s))" in text
+    assert "... 32 more new group(s) in the full report" in text
