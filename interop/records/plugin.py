@@ -224,7 +224,8 @@ class RecordsPlugin:
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if not self.is_controller:  # what the progress line counts against (interop.records.progress)
-            self._write({"event": "collected", "count": len(session.items), "time": now(), "worker": self.worker})
+            self._write({"event": "collected", "count": len(session.items), "time": now(), "worker": self.worker,
+                         "pid": os.getpid()})
 
     def pytest_collectreport(self, report) -> None:
         if report.failed and not self.is_controller:
