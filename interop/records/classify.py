@@ -17,7 +17,7 @@ from typing import Any
 
 from ..reporting.categories import CATEGORY_TABLE, categorize, kind_of
 
-__all__ = ["finding_of", "category_of", "first_line", "MESSAGE_LIMIT"]
+__all__ = ["finding_of", "category_of", "entry_fields", "first_line", "MESSAGE_LIMIT"]
 
 #: characters of a failure's full text kept in a record (a traceback of a crashed child can be long)
 MESSAGE_LIMIT = 20_000
@@ -84,24 +84,33 @@ def finding_of(exc: BaseException | None) -> dict[str, Any]:
         "category": category,
         "decided": decided,
         "phase": phase,
-        "aidge_operator": getattr(inner, "operator", None) if isinstance(getattr(inner, "operator", None), str)
-        else None,
-        "aidge_node": getattr(inner, "node", None) if isinstance(getattr(inner, "node", None), str) else None,
+        "aidge_operator": _typed(inner, "operator", str),
+        "aidge_node": _typed(inner, "node", str),
         "attribution": _attribution(inner, category, phase),
         "error": _error_of(inner, category),
         "message": str(exc)[:MESSAGE_LIMIT],
         "exc_type": f"{type(inner).__module__}.{type(inner).__qualname__}",
-        "mismatch": getattr(inner, "mismatch", None) if isinstance(getattr(inner, "mismatch", None), dict) else None,
-        "seed": getattr(inner, "seed", None) if isinstance(getattr(inner, "seed", None), int) else None,
-        "epoch": getattr(inner, "epoch", None) if isinstance(getattr(inner, "epoch", None), int) else None,
-        "signal": getattr(inner, "signal", None) if isinstance(getattr(inner, "signal", None), str) else None,
+        "mismatch": _typed(inner, "mismatch", dict),
+        "seed": _typed(inner, "seed", int),
+        "epoch": _typed(inner, "epoch", int),
+        "signal": _typed(inner, "signal", str),
         "timed_out": bool(getattr(inner, "timed_out", False)),
     }
     if entry is not None:
         # the table decided this one: its category and phase were checked against the failure
         out.update(category=entry.category, phase=entry.phase, aidge_operator=entry.operator,
                    attribution=entry.attribution or ("aidge" if kind_of(entry.category) == "aidge" else "export"),
-                   decided="table",
-                   expected={"operator": entry.operator, "phase": entry.phase, "category": entry.category,
-                             "quote": entry.error, "attribution": entry.attribution, "note": entry.note})
+                   decided="table", expected=entry_fields(entry))
     return out
+
+
+def _typed(obj: Any, name: str, kind: type) -> Any:
+    """``obj.name`` when it is a ``kind`` (what a record can hold), else None."""
+    value = getattr(obj, name, None)
+    return value if isinstance(value, kind) else None
+
+
+def entry_fields(entry: Any) -> dict[str, Any]:
+    """An expected-failure table entry as a record holds it."""
+    return {"operator": entry.operator, "phase": entry.phase, "category": entry.category, "quote": entry.error,
+            "attribution": entry.attribution, "note": entry.note}

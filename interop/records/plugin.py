@@ -88,6 +88,11 @@ def records_directory(config: pytest.Config) -> Path | None:
     return Path(results) if results else None
 
 
+def config_backend(config: pytest.Config) -> str:
+    """The backend the session tests (``--backend``)."""
+    return config.getoption("--backend", default="cpu")
+
+
 def torch_op_of(case: Any) -> str | None:
     """The torch operator of a case as its user writes it: ``torch.nn.Conv2d``,
     ``torch.nn.functional.conv2d`` (OpInfo), the model's name for a model."""
@@ -113,16 +118,20 @@ def torch_op_of(case: Any) -> str | None:
 
 
 def _case_of(item: pytest.Item) -> tuple[Any, str | None]:
-    """(the Case the test runs, its backend) from its parameters and fixture values."""
+    """(the Case the test runs, its backend). The fixture values come first: an operator case's
+    fixture holds the case as it runs (on the backend under test, with that backend's expected
+    failure), its parameter the catalog's (``cpu``). The backend: the case run's (an operator
+    that forces its own), else the ``aidge_backend`` fixture's, else None (the ``--backend``)."""
     from ..cases.case import Case
 
-    values = list(getattr(getattr(item, "callspec", None), "params", {}).values())
-    values += list(getattr(item, "funcargs", {}).values())
+    funcargs = getattr(item, "funcargs", {}) or {}
+    values = list(funcargs.values()) + list(getattr(getattr(item, "callspec", None), "params", {}).values())
     for value in values:
-        inner = getattr(value, "case", None) if not isinstance(value, Case) else value
+        inner = value if isinstance(value, Case) else getattr(value, "case", None)
         if isinstance(inner, Case):
-            backend = getattr(value, "backend", None) if not isinstance(value, Case) else None
-            return inner, backend
+            backend = None if isinstance(value, Case) else getattr(value, "backend", None)
+            fixture = funcargs.get("aidge_backend")
+            return inner, backend or (fixture if isinstance(fixture, str) else None)
     return None, None
 
 
@@ -138,12 +147,12 @@ def case_fields(item: pytest.Item) -> dict[str, Any]:
     config_file = case.source if isinstance(case.source, str) and case.source.endswith(".json") else None
     out.update(case=case.id, kind=case.kind, operator=case.operator or None, torch_op=torch_op_of(case),
                aidge_types=list(case.aidge_types), config_file=config_file, case_key=case.path or None,
-               backend=backend or case.backend, dtype=str(params.get("dtype") or "float32"),
+               backend=backend or config_backend(item.config), dtype=str(params.get("dtype") or "float32"),
                phases=list(case.phases))
     if case.expected_failure is not None:
-        entry = case.expected_failure
-        out["expected"] = {"operator": entry.operator, "phase": entry.phase, "category": entry.category,
-                           "quote": entry.error, "attribution": entry.attribution}
+        from .classify import entry_fields
+
+        out["expected"] = entry_fields(case.expected_failure)
     return out
 
 
@@ -174,6 +183,17 @@ def _signal_of(worker) -> str | None:
         return f"signal {-code}"
 
 
+def _new_state() -> dict[str, Any]:
+    """What the plugin gathers of one test while it runs: its reports, its exception, its case."""
+    return {"reports": [], "exc": None, "fields": {}}
+
+
+def _outcome(reports: list[dict[str, Any]]) -> str:
+    """The test's outcome: its first status other than passed (pytest's words), else passed."""
+    statuses = [r["status"] for r in reports if r["status"]]
+    return next((s for s in statuses if s != "passed"), "passed" if statuses else "error")
+
+
 class RecordsPlugin:
     def __init__(self, config: pytest.Config, directory: Path | None, shard: tuple[int, int] | None = None):
         self.config = config
@@ -184,6 +204,7 @@ class RecordsPlugin:
             or f"{os.getpid()}-{now().replace(':', '').replace('+', '_')}"
         self._marked = False
         self.shard = shard
+        self.shard_text = f"{shard[0]}/{shard[1]}" if shard else None
         if workerinput is None and directory is not None and not os.environ.get(SESSION_ENV):
             os.environ[SESSION_ENV] = self.session_id  # what this session starts is nested
             self._marked = True
@@ -193,6 +214,11 @@ class RecordsPlugin:
         self.started = now()
 
     # -- writing --------------------------------------------------------------------------
+    def _base(self, nodeid: str, **fields: Any) -> dict[str, Any]:
+        """What every record of this process holds, then ``fields``."""
+        return {"schema": SCHEMA, "event": "record", "nodeid": nodeid, "reported": True, "time": now(),
+                "worker": self.worker, "pid": os.getpid(), **fields}
+
     def _write(self, obj: dict[str, Any]) -> None:
         if self.directory is None:  # registered for the shard alone
             return
@@ -209,15 +235,16 @@ class RecordsPlugin:
     def pytest_configure_node(self, node) -> None:
         node.workerinput[_WORKER_KEY] = str(self.directory) if self.directory is not None else ""
         node.workerinput[_SESSION_KEY] = self.session_id
-        node.workerinput[_SHARD_KEY] = f"{self.shard[0]}/{self.shard[1]}" if self.shard else ""
+        node.workerinput[_SHARD_KEY] = self.shard_text or ""
 
     # -- collection: shards -----------------------------------------------------------------
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list) -> None:
         if self.shard is None:
             return
         k, n = self.shard
-        keep = [i for i in items if _shard.shard_of(i.nodeid, n) == k]
-        dropped = [i for i in items if _shard.shard_of(i.nodeid, n) != k]
+        keep, dropped = [], []
+        for item in items:
+            (keep if _shard.shard_of(item.nodeid, n) == k else dropped).append(item)
         if dropped:
             config.hook.pytest_deselected(items=dropped)
             items[:] = keep
@@ -229,20 +256,21 @@ class RecordsPlugin:
 
     def pytest_collectreport(self, report) -> None:
         if report.failed and not self.is_controller:
+            from .classify import MESSAGE_LIMIT
+
             status = self.config.hook.pytest_report_teststatus(report=report, config=self.config)[0]
             text = str(report.longrepr or "")
-            self._write({"schema": SCHEMA, "event": "record", "nodeid": report.nodeid, "case": report.nodeid,
-                         "source": "collection", "outcome": status or "error", "when": "collect",
-                         "reports": [{"when": "collect", "status": status or "error", "duration": 0.0}],
-                         "category": "unknown", "decided": "text", "error": text.strip().splitlines()[-1][:300]
-                         if text.strip() else "collection failed", "message": text[:20_000], "time": now(),
-                         "worker": self.worker, "pid": os.getpid()})
+            self._write(self._base(
+                report.nodeid, case=report.nodeid, source="collection", outcome=status or "error", when="collect",
+                reports=[{"when": "collect", "status": status or "error", "duration": 0.0}], category="unknown",
+                decided="text", error=text.strip().splitlines()[-1][:300] if text.strip() else "collection failed",
+                message=text[:MESSAGE_LIMIT]))
 
     # -- running ----------------------------------------------------------------------------
     def pytest_runtest_logstart(self, nodeid: str, location) -> None:
         if self.is_controller:
             return
-        self._state[nodeid] = {"reports": [], "exc": None, "fields": {}}
+        self._state[nodeid] = _new_state()
         self._write({"event": "start", "nodeid": nodeid, "time": now(), "worker": self.worker, "pid": os.getpid()})
 
     @pytest.hookimpl(hookwrapper=True)
@@ -251,7 +279,7 @@ class RecordsPlugin:
         if self.is_controller:
             return
         report = outcome.get_result()
-        state = self._state.setdefault(item.nodeid, {"reports": [], "exc": None, "fields": {}})
+        state = self._state.setdefault(item.nodeid, _new_state())
         if not state["fields"] or call.when == "call":
             try:
                 state["fields"] = case_fields(item)
@@ -266,7 +294,7 @@ class RecordsPlugin:
             if report.when == "???":  # xdist: the worker running this test died
                 self._lost_to_dead_worker(report)
             return
-        state = self._state.setdefault(report.nodeid, {"reports": [], "exc": None, "fields": {}})
+        state = self._state.setdefault(report.nodeid, _new_state())
         status = self.config.hook.pytest_report_teststatus(report=report, config=self.config)[0]
         entry = {"when": report.when, "status": status, "duration": round(report.duration, 6)}
         if report.skipped and not hasattr(report, "wasxfail"):
@@ -287,31 +315,24 @@ class RecordsPlugin:
         try:
             record = self._record(nodeid, state)
         except Exception as exc:  # a record that says what went wrong, never a session that dies
-            record = {"schema": SCHEMA, "event": "record", "nodeid": nodeid, **state.get("fields", {}),
-                      "outcome": next((r["status"] for r in state["reports"] if r["status"] not in ("", "passed")),
-                                      "passed"), "reports": state["reports"], "reported": True,
-                      "record_error": f"{type(exc).__name__}: {exc}", "time": now(), "worker": self.worker,
-                      "pid": os.getpid()}
+            record = self._base(nodeid, **state.get("fields", {}), outcome=_outcome(state["reports"]),
+                                reports=state["reports"], record_error=f"{type(exc).__name__}: {exc}")
         try:
             self._write(record)
         except (TypeError, ValueError) as exc:
-            self._write({"schema": SCHEMA, "event": "record", "nodeid": nodeid, "outcome": record.get("outcome"),
-                         "reports": state["reports"], "reported": True, "time": now(), "worker": self.worker,
-                         "pid": os.getpid(), "record_error": f"the record could not be written: {exc}"})
+            self._write(self._base(nodeid, outcome=record.get("outcome"), reports=state["reports"],
+                                   record_error=f"the record could not be written: {exc}"))
 
     def _record(self, nodeid: str, state: dict[str, Any]) -> dict[str, Any]:
         from ..equivalence.tester import replay_command
         from .classify import finding_of
 
         reports = state["reports"]
-        statuses = [r["status"] for r in reports if r["status"]]
-        outcome = next((s for s in statuses if s != "passed"), "passed" if statuses else "error")
-        rec: dict[str, Any] = {"schema": SCHEMA, "event": "record", "nodeid": nodeid, **state["fields"],
-                               "outcome": outcome, "reports": reports, "reported": True,
-                               "duration_s": round(sum(r["duration"] for r in reports), 6),
-                               "xpass_strict": any(r.get("xpass_strict") for r in reports),
-                               "worker": self.worker, "pid": os.getpid(), "time": now()}
-        rec.setdefault("backend", self.config.getoption("--backend", default="cpu"))
+        outcome = _outcome(reports)
+        rec = self._base(nodeid, **state["fields"], outcome=outcome, reports=reports,
+                         duration_s=round(sum(r["duration"] for r in reports), 6),
+                         xpass_strict=any(r.get("xpass_strict") for r in reports))
+        rec.setdefault("backend", config_backend(self.config))
         skip = next((r["skip_reason"] for r in reports if r.get("skip_reason")), None)
         if skip:
             rec["skip_reason"] = skip
@@ -331,21 +352,22 @@ class RecordsPlugin:
         return rec
 
     def _lost_to_dead_worker(self, report) -> None:
-        worker = getattr(report, "node", None)
-        signal = _signal_of(worker)
-        external = signal in ("SIGKILL", "SIGTERM", "SIGHUP", "SIGINT")
-        name = getattr(getattr(worker, "gateway", None), "id", "?")
-        how = f"killed by {signal}" if signal else "died (xdist gives no signal)"
+        from ..errors import EXTERNAL_SIGNALS
         from ..reporting.pytest_output import case_id
         from ..reporting.sources import source_of
 
-        self._write({"schema": SCHEMA, "event": "record", "nodeid": report.nodeid, "case": case_id(report.nodeid),
-                     "source": source_of(report.nodeid), "outcome": "failed", "reported": True,
-                     "reports": [{"when": "???", "status": "failed", "duration": 0.0}],
-                     "category": "killed" if external else "crash", "decided": "run", "phase": None,
-                     "attribution": None if external else "unknown", "signal": signal,
-                     "error": f"the pytest-xdist worker {name} running the test {how}",
-                     "message": str(report.longrepr or ""), "worker": name, "time": now()})
+        worker = getattr(report, "node", None)
+        signal = _signal_of(worker)
+        external = signal in EXTERNAL_SIGNALS
+        name = getattr(getattr(worker, "gateway", None), "id", "?")
+        how = f"killed by {signal}" if signal else "died (xdist gives no signal)"
+        self._write(self._base(
+            report.nodeid, case=case_id(report.nodeid), source=source_of(report.nodeid), outcome="failed",
+            reports=[{"when": "???", "status": "failed", "duration": 0.0}],
+            category="killed" if external else "crash", decided="run", phase=None,
+            attribution=None if external else "unknown", signal=signal,
+            error=f"the pytest-xdist worker {name} running the test {how}", message=str(report.longrepr or ""),
+            worker=name, pid=None))
 
     # -- the end ----------------------------------------------------------------------------
     @pytest.hookimpl(trylast=True)
@@ -384,6 +406,6 @@ class RecordsPlugin:
             "schema": SCHEMA, "started": self.started, "finished": now(), "exitstatus": code,
             "interrupted": interrupted, "complete": complete, "ended": why or "ran to its end",
             "pytest_counts": counts, "collected": getattr(session, "testscollected", None),
-            "backend": self.config.getoption("--backend", default="cpu"),
-            "shard": f"{self.shard[0]}/{self.shard[1]}" if self.shard else None, "args": list(self.config.invocation_params.args),
+            "backend": config_backend(self.config),
+            "shard": self.shard_text, "args": list(self.config.invocation_params.args),
             "versions": versions, "python": platform.python_version(), "platform": sys.platform})

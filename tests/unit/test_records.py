@@ -339,3 +339,22 @@ def test_a_session_combines_and_removes_its_own_parts_only(tmp_path):
         writer.close()
     records, _ = combine(tmp_path, {"complete": True}, session_id="mine")
     assert [r["nodeid"] for r in records] == ["t::a"] and other.path.exists() and not mine.path.exists()
+
+
+def test_a_record_names_the_backend_the_case_ran_on(pytester):
+    # a review found the catalog parameter's backend (cpu) in the record of a run on another
+    # backend: the case as it runs is the fixture's
+    pytester.makepyfile(test_backend=textwrap.dedent("""
+        import pytest
+        from interop.cases.case import Case
+
+        CASE = Case(id="Relu_a", op_class="torch.nn:ReLU", operator="ReLU", input_size=(2, 3))
+
+        @pytest.mark.parametrize("case", [CASE], ids=[CASE.id])
+        def test_case(case, aidge_backend):
+            pass
+    """))
+    out = pytester.path / "records"
+    pytester.runpytest_subprocess("-p", "no:cacheprovider", "--backend=export_cpp", "--records", str(out))
+    rec = _records(out)["test_case[Relu_a]"]
+    assert (rec["case"], rec["backend"]) == ("Relu_a", "export_cpp")
