@@ -33,7 +33,7 @@ from typing import Any, Iterable
 from ..reading import json_lines
 
 __all__ = ["RECORDS_FILE", "SESSION_FILE", "PARTS_DIR", "SCHEMA", "PartWriter", "combine", "load_run", "RunRecords",
-           "write_atomically", "now", "records_counts", "check_counts", "COUNTED_OUTCOMES"]
+           "write_atomically", "write_run", "now", "records_counts", "check_counts", "COUNTED_OUTCOMES"]
 
 RECORDS_FILE = "records.jsonl"
 SESSION_FILE = "session.json"
@@ -150,6 +150,14 @@ def _lost(nodeid: str, start: dict[str, Any]) -> dict[str, Any]:
             "time": start.get("time")}
 
 
+def write_run(directory: Path, records: list[dict[str, Any]], session: dict[str, Any]) -> None:
+    """``records.jsonl`` (one record a line, in the order given) and ``session.json``, each
+    written atomically."""
+    write_atomically(Path(directory) / RECORDS_FILE,
+                     "".join(json.dumps(r, sort_keys=True, default=str) + "\n" for r in records))
+    write_atomically(Path(directory) / SESSION_FILE, json.dumps(session, indent=2, sort_keys=True, default=str) + "\n")
+
+
 def _part_files(directory: Path, session_id: str | None) -> list[Path]:
     parts = directory / PARTS_DIR
     if not parts.is_dir():
@@ -213,9 +221,7 @@ def combine(directory: Path, session: dict[str, Any] | None = None,
     if problems:
         meta["problems"] = problems
     meta.setdefault("combined", now())
-    write_atomically(directory / RECORDS_FILE, "".join(json.dumps(r, sort_keys=True, default=str) + "\n"
-                                                      for r in ordered))
-    write_atomically(directory / SESSION_FILE, json.dumps(meta, indent=2, sort_keys=True, default=str) + "\n")
+    write_run(directory, ordered, meta)
     for part in parts:
         part.unlink(missing_ok=True)
     for folder in sorted({p.parent for p in parts}, key=lambda p: -len(p.parts)) + [directory / PARTS_DIR]:

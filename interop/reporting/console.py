@@ -18,10 +18,10 @@ import re
 from typing import Any
 
 from .categories import AIDGE_FAILURE_RE, CRASH_MESSAGE_RE, SLOWER_RE, what_differs
-from .pytest_output import OUTCOMES, WORKER_CRASH_RE, PytestRun, TestResult
+from .pytest_output import WORKER_CRASH_RE, PytestRun, TestResult
 from .sources import attribution_of, source_of
 
-__all__ = ["rows_from_console", "console_session"]
+__all__ = ["rows_from_console", "console_skip_lines"]
 
 _CASE_PREFIX = re.compile(r"^aidge\.\S+: ")
 _AIDGE_WHERE = re.compile(r"operator (?P<op>[\w<>]+)")
@@ -133,10 +133,7 @@ def rows_from_console(run: PytestRun) -> list[dict[str, Any]]:
     return rows
 
 
-def console_session(run: PytestRun) -> dict[str, Any]:
-    """What a console output says of its session, in the shape of a records ``session.json``."""
-    why = run.incomplete()
-    return {"source": run.source, "pytest_counts": dict(run.totals) if run.totals is not None else None,
-            "complete": not why, "incomplete": why, "duration_s": run.duration_s,
-            "skip_lines": [{"count": s["count"], "reason": _CASE_PREFIX.sub("", s["reason"])} for s in run.skip_lines],
-            "counts": run.counts(), "outcomes": OUTCOMES}
+def console_skip_lines(run: PytestRun) -> list[dict[str, Any]]:
+    """``-ra``'s ``SKIPPED [n] file:line: reason`` lines as ``{count, reason}``, an Aidge
+    configuration case's id taken off its reason (one line per reason)."""
+    return [{"count": s["count"], "reason": _CASE_PREFIX.sub("", s["reason"])} for s in run.skip_lines]

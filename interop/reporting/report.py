@@ -25,9 +25,9 @@ from typing import Any, Iterable
 from .aidge_files import aidge_file_rows
 from .asv_results import AsvRatios
 from .benchmarks import MIN_ROBUST_SAMPLES, BenchData, number_or_none
-from ..records.store import RunRecords, records_counts
+from ..records.store import RunRecords, check_counts, records_counts
 from .categories import CATEGORY_TABLE, kind_of
-from .console import console_session, rows_from_console
+from .console import console_skip_lines, rows_from_console
 from .pytest_output import OUTCOMES, PytestRun, operator_of
 from .sources import NOT_AIDGE, attribution_of, per_source, source_of
 
@@ -143,7 +143,7 @@ def _ratio_stats(values: list[float]) -> dict[str, Any] | None:
             "geomean": math.exp(statistics.fmean(math.log(v) for v in values)) if all(v > 0 for v in values) else None}
 
 
-def _records_incomplete(run: RunRecords, counted: dict[str, int]) -> list[str]:
+def _records_incomplete(run: RunRecords) -> list[str]:
     why = []
     session = run.session
     if not session.get("complete"):
@@ -152,15 +152,10 @@ def _records_incomplete(run: RunRecords, counted: dict[str, int]) -> list[str]:
     if lost:
         why.append(f"{len(lost)} test(s) started without a result (their process was killed): "
                    + ", ".join(lost[:5]) + (" ..." if len(lost) > 5 else ""))
-    pytest_counts = session.get("pytest_counts")
-    if isinstance(pytest_counts, dict):
-        differ = {o: (counted.get(o, 0), pytest_counts.get(o, 0)) for o in OUTCOMES
-                  if counted.get(o, 0) != pytest_counts.get(o, 0)}
+    if isinstance(session.get("pytest_counts"), dict) or session.get("complete"):
+        differ = check_counts(run)
         if differ:
-            why.append("the records and pytest's summary disagree: " + ", ".join(
-                f"{o} {a} recorded vs {b} in pytest's summary" for o, (a, b) in differ.items()))
-    elif session.get("complete"):
-        why.append("no pytest counts in session.json")
+            why.append("the records and pytest's summary disagree: " + "; ".join(differ))
     return why
 
 
@@ -176,24 +171,22 @@ def build_report(run: PytestRun | RunRecords | None = None, bench: BenchData | N
     rows: list[dict[str, Any]] = []
     if isinstance(run, PytestRun):
         rows = [row_of(r) for r in rows_from_console(run)]
-        session = console_session(run)
         report["sources"]["pytest"] = run.source
         report["input"] = "console"
         report["counts"] = run.counts()
         report["pytest_totals"] = run.totals
         report["duration_s"] = run.duration_s
         report["incomplete"] = run.incomplete()
-        skip_lines = session["skip_lines"]
+        skip_lines = console_skip_lines(run)
     elif run is not None:
         rows = [row_of(r) for r in run.records]
         report["sources"]["records"] = run.source
         report["input"] = "records"
-        counted = records_counts(run.records)
         report["counts"] = {o: sum(1 for r in rows if r["outcome"] == o) for o in OUTCOMES}
         report["pytest_totals"] = run.session.get("pytest_counts")
-        report["records_counts"] = counted
+        report["records_counts"] = records_counts(run.records)
         report["duration_s"] = _duration(run.session)
-        report["incomplete"] = _records_incomplete(run, counted)
+        report["incomplete"] = _records_incomplete(run)
         report["problems"].extend(run.problems)
         skip_lines = None
     for row in rows:

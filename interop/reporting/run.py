@@ -49,7 +49,7 @@ from .benchmarks import parse_benchmarks
 from .inputs import UnreadableInput
 from .pytest_output import parse_pytest_output
 from ..records.store import write_atomically
-from ..records.store import RECORDS_FILE, SCHEMA, SESSION_FILE, RunRecords, load_run
+from ..records.store import SCHEMA, RunRecords, load_run, write_run
 from .history import HISTORY_FILE, append_history, compare, history_entry, load_history, previous_entry, release_changes
 from .report import build_report
 from ..records.progress import EVERY_S as PROGRESS_EVERY_S, Progress
@@ -191,8 +191,8 @@ def _trend(results: Path, run_dir: Path, run: RunRecords, matrix: dict, commit: 
 
 def _analyse(run_dir: Path, commit: str | None = None, asv_dir: Path | None = None,
              backend: str | None = None, *, results: Path | None = None,
-             stopped: str | None = None) -> tuple[int, str]:
-    """(exit status, report text); writes report.txt, report.json and the support matrix
+             stopped: str | None = None) -> tuple[int, str, dict | None]:
+    """(exit status, report text, report: None when nothing could be read); writes report.txt, report.json and the support matrix
     atomically. ``commit`` and ``asv_dir``: where to look for asv's ratios of the same commit.
     ``backend``: the backend this run tested; the report's "Backends" section sets it beside the
     latest complete run of each other backend under ``run_dir``'s ``results`` directory.
@@ -211,7 +211,7 @@ def _analyse(run_dir: Path, commit: str | None = None, asv_dir: Path | None = No
     except (UnreadableInput, OSError) as exc:
         message = f"interop.reporting.run: {exc}\n"
         write_atomically(run_dir / "report.txt", message)
-        return 2, message
+        return 2, message, None
     asv = None
     if bench is not None and commit and commit != "nogit" and asv_dir is not None:
         aidge = next((r.get("aidge") for r in bench.records if r.get("aidge")), None)
@@ -248,23 +248,20 @@ def _analyse(run_dir: Path, commit: str | None = None, asv_dir: Path | None = No
     text = format_report(report)
     write_atomically(run_dir / "report.json", json.dumps(report, indent=2, ensure_ascii=False, default=str) + "\n")
     write_atomically(run_dir / "report.txt", text)
-    return (3 if report.get("incomplete") else 0), text
+    return (3 if report.get("incomplete") else 0), text, report
 
 
-def _summary(run_dir: Path, text: str) -> str:
+def _summary(run_dir: Path, text: str, report: dict | None) -> str:
     """The terminal's part of the report: its summary (``report.txt`` holds the rest), or the
-    text itself when there is no report.json (nothing could be read)."""
-    try:
-        report = json.loads((run_dir / "report.json").read_text())
-    except (OSError, ValueError):
-        return text
-    return format_summary(report, full=str(run_dir / "report.txt"))
+    text itself when there is no report (nothing could be read)."""
+    return text if report is None else format_summary(report, full=str(run_dir / "report.txt"))
 
 
-def merge_runs(sources: list[Path], run_dir: Path) -> list[str]:
+def merge_runs(sources: list[Path], run_dir: Path) -> dict:
     """The records of several runs (shards, machines, backends) into ``run_dir``: one record per
-    (test, backend); the session is complete when every source is. Returns the problems (a
-    source without records, a test recorded twice for one backend)."""
+    (test, backend); the session is complete when every source is (a source without records is
+    not). Returns the merged session, whose ``problems`` name a source without records or a
+    test recorded twice for one backend."""
     problems: list[str] = []
     merged: dict[tuple[str, str], dict] = {}
     sessions = []
@@ -288,18 +285,15 @@ def merge_runs(sources: list[Path], run_dir: Path) -> list[str]:
             counts[key] = counts.get(key, 0) + int(n)
     complete = bool(sessions) and all(s.get("complete") for s in sessions)
     versions = next((s.get("versions") for s in sessions if s.get("versions")), {})
-    session = {"schema": SCHEMA, "merged_from": [str(s) for s in sources], "complete": complete and not [
-        p for p in problems if "no records" in p],
+    session = {"schema": SCHEMA, "merged_from": [str(s) for s in sources], "complete": complete,
         "ended": "merged" if complete else "; ".join(str(s.get("ended")) for s in sessions if not s.get("complete")),
         "pytest_counts": counts, "started": min((str(s.get("started")) for s in sessions if s.get("started")),
                                                 default=None),
         "finished": max((str(s.get("finished")) for s in sessions if s.get("finished")), default=None),
         "versions": versions, "shard": None, "problems": problems,
         "backend": ",".join(sorted({k[1] for k in merged})) or None, "sources": sessions}
-    ordered = [merged[k] for k in sorted(merged)]
-    write_atomically(run_dir / RECORDS_FILE, "".join(json.dumps(r, sort_keys=True, default=str) + "\n" for r in ordered))
-    write_atomically(run_dir / SESSION_FILE, json.dumps(session, indent=2, sort_keys=True, default=str) + "\n")
-    return problems
+    write_run(run_dir, [merged[k] for k in sorted(merged)], session)
+    return session
 
 
 def _merge_main(sources: list[str], results: Path, cwd: Path) -> int:
@@ -310,16 +304,16 @@ def _merge_main(sources: list[str], results: Path, cwd: Path) -> int:
         return 2
     commit = _commit(cwd)
     run_dir = new_run_dir(results, f"{commit}-merged")
-    merge_runs(dirs, run_dir)
-    status, text = _analyse(run_dir, commit, results / "asv", results=results)
+    merged = merge_runs(dirs, run_dir)
+    status, text, report = _analyse(run_dir, commit, results / "asv", results=results)
     complete = status == 0
     write_atomically(run_dir / "run.json", json.dumps({
         "run": run_dir.name, "merged_from": [str(d) for d in dirs], "complete": complete,
-        "backend": json.loads((run_dir / SESSION_FILE).read_text()).get("backend"),
+        "backend": merged.get("backend"),
         "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}, indent=2) + "\n")
     if complete:
         point_latest(results, run_dir)
-    sys.stdout.write(_summary(run_dir, text))
+    sys.stdout.write(_summary(run_dir, text, report))
     sys.stdout.write(f"\nreport of the merged run: {run_dir / 'report.txt'}"
                      + ("" if complete else " (INCOMPLETE: results/latest not updated)") + "\n")
     return status
@@ -346,8 +340,8 @@ def main(argv: list[str] | None = None, *, results: Path | None = None, cwd: Pat
     sys.stdout.flush()
     with _Stop() as stop:
         code, interrupted = _run_pytest(args, run_dir, env, cwd, stop, progress_every=PROGRESS_EVERY_S)
-        status, text = _analyse(run_dir, commit, results / "asv", backend=backend, results=results,
-                                stopped=stop.signal)
+        status, text, report = _analyse(run_dir, commit, results / "asv", backend=backend, results=results,
+                                        stopped=stop.signal)
     complete = status == 0
     write_atomically(run_dir / "run.json", json.dumps({
         "run": run_dir.name, "started": started, "pytest_args": args, "backend": backend, "pytest_exit": code,
@@ -355,7 +349,7 @@ def main(argv: list[str] | None = None, *, results: Path | None = None, cwd: Pat
         "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}, indent=2) + "\n")
     if complete:
         point_latest(results, run_dir)
-    sys.stdout.write(_summary(run_dir, text))
+    sys.stdout.write(_summary(run_dir, text, report))
     where = f"report of this run: {run_dir / 'report.txt'}"
     sys.stdout.write(f"\n{where}" + ("" if complete else " (INCOMPLETE: results/latest not updated)") + "\n")
     return 3 if stop.signal and status == 0 else status

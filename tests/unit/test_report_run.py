@@ -161,7 +161,7 @@ def test_the_report_takes_asvs_ratio_of_the_same_commit(tmp_path):
     (asv / f"{commit[:8]}-virtualenv-py3.11-aidge-core0.10.1.json").write_text(json.dumps({
         "commit_hash": commit, "env_name": "virtualenv-py3.11-aidge-core0.10.1", "date": 1,
         "results": {"operators.Forward.track_aidge_torch_ratio": [[12.5], [["'ReLU_a'"]]]}}))
-    status, text = _analyse(run, commit[:8], tmp_path / "asv")
+    status, text, _ = _analyse(run, commit[:8], tmp_path / "asv")
     assert status == 0
     report = json.loads((run / "report.json").read_text())
     (slow,) = report["slowdowns_vs_torch"]
