@@ -27,6 +27,8 @@ __all__ = [
     "KERNEL_IMAGE_RE",
     "NOT_IMPLEMENTED_RE",
     "EXTERNAL_SIGNALS",
+    "BACKWARD_NOT_IMPLEMENTED_RE",
+    "GENERIC_OPERATOR_RE",
     "aidge_category",
 ]
 
@@ -194,17 +196,20 @@ NOT_IMPLEMENTED_RE = re.compile(r"not (?:yet )?implemented|[Nn]o (?:available |r
 #: signals a process gets from outside (a user, CI, the OOM killer), never from a fault of its own:
 #: a process they end was killed, it did not crash
 EXTERNAL_SIGNALS = ("SIGKILL", "SIGTERM", "SIGHUP", "SIGINT")
-_BACKWARD_NOT_IMPLEMENTED_RE = re.compile(r"[Bb]ackward not yet implemented|backward\(\) not implemented yet")
+#: Aidge has no backward for the operator
+BACKWARD_NOT_IMPLEMENTED_RE = re.compile(r"[Bb]ackward not yet implemented|backward\(\) not implemented yet")
+#: aidge_onnx imported the node as a GenericOperator (no native Aidge operator)
+GENERIC_OPERATOR_RE = re.compile(r"imported as GenericOperator|GenericOperator node|no native (?:Aidge )?operator")
 
 
 def aidge_category(phase: str | None, message: str, *, not_implemented: bool = False) -> str:
     """The category of an Aidge failure of ``phase`` with Aidge's ``message``."""
     if KERNEL_IMAGE_RE.search(message):
         return "cuda_kernel_image"
-    if "GenericOperator" in message:
+    if GENERIC_OPERATOR_RE.search(message):
         return "unsupported_operator"
     missing = not_implemented or bool(NOT_IMPLEMENTED_RE.search(message))
-    if _BACKWARD_NOT_IMPLEMENTED_RE.search(message) or (phase == "backward" and missing):
+    if BACKWARD_NOT_IMPLEMENTED_RE.search(message) or (phase == "backward" and missing):
         return "backward_not_implemented"
     if phase in ("forward", "compile") and missing:
         return "forward_not_implemented"

@@ -79,7 +79,7 @@ from __future__ import annotations
 
 import re
 
-from ..errors import KERNEL_IMAGE_RE, NOT_IMPLEMENTED_RE
+from ..errors import BACKWARD_NOT_IMPLEMENTED_RE, GENERIC_OPERATOR_RE, KERNEL_IMAGE_RE, NOT_IMPLEMENTED_RE
 
 __all__ = [
     "CATEGORIES",
@@ -202,8 +202,8 @@ _NOT_COMPARABLE = re.compile(r"\bNotComparableError\b|torch's own call fails on 
 #: an AidgeError's message (interop.errors): ``Aidge <phase> failed (<where>): <Aidge's text>``
 AIDGE_FAILURE_RE = re.compile(r"Aidge (?P<phase>export|import|compile|forward|backward|step) failed"
                               r"(?: \((?P<where>[^)]*)\))?: (?P<msg>[^\n]*)")
-_GENERIC = re.compile(r"imported as GenericOperator|GenericOperator node|no native (?:Aidge )?operator")
-_BACKWARD_NI = re.compile(r"[Bb]ackward not yet implemented|backward\(\) not implemented yet")
+_GENERIC = GENERIC_OPERATOR_RE  # the one definition of each, in interop.errors
+_BACKWARD_NI = BACKWARD_NOT_IMPLEMENTED_RE
 #: an EquivalenceError (ModelTester): what model2 (Aidge) computes differs from model1 (torch)
 _EQUIVALENCE = re.compile(r"\] (?P<what>.+?) differs between model1 \([^\n]*\) and model2 \(")
 _SHAPES_DIFFER = re.compile(r"Shapes do not match")
