@@ -76,8 +76,9 @@ def _bug_section(add, bugs: list[dict[str, Any]], title: str) -> None:
                 add(f"      - {case['case']}{detail}")
 
 
-def format_report(report: dict[str, Any]) -> str:
-    """The report as text, one section per question."""
+def _head(report: dict[str, Any]) -> list[str]:
+    """The report's first lines: what it read, RUN INCOMPLETE and why, pytest's counts, the
+    support headline (the full report and the terminal summary both open with them)."""
     out: list[str] = []
     add = out.append
     sources = ", ".join(f"{k}: {v}" for k, v in report["sources"].items()) or "no input"
@@ -102,6 +103,14 @@ def format_report(report: dict[str, Any]) -> str:
         trend = trends.get(backend)
         add(f"support: {trend['headline'] if trend else line} (the matrix: "
             f"{next((f for f in support.get('files', []) if f.endswith('.html')), 'support.html')})")
+    return out
+
+
+def format_report(report: dict[str, Any]) -> str:
+    """The report as text, one section per question."""
+    out = _head(report)
+    add = out.append
+    trends = report.get("trend") or {}
 
     if report.get("per_source"):
         add("")
@@ -226,9 +235,7 @@ def format_summary(report: dict[str, Any], *, full: str = "report.txt", limit: i
     """What a findings run prints on the terminal: the summary before the detail (at most about
     60 lines: the headline, the counts, what is new first, the first ``limit`` entries of each
     section), and where the full report is."""
-    lines = format_report(report).splitlines()
-    head = [line for line in lines[:12] if line.startswith(("Aidge <->", "pytest:", "support:", "  ⚠️", "== RUN"))]
-    out = list(head)
+    out = [line for line in _head(report) if line]
     add = out.append
     new = [(g["operator"], b) for g in report["aidge_bugs"] for b in g["bugs"] if not b["known"]]
     known = sum(g["known"] for g in report["aidge_bugs"])
