@@ -437,7 +437,7 @@ def test_the_full_runs_shard_rows_name_opinfo_cases():
         assert entry.kind == "opinfo" and entry.backend == "cpu" and entry.attribution
         for key in entry.cases:
             name, label = key.split(":")
-            if name not in opinfo.OPINFO_OPS or not re.fullmatch(r"s\d+(?:_[^.\s]*)?", label):
+            if name not in opinfo.OPINFO_OPS or not re.fullmatch(r"s(?:\d+|\*)(?:_[^.\s]*)?", label):
                 wrong.append(key)
             if (key, entry.phase) in seen:
                 wrong.append(f"{key} twice in phase {entry.phase}")

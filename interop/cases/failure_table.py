@@ -1,0 +1,302 @@
+"""The expected-failure table as data: reading, validating, indexing and writing its files.
+
+Every known failure of every source and backend is a *row* in a JSON file under
+``interop/cases/expected/<release>/`` (the Aidge release the row was triaged on), one file per
+source and reason (``operator.backward_not_implemented.json``, ``opinfo.crash.json``,
+``export_cpp.compile_error.json``). A file is ``{"release": "0.10.1", "rows": [...]}``; a row::
+
+    {
+     "source": "operator",              # the kind of the cases (interop.cases.case.KINDS)
+     "operator": "Abs",                 # the Aidge operator responsible
+     "phase": "backward",               # export / import / compile / forward / backward / step
+     "category": "backward_not_implemented",
+     "quote": "Backward not yet implemented for Abs_Op on backend cpu",   # or a list: any matches
+     "attribution": null,               # aidge (null: aidge), export, precision, ...
+     "aidge": ">=0.10.1",               # the Aidge releases it applies to (PEP 440; a list: any)
+     "backends": ["cpu", "cuda"],       # null: every backend
+     "dtypes": ["float16"],             # optional: only cases of these dtypes
+     "memory_unsafe": true,             # optional (see ExpectedFailure.memory_unsafe)
+     "other_categories": ["hang"],      # optional, with memory_unsafe
+     "sample_hash": true,               # optional: a selector ends with a sample hash (last resort)
+     "run": "opinfo shard 1/15",        # optional: the run that collects its cases (not the default)
+     "note": "what was measured",
+     "cases": ["Abs:*"]                 # "<operator or entry>:<label glob>"
+    }
+
+A selector matches a case's label (:attr:`interop.cases.case.Case.label`) or its tail after
+an ``_``; OpInfo selectors say ``s*_`` for the sample index, so that a torch upgrade that
+renumbers the samples keeps them. Every row is checked on load: an unknown or missing key, a
+wrong type or value is a :class:`TableError` naming the file, the row and the key.
+
+:func:`load_table` reads every file; :func:`applicable` keeps the rows whose ``aidge`` range
+holds a release (by default the installed ``aidge_core``); :class:`TableIndex` indexes rows by
+(source, operator), so a lookup costs microseconds. :func:`write_table_file` writes a file in
+the one layout (what ``python -m interop.triage update --apply`` uses).
+"""
+from __future__ import annotations
+
+import functools
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any, Iterable
+
+__all__ = ["TABLE_DIR", "TableError", "TableIndex", "load_table", "applicable", "aidge_release",
+           "row_of", "entry_of", "write_table_file", "release_matches", "file_stem", "format_rows"]
+
+#: where the data files live (shipped in the package)
+TABLE_DIR = Path(__file__).with_name("expected")
+#: the installed Aidge release is read from this distribution; INTEROP_AIDGE_RELEASE overrides it
+RELEASE_DIST = "aidge_core"
+
+_REQUIRED = {"source": str, "operator": str, "phase": str, "category": str, "quote": (str, list),
+             "aidge": (str, list), "cases": list}
+_OPTIONAL = {"attribution": (str, type(None)), "backends": (list, type(None)), "dtypes": (list, type(None)),
+             "memory_unsafe": bool, "other_categories": list, "sample_hash": bool, "run": (str, type(None)),
+             "note": str}
+#: the order keys are written in (readable diffs)
+KEY_ORDER = ("source", "operator", "phase", "category", "quote", "attribution", "aidge", "backends", "dtypes",
+             "memory_unsafe", "other_categories", "sample_hash", "run", "note", "cases")
+#: a label that ends with a sample hash (an OpInfo label too long to print whole)
+SAMPLE_HASH = re.compile(r"_[0-9a-f]{8}(?:_(?:float16|float64|int64|bool))?$")
+
+
+class TableError(ValueError):
+    """A data file of the table that does not hold what the schema says (file, row, key named)."""
+
+
+def aidge_release() -> str | None:
+    """The Aidge release the table applies to: ``$INTEROP_AIDGE_RELEASE``, else the installed
+    ``aidge_core``'s version (no import of Aidge), else None."""
+    forced = os.environ.get("INTEROP_AIDGE_RELEASE")
+    if forced:
+        return forced
+    from importlib import metadata
+
+    try:
+        return metadata.version(RELEASE_DIST)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _specifiers(spec: str | list[str]):
+    from packaging.specifiers import SpecifierSet
+
+    return [SpecifierSet(s) for s in ([spec] if isinstance(spec, str) else spec)]
+
+
+def release_matches(spec: str | list[str] | tuple[str, ...], release: str) -> bool:
+    """Whether ``release`` is in the range ``spec`` (a PEP 440 specifier set, or a list of
+    them, any of which may hold it). Pre- and post-releases count as themselves."""
+    from packaging.version import Version
+
+    version = Version(release)
+    return any(s.contains(version, prereleases=True) for s in _specifiers(list(spec) if not isinstance(spec, str)
+                                                                          else spec))
+
+
+def _fail(where: str, message: str):
+    raise TableError(f"{where}: {message}")
+
+
+def _check_row(row: Any, where: str) -> None:
+    from ..reporting.categories import ATTRIBUTIONS, CATEGORIES
+    from .case import KINDS, PHASES
+
+    if not isinstance(row, dict):
+        _fail(where, f"a row is a JSON object, got {type(row).__name__}")
+    for key in row:
+        if key not in _REQUIRED and key not in _OPTIONAL:
+            _fail(where, f"unknown key {key!r} (keys: {', '.join(KEY_ORDER)})")
+    for key, kinds in _REQUIRED.items():
+        if key not in row:
+            _fail(where, f"missing key {key!r}")
+    for key, kinds in {**_REQUIRED, **_OPTIONAL}.items():
+        if key in row and not isinstance(row[key], kinds):
+            _fail(where, f"key {key!r}: wrong type {type(row[key]).__name__}")
+    if row["source"] not in KINDS:
+        _fail(where, f"key 'source': unknown source {row['source']!r} (one of {KINDS})")
+    if row["phase"] not in PHASES:
+        _fail(where, f"key 'phase': unknown phase {row['phase']!r} (one of {PHASES})")
+    export = row.get("attribution") == "export" and row["category"] == EXPORT_CATEGORY
+    if row["category"] not in CATEGORIES and not export:
+        _fail(where, f"key 'category': unknown category {row['category']!r}")
+    if row.get("attribution") not in (None, *ATTRIBUTIONS):
+        _fail(where, f"key 'attribution': unknown attribution {row['attribution']!r} (one of {sorted(ATTRIBUTIONS)})")
+    quotes = [row["quote"]] if isinstance(row["quote"], str) else row["quote"]
+    if not quotes or not all(isinstance(q, str) and q.strip() and " || " not in q for q in quotes):
+        _fail(where, "key 'quote': quote Aidge's error text (a non-empty string, or a list of them)")
+    try:
+        _specifiers(row["aidge"])
+    except Exception as exc:  # packaging's InvalidSpecifier
+        _fail(where, f"key 'aidge': not a PEP 440 specifier set ({exc})")
+    cases = row["cases"]
+    if not cases or not all(isinstance(c, str) and c.count(":") == 1 and all(c.split(":")) for c in cases):
+        _fail(where, f"key 'cases': '<operator>:<label glob>' strings, got {cases!r}")
+    if len(set(cases)) != len(cases):
+        _fail(where, "key 'cases': a selector appears twice")
+    for key in ("backends", "dtypes", "other_categories"):
+        if row.get(key) is not None and not all(isinstance(v, str) and v for v in row[key]):
+            _fail(where, f"key {key!r}: a list of names")
+    if row.get("other_categories") and not row.get("memory_unsafe"):
+        _fail(where, "key 'other_categories': only with memory_unsafe")
+    if any(c not in CATEGORIES for c in row.get("other_categories") or ()):
+        _fail(where, f"key 'other_categories': unknown category in {row['other_categories']}")
+    hashed = [c for c in cases if SAMPLE_HASH.search(c)]
+    if hashed and not row.get("sample_hash"):
+        _fail(where, f"key 'cases': {hashed[0]!r} selects by a sample hash: say so with \"sample_hash\": true")
+
+
+#: the one category a row may name that is not Aidge's: a torch -> ONNX export that fails
+EXPORT_CATEGORY = "export_error (test strategy)"
+
+
+def entry_of(row: dict, file: str = ""):
+    """The :class:`~interop.cases.expected_failures.ExpectedFailure` of a (checked) row."""
+    from .expected_failures import ExpectedFailure
+
+    quotes = [row["quote"]] if isinstance(row["quote"], str) else row["quote"]
+    backends = row.get("backends")
+    backend = None if backends is None else backends[0] if len(backends) == 1 else tuple(backends)
+    return ExpectedFailure(
+        operator=row["operator"], phase=row["phase"], category=row["category"], error=" || ".join(quotes),
+        cases=tuple(row["cases"]), kind=row["source"], backend=backend, note=row.get("note", ""),
+        memory_unsafe=bool(row.get("memory_unsafe")), other_categories=tuple(row.get("other_categories") or ()),
+        attribution=row.get("attribution"), aidge=row["aidge"] if isinstance(row["aidge"], str)
+        else tuple(row["aidge"]), dtypes=tuple(row["dtypes"]) if row.get("dtypes") else None,
+        sample_hash=bool(row.get("sample_hash")), run=row.get("run"), file=file)
+
+
+def row_of(entry) -> dict:
+    """The data row of an entry (the inverse of :func:`entry_of`), keys in :data:`KEY_ORDER`,
+    defaults left out."""
+    backend = entry.backend
+    row = {"source": entry.kind, "operator": entry.operator, "phase": entry.phase, "category": entry.category,
+           "quote": entry.quotes[0] if len(entry.quotes) == 1 else list(entry.quotes),
+           "attribution": entry.attribution, "aidge": entry.aidge if isinstance(entry.aidge, str) else list(entry.aidge),
+           "backends": None if backend is None else [backend] if isinstance(backend, str) else list(backend)}
+    if entry.dtypes:
+        row["dtypes"] = list(entry.dtypes)
+    if entry.memory_unsafe:
+        row["memory_unsafe"] = True
+    if entry.other_categories:
+        row["other_categories"] = list(entry.other_categories)
+    if entry.sample_hash:
+        row["sample_hash"] = True
+    if entry.run:
+        row["run"] = entry.run
+    row["note"] = entry.note
+    row["cases"] = list(entry.cases)
+    return row
+
+
+def read_table_file(path: Path) -> list:
+    """The entries of one data file, every row checked (a :class:`TableError` names the file,
+    the row and the key)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise TableError(f"{path}: not a readable JSON file ({exc})") from exc
+    if not isinstance(data, dict) or set(data) != {"release", "rows"} or not isinstance(data["rows"], list):
+        raise TableError(f"{path}: a table file is {{\"release\": ..., \"rows\": [...]}}, got keys "
+                         f"{sorted(data) if isinstance(data, dict) else type(data).__name__}")
+    if data["release"] != path.parent.name:
+        raise TableError(f"{path}: key 'release' is {data['release']!r} but the file sits in {path.parent.name}/")
+    out = []
+    for index, row in enumerate(data["rows"]):
+        where = f"{path} row {index} ({row.get('operator', '?') if isinstance(row, dict) else '?'})"
+        _check_row(row, where)
+        if not release_matches(row["aidge"], data["release"]):
+            _fail(where, f"key 'aidge': {row['aidge']!r} does not hold {data['release']}, the release it was "
+                         "triaged on (the folder)")
+        try:
+            out.append(entry_of(row, file=str(path)))
+        except ValueError as exc:
+            _fail(where, str(exc))
+    return out
+
+
+@functools.lru_cache(maxsize=8)
+def _load(directory: str) -> tuple:
+    root = Path(directory)
+    if not root.is_dir():
+        raise TableError(f"{root}: no expected-failure table here")
+    entries = []
+    for path in sorted(root.glob("*/*.json")):
+        entries.extend(read_table_file(path))
+    return tuple(entries)
+
+
+def load_table(directory: str | Path | None = None) -> tuple:
+    """Every entry of every data file under ``directory`` (default :data:`TABLE_DIR`), every
+    release, in file order (cached per directory)."""
+    return _load(str(Path(directory or TABLE_DIR).resolve()))
+
+
+def applicable(entries: Iterable, release: str | None = "installed") -> tuple:
+    """The entries whose ``aidge`` range holds ``release`` (``"installed"``:
+    :func:`aidge_release`; None: every entry)."""
+    release = aidge_release() if release == "installed" else release
+    if release is None:
+        return tuple(entries)
+    return tuple(e for e in entries if release_matches(e.aidge, release))
+
+
+class TableIndex:
+    """Entries indexed by (source, operator): the candidates of a case in one dict lookup."""
+
+    def __init__(self, entries: Iterable):
+        self.entries = tuple(entries)
+        self._by_key: dict[tuple[str, str], list] = {}
+        for entry in self.entries:
+            for operator in entry.patterns_by_operator:
+                self._by_key.setdefault((entry.kind, operator), []).append(entry)
+
+    def candidates(self, kind: str, operator: str) -> list:
+        return self._by_key.get((kind, operator), [])
+
+
+def file_stem(entry) -> str:
+    """The data file an entry belongs in, without the folder: ``<group>.<category>``, the group
+    being the run that collects its cases, the export_cpp backend, or its source."""
+    backend = entry.backend
+    group = ("opinfo-shard-1-of-15" if entry.run == "opinfo shard 1/15"
+             else re.sub(r"[^\w.-]+", "-", entry.run) if entry.run
+             else "export_cpp" if backend == "export_cpp" else entry.kind)
+    return f"{group}.{entry.category.split(' ')[0]}"
+
+
+def format_rows(release: str, rows: list[dict]) -> str:
+    """A table file's text: one key a line, lists on one line except the cases (one a line)."""
+    lines = ["{", f' "release": {json.dumps(release)},', ' "rows": [']
+    for i, row in enumerate(rows):
+        lines.append("  {")
+        keys = [k for k in KEY_ORDER if k in row]
+        for j, key in enumerate(keys):
+            end = "," if j < len(keys) - 1 else ""
+            if key == "cases":
+                lines.append('   "cases": [')
+                lines.extend(f"    {json.dumps(c, ensure_ascii=False)}{',' if k < len(row['cases']) - 1 else ''}"
+                             for k, c in enumerate(row["cases"]))
+                lines.append(f"   ]{end}")
+            else:
+                lines.append(f"   {json.dumps(key)}: {json.dumps(row[key], ensure_ascii=False)}{end}")
+        lines.append("  }" + ("," if i < len(rows) - 1 else ""))
+    lines += [" ]", "}"]
+    return "\n".join(lines) + "\n"
+
+
+def write_table_file(path: Path, release: str, rows: list[dict]) -> None:
+    """Write (atomically) one data file; an empty list of rows removes it."""
+    path = Path(path)
+    if not rows:
+        if path.exists():
+            path.unlink()
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(format_rows(release, rows), encoding="utf-8")
+    os.replace(tmp, path)
+    _load.cache_clear()
+
