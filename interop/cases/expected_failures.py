@@ -89,6 +89,8 @@ class ExpectedFailure:
     run: str | None = None
     #: the data file it was read from (what an error tells you to correct)
     file: str = dataclasses.field(default="", compare=False)
+    #: its row's index in that file
+    index: int = dataclasses.field(default=-1, compare=False)
 
     def __post_init__(self):
         if self.phase not in PHASES:

@@ -42,8 +42,8 @@ import re
 from pathlib import Path
 from typing import Any, Iterable
 
-__all__ = ["TABLE_DIR", "TableError", "TableIndex", "load_table", "applicable", "aidge_release",
-           "row_of", "entry_of", "write_table_file", "release_matches", "file_stem", "format_rows"]
+__all__ = ["TABLE_DIR", "table_dir", "TableError", "TableIndex", "load_table", "applicable", "aidge_release",
+           "row_of", "entry_of", "write_table_file", "forget_loaded", "release_matches", "file_stem", "format_rows"]
 
 #: where the data files live (shipped in the package)
 TABLE_DIR = Path(__file__).with_name("expected")
@@ -152,7 +152,7 @@ def _check_row(row: Any, where: str) -> None:
 EXPORT_CATEGORY = "export_error (test strategy)"
 
 
-def entry_of(row: dict, file: str = ""):
+def entry_of(row: dict, file: str = "", index: int = -1):
     """The :class:`~interop.cases.expected_failures.ExpectedFailure` of a (checked) row."""
     from .expected_failures import ExpectedFailure
 
@@ -165,7 +165,7 @@ def entry_of(row: dict, file: str = ""):
         memory_unsafe=bool(row.get("memory_unsafe")), other_categories=tuple(row.get("other_categories") or ()),
         attribution=row.get("attribution"), aidge=row["aidge"] if isinstance(row["aidge"], str)
         else tuple(row["aidge"]), dtypes=tuple(row["dtypes"]) if row.get("dtypes") else None,
-        sample_hash=bool(row.get("sample_hash")), run=row.get("run"), file=file)
+        sample_hash=bool(row.get("sample_hash")), run=row.get("run"), file=file, index=index)
 
 
 def row_of(entry) -> dict:
@@ -211,7 +211,7 @@ def read_table_file(path: Path) -> list:
             _fail(where, f"key 'aidge': {row['aidge']!r} does not hold {data['release']}, the release it was "
                          "triaged on (the folder)")
         try:
-            out.append(entry_of(row, file=str(path)))
+            out.append(entry_of(row, file=str(path), index=index))
         except ValueError as exc:
             _fail(where, str(exc))
     return out
@@ -228,10 +228,16 @@ def _load(directory: str) -> tuple:
     return tuple(entries)
 
 
+def table_dir() -> Path:
+    """The table the suites read: ``$INTEROP_EXPECTED_FAILURES`` (a folder laid out as
+    :data:`TABLE_DIR`), else :data:`TABLE_DIR`."""
+    return Path(os.environ.get("INTEROP_EXPECTED_FAILURES") or TABLE_DIR)
+
+
 def load_table(directory: str | Path | None = None) -> tuple:
-    """Every entry of every data file under ``directory`` (default :data:`TABLE_DIR`), every
+    """Every entry of every data file under ``directory`` (default :func:`table_dir`), every
     release, in file order (cached per directory)."""
-    return _load(str(Path(directory or TABLE_DIR).resolve()))
+    return _load(str(Path(directory or table_dir()).resolve()))
 
 
 def applicable(entries: Iterable, release: str | None = "installed") -> tuple:
@@ -298,5 +304,10 @@ def write_table_file(path: Path, release: str, rows: list[dict]) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_text(format_rows(release, rows), encoding="utf-8")
     os.replace(tmp, path)
+    forget_loaded()
+
+
+def forget_loaded() -> None:
+    """Drop what :func:`load_table` cached (after the files were written)."""
     _load.cache_clear()
 

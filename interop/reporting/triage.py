@@ -24,7 +24,7 @@ from .categories import kind_of
 from .pytest_output import PytestRun
 from .sources import source_of
 
-__all__ = ["ProposedRow", "propose_opinfo_rows", "format_rows", "split_opinfo_id"]
+__all__ = ["ProposedRow", "propose_opinfo_rows", "format_rows", "split_opinfo_id", "quote_of"]
 
 _OPINFO_ID = re.compile(r"^opinfo_(?P<entry>.+?)_(?P<label>s\d+(?:_.*)?)$")
 # Aidge's missing-kernel error names the implementation by its mangled C++ type:
@@ -39,6 +39,8 @@ _VALUE_CATEGORIES = ("outputs_differ", "output_shape_differs", "gradients_differ
 #: UnsupportedOperatorError lists its GenericOperator nodes in an order (and with node names)
 #: that change from run to run (docs/aidge-notes.md): a row quotes one "(ONNX op X)"
 _ONNX_OP = re.compile(r"\(ONNX op (\w+)\)")
+#: a node whose dims compile could not forward: the dims after the node's name change per case
+_DIMS = re.compile(r"(Aidge cannot compute the output dims of node '[^']*').*$", re.S)
 _CAPACITY = re.compile(r"(Number of elements to copy is above implementation current capacity) \(\d+B > \d+B\)")
 _EXPORT_FAILED = re.compile(r"torch\.onnx\.export failed for \w+: (?P<why>[^\n]+?)(?:\.\s|\.?$|\.\.\.)")
 #: the table's one category that is not Aidge's (an export that fails, attributed to export)
@@ -81,7 +83,7 @@ def propose_opinfo_rows(run) -> Triage:
     or a console output, :class:`~interop.reporting.pytest_output.PytestRun`) that failed without
     an expected failure."""
     from .console import rows_from_console
-    from .report import _finding, row_of  # the report's own reading of a failure: one place
+    from .report import row_of
 
     rows = rows_from_console(run) if isinstance(run, PytestRun) else run.records
     groups: dict[tuple, ProposedRow] = {}
@@ -91,43 +93,52 @@ def propose_opinfo_rows(run) -> Triage:
             continue
         case_id = result["case"] or ""
         split = split_opinfo_id(case_id)
-        finding = _finding(result)
-        category, phase, error = finding["category"], finding["phase"], (finding["error"] or "").strip()
         if split is None:
             left_out.append((case_id or result["nodeid"], "not an OpInfo case id"))
             continue
-        if kind_of(category) != "aidge" and category != _EXPORT_CATEGORY:
-            left_out.append((case_id, f"category {category!r} is not a table category"))
+        key = quote_of(result, default_operator=split[0])
+        if isinstance(key, str):
+            left_out.append((case_id, key))
             continue
-        operator = finding["aidge_operator"] or split[0]
-        message = finding["message"]
-        if category == _EXPORT_CATEGORY:
-            why = _EXPORT_FAILED.search(message)
-            phase, error = "export", (why.group("why").strip() if why else error)
-        if category in ("crash", "hang") and not error.startswith("crash: ") and f"crash: {error}" in message:
-            error = f"crash: {error}"  # AidgeCrash's own words, as the table quotes them
-        if category == "unsupported_operator":
-            ops = sorted(set(_ONNX_OP.findall(error)))
-            if ops:  # the alphabetically first ONNX op: in every run's list, whatever its order
-                operator, error = ops[0], f"(ONNX op {ops[0]})"
-        if category in _VALUE_CATEGORIES:
-            line = _COMPARATOR.search(message)
-            error = line.group(0) if line else error
-        if not phase or not error:
-            left_out.append((case_id, f"no phase or quote found in the message ({category})"))
-            continue
-        operator, error = _general(operator, error)
-        if error not in message:
-            left_out.append((case_id, f"the quote {error!r} is not in the failure's message"))
-            continue
-        # the report's attribution (attribution_of): never None for an Aidge or export category
-        key = (operator, phase, category, error, finding["attribution"])
         row = groups.setdefault(key, ProposedRow(*key, cases=[]))
         row.cases.append(f"{split[0]}:{split[1]}")
     rows = sorted(groups.values(), key=lambda r: (r.operator.lower(), r.phase, r.category, r.error))
     for row in rows:
         row.cases.sort()
     return Triage(rows, sorted(left_out))
+
+
+def quote_of(record: dict[str, Any], default_operator: str | None = None) -> tuple[str, str, str, str, str] | str:
+    """``(Aidge operator, phase, category, quote, attribution)`` of a failed test's record, the
+    way the table wants a row (the quote without what changes from sample to sample), or why
+    it cannot become a row (a string)."""
+    from .report import _finding, row_of  # the report's own reading of a failure: one place
+
+    finding = _finding(row_of(record))
+    category, phase, error = finding["category"], finding["phase"], (finding["error"] or "").strip()
+    if kind_of(category) != "aidge" and category != _EXPORT_CATEGORY:
+        return f"category {category!r} is not a table category"
+    operator = finding["aidge_operator"] or default_operator or record.get("operator") or "?"
+    message = finding["message"]
+    if category == _EXPORT_CATEGORY:
+        why = _EXPORT_FAILED.search(message)
+        phase, error = "export", (why.group("why").strip() if why else error)
+    if category in ("crash", "hang") and not error.startswith("crash: ") and f"crash: {error}" in message:
+        error = f"crash: {error}"  # AidgeCrash's own words, as the table quotes them
+    if category == "unsupported_operator":
+        ops = sorted(set(_ONNX_OP.findall(error)))
+        if ops:  # the alphabetically first ONNX op: in every run's list, whatever its order
+            operator, error = ops[0], f"(ONNX op {ops[0]})"
+    if category in _VALUE_CATEGORIES:
+        line = _COMPARATOR.search(message)
+        error = line.group(0) if line else error
+    if not phase or not error:
+        return f"no phase or quote found in the message ({category})"
+    operator, error = _general(operator, error)
+    if error not in message:
+        return f"the quote {error!r} is not in the failure's message"
+    # the report's attribution (attribution_of): never None for an Aidge or export category
+    return operator, phase, category, error, finding["attribution"]
 
 
 def _general(operator: str, error: str) -> tuple[str, str]:
@@ -141,6 +152,7 @@ def _general(operator: str, error: str) -> tuple[str, str]:
         return (named.group("op") if named else operator), registrar.group(0)
     error = _EMPTY_INPUT.sub("", error)
     error = _CAPACITY.sub(r"\1", error)
+    error = _DIMS.sub(r"\1", error)
     error = _NEGATIVE_STEP.sub(r"\1", error)
     return operator, error
 

@@ -1,0 +1,405 @@
+"""Keeping the expected-failure table from a run's records: a proposal reviewed as a diff.
+
+:func:`propose` reads one run (``records.jsonl`` + ``session.json``) against the table
+(:mod:`interop.cases.failure_table`) for the run's Aidge release and proposes, never applies:
+
+- **add**: new rows for the run's unexpected failures, of every source and backend, one row per
+  reason (Aidge operator, phase, category, quote, attribution, backend, dtype); the quote is
+  stripped of per-sample shapes, byte counts and addresses (:func:`.triage.quote_of`); OpInfo
+  selectors say ``s*_`` for the sample index;
+- **widen**: where a row of another release already says exactly this (same case, phase,
+  category, its quote in the message), its ``aidge`` range is widened to the run's release
+  instead of a new row;
+- **edit**: a row whose case now fails with another message (Aidge reworded it), or in another
+  category or phase, gets the new quote / category / phase;
+- **fixed**: a row whose every case the run reached passed (strict XPASS): its range stops
+  before the run's release ("fixed in X"), or the row goes when no release is left; a selector
+  that only passing cases matched is dropped;
+- **unreached**: rows of the release that no case of the run reached (listed, kept: the run may
+  be a selection).
+
+:func:`write_proposal` writes ``proposal.json`` (the whole new text of every changed file, with
+the hash of the text it replaces) and ``proposal.diff`` (a unified diff, what a maintainer
+reads) into the run's own folder; :func:`apply_proposal` writes the reviewed proposal into the
+table, refusing a file that changed since.
+"""
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import hashlib
+import json
+import re
+import types
+from pathlib import Path
+from typing import Any
+
+from ..cases import failure_table as ft
+from ..cases.case import PHASES, _normalized  # _normalized: the one normalisation of labels
+from ..cases.expected_failures import expected_failure
+from ..records.store import RunRecords, load_run, write_atomically
+from .triage import quote_of
+
+__all__ = ["Proposal", "propose", "write_proposal", "apply_proposal", "release_diff", "widen", "narrow",
+           "PROPOSAL_FILE", "DIFF_FILE"]
+
+PROPOSAL_FILE = "proposal.json"
+DIFF_FILE = "proposal.diff"
+#: the Aidge releases the project follows (nox -s release-matrix): what a narrowed range is checked against
+RELEASES = ("0.9.1.post2", "0.10.0.post3", "0.10.1")
+_INDEX = re.compile(r"^s\d+_")
+
+
+# ---------------------------------------------------------------------------------------
+# release ranges
+# ---------------------------------------------------------------------------------------
+def _alternatives(spec) -> list[str]:
+    return [spec] if isinstance(spec, str) else list(spec)
+
+
+def _pack(alternatives: list[str]):
+    return alternatives[0] if len(alternatives) == 1 else alternatives
+
+
+def _bounds(alternative: str, op: str) -> list[str]:
+    return [s.strip()[len(op):] for s in alternative.split(",") if s.strip().startswith(op)
+            and not s.strip().startswith(op + "=")]
+
+
+def widen(spec, release: str):
+    """``spec`` made to hold ``release`` too: a lower bound just above it moves down to it,
+    else ``==release`` is added as an alternative."""
+    from packaging.version import Version
+
+    if ft.release_matches(spec, release):
+        return spec
+    alternatives = _alternatives(spec)
+    for i, alt in enumerate(alternatives):
+        lower = _bounds(alt, ">=")
+        if len(lower) == 1 and Version(release) < Version(lower[0]):
+            candidate = alt.replace(f">={lower[0]}", f">={release}")
+            if ft.release_matches(candidate, release):
+                alternatives[i] = candidate
+                return _pack(alternatives)
+    return _pack(alternatives + [f"=={release}"])
+
+
+def narrow(spec, release: str, releases=RELEASES):
+    """``spec`` without ``release`` (fixed there): ``==release`` alternatives go; where
+    ``release`` is the newest known release an alternative holds, it ends before it
+    (``<release``), else ``!=release``. None when no known release is left."""
+    from packaging.version import Version
+
+    known = sorted({*releases, release}, key=Version)
+    out = []
+    for alt in _alternatives(spec):
+        if not ft.release_matches(alt, release):
+            out.append(alt)
+            continue
+        if alt.strip() == f"=={release}":
+            continue
+        held = [r for r in known if ft.release_matches(alt, r)]
+        out.append(f"{alt},<{release}" if held and held[-1] == release else f"{alt},!={release}")
+    out = [alt for alt in out if any(ft.release_matches(alt, r) for r in known)]
+    return _pack(out) if out else None
+
+
+# ---------------------------------------------------------------------------------------
+# records -> cases
+# ---------------------------------------------------------------------------------------
+def _case_of(record: dict[str, Any]):
+    """What the lookup needs of a record's case (None: the test runs no case)."""
+    kind, operator = record.get("kind"), record.get("operator")
+    if not kind or not operator:
+        return None
+    key = record.get("case_key")
+    case_id = record.get("case") or ""
+    label = _normalized(key) if key else (case_id[len(operator) + 1:] if case_id.startswith(operator + "_")
+                                          else case_id)
+    phases = tuple(record.get("phases") or ())
+    return types.SimpleNamespace(kind=kind, operator=operator, label=label, phases=phases,
+                                 backend=record.get("backend") or "cpu", id=case_id,
+                                 params={"dtype": record.get("dtype") or "float32"})
+
+
+def selector_of(case) -> str:
+    """The selector a new row gives a case: its label (OpInfo: any sample index)."""
+    label = _INDEX.sub("s*_", case.label) if case.kind == "opinfo" else case.label
+    return f"{case.operator}:{label}"
+
+
+def _outcome(record: dict[str, Any]) -> str:
+    return "xpassed" if record.get("xpass_strict") else str(record.get("outcome"))
+
+
+# ---------------------------------------------------------------------------------------
+# the proposal
+# ---------------------------------------------------------------------------------------
+@dataclasses.dataclass
+class Proposal:
+    release: str
+    table_dir: str
+    run_dir: str
+    #: each change: action, file, why, cases, and the row before/after
+    changes: list[dict[str, Any]]
+    #: (file, row index, operator, cases) of the release's rows no case reached
+    unreached: list[dict[str, Any]]
+    #: failures that could not become a row, and why
+    left_out: list[dict[str, Any]]
+    #: path -> (sha256 of the text now, the proposed text; "" removes the file)
+    files: dict[str, tuple[str, str]]
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for change in self.changes:
+            out[change["action"]] = out.get(change["action"], 0) + 1
+        return dict(out, unreached=len(self.unreached), left_out=len(self.left_out))
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _run_release(run: RunRecords, release: str | None) -> str:
+    release = release or run.session.get("aidge_release") or (run.session.get("versions") or {}).get("aidge_core")
+    if not release:
+        raise ValueError(f"{run.path}: the run does not say which Aidge release it ran on (session.json has no "
+                         "versions.aidge_core): pass --release")
+    return str(release)
+
+
+def propose(run_dir: str | Path, table_dir: str | Path | None = None, release: str | None = None) -> Proposal:
+    """The proposal for the run in ``run_dir`` against the table in ``table_dir`` (default: the
+    shipped one)."""
+    run_dir = Path(run_dir)
+    run = load_run(run_dir)
+    if run is None:
+        raise FileNotFoundError(f"{run_dir}: no records.jsonl (run the suite with records first)")
+    release = _run_release(run, release)
+    table_dir = Path(table_dir or ft.TABLE_DIR)
+    everything = list(ft.load_table(table_dir))
+    current = [e for e in everything if ft.release_matches(e.aidge, release)]
+    others = [e for e in everything if not ft.release_matches(e.aidge, release)]
+
+    # rows as data, per file, to edit
+    files = {path: json.loads(path.read_text(encoding="utf-8")) for path in sorted(table_dir.glob("*/*.json"))}
+    changes: list[dict[str, Any]] = []
+    left_out: list[dict[str, Any]] = []
+    reached: dict[int, list[tuple[str, str, str]]] = {}  # id(entry) -> [(selector, case id, outcome)]
+    new_rows: dict[tuple, dict[str, Any]] = {}
+    widened: dict[int, dict[str, Any]] = {}
+    edits: dict[tuple, dict[str, Any]] = {}
+
+    for record in run.records:
+        case = _case_of(record)
+        if case is None:
+            continue
+        outcome = _outcome(record)
+        entry = expected_failure(case, case.backend, case.phases, table=current)
+        if entry is not None:
+            reached.setdefault(id(entry), []).append((_matching_selector(entry, case), case.id, outcome))
+        if outcome not in ("failed", "error"):
+            continue
+        finding = quote_of(record)
+        if finding is None or isinstance(finding, str):
+            left_out.append({"case": case.id, "why": finding or "no quote"})
+            continue
+        operator, phase, category, quote, attribution = finding
+        if entry is not None and PHASES.index(phase) >= PHASES.index(entry.phase):
+            # the row's phase is reached and fails otherwise (reworded, another category), or now
+            # passes and the case fails later: the row is edited. A failure before the row's phase is
+            # a defect of its own (a new row; the row stays for its phase).
+            key = (id(entry), phase, category, quote)
+            edit = edits.setdefault(key, {"entry": entry, "phase": phase, "category": category, "quote": quote,
+                                          "cases": []})
+            edit["cases"].append(case.id)
+            continue
+        old = next((e for e in others if e.phase == phase and e.category == category
+                    and e.covers(case.kind, case.operator, case.label, case.backend, case.params["dtype"])
+                    and any(q in (record.get("message") or "") for q in e.quotes)), None)
+        if old is not None:
+            widened.setdefault(id(old), {"entry": old, "cases": []})["cases"].append(case.id)
+            continue
+        dtype = case.params["dtype"]
+        key = (case.kind, operator, phase, category, quote, attribution, case.backend,
+               dtype if case.kind == "opinfo" else None)
+        row = new_rows.setdefault(key, {"source": case.kind, "operator": operator, "phase": phase,
+                                        "category": category, "quote": quote, "attribution": attribution,
+                                        "aidge": f"=={release}" if others else f">={release}",
+                                        "backends": [case.backend],
+                                        **({"dtypes": [dtype]} if case.kind == "opinfo" else {}),
+                                        "note": f"Proposed by python -m interop.triage from {run_dir.name}: "
+                                                "check the reason, then say what was measured.",
+                                        "cases": []})
+        selector = selector_of(case)
+        if selector not in row["cases"]:
+            row["cases"].append(selector)
+        if ft.SAMPLE_HASH.search(selector):
+            row["sample_hash"] = True
+
+    # --- apply the decisions to the rows in memory ---------------------------------------
+    by_file = {path: data["rows"] for path, data in files.items()}
+
+    def locate(entry) -> tuple[Path, int]:
+        return Path(entry.file), entry.index
+
+    for item in widened.values():
+        path, index = locate(item["entry"])
+        row = by_file[path][index]
+        before = dict(row)
+        row["aidge"] = widen(row["aidge"], release)
+        changes.append({"action": "widen", "file": str(path), "row": index, "operator": row["operator"],
+                        "before": before["aidge"], "after": row["aidge"], "cases": sorted(item["cases"]),
+                        "why": f"the row's failure reproduces on Aidge {release}"})
+    for (eid, phase, category, quote), item in edits.items():
+        path, index = locate(item["entry"])
+        row = by_file[path][index]
+        what = {k: v for k, v in (("phase", phase), ("category", category)) if row[k] != v}
+        quotes = [row["quote"]] if isinstance(row["quote"], str) else row["quote"]
+        message_changed = quote not in quotes
+        if message_changed:
+            what["quote"] = quote
+        changes.append({"action": "edit", "file": str(path), "row": index, "operator": row["operator"],
+                        "before": {k: row[k] for k in what}, "after": what, "cases": sorted(item["cases"]),
+                        "why": "the case fails another way than the row says (Aidge reworded its error, or the "
+                               "failure moved)"})
+        row.update(what)
+    deleted: set[tuple[Path, int]] = set()
+    for entry in current:
+        hits = reached.get(id(entry))
+        path, index = locate(entry)
+        if not hits:
+            continue  # listed as unreached below
+        passed = [h for h in hits if h[2] in ("xpassed", "passed")]
+        failing = [h for h in hits if h[2] not in ("xpassed", "passed", "skipped")]
+        if passed and not failing:
+            row = by_file[path][index]
+            after = narrow(row["aidge"], release)
+            changes.append({"action": "fixed", "file": str(path), "row": index, "operator": row["operator"],
+                            "before": row["aidge"], "after": after, "cases": sorted(h[1] for h in passed),
+                            "why": f"every case of the row the run reached passed on Aidge {release} (strict XPASS)"})
+            if after is None:
+                deleted.add((path, index))
+            else:
+                row["aidge"] = after
+        elif passed:
+            fixed = {h[0] for h in passed} - {h[0] for h in failing}
+            if fixed:
+                row = by_file[path][index]
+                row["cases"] = [c for c in row["cases"] if c not in fixed]
+                changes.append({"action": "drop_selectors", "file": str(path), "row": index,
+                                "operator": row["operator"], "before": sorted(fixed), "after": None,
+                                "cases": sorted(h[1] for h in passed if h[0] in fixed),
+                                "why": "only passing cases matched these selectors"})
+    unreached = [{"file": str(Path(e.file)), "row": e.index, "operator": e.operator, "cases": list(e.cases)}
+                 for e in current if id(e) not in reached and _run_collects(e, run)]
+    for row in sorted(new_rows.values(), key=lambda r: (r["source"], r["operator"].lower(), r["phase"], r["quote"])):
+        row["cases"].sort()
+        entry = ft.entry_of(row)
+        path = table_dir / release / f"{ft.file_stem(entry)}.json"  # a new row lives with its release
+        files.setdefault(path, {"release": path.parent.name, "rows": []})
+        by_file.setdefault(path, files[path]["rows"])
+        by_file[path].append(row)
+        changes.append({"action": "add", "file": str(path), "row": len(by_file[path]) - 1,
+                        "operator": row["operator"], "before": None, "after": row, "cases": list(row["cases"]),
+                        "why": f"unexpected failure on Aidge {release}, no row"})
+    out_files: dict[str, tuple[str, str]] = {}
+    for path, data in files.items():
+        rows = [r for i, r in enumerate(data["rows"]) if (path, i) not in deleted]
+        old_text = path.read_text(encoding="utf-8") if path.exists() else ""
+        new_text = ft.format_rows(data["release"], rows) if rows else ""
+        if new_text != old_text:
+            out_files[str(path)] = (_sha(old_text), new_text)
+    return Proposal(release, str(table_dir), str(run_dir), changes, unreached, left_out, out_files)
+
+
+def _run_collects(entry, run: RunRecords) -> bool:
+    """Whether the run was one that collects ``entry``'s cases (a shard row needs its shard run)."""
+    if not entry.run:
+        return True
+    return run.session.get("shard") is not None and "opinfo" in " ".join(run.session.get("args") or [])
+
+
+def _matching_selector(entry, case) -> str:
+    import fnmatch
+
+    for pattern in entry.patterns_by_operator.get(case.operator, ()):
+        if fnmatch.fnmatchcase(case.label, pattern) or fnmatch.fnmatchcase(case.label, "*_" + pattern):
+            return f"{case.operator}:{pattern}"
+    return f"{case.operator}:?"
+
+
+def proposal_diff(proposal: Proposal) -> str:
+    out = []
+    for path, (_, new_text) in sorted(proposal.files.items()):
+        old = Path(path).read_text(encoding="utf-8").splitlines(keepends=True) if Path(path).exists() else []
+        rel = _relative(path, proposal.table_dir)
+        out.extend(difflib.unified_diff(old, new_text.splitlines(keepends=True), f"a/{rel}", f"b/{rel}"))
+    return "".join(out)
+
+
+def _relative(path: str, table_dir: str) -> str:
+    try:
+        return str(Path(path).relative_to(Path(table_dir).parent))
+    except ValueError:
+        return path
+
+
+def write_proposal(proposal: Proposal, directory: str | Path | None = None) -> tuple[Path, Path]:
+    """``proposal.json`` and ``proposal.diff`` in ``directory`` (default: ``<run>/triage``)."""
+    directory = Path(directory or Path(proposal.run_dir) / "triage")
+    directory.mkdir(parents=True, exist_ok=True)
+    data = dataclasses.asdict(proposal)
+    data["counts"] = proposal.counts()
+    write_atomically(directory / PROPOSAL_FILE, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+    write_atomically(directory / DIFF_FILE, proposal_diff(proposal))
+    return directory / PROPOSAL_FILE, directory / DIFF_FILE
+
+
+def apply_proposal(path: str | Path) -> list[str]:
+    """Write a (reviewed) proposal into the table; refuses, naming the file, when a file of the
+    table changed since the proposal was made. Returns the files written."""
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    files = data.get("files")
+    if not isinstance(files, dict):
+        raise ValueError(f"{path}: not a triage proposal (no 'files')")
+    for file, (sha, _) in files.items():
+        now = Path(file).read_text(encoding="utf-8") if Path(file).exists() else ""
+        if _sha(now) != sha:
+            raise ValueError(f"{path}: {file} changed since the proposal was made: propose again")
+    written = []
+    for file, (_, text) in files.items():
+        if text:
+            json.loads(text)  # a reviewed proposal is still JSON
+            Path(file).parent.mkdir(parents=True, exist_ok=True)
+            write_atomically(Path(file), text)
+        elif Path(file).exists():
+            Path(file).unlink()
+        written.append(file)
+    ft.forget_loaded()
+    ft.load_table(data["table_dir"])  # the result still loads and validates
+    return written
+
+
+def release_diff(old: str, new: str, table_dir: str | Path | None = None) -> str:
+    """Markdown: what changed in the table from Aidge ``old`` to ``new`` (rows that stop
+    applying: fixed; rows that start: new defects)."""
+    table = ft.load_table(table_dir)
+    before = [e for e in table if ft.release_matches(e.aidge, old)]
+    after = [e for e in table if ft.release_matches(e.aidge, new)]
+    fixed = [e for e in before if not ft.release_matches(e.aidge, new)]
+    added = [e for e in after if not ft.release_matches(e.aidge, old)]
+    lines = [f"Expected failures on Aidge {old}: {len(before)} rows; on {new}: {len(after)} rows; "
+             f"{len(before) - len(fixed)} rows hold on both.", ""]
+    for title, entries in ((f"Fixed in {new} (rows of {old} that no longer apply)", fixed),
+                           (f"New in {new} (rows that do not apply to {old})", added)):
+        lines.append(f"**{title}: {len(entries)}**")
+        lines.append("")
+        if entries:
+            lines += ["| source | Aidge operator | phase | category | quote | cases |", "|---|---|---|---|---|---|"]
+            for e in sorted(entries, key=lambda e: (e.kind, e.operator, e.phase)):
+                quote = e.quotes[0].replace("|", "\\|")
+                quote = quote if len(quote) <= 70 else quote[:67] + "..."
+                lines.append(f"| {e.kind} | {e.operator} | {e.phase} | {e.category} | {quote} | {len(e.cases)} |")
+            lines.append("")
+    return "\n".join(lines)

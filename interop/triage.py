@@ -1,0 +1,71 @@
+"""``python -m interop.triage``: keep the expected-failure table from a run's records.
+
+  python -m interop.triage update RUN_DIR [--table DIR] [--release X]
+      propose the table's changes from the run in RUN_DIR (its records.jsonl + session.json):
+      RUN_DIR/triage/proposal.diff (read it) and proposal.json; the table is not touched
+  python -m interop.triage update RUN_DIR --apply
+      write the reviewed proposal (RUN_DIR/triage/proposal.json) into the table
+  python -m interop.triage apply PROPOSAL.json
+      the same, for a proposal anywhere
+  python -m interop.triage diff OLD NEW [--table DIR]
+      Markdown: the rows fixed and the rows new from Aidge release OLD to NEW
+
+What a proposal holds and how it is made: :mod:`interop.reporting.table_triage`.
+Exit status: 0 done, 1 the proposal has changes (update without --apply), 2 bad input.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+__all__ = ["main"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    from .reporting import table_triage as tt
+
+    parser = argparse.ArgumentParser(prog="python -m interop.triage", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    update = sub.add_parser("update", help="propose the table's changes from a run's records")
+    update.add_argument("run_dir", type=Path)
+    update.add_argument("--table", type=Path, default=None, help="the table folder (default: the shipped one)")
+    update.add_argument("--release", default=None, help="the Aidge release the run used (default: session.json)")
+    update.add_argument("--apply", action="store_true", help="write RUN_DIR/triage/proposal.json into the table")
+    apply = sub.add_parser("apply", help="write a reviewed proposal into the table")
+    apply.add_argument("proposal", type=Path)
+    diff = sub.add_parser("diff", help="rows fixed and new from one Aidge release to another (Markdown)")
+    diff.add_argument("old")
+    diff.add_argument("new")
+    diff.add_argument("--table", type=Path, default=None)
+    args = parser.parse_args(argv)
+
+    try:
+        if args.command == "diff":
+            print(tt.release_diff(args.old, args.new, args.table))
+            return 0
+        if args.command == "apply" or args.apply:
+            path = args.proposal if args.command == "apply" else args.run_dir / "triage" / tt.PROPOSAL_FILE
+            if not path.exists():
+                print(f"{path}: no proposal here (run `python -m interop.triage update RUN_DIR` first)",
+                      file=sys.stderr)
+                return 2
+            written = tt.apply_proposal(path)
+            print(f"applied {path}: {len(written)} file(s) written" + "".join(f"\n  {w}" for w in written))
+            return 0
+        proposal = tt.propose(args.run_dir, args.table, args.release)
+    except (OSError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    data, diff_path = tt.write_proposal(proposal)
+    counts = proposal.counts()
+    print(f"Aidge {proposal.release}, table {proposal.table_dir}: "
+          + ", ".join(f"{n} {what}" for what, n in counts.items()))
+    for change in proposal.changes:
+        print(f"  {change['action']:<14} {change['operator']}: {len(change['cases'])} case(s); {change['why']}")
+    print(f"review {diff_path}, then: python -m interop.triage update {args.run_dir} --apply")
+    return 1 if proposal.files else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
