@@ -1,0 +1,242 @@
+"""The expected-failure table as data (interop.cases.failure_table) and the tool that keeps it
+(python -m interop.triage): bad files are named to the key; a real run of the operator suite with
+ten rows deleted gets them proposed back; a row whose cases pass is proposed for deletion; a
+reworded message is proposed as an edit; a row of another release is widened, not duplicated."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from interop.cases import failure_table as ft
+from interop.cases.expected_failures import expected_failure
+from interop.reporting import table_triage as tt
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# ---------------------------------------------------------------------------------------
+# the data files
+# ---------------------------------------------------------------------------------------
+ROW = {"source": "operator", "operator": "Abs", "phase": "backward", "category": "backward_not_implemented",
+       "quote": "Backward not yet implemented for Abs_Op on backend cpu", "attribution": None, "aidge": ">=0.10.1",
+       "backends": None, "note": "", "cases": ["Abs:*"]}
+
+
+def _table(tmp_path: Path, rows: list[dict], release: str = "0.10.1") -> Path:
+    root = tmp_path / "table"
+    (root / release).mkdir(parents=True, exist_ok=True)
+    (root / release / "operator.backward_not_implemented.json").write_text(json.dumps({"release": release,
+                                                                                       "rows": rows}))
+    return root
+
+
+def test_the_shipped_table_is_data_only_and_loads():
+    files = sorted(ft.TABLE_DIR.glob("*/*.json"))
+    assert files and not list(Path(ft.__file__).parent.glob("_*failures*.py"))
+    entries = ft.load_table(ft.TABLE_DIR)
+    assert len(entries) > 500
+    assert all(e.file and e.index >= 0 for e in entries)
+    # writing a file back gives the same text (one layout, readable diffs)
+    for path in files:
+        data = json.loads(path.read_text())
+        assert ft.format_rows(data["release"], data["rows"]) == path.read_text(), path
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"phase": "later"}, "key 'phase': unknown phase 'later'"),
+    ({"colour": "red"}, "unknown key 'colour'"),
+    ({"quote": ""}, "key 'quote'"),
+    ({"aidge": "0.10"}, "key 'aidge': not a PEP 440 specifier set"),
+    ({"aidge": ">=0.11"}, "does not hold 0.10.1"),
+    ({"cases": ["Abs"]}, "key 'cases'"),
+    ({"cases": ["opinfo:s*_5x5_cd74e810"]}, "sample hash"),
+    ({"other_categories": ["hang"]}, "only with memory_unsafe"),
+])
+def test_a_bad_row_is_named_by_file_row_and_key(tmp_path, change, message):
+    root = _table(tmp_path, [ROW, dict(ROW, **change)])
+    with pytest.raises(ft.TableError) as err:
+        ft.load_table(root)
+    assert "operator.backward_not_implemented.json row 1 (Abs)" in str(err.value) and message in str(err.value)
+
+
+def test_a_missing_key_and_a_file_in_the_wrong_folder(tmp_path):
+    row = dict(ROW)
+    del row["category"]
+    with pytest.raises(ft.TableError, match="row 0 .*missing key 'category'"):
+        ft.load_table(_table(tmp_path / "a", [row]))
+    root = _table(tmp_path / "b", [ROW])
+    shutil.move(root / "0.10.1", root / "0.10.0")
+    with pytest.raises(ft.TableError, match="key 'release' is '0.10.1' but the file sits in 0.10.0/"):
+        ft.load_table(root)
+
+
+def test_rows_apply_to_their_releases_and_the_lookup_uses_the_index(tmp_path, monkeypatch):
+    old = dict(ROW, aidge="==0.10.0.post3", quote="old words")
+    root = _table(tmp_path, [ROW])
+    (root / "0.10.0.post3").mkdir()
+    (root / "0.10.0.post3" / "operator.backward_not_implemented.json").write_text(ft.format_rows("0.10.0.post3", [old]))
+    entries = ft.load_table(root)
+    assert [e.error for e in ft.applicable(entries, "0.10.1")] == [ROW["quote"]]
+    assert [e.error for e in ft.applicable(entries, "0.10.0.post3")] == ["old words"]
+    assert ft.applicable(entries, "0.9.1.post2") == ()
+    index = ft.TableIndex(entries)
+    assert len(index.candidates("operator", "Abs")) == 2 and index.candidates("operator", "Neg") == []
+
+
+def test_release_ranges_widen_and_narrow():
+    assert tt.widen(">=0.10.1", "0.10.0.post3") == ">=0.10.0.post3"
+    assert tt.widen(">=0.10.1,<0.11", "0.12") == [">=0.10.1,<0.11", "==0.12"]
+    assert tt.widen(">=0.10.1", "0.10.2") == ">=0.10.1"  # already held
+    assert tt.narrow(">=0.10.1", "0.10.1") is None  # fixed where it was seen: the row goes
+    assert tt.narrow(">=0.10.0.post3", "0.10.1") == ">=0.10.0.post3,<0.10.1"  # fixed in 0.10.1
+    assert tt.narrow(">=0.9.1.post2", "0.10.0.post3") == ">=0.9.1.post2,!=0.10.0.post3"
+    assert tt.narrow([">=0.10.1", "==0.9.1.post2"], "0.9.1.post2") == ">=0.10.1"
+
+
+def test_the_release_diff_lists_fixed_and_new_rows(tmp_path):
+    both = dict(ROW, aidge=">=0.10.0.post3")
+    fixed = dict(ROW, operator="Neg", cases=["Neg:*"], aidge="==0.10.0.post3")
+    new = dict(ROW, operator="Erf", cases=["Erf:*"], aidge=">=0.10.1")
+    root = _table(tmp_path, [both, new])
+    (root / "0.10.0.post3").mkdir()
+    (root / "0.10.0.post3" / "operator.backward_not_implemented.json").write_text(
+        ft.format_rows("0.10.0.post3", [fixed]))
+    text = tt.release_diff("0.10.0.post3", "0.10.1", root)
+    assert "on 0.10.1: 2 rows; 1 rows hold on both" in text
+    assert "Fixed in 0.10.1 (rows of 0.10.0.post3 that no longer apply): 1**" in text and "| Neg |" in text
+    assert "New in 0.10.1 (rows that do not apply to 0.10.0.post3): 1**" in text and "| Erf |" in text
+
+
+# ---------------------------------------------------------------------------------------
+# the tool on a real run of the operator suite
+# ---------------------------------------------------------------------------------------
+#: ten rows of the shipped table, deleted from the run's table: (file, index) as shipped
+DELETED = {"operator.aidge_error.json": [0, 1], "operator.compile_error.json": [0],
+           "operator.output_shape_differs.json": [0, 1, 2, 3], "operator.unsupported_operator.json": [0, 1, 2]}
+SELECTION = ("Pad_interop or Flatten_interop or ConvDepthwise2D_interop or Reduce or ELU_interop or Conv2D_interop "
+             "or LayerNorm_interop")
+#: a case of the selection that passes: a row made up for it must come back as "fixed"
+PASSING = "Conv2D:attributes_kernel_square"
+REWORDED = "Backward not yet implemented for LayerNorm_Op on backend cpu (old wording)"
+
+
+def _rows(path: Path) -> list[dict]:
+    return json.loads(path.read_text())["rows"]
+
+
+@pytest.fixture(scope="module")
+def run_with_ten_rows_deleted(tmp_path_factory):
+    """(run folder, its table, the deleted rows): the operator suite's selection run with a copy
+    of the table that lacks ten rows, has one row reworded and one row made up for a passing case."""
+    tmp = tmp_path_factory.mktemp("triage")
+    table = tmp / "table"
+    shutil.copytree(ft.TABLE_DIR, table)
+    folder = table / "0.10.1"
+    deleted = []
+    for name, indices in DELETED.items():
+        rows = _rows(folder / name)
+        deleted += [rows[i] for i in indices]
+        ft.write_table_file(folder / name, "0.10.1", [r for i, r in enumerate(rows) if i not in indices])
+    rows = _rows(folder / "operator.backward_not_implemented.json")
+    (layer_norm,) = [r for r in rows if r["cases"] == ["LayerNorm:*"]]
+    layer_norm["quote"] = REWORDED
+    made_up = dict(ROW, operator="Conv2D", phase="forward", category="outputs_differ",
+                   quote="output differs between model1 (Conv2D) and model2 (AidgeModule)", cases=[PASSING])
+    ft.write_table_file(folder / "operator.backward_not_implemented.json", "0.10.1", rows)
+    ft.write_table_file(folder / "operator.outputs_differ.json", "0.10.1",
+                        _rows(folder / "operator.outputs_differ.json") + [made_up])
+    assert len(deleted) == 10
+    run = tmp / "run"
+    env = dict(os.environ, INTEROP_EXPECTED_FAILURES=str(table), INTEROP_RECORDS_DIR=str(run))
+    env.pop("INTEROP_SHARD", None)
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2",
+                           "--records", str(run), "tests/test_operators.py", "-k", SELECTION],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]  # the deleted rows' cases fail
+    return run, table, deleted
+
+
+def _case(key: str, kind: str = "operator"):
+    operator, label = key.split(":")
+    return types.SimpleNamespace(kind=kind, operator=operator, label=label, backend="cpu",
+                                 phases=("export", "import", "compile", "forward", "backward", "step"),
+                                 params={}, id=f"{operator}_{label}")
+
+
+def test_deleted_rows_are_proposed_back_and_the_applied_table_decides_their_cases(run_with_ten_rows_deleted):
+    run, table, deleted = run_with_ten_rows_deleted
+    proposal = tt.propose(run, table)
+    added = [c["after"] for c in proposal.changes if c["action"] == "add"]
+    assert added and not proposal.left_out
+    originals = [ft.entry_of(r) for r in deleted]
+    for original in originals:
+        covered = [row for row in added
+                   if any(ft.entry_of(row).covers("operator", *key.split(":")) for key in row["cases"]
+                          for _ in [0] if original.covers("operator", *key.split(":")))]
+        assert covered, f"no proposed row for the deleted {original.operator} {original.cases}"
+        for row in covered:
+            assert (row["phase"], row["category"]) == (original.phase, original.category), row
+            assert row["quote"] in original.error or original.error in row["quote"], (row["quote"], original.error)
+    # the diff is what a maintainer reads; --apply writes it; the table then decides each case as before
+    data, diff = tt.write_proposal(proposal)
+    assert data.parent == run / "triage" and "+   \"cases\": [" in diff.read_text()
+    applied = tmp = table.parent / "applied"
+    shutil.copytree(table, tmp)
+    moved = json.loads(data.read_text())
+    moved["files"] = {k.replace(str(table), str(tmp)): v for k, v in moved["files"].items()}
+    moved["table_dir"] = str(tmp)
+    (run / "moved.json").write_text(json.dumps(moved))
+    tt.apply_proposal(run / "moved.json")
+    entries = ft.applicable(ft.load_table(applied), "0.10.1")
+    for row in added:
+        for key in row["cases"]:
+            got = expected_failure(_case(key), table=entries)
+            assert got is not None and (got.phase, got.category) == (row["phase"], row["category"]), key
+
+
+def test_a_row_whose_cases_all_pass_is_proposed_for_deletion(run_with_ten_rows_deleted):
+    run, table, _ = run_with_ten_rows_deleted
+    proposal = tt.propose(run, table)
+    (fixed,) = [c for c in proposal.changes if c["action"] == "fixed"]
+    assert fixed["operator"] == "Conv2D" and fixed["after"] is None and fixed["cases"] == [
+        "Conv2D_attributes_kernel_square"]
+    new_text = proposal.files[str(table / "0.10.1" / "operator.outputs_differ.json")][1]
+    assert PASSING not in new_text
+
+
+def test_a_reworded_message_is_proposed_as_an_edit(run_with_ten_rows_deleted):
+    run, table, _ = run_with_ten_rows_deleted
+    proposal = tt.propose(run, table)
+    edits = [c for c in proposal.changes if c["action"] == "edit"]
+    assert [(c["operator"], c["before"], c["after"]) for c in edits] == [
+        ("LayerNorm", {"quote": REWORDED}, {"quote": "Backward not yet implemented for LayerNorm_Op on backend cpu"})]
+
+
+def test_a_row_of_another_release_is_widened_instead_of_added(run_with_ten_rows_deleted, tmp_path):
+    run, table, deleted = run_with_ten_rows_deleted
+    other = tmp_path / "table"
+    shutil.copytree(table, other)
+    old = [dict(r, aidge="==0.10.0.post3") for r in deleted]
+    ft.write_table_file(other / "0.10.0.post3" / "operator.mixed.json", "0.10.0.post3", old)
+    proposal = tt.propose(run, other)
+    actions = {c["action"] for c in proposal.changes}
+    assert "add" not in actions, [c for c in proposal.changes if c["action"] == "add"]
+    widened = [c for c in proposal.changes if c["action"] == "widen"]
+    assert len(widened) == 10 and all(c["after"] == ["==0.10.0.post3", "==0.10.1"] for c in widened)
+
+
+def test_the_command_line(run_with_ten_rows_deleted, tmp_path):
+    run, table, _ = run_with_ten_rows_deleted
+    cmd = [sys.executable, "-m", "interop.triage"]
+    proc = subprocess.run(cmd + ["update", str(run), "--table", str(table)], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 1 and "review " in proc.stdout and "add" in proc.stdout, proc.stderr
+    assert not list(tmp_path.iterdir())  # nothing written into the current directory
+    proc = subprocess.run(cmd + ["update", str(tmp_path / "nothing")], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "no records.jsonl" in proc.stderr
