@@ -87,6 +87,11 @@ _TORCH_DEVICE = re.compile(r"^(auto|cpu|mps|cuda(:\d+)?)$")
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
+        "interop_backend(name): the case runs on this Aidge backend whatever --backend says (an operator "
+        "configuration that forces its backend); the expected-failure table is read for it",
+    )
+    config.addinivalue_line(
+        "markers",
         "torch_golden(name): compare the test's `golden.check(output)` with the golden file "
         "<test dir>/golden/<test module>/<name>[<param id>].npz; --torch-update-golden rewrites it",
     )
@@ -110,6 +115,48 @@ def pytest_configure(config: pytest.Config) -> None:
     REPLAY_CONTEXT["rootdir"] = str(config.rootpath)
     backend = config.getoption("--backend", default="cpu")
     REPLAY_CONTEXT["options"] = [] if backend == "cpu" else [f"--backend={backend}"]
+
+
+# -- expected failures: applied here, for every suite, from the one table -----------------------
+def _case_param(item: pytest.Item):
+    from .cases.case import Case
+
+    params = getattr(getattr(item, "callspec", None), "params", {}) or {}
+    return next((v for v in params.values() if isinstance(v, Case)), None)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
+    """Every test whose parameter is a case gets, at collection, the strict xfail of the table's
+    row for that case on the backend it runs on (the ``interop_backend`` marker, else
+    ``--backend``): ``--collect-only`` shows them and ``-m "not xfail"`` leaves them out. The
+    row travels on the item (``item.interop_expected_failure``) to the guard around the call."""
+    from .cases.expected_failures import with_expected_failure, xfail_marks
+
+    run_backend = config.getoption("--backend", default="cpu")
+    for item in items:
+        case = _case_param(item)
+        if case is None:
+            continue
+        forced = item.get_closest_marker("interop_backend")
+        entry = with_expected_failure(case, forced.args[0] if forced else run_backend).expected_failure
+        item.interop_expected_failure = entry
+        for mark in xfail_marks(entry):
+            item.add_marker(mark)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_pyfunc_call(pyfuncitem):
+    """The call of a test with a table row, under that row's guard: a failure quoting the row (in
+    its category and phase) becomes the ExpectedAidgeFailure the strict xfail accepts; any other
+    failure fails the test."""
+    entry = getattr(pyfuncitem, "interop_expected_failure", None)
+    if entry is None:
+        return (yield)
+    from .cases.expected_failures import expected_failure_guard
+
+    with expected_failure_guard(entry):
+        return (yield)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -15,7 +15,7 @@ from interop.cases.aidge_check import run_benchmark_case
 from interop.cases.aidge_configs import config_files, config_root, file_cases
 from interop.cases.case import FORWARD_ONLY_BACKENDS
 from interop.cases.config import ConfigError
-from interop.cases.expected_failures import with_expected_failure, xfail_marks
+from interop.cases.expected_failures import with_expected_failure
 from interop.cases.suite import prepare_parent
 
 
@@ -52,9 +52,7 @@ def test_aidge_config(aidge_config_case, aidge_backend, request, record_property
     if aidge_backend in FORWARD_ONLY_BACKENDS:
         pytest.skip(f"{aidge_config_case.id}: not run on backend {aidge_backend!r}: the check builds one Aidge node "
                     "and runs it with Aidge's Python scheduler, not through the C++ export")
-    case = with_expected_failure(aidge_config_case, aidge_backend)
-    for mark in xfail_marks(case.expected_failure):
-        request.applymarker(mark)
+    case = with_expected_failure(aidge_config_case, aidge_backend)  # its strict xfail: the interop plugin
     prepare_parent(aidge_backend)  # Aidge imported once per worker, not in every forked child
     result = run_benchmark_case(case)
     for key, value in result.items():

@@ -16,7 +16,6 @@ import torch
 
 import interop
 from interop.cases.catalog import contract_cases
-from interop.cases.expected_failures import expected_failure_guard, xfail_marks
 from interop.diagnostics import check_inference_contract, parity_devices
 
 #: dtype_parity on the torch side compares the float32 model with its float64 copy
@@ -28,7 +27,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "contract_case" not in metafunc.fixturenames:
         return
     cases = contract_cases(backend=metafunc.config.getoption("--backend"))
-    metafunc.parametrize("contract_case", [pytest.param(c, id=c.id, marks=xfail_marks(c.expected_failure))
+    metafunc.parametrize("contract_case", [pytest.param(c, id=c.id)
                                            for c in cases])
 
 
@@ -52,17 +51,16 @@ def _prepared(cache: dict, case, side: str, backend: str):
 def test_contract(contract_case, zoo_cache, aidge_backend, torch_device, request):
     case = contract_case
     side, check = case.params["side"], case.params["check"]
-    with expected_failure_guard(case.expected_failure):
-        model, x = _prepared(zoo_cache, case, side, case.backend)
-        option = request.config.getoption("--torch-device")
-        if side == "torch":
-            model, x = model.to(torch_device), x.to(torch_device)
-            devices = None if option == "auto" else parity_devices(option)  # None: every other device
-        else:  # an AidgeModule is compared with its twin on the other Aidge backend
-            devices = () if option == "cpu" else None
-        report = check_inference_contract(model, x, raise_on_failure=False, checks=[check], dtypes=DTYPES,
-                                          devices=devices)
-        result = report[check]
-        if result.status == "SKIP":
-            pytest.skip(f"{check}: {result.reason}")
-        report.raise_if_failed()
+    model, x = _prepared(zoo_cache, case, side, case.backend)
+    option = request.config.getoption("--torch-device")
+    if side == "torch":
+        model, x = model.to(torch_device), x.to(torch_device)
+        devices = None if option == "auto" else parity_devices(option)  # None: every other device
+    else:  # an AidgeModule is compared with its twin on the other Aidge backend
+        devices = () if option == "cpu" else None
+    report = check_inference_contract(model, x, raise_on_failure=False, checks=[check], dtypes=DTYPES,
+                                      devices=devices)
+    result = report[check]
+    if result.status == "SKIP":
+        pytest.skip(f"{check}: {result.reason}")
+    report.raise_if_failed()

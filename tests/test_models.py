@@ -26,7 +26,7 @@ import torch
 import interop
 from interop.cases.case import FORWARD_ONLY_BACKENDS
 from interop.cases.catalog import model_cases
-from interop.cases.expected_failures import expected_failure, expected_failure_guard, xfail_marks
+from interop.cases.expected_failures import expected_failure
 from interop.equivalence import assert_outputs_close
 from interop.equivalence.tester import EquivalenceError
 from interop.zoo.models import MODEL_CASES, model_case
@@ -43,13 +43,12 @@ def _has_batchnorm(spec: dict) -> bool:
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Parametrise ``model_test_case`` over the catalog's model cases on the backend under
-    test (``--backend``), with the strict xfail of each case's expected failure."""
+    test (``--backend``); the interop plugin gives each its expected failure's strict xfail."""
     if "model_test_case" not in metafunc.fixturenames:
         return
     cases = model_cases(backend=metafunc.config.getoption("--backend"))
     metafunc.parametrize("model_test_case", [
-        pytest.param(c, id=c.id, marks=[pytest.mark.skip(reason=c.skip_reason)] if c.skip_reason
-                     else xfail_marks(c.expected_failure))
+        pytest.param(c, id=c.id, marks=[pytest.mark.skip(reason=c.skip_reason)] if c.skip_reason else [])
         for c in cases])
 
 
@@ -61,16 +60,15 @@ def _skip_if_forward_only(backend: str, what: str) -> None:
 def test_model(model_test_case, aidge_backend: str) -> None:
     case = model_test_case
     model = case.build_model()
-    with expected_failure_guard(case.expected_failure):
-        try:
-            aidge_model = interop.wrap(model, case.input_size, backend=case.backend, training=case.training)
-        except interop.InteropError as exc:
-            exc.add_note(f"case {case.id} ({type(model).__name__}) on backend {case.backend!r}")
-            raise
-        tester = interop.ModelTester(
-            model, aidge_model, name=case.id, test_backward=case.test_backward,
-            epochs=EPOCHS, max_slowdown_ratio=None, tolerance=case.tolerance)
-        tester.test_multiple_step(case.input_size)
+    try:
+        aidge_model = interop.wrap(model, case.input_size, backend=case.backend, training=case.training)
+    except interop.InteropError as exc:
+        exc.add_note(f"case {case.id} ({type(model).__name__}) on backend {case.backend!r}")
+        raise
+    tester = interop.ModelTester(
+        model, aidge_model, name=case.id, test_backward=case.test_backward,
+        epochs=EPOCHS, max_slowdown_ratio=None, tolerance=case.tolerance)
+    tester.test_multiple_step(case.input_size)
 
 
 # --- the declarations themselves ------------------------------------------------------------

@@ -20,7 +20,6 @@ from hypothesis import HealthCheck, given, settings
 
 import interop
 from interop.cases.catalog import property_cases
-from interop.cases.expected_failures import expected_failure_guard, xfail_marks
 from interop.diagnostics.strategies import edge_values, shapes, tensors
 from interop.equivalence import assert_tensors_close
 
@@ -35,7 +34,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "operator_case" not in metafunc.fixturenames:
         return
     cases = property_cases(backend=metafunc.config.getoption("--backend"))
-    metafunc.parametrize("operator_case", [pytest.param(c, id=c.id, marks=xfail_marks(c.expected_failure))
+    metafunc.parametrize("operator_case", [pytest.param(c, id=c.id)
                                            for c in cases])
 
 
@@ -59,17 +58,16 @@ def test_operator_on_edge_cases(operator_case, wrapped):
     flags = {k: v for k, v in case.params.items() if k != "values"}
     every_edge = torch.tensor(edge_values(torch.float32, **flags), dtype=torch.float32)
 
-    with expected_failure_guard(case.expected_failure):
-        torch_op, aidge_op = wrapped(case)
+    torch_op, aidge_op = wrapped(case)
 
-        def aidge_matches_torch(x):
-            with torch.no_grad():
-                expected = torch_op(x)
-                actual = aidge_op(x)
-            assert_tensors_close(actual, expected, atol=ATOL, msg=f"{op} on {values} inputs: Aidge (actual) vs torch (expected)")
+    def aidge_matches_torch(x):
+        with torch.no_grad():
+            expected = torch_op(x)
+            actual = aidge_op(x)
+        assert_tensors_close(actual, expected, atol=ATOL, msg=f"{op} on {values} inputs: Aidge (actual) vs torch (expected)")
 
-        # the search first, so that a failure shrinks to a minimal example (e.g. tensor([nan]))...
-        PROPERTY(given(tensors(shape=shapes(min_dims=1, max_dims=3, max_side=5), dtype=torch.float32,
-                               **flags))(aidge_matches_torch))()
-        # ...then every edge value at once, whatever the search drew
-        aidge_matches_torch(every_edge)
+    # the search first, so that a failure shrinks to a minimal example (e.g. tensor([nan]))...
+    PROPERTY(given(tensors(shape=shapes(min_dims=1, max_dims=3, max_side=5), dtype=torch.float32,
+                           **flags))(aidge_matches_torch))()
+    # ...then every edge value at once, whatever the search drew
+    aidge_matches_torch(every_edge)

@@ -3,7 +3,8 @@
 ``INTEROP_OPINFO_SAMPLES=all``, ``nox -s opinfo``), each through the check behind
 :func:`interop.verify` in a forked child: forward on two calls, then input gradients, every
 mismatch attributed (aidge / export / precision). Known failures are strict expected
-failures of the one table (kind ``opinfo``), with their attribution.
+failures of the one table (kind ``opinfo``), with their attribution, applied by the interop
+plugin at collection.
 
 Ids: ``opinfo_<entry>_s<index>_<shapes and arguments>`` (``-k opinfo_nn.functional.conv2d``).
 """
@@ -23,24 +24,19 @@ def _params():
 
 @pytest.fixture(params=_params())
 def opinfo_case(request, aidge_backend):
-    from interop.cases.expected_failures import with_expected_failure, xfail_marks
+    from interop.cases.expected_failures import with_expected_failure
     from interop.cases.suite import prepare_parent
 
     item = request.param
     if isinstance(item, Exception):
         raise item
-    case = with_expected_failure(item, aidge_backend)
-    for mark in xfail_marks(case.expected_failure):
-        request.applymarker(mark)
     prepare_parent(aidge_backend)
-    return case
+    return with_expected_failure(item, aidge_backend)  # its strict xfail: the interop plugin, at collection
 
 
 def test_opinfo(opinfo_case):
-    from interop.cases.expected_failures import expected_failure_guard
     from interop.cases.opinfo import run_opinfo_case
     from interop.cases.suite import CASE_TIMEOUT_S
     from interop.equivalence.isolation import run_isolated
 
-    with expected_failure_guard(opinfo_case.expected_failure):
-        run_isolated(run_opinfo_case, opinfo_case, timeout=CASE_TIMEOUT_S)
+    run_isolated(run_opinfo_case, opinfo_case, timeout=CASE_TIMEOUT_S)

@@ -145,15 +145,13 @@ def check_benchmark_case(case: Case) -> dict[str, Any]:
 
 def run_benchmark_case(case: Case, *, isolate: bool | None = None, timeout: float | None = None) -> dict[str, Any]:
     """:func:`check_benchmark_case` in a forked child (a crash or a hang becomes an
-    AidgeCrash of that case), under the case's expected-failure guard."""
+    AidgeCrash of that case). Under pytest the interop plugin applies the case's expected failure."""
     from ..equivalence.isolation import run_isolated
-    from .expected_failures import expected_failure_guard
     from .suite import ISOLATE
 
     isolate = ISOLATE if isolate is None else isolate
     if timeout is None:
         timeout = NEGATIVE_TIMEOUT_S if case.params["negative"] else TIMEOUT_S
-    with expected_failure_guard(case.expected_failure):
-        if isolate:
-            return run_isolated(check_benchmark_case, case, timeout=timeout)
-        return check_benchmark_case(case)
+    if isolate:
+        return run_isolated(check_benchmark_case, case, timeout=timeout)
+    return check_benchmark_case(case)

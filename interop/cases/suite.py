@@ -30,7 +30,7 @@ from ..env import env_flag, env_number
 from ..errors import InteropError
 from .case import Case
 from .config import ConfigError, OperatorConfig, build_cases
-from .expected_failures import expected_failure_guard, with_expected_failure, xfail_marks
+from .expected_failures import with_expected_failure
 
 __all__ = [
     "OperatorCaseRun",
@@ -195,17 +195,16 @@ def assert_operator_in_graph(aidge_model, expected_types, *, operator: str = "")
 
 def run_operator_case(case_run: OperatorCaseRun, body: Callable[[OperatorCaseRun], Any], *,
                       isolate: bool | None = None, timeout: float | None = None) -> Any:
-    """``body(case_run)`` in a forked child (``isolate``), under the expected-failure guard
-    of the case: a failure quoting the entry's error text (in the entry's category and
-    phase) becomes :class:`~interop.cases.expected_failures.ExpectedAidgeFailure` (what the
-    strict xfail mark accepts); any other failure propagates as is."""
+    """``body(case_run)`` in a forked child (``isolate``). Under pytest, the interop plugin
+    runs the test under the expected-failure guard of the case's table row (a failure quoting
+    it becomes :class:`~interop.cases.expected_failures.ExpectedAidgeFailure`, what the strict
+    xfail accepts)."""
     from ..equivalence.isolation import run_isolated
 
     isolate = ISOLATE if isolate is None else isolate
-    with expected_failure_guard(case_run.expected_failure):
-        if isolate:
-            return run_isolated(body, case_run, timeout=CASE_TIMEOUT_S if timeout is None else timeout)
-        return body(case_run)
+    if isolate:
+        return run_isolated(body, case_run, timeout=CASE_TIMEOUT_S if timeout is None else timeout)
+    return body(case_run)
 
 
 def prepare_parent(backend: str) -> None:
@@ -237,7 +236,8 @@ def operator_case_params(cfg: OperatorConfig) -> list:
     import pytest
 
     try:
-        params = [pytest.param(c, id=c.id) for c in build_cases(cfg)]
+        forced = [pytest.mark.interop_backend(cfg.backend)] if cfg.backend else []
+        params = [pytest.param(c, id=c.id, marks=forced) for c in build_cases(cfg)]
     except ConfigError as exc:
         params = [pytest.param(exc, id=f"{cfg.name}_config_error")]
     except Exception as exc:  # an op_class that does not import, a bug in specs_to_kwargs...
@@ -267,8 +267,11 @@ def _case_run(request, config: OperatorConfig | None, backend: str):
     case = with_expected_failure(item, backend)
     if case.skip_reason:
         pytest.skip(case.skip_reason)
-    for mark in xfail_marks(case.expected_failure):
-        request.applymarker(mark)
+    collected = getattr(request.node, "interop_expected_failure", None)
+    if collected != case.expected_failure:  # the plugin marked the item for another backend: never silently
+        raise RuntimeError(f"{item.id}: the expected failure marked at collection ({collected and collected.reason}) "
+                           f"is not the one of backend {backend!r} ({case.expected_failure and case.expected_failure.reason}): "
+                           "mark the parameter with pytest.mark.interop_backend(backend)")
     prepare_parent(backend)
     return OperatorCaseRun(case, config, backend, expected_failure=case.expected_failure)
 

@@ -200,6 +200,10 @@ def propose(run_dir: str | Path, table_dir: str | Path | None = None, release: s
             reached.setdefault(id(entry), []).append((_matching_selector(entry, case), case.id, outcome))
         if outcome not in ("failed", "error"):
             continue
+        old = _row_that_says_it(others, case, record)
+        if old is not None and (entry is None or PHASES.index(old.phase) < PHASES.index(entry.phase)):
+            widened.setdefault(id(old), {"entry": old, "cases": []})["cases"].append(case.id)
+            continue
         finding = quote_of(record)
         if finding is None or isinstance(finding, str):
             left_out.append({"case": case.id, "why": finding or "no quote"})
@@ -213,12 +217,6 @@ def propose(run_dir: str | Path, table_dir: str | Path | None = None, release: s
             edit = edits.setdefault(key, {"entry": entry, "phase": phase, "category": category, "quote": quote,
                                           "cases": []})
             edit["cases"].append(case.id)
-            continue
-        old = next((e for e in others if e.phase == phase and e.category == category
-                    and e.covers(case.kind, case.operator, case.label, case.backend, case.params["dtype"])
-                    and any(q in (record.get("message") or "") for q in e.quotes)), None)
-        if old is not None:
-            widened.setdefault(id(old), {"entry": old, "cases": []})["cases"].append(case.id)
             continue
         dtype = case.params["dtype"]
         key = (case.kind, operator, phase, category, quote, attribution, case.backend,
@@ -318,6 +316,31 @@ def _run_collects(entry, run: RunRecords) -> bool:
     if not entry.run:
         return True
     return run.session.get("shard") is not None and "opinfo" in " ".join(run.session.get("args") or [])
+
+
+#: what a memory-unsafe row's defect may end as, beyond its own category (the guard's rule)
+_MEMORY_UNSAFE = ("crash", "hang", "accepts_invalid_input")
+_ACCEPTED = "Aidge accepts invalid input"
+
+
+def _row_that_says_it(entries, case, record: dict[str, Any]):
+    """The earliest-phase row among ``entries`` that would accept this failure as the guard does:
+    it covers the case, its quote is in the message, in its category and phase (a memory-unsafe
+    row: any of the outcomes the heap gives it)."""
+    message = record.get("message") or ""
+    category, phase = record.get("category"), record.get("phase")
+    hits = []
+    for e in entries:
+        if not e.covers(case.kind, case.operator, case.label, case.backend, case.params["dtype"]):
+            continue
+        if not (any(q in message for q in e.quotes) or (e.memory_unsafe and _ACCEPTED in message)):
+            continue
+        if e.memory_unsafe:
+            if category in (e.category, *_MEMORY_UNSAFE, *e.other_categories):
+                hits.append(e)
+        elif category == e.category and phase in (None, "unknown", e.phase):
+            hits.append(e)
+    return min(hits, key=lambda e: PHASES.index(e.phase), default=None)
 
 
 def _matching_selector(entry, case) -> str:
