@@ -36,7 +36,7 @@ __all__ = [
 class InteropError(Exception):
     """Base class of every error raised by this library.
 
-    ``category``: the finding's category (:data:`interop.reporting.categories.CATEGORY_TABLE`)
+    ``category``: the finding's category (:data:`interop.categories.CATEGORY_TABLE`)
     where the error knows it, decided here, where it is raised, from its typed fields; the
     records (:mod:`interop.records`) read it, never the message. None: the error does not say
     (the records then fall back on :func:`interop.reporting.categorize` of its text).
@@ -183,7 +183,7 @@ _OPERATOR_PATTERNS = (
 )
 
 # The Aidge messages that tell what kind of failure it is: the one definition of each, read by
-# aidge_error_from (the class of the error), interop.reporting.categories (the category of a
+# aidge_error_from (the class of the error), interop.categories (the category of a
 # failure message) and the pytest plugin (a cuda_kernel_image XFAIL).
 #: Aidge's CUDA kernels are not compiled for this GPU (a packaging defect)
 KERNEL_IMAGE_RE = re.compile(r"no kernel image is available|invalid device function|CUDA_ERROR_NO_BINARY_FOR_GPU"

@@ -22,11 +22,8 @@ import zlib
 
 import pytest
 
+from .backends import BACKENDS  # what --backend accepts (names only: the plugin loads before anything Aidge)
 from .errors import KERNEL_IMAGE_RE
-
-#: what --backend accepts (interop.bridge.runtime.BACKENDS; not imported here: the plugin
-#: loads before anything Aidge)
-BACKENDS = ("cpu", "cuda", "export_cpp")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

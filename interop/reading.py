@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 __all__ = ["MAX_FILE_BYTES", "MAX_LOG_BYTES", "MAX_JSON_DEPTH", "UnsafeInputError", "read_user_bytes",
-           "read_user_json", "loads_json", "json_depth_error", "json_lines"]
+           "read_user_json", "loads_json", "json_depth_error", "json_lines", "UnreadableInput", "read_text"]
 
 #: the largest configuration / golden metadata file read: 8 MiB (the largest of Aidge's 92
 #: shipped files is 37,898 bytes, ours 5,700; a 50 MB file of 600,000 cases took over 5 minutes
@@ -150,3 +150,19 @@ def json_lines(text: str, source: str, problems: list[str]):
             problems.append(f"{source}:{number}: not valid JSON ({exc.msg} at column {exc.colno})")
         except UnsafeInputError as exc:  # nested too deeply, a 5,000-digit number
             problems.append(str(exc))
+
+
+# -- the analysis inputs (reports, analyze_results.py) ----------------------------------------
+class UnreadableInput(ValueError):
+    """The input cannot be analysed (missing, undecodable, or not pytest output / JSONL)."""
+
+
+def read_text(path: str | Path) -> str:
+    """A text file's content; :class:`UnreadableInput` naming the file when it cannot be read."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise UnreadableInput(f"{path}: cannot read ({exc.strerror or exc})") from exc
+    if b"\x00" in data[:4096]:
+        raise UnreadableInput(f"{path}: binary file, not text")
+    return data.decode("utf-8", errors="replace")

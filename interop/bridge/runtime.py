@@ -9,10 +9,9 @@ import threading
 from types import ModuleType
 
 from .._lazy import quiet_import
-
-#: every backend ``wrap`` accepts: Aidge's Python CPU and CUDA backends, and Aidge's generated
-#: C++ export compiled on this host (:mod:`interop.bridge.export_cpp`)
-BACKENDS = ("cpu", "cuda", "export_cpp")
+# every backend ``wrap`` accepts: Aidge's Python CPU and CUDA backends, and Aidge's generated
+# C++ export compiled on this host (:mod:`interop.bridge.export_cpp`)
+from ..backends import BACKENDS
 
 __all__ = ["BACKENDS", "aidge_core", "aidge_onnx", "aidge_learning", "load_backend", "quiet_aidge", "aidge_log_lock"]
 

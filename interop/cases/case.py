@@ -23,8 +23,10 @@ import re
 import zlib
 from typing import Any, Mapping
 
+from ..backends import FORWARD_ONLY_BACKENDS
+
 __all__ = ["Case", "OperatorCase", "KINDS", "PHASES", "TRAINING_PHASES", "FORWARD_ONLY_BACKENDS", "case_id",
-           "case_seed", "resolve_class", "on_backend"]
+           "case_seed", "resolve_class", "on_backend", "normalized_label"]
 
 #: what a case checks (see the module docstring)
 KINDS = ("operator", "model", "contract", "property", "aidge_config", "opinfo")
@@ -32,10 +34,6 @@ KINDS = ("operator", "model", "contract", "property", "aidge_config", "opinfo")
 PHASES = ("export", "import", "compile", "forward", "backward", "step")
 #: the phases only a case that trains runs
 TRAINING_PHASES = ("backward", "step")
-#: backends that run inference only (Aidge's generated C++ has no backward, no training
-#: mode): on them a case runs its forward in eval mode, and what it would train is *not
-#: applicable* (never a failure)
-FORWARD_ONLY_BACKENDS = ("export_cpp",)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,7 +83,7 @@ class Case:
         """The case's name inside its operator or model: the id without ``<operator>_``
         (``attributes_kernel_square``, ``train``); what expected-failure patterns match."""
         if self.path:
-            return _normalized(self.path)
+            return normalized_label(self.path)
         prefix = f"{self.operator}_"
         return self.id[len(prefix):] if self.operator and self.id.startswith(prefix) else self.id
 
@@ -157,11 +155,11 @@ def case_seed(case_id: str) -> int:
     return zlib.crc32(case_id.encode()) & 0x7FFFFFFF
 
 
-def _normalized(path: str) -> str:
+def normalized_label(path: str) -> str:
     """``attributes.kernel square`` -> ``attributes_kernel_square`` (dots and spaces to ``_``)."""
     return re.sub(r"[.\s]+", "_", path.strip())
 
 
 def case_id(operator: str, path: str) -> str:
     """``Conv2D`` + ``attributes.kernel square`` -> ``Conv2D_attributes_kernel_square``."""
-    return f"{operator}_{_normalized(path)}"
+    return f"{operator}_{normalized_label(path)}"

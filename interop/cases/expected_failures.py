@@ -28,12 +28,12 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import fnmatch
 import functools
 from typing import Iterable, Iterator
 
-from ..reporting.categories import ATTRIBUTIONS, CATEGORIES
-from .case import KINDS, PHASES, on_backend
+from ..categories import CATEGORIES
+from .case import PHASES, on_backend
+from .failure_table import EXPORT_CATEGORY, ExpectedFailure
 
 __all__ = [
     "CATEGORIES",
@@ -42,6 +42,7 @@ __all__ = [
     "ExpectedAidgeFailure",
     "ExpectedFailureMismatch",
     "EXPECTED_FAILURES",
+    "EXPORT_CATEGORY",
     "expected_failure",
     "with_expected_failure",
     "expected_failure_guard",
@@ -50,106 +51,6 @@ __all__ = [
 ]
 
 
-@dataclasses.dataclass(frozen=True)
-class ExpectedFailure:
-    """One known defect and the cases it concerns."""
-
-    #: the Aidge operator responsible (node type, e.g. ``BatchNorm2D``)
-    operator: str
-    phase: str
-    category: str
-    #: Aidge's error text, quoted; the failure message must contain it. Where Aidge fails on one
-    #: of two nodes from run to run (measured), the two quotes joined by `` || `` (either matches)
-    error: str
-    #: ``"<Operator>:<label pattern>"`` (``"FC:no_bias"``, ``"Abs:*"``, ``"ResNet:train"``)
-    cases: tuple[str, ...]
-    #: the kind of the cases (:data:`interop.cases.case.KINDS`)
-    kind: str = "operator"
-    #: restrict to a backend ("cpu"/"cuda"/"export_cpp") or a tuple of them; None = every backend
-    backend: str | tuple[str, ...] | None = None
-    note: str = ""
-    #: a ``crash`` entry whose defect reads or writes out of bounds, so that, depending on the
-    #: heap, the process dies (crash), runs into the timeout (hang) or, for a negative case,
-    #: finishes on garbage (accepts_invalid_input): any of the three, in any phase, matches (say
-    #: why in the note)
-    memory_unsafe: bool = False
-    #: with ``memory_unsafe``: other categories the heap was measured to turn the defect into (a
-    #: wrong shape, a failed allocation...), beyond crash / hang / accepts_invalid_input; each quoted
-    other_categories: tuple[str, ...] = ()
-    #: who is to blame (:data:`interop.reporting.categories.ATTRIBUTIONS`): ``export`` and
-    #: ``precision`` entries are not Aidge bugs; None: Aidge (every entry before the OpInfo source)
-    attribution: str | None = None
-    #: the Aidge releases the entry applies to: a PEP 440 specifier set, or a tuple of them (any)
-    aidge: str | tuple[str, ...] = ">=0"
-    #: only cases of these dtypes (``case.params["dtype"]``, float32 when absent); None: any
-    dtypes: tuple[str, ...] | None = None
-    #: a selector ends with a sample hash (the last resort for a label too long to print)
-    sample_hash: bool = False
-    #: the run that collects its cases when the default run does not (``"opinfo shard 1/15"``)
-    run: str | None = None
-    #: the data file it was read from (what an error tells you to correct)
-    file: str = dataclasses.field(default="", compare=False)
-    #: its row's index in that file
-    index: int = dataclasses.field(default=-1, compare=False)
-
-    def __post_init__(self):
-        if self.phase not in PHASES:
-            raise ValueError(f"expected failure {self.operator} {self.cases}: unknown phase {self.phase!r} "
-                             f"(one of {PHASES})")
-        if self.category not in CATEGORIES and not (self.attribution == "export" and self.category == EXPORT_CATEGORY):
-            raise ValueError(f"expected failure {self.operator} {self.cases}: unknown category {self.category!r} "
-                             f"(one of {sorted(CATEGORIES)})")
-        if not self.error.strip():
-            raise ValueError(f"expected failure {self.operator} {self.cases}: quote Aidge's error text")
-        if self.other_categories and not (self.memory_unsafe and set(self.other_categories) <= set(CATEGORIES)):
-            raise ValueError(f"expected failure {self.operator}: other_categories need memory_unsafe, known names")
-        if self.attribution not in (None, *ATTRIBUTIONS):
-            raise ValueError(f"expected failure {self.operator} {self.cases}: unknown attribution "
-                             f"{self.attribution!r} (one of {sorted(ATTRIBUTIONS)})")
-        if self.kind not in KINDS:
-            raise ValueError(f"expected failure {self.operator} {self.cases}: unknown kind {self.kind!r}")
-        if isinstance(self.cases, str) or not self.cases or not all(
-                isinstance(c, str) and c.count(":") == 1 and all(c.split(":")) for c in self.cases):
-            raise ValueError(f"expected failure {self.operator}: cases must be '<Operator>:<label pattern>' "
-                             f"strings, got {self.cases!r}")
-
-    @property
-    def quotes(self) -> tuple[str, ...]:
-        """The quoted error text(s): a failure matches when it contains one of them."""
-        return tuple(q.strip() for q in self.error.split(" || "))
-
-    @property
-    def reason(self) -> str:
-        who = f" [attribution {self.attribution}]" if self.attribution else ""
-        return f"[{self.category}] {self.operator} {self.phase}: {self.error}{who}"
-
-    def covers(self, kind: str, operator: str, label: str, backend: str = "cpu", dtype: str | None = None) -> bool:
-        """Whether this entry concerns the case ``operator``/``label`` of ``kind`` on ``backend``
-        (of ``dtype``; None: any)."""
-        if kind != self.kind or not (self.backend is None or backend == self.backend
-                                     or (isinstance(self.backend, tuple) and backend in self.backend)):
-            return False
-        if self.dtypes and dtype is not None and dtype not in self.dtypes:
-            return False
-        for pattern in self.patterns_by_operator.get(operator, ()):
-            if fnmatch.fnmatchcase(label, pattern) or fnmatch.fnmatchcase(label, "*_" + pattern):
-                return True
-        return False
-
-    @functools.cached_property
-    def patterns_by_operator(self) -> dict[str, tuple[str, ...]]:
-        """operator -> its label patterns (an OpInfo row names hundreds of cases: the lookup
-        then only matches the patterns of the case's own operator)."""
-        out: dict[str, list[str]] = {}
-        for key in self.cases:
-            op, pattern = key.split(":")
-            out.setdefault(op, []).append(pattern)
-        return {op: tuple(patterns) for op, patterns in out.items()}
-
-
-#: the one category that is not Aidge's an entry may name: a torch -> ONNX export that fails
-#: (an entry attributed to ``export``; the OpInfo source has such samples)
-EXPORT_CATEGORY = "export_error (test strategy)"
 
 
 def case_dtype(case) -> str:
@@ -230,7 +131,7 @@ _ACCEPTED = "Aidge accepts invalid input"
 
 
 def _check_entry(entry: ExpectedFailure, exc: BaseException) -> None:
-    from ..reporting.categories import categorize
+    from ..categories import categorize
 
     text = str(exc)
     category = categorize(None, text)[0] if isinstance(exc, AssertionError) else categorize(text)[0]

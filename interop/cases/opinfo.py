@@ -41,7 +41,7 @@ import re
 import zlib
 from typing import Any
 
-from .case import Case, _normalized
+from .case import Case, normalized_label
 
 __all__ = ["OPINFO_OPS", "CATALOG_OPINFO", "DEFAULT_SAMPLES", "OpInfoUnavailable", "op_db", "opinfo_cases",
            "opinfo_sample", "run_opinfo_case", "NOT_COMPARABLE", "describe_sample", "survey", "sample_cap",
@@ -241,7 +241,7 @@ def opinfo_sample(case: Case):
     description in its id."""
     name, index, dtype = case.params["opinfo"], case.params["index"], case.params.get("dtype", "float32")
     sample = _samples(name, dtype, limit=index + 1)[index]
-    label = _normalized(_label(index, sample, dtype))
+    label = normalized_label(_label(index, sample, dtype))
     if label != case.label:
         raise RuntimeError(f"{case.id}: OpInfo sample {index} of {name} is now {label!r}: the sample list "
                            f"changed (torch upgraded?), the case id no longer describes it")
@@ -282,10 +282,10 @@ def survey() -> list[str]:
 
 def _exports(name: str) -> bool:
     from ..bridge.onnx_export import export_to_onnx
-    from ..equivalence.verdict import _as_module
+    from ..equivalence.verdict import as_module
 
     sample = _samples(name, limit=1)[0]
-    module, tensors = _as_module(op_db()[name].op, (sample.input, *sample.args), sample.kwargs)
+    module, tensors = as_module(op_db()[name].op, (sample.input, *sample.args), sample.kwargs)
     if tensors:
         export_to_onnx(module, [x.detach() for x in tensors])
     return bool(tensors)

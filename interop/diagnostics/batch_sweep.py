@@ -105,10 +105,10 @@ def sweep_model(name: str, factory: Callable[[], nn.Module], size: tuple[int, ..
                 seed: int = 0) -> SweepRow:
     """Wrap ``factory()`` (eval mode unless ``train``) at ``size``; call at the original batch,
     batch+1, batch-1 (when >= 1) and the original again; forward then input gradient."""
-    import interop
+    from ..bridge import wrap
 
     model = factory().train(train)
-    am = interop.wrap(model, size)
+    am = wrap(model, size)
     batch = size[0]
     gen = torch.Generator().manual_seed(seed)
     calls = []

@@ -24,7 +24,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..reporting.categories import ATTRIBUTIONS
+from ..categories import ATTRIBUTIONS
 from .compare import to_numpy
 from .outputs import compare_outputs
 

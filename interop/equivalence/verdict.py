@@ -35,7 +35,7 @@ from typing import Any
 
 from .tolerance import tolerance_for
 
-__all__ = ["Verdict", "verify", "check_callable", "has_tensor_argument", "OUTCOMES"]
+__all__ = ["Verdict", "verify", "check_callable", "has_tensor_argument", "as_module", "OUTCOMES"]
 
 #: what a verdict can say
 OUTCOMES = ("pass", "fail", "error", "crash")
@@ -94,7 +94,7 @@ def has_tensor_argument(args, kwargs) -> bool:
     return any(isinstance(leaf, torch.Tensor) for leaf in _flat_arguments(args, kwargs)[0])
 
 
-def _as_module(fn, args, kwargs):
+def as_module(fn, args, kwargs):
     """``(module, tensors)``: ``module(*tensors)`` calls ``fn(*args, **kwargs)`` with the
     tensor leaves replaced by its inputs."""
     import torch
@@ -177,7 +177,7 @@ def _fail(name: str, call: int, what: str, mismatches, attribution: str, why: st
 def _backward_wanted(backward: bool | None, backend: str) -> bool:
     """``backward`` resolved: None is True except on a forward-only backend, where True
     raises :class:`~interop.errors.BackwardNotApplicableError`."""
-    from ..cases.case import FORWARD_ONLY_BACKENDS
+    from ..backends import FORWARD_ONLY_BACKENDS
 
     if backend not in FORWARD_ONLY_BACKENDS:
         return True if backward is None else bool(backward)
@@ -196,11 +196,11 @@ def check_callable(fn, args=(), kwargs=None, *, backward: bool | None = None, ba
     ``mismatch`` attributes) or the bridge's error; returns ``{"backward_checked": bool}``.
     ``backward=None``: input gradients too, except on a forward-only backend."""
     from ..bridge.onnx_export import preserved_state
-    from ..cases.case import FORWARD_ONLY_BACKENDS
+    from ..backends import FORWARD_ONLY_BACKENDS
 
     backward = _backward_wanted(backward, backend)
     kwargs = dict(kwargs or {})
-    module, tensors = _as_module(fn, args, kwargs)
+    module, tensors = as_module(fn, args, kwargs)
     if not tensors:
         raise TypeError("verify(): the callable takes no tensor argument (nothing to feed the Aidge graph)")
     if backend not in FORWARD_ONLY_BACKENDS:
@@ -383,7 +383,7 @@ def verdict_from(exc: BaseException) -> Verdict:
     """The :class:`Verdict` of a failed check (an exception from :func:`check_callable` or
     the isolation)."""
     from ..errors import AidgeCrash
-    from ..reporting.categories import categorize
+    from ..categories import categorize
     from .tester import EquivalenceError
 
     text = str(exc)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..reporting.categories import CATEGORY_TABLE, categorize, kind_of
+from ..categories import CATEGORY_TABLE, categorize, kind_of
 
 __all__ = ["finding_of", "category_of", "entry_fields", "first_line", "MESSAGE_LIMIT"]
 

@@ -136,8 +136,8 @@ def _case_of(item: pytest.Item) -> tuple[Any, str | None]:
 
 
 def case_fields(item: pytest.Item) -> dict[str, Any]:
-    from ..reporting.pytest_output import case_id
-    from ..reporting.sources import source_of
+    from .sources import case_id
+    from .sources import source_of
 
     case, backend = _case_of(item)
     out: dict[str, Any] = {"source": source_of(item.nodeid), "case": case_id(item.nodeid)}
@@ -353,8 +353,8 @@ class RecordsPlugin:
 
     def _lost_to_dead_worker(self, report) -> None:
         from ..errors import EXTERNAL_SIGNALS
-        from ..reporting.pytest_output import case_id
-        from ..reporting.sources import source_of
+        from .sources import case_id
+        from .sources import source_of
 
         worker = getattr(report, "node", None)
         signal = _signal_of(worker)

@@ -118,8 +118,8 @@ def _read_lines(path: Path, problems: list[str], need_nodeid: bool = True) -> It
 
 def _timings(directory: Path) -> dict[str, list[dict[str, Any]]]:
     """ModelTester's timing lines of the run (``benchmarks.jsonl``), by the test that wrote them."""
-    from ..reporting.benchmarks import parse_benchmarks
-    from ..reporting.inputs import UnreadableInput
+    from .benchmarks import parse_benchmarks
+    from ..reading import UnreadableInput
 
     log = directory / "benchmarks.jsonl"
     if not log.exists():

@@ -9,25 +9,25 @@ A run of the suite writes records (:mod:`interop.records`); everything here read
   Aidge release to release
 - :mod:`~interop.reporting.run`: ``python -m interop.reporting.run [pytest args]`` and
   ``--merge DIR...``, one findings run in a directory of its own (not imported here)
-- :mod:`~interop.reporting.benchmarks`: ModelTester's benchmark JSONL -> :class:`BenchData`
+- :mod:`~interop.records.benchmarks`: ModelTester's benchmark JSONL -> :class:`BenchData`
 - :mod:`~interop.reporting.asv_results`: asv's Aidge/torch ratios of one commit ->
   :class:`AsvRatios` (the report's figure for the cases asv benchmarked)
 - :mod:`~interop.reporting.triage`: proposed table rows for untriaged OpInfo failures
 
 Text, for what has no records (``analyze_results.py``'s documented job: a saved pytest output):
 
-- :mod:`~interop.reporting.categories`: the failure categories (emoji, kind, meaning) and
+- :mod:`~interop.categories`: the failure categories (emoji, kind, meaning) and
   :func:`categorize`, which tells a failure's category from its message
 - :mod:`~interop.reporting.pytest_output`: pytest's console output -> :class:`PytestRun`;
   :mod:`~interop.reporting.console`: its results as rows of the records' shape
-- :mod:`~interop.reporting.inputs`: :func:`read_text`, :class:`UnreadableInput`
+- :mod:`~interop.reading`: :func:`read_text`, :class:`UnreadableInput`
 """
 from __future__ import annotations
 
 from .asv_results import AsvRatios, load_asv_ratios
-from .benchmarks import BenchData, parse_benchmarks
-from .categories import CATEGORY_TABLE, KINDS, categorize, kind_of
-from .inputs import UnreadableInput, read_text
+from ..records.benchmarks import BenchData, parse_benchmarks
+from ..categories import CATEGORY_TABLE, KINDS, categorize, kind_of
+from ..reading import UnreadableInput, read_text
 from .pytest_output import PytestRun, TestResult, case_id, operator_of, parse_pytest_output
 from .report import build_report
 from .report_text import format_report

@@ -20,13 +20,12 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from .inputs import UnreadableInput
+from ..backends import BACKENDS  # the backends a column can hold, in column order
+from ..reading import UnreadableInput
 from .pytest_output import PytestRun, case_id, operator_of, parse_pytest_output
 
 __all__ = ["BACKENDS", "SUITES", "backend_of", "latest_runs", "backend_matrix", "format_backend_matrix", "main"]
 
-#: the backends a column can hold, in column order
-BACKENDS = ("cpu", "cuda", "export_cpp")
 #: the test files whose cases every backend runs (the others are cpu-side sources)
 SUITES = ("tests/test_operators.py", "tests/test_models.py")
 

@@ -6,7 +6,7 @@ A run of this suite writes records (:mod:`interop.records`): the report, the sup
 the trend and the merge read those. A pytest output saved on its own (``pytest -ra > out.txt``,
 piped into ``analyze_results.py``) has only its text: :func:`rows_from_console` turns each
 :class:`~interop.reporting.pytest_output.TestResult` into a row with the same keys as a record,
-reading what the text shows (:func:`~interop.reporting.categories.categorize`, the tag of an
+reading what the text shows (:func:`~interop.categories.categorize`, the tag of an
 expected failure, an AidgeError's ``Aidge <phase> failed (operator X)``, an AidgeCrash's words,
 the comparator's figures). What the text does not show stays None: the configuration file of an
 Aidge benchmark case is then guessed from the installed file names (:mod:`.aidge_files`), a
@@ -17,9 +17,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .categories import AIDGE_FAILURE_RE, CRASH_MESSAGE_RE, SLOWER_RE, what_differs
+from ..categories import AIDGE_FAILURE_RE, CRASH_MESSAGE_RE, SLOWER_RE, what_differs
 from .pytest_output import WORKER_CRASH_RE, PytestRun, TestResult
-from .sources import attribution_of, source_of
+from ..records.sources import attribution_of, source_of
 
 __all__ = ["rows_from_console", "console_skip_lines"]
 

@@ -17,8 +17,9 @@ import dataclasses
 import re
 from typing import Any
 
-from .categories import categorize
-from .inputs import UnreadableInput
+from ..categories import categorize
+from ..reading import UnreadableInput
+from ..records.sources import case_id, operator_of
 
 __all__ = [
     "OUTCOMES",
@@ -182,27 +183,6 @@ class PytestRun:
         out["failed"] -= strict
         out["xpassed"] += strict
         return out
-
-
-def case_id(nodeid: str) -> str:
-    """``tests/test_operators.py::test_Conv2D_interop[Conv2D_stride_2]`` -> ``Conv2D_stride_2``;
-    a test without parameters -> its function name without ``test_``."""
-    name = nodeid.rsplit("::", 1)[-1]
-    if name.endswith("]") and "[" in name:
-        return name[name.index("[") + 1:-1]
-    return name[5:] if name.startswith("test_") else name
-
-
-_OPINFO_ID = re.compile(r"^opinfo_(.+?)_s\d+_")
-
-
-def operator_of(case: str) -> str:
-    """The operator of a case id: its prefix up to the first ``_`` (``Conv2D_stride_2`` -> ``Conv2D``);
-    for an OpInfo case its entry (``opinfo_nn.functional.conv2d_s0_...`` -> ``nn.functional.conv2d``)."""
-    opinfo = _OPINFO_ID.match(case)
-    if opinfo:
-        return opinfo.group(1)
-    return case.split("_", 1)[0] or case
 
 
 def _clean(line: str) -> str:

@@ -1,5 +1,5 @@
 """The report: :func:`build_report` turns a :class:`~interop.reporting.pytest_output.PytestRun`
-and a :class:`~interop.reporting.benchmarks.BenchData` into a JSON-able dict (what
+and a :class:`~interop.records.benchmarks.BenchData` into a JSON-able dict (what
 ``analyze_results.py --json`` prints), :func:`format_report` into text, one section per
 question: Aidge bugs to report, expected failures by category, unexpected passes,
 slowdowns vs torch, test-strategy issues, skips, benchmarks per operator.
@@ -24,12 +24,12 @@ from typing import Any, Iterable
 
 from .aidge_files import aidge_file_rows
 from .asv_results import AsvRatios
-from .benchmarks import MIN_ROBUST_SAMPLES, BenchData, number_or_none
+from ..records.benchmarks import MIN_ROBUST_SAMPLES, BenchData, number_or_none
 from ..records.store import RunRecords, check_counts, records_counts
-from .categories import CATEGORY_TABLE, kind_of
+from ..categories import CATEGORY_TABLE, kind_of
 from .console import console_skip_lines, rows_from_console
 from .pytest_output import OUTCOMES, PytestRun, operator_of
-from .sources import NOT_AIDGE, attribution_of, per_source, source_of
+from ..records.sources import NOT_AIDGE, attribution_of, per_source, source_of
 
 __all__ = ["build_report", "row_of", "MIN_ROBUST_SAMPLES"]
 

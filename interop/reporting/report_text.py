@@ -11,7 +11,7 @@ from .pytest_output import OUTCOMES
 
 __all__ = ["format_report", "format_summary", "sig3"]
 
-from .benchmarks import MIN_ROBUST_SAMPLES
+from ..records.benchmarks import MIN_ROBUST_SAMPLES
 
 def _fmt_ratio(x: float | None) -> str:
     return "-" if x is None else f"x{sig3(x)}"

@@ -45,8 +45,8 @@ from pathlib import Path
 
 from .asv_results import load_asv_ratios
 from .backends import backend_matrix, backend_of, latest_runs, load_runs
-from .benchmarks import parse_benchmarks
-from .inputs import UnreadableInput
+from ..records.benchmarks import parse_benchmarks
+from ..reading import UnreadableInput
 from .pytest_output import parse_pytest_output
 from ..records.store import write_atomically
 from ..records.store import SCHEMA, RunRecords, load_run, write_run

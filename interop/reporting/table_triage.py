@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ..cases import failure_table as ft
-from ..cases.case import PHASES, _normalized  # _normalized: the one normalisation of labels
+from ..cases.case import PHASES, normalized_label  # normalized_label: the one normalisation of labels
 from ..cases.expected_failures import expected_failure
 from ..records.store import RunRecords, load_run, write_atomically
 from .triage import quote_of
@@ -114,7 +114,7 @@ def _case_of(record: dict[str, Any]):
         return None
     key = record.get("case_key")
     case_id = record.get("case") or ""
-    label = _normalized(key) if key else (case_id[len(operator) + 1:] if case_id.startswith(operator + "_")
+    label = normalized_label(key) if key else (case_id[len(operator) + 1:] if case_id.startswith(operator + "_")
                                           else case_id)
     phases = tuple(record.get("phases") or ())
     return types.SimpleNamespace(kind=kind, operator=operator, label=label, phases=phases,

@@ -20,9 +20,9 @@ import dataclasses
 import re
 from typing import Any
 
-from .categories import kind_of
+from ..categories import kind_of
 from .pytest_output import PytestRun
-from .sources import source_of
+from ..records.sources import source_of
 
 __all__ = ["ProposedRow", "propose_opinfo_rows", "format_rows", "split_opinfo_id", "quote_of"]
 
@@ -51,10 +51,10 @@ def split_opinfo_id(case_id: str) -> tuple[str, str] | None:
     """``opinfo_<entry>_s<index>_<sample>`` -> (entry, label) as the table keys it, or None:
     the label normalised as :attr:`interop.cases.case.Case.label` is (dots to ``_``:
     ``s64_5x5x2_0.5`` -> ``s64_5x5x2_0_5``), since that is what a row's pattern matches."""
-    from ..cases.case import _normalized  # the one normalisation of labels
+    from ..cases.case import normalized_label  # the one normalisation of labels
 
     m = _OPINFO_ID.match(case_id or "")
-    return (m.group("entry"), _normalized(m.group("label"))) if m else None
+    return (m.group("entry"), normalized_label(m.group("label"))) if m else None
 
 
 @dataclasses.dataclass

@@ -17,7 +17,7 @@ from interop import reporting
 from interop.cases import expected_failures
 from interop.reporting import (CATEGORY_TABLE, UnreadableInput, build_report, categorize, format_report,
                                parse_benchmarks, parse_pytest_output)
-from interop.reporting.categories import CATEGORIES
+from interop.categories import CATEGORIES
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(__file__).resolve().parent / "data"
@@ -156,7 +156,7 @@ def test_every_category_has_an_example_and_the_table_covers_expected_failures():
 def test_the_examples_of_categorize_docstring():
     import doctest
 
-    from interop.reporting import categories
+    from interop import categories
 
     result = doctest.testmod(categories)
     assert result.attempted >= 4 and result.failed == 0
@@ -210,7 +210,7 @@ def test_each_aidge_error_pattern_has_one_definition():
     # implemented" ones, each recognising a different subset of the messages
     from interop import errors, pytest_plugin
     from interop.errors import AidgeCudaKernelImageError, AidgeNotImplementedError, aidge_error_from
-    from interop.reporting import categories
+    from interop import categories
 
     assert categories.KERNEL_IMAGE_RE is errors.KERNEL_IMAGE_RE is pytest_plugin.KERNEL_IMAGE_RE
     assert categories.NOT_IMPLEMENTED_RE is errors.NOT_IMPLEMENTED_RE

@@ -81,7 +81,7 @@ def _guard_on_a_wrong_sized_output():
 
 
 def test_the_shape_guard_stops_an_output_of_another_shape_than_torchs():
-    from interop.reporting.categories import categorize
+    from interop.categories import categorize
 
     text, phase, node = run_isolated(_guard_on_a_wrong_sized_output, timeout=120)
     assert "actual (2, 2, 8, 8) vs expected (1, 2, 8, 8)" in text and "[(1, 4, 4, 4)]" in text

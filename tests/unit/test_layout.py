@@ -1,6 +1,7 @@
-"""The package layout: no import cycle inside ``interop`` (module-level and function-level
-imports alike), no module over 500 lines, every subpackage shipped by pyproject.toml, and
-no code comment pointing outside the repository."""
+"""The package layout: the import layering of ``interop`` (a package imports only from the
+layers below it, never a private name of another package), no import cycle (module-level and
+function-level imports alike), every subpackage shipped by pyproject.toml, and no code
+comment pointing outside the repository."""
 from __future__ import annotations
 
 import ast
@@ -10,7 +11,27 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "interop"
-MAX_LINES = 500
+#: the layers, lowest first: a module imports only from its own layer or a lower one. A layer is
+#: a subpackage or a top-level module; the top (the package itself, its facades, the pytest plugin
+#: and the triage command) may import anything.
+LAYERS = (
+    ("interop._lazy", "interop.errors", "interop.env", "interop.reading", "interop.backends",
+     "interop.categories"),
+    ("interop.bridge",),
+    ("interop.zoo",),
+    ("interop.equivalence",),
+    ("interop.diagnostics",),
+    ("interop.cases",),
+    ("interop.records",),
+    ("interop.reporting",),
+    ("interop", "interop.tensor_converter", "interop.pytest_plugin", "interop.triage"),
+)
+#: imports against the layering, each with its reason (kept to a minimum)
+UPWARD_ALLOWED = {
+    ("interop.equivalence.tester", "interop.diagnostics"):
+        "ModelTester's failure message names the first diverging layer: diagnostics' localisation, imported "
+        "inside the method, only when a comparison has failed",
+}
 
 
 def _module_name(path: Path) -> str:
@@ -83,10 +104,69 @@ def test_no_import_cycle_inside_interop():
     assert not cycles, "import cycles: " + "; ".join(" -> ".join(c) for c in cycles)
 
 
-def test_no_module_over_500_lines():
-    long = {str(p.relative_to(ROOT)): n for p in PACKAGE.rglob("*.py")
-            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
-    assert not long, f"modules over {MAX_LINES} lines (split them): {long}"
+def _layer_of(module: str) -> int:
+    """The index in :data:`LAYERS` of the layer a module belongs to (its subpackage's, else its own)."""
+    best = None
+    for index, layer in enumerate(LAYERS):
+        for name in layer:
+            if (module == name or module.startswith(name + ".")) and name != "interop":
+                if best is None or len(name) > len(best[1]):
+                    best = (index, name)
+    if best is None:
+        assert module == "interop", f"{module}: in no layer of LAYERS (add it)"
+        return len(LAYERS) - 1
+    return best[0]
+
+
+def _import_edges():
+    """(importer, imported module, names imported) for every import inside ``interop``."""
+    modules = _modules()
+    known = set(modules)
+    for name, path in modules.items():
+        is_package = path.name == "__init__.py"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = name.split(".") if is_package else name.split(".")[:-1]
+                    base = base[:len(base) - (node.level - 1)]
+                    target = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    target = node.module or ""
+                for alias in node.names:  # `from .. import bridge` imports the subpackage, not interop
+                    sub = f"{target}.{alias.name}"
+                    if sub in known:
+                        yield name, sub, ()
+                    elif target in known or target.startswith("interop"):
+                        yield name, target, (alias.name,)
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name.startswith("interop"):
+                        yield name, alias.name, ()
+
+
+def _package_of(module: str) -> str:
+    parts = module.split(".")
+    return ".".join(parts[:2]) if len(parts) > 1 and (PACKAGE / parts[1]).is_dir() else module
+
+
+def test_no_import_from_a_higher_layer():
+    upward = sorted({(a, b) for a, b, _ in _import_edges()
+                     if _layer_of(b) > _layer_of(a) and not any(a == x and (b == y or b.startswith(y + "."))
+                                                                 for x, y in UPWARD_ALLOWED)})
+    assert not upward, "imports from a higher layer (LAYERS in this file):\n" + "\n".join(
+        f"  {a} -> {b}" for a, b in upward)
+
+
+def test_the_layering_check_sees_an_upward_import(tmp_path):
+    assert _layer_of("interop.cases.expected_failures") > _layer_of("interop.categories")
+    assert _layer_of("interop.equivalence.verdict") < _layer_of("interop.cases.case")
+    assert _layer_of("interop.reporting.table_triage") > _layer_of("interop.records.store")
+
+
+def test_no_private_name_crosses_a_package():
+    crossing = sorted({f"{a} imports {n} from {b}" for a, b, names in _import_edges() for n in names
+                       if n.startswith("_") and not n.startswith("__") and _package_of(a) != _package_of(b)})
+    assert not crossing, "private names imported across packages (make them public):\n" + "\n".join(crossing)
 
 
 def test_pyproject_ships_every_subpackage():

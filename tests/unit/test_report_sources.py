@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from interop.reporting import build_report, format_report, parse_pytest_output
 from interop.reporting.pytest_output import operator_of
-from interop.reporting.sources import attribution_of, source_of
+from interop.records.sources import attribution_of, source_of
 
 OUTPUT = """\
 =========================== short test summary info ============================

@@ -2,7 +2,7 @@
 
 A case's *source* is where it comes from, read from the test file of its pytest node id:
 the operator catalog (JSON configurations), PyTorch's OpInfo samples, the model zoo... A
-failure's *attribution* (:data:`~interop.reporting.categories.ATTRIBUTIONS`) says who is to
+failure's *attribution* (:data:`~interop.categories.ATTRIBUTIONS`) says who is to
 blame: read from the failure itself (``attribution: export (...)``, written by
 :func:`interop.verify`'s check; ``[attribution export]`` in an expected failure's reason),
 else from its category (an export error is the export's, every other Aidge category
@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
-from .categories import ATTRIBUTIONS, CRASH_MESSAGE_RE, kind_of
+from ..categories import ATTRIBUTIONS, CRASH_MESSAGE_RE, kind_of
 
 __all__ = ["SOURCES", "source_of", "attribution_of", "per_source", "NOT_AIDGE"]
 
@@ -81,3 +81,25 @@ def per_source(results: Iterable[Any], findings: Iterable[dict[str, Any]]) -> di
         e["by_attribution"][who] = e["by_attribution"].get(who, 0) + 1
     order = list(SOURCES.values())
     return dict(sorted(out.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order)))
+
+
+# -- test ids ----------------------------------------------------------------------------------
+def case_id(nodeid: str) -> str:
+    """``tests/test_operators.py::test_Conv2D_interop[Conv2D_stride_2]`` -> ``Conv2D_stride_2``;
+    a test without parameters -> its function name without ``test_``."""
+    name = nodeid.rsplit("::", 1)[-1]
+    if name.endswith("]") and "[" in name:
+        return name[name.index("[") + 1:-1]
+    return name[5:] if name.startswith("test_") else name
+
+
+_OPINFO_ID = re.compile(r"^opinfo_(.+?)_s\d+_")
+
+
+def operator_of(case: str) -> str:
+    """The operator of a case id: its prefix up to the first ``_`` (``Conv2D_stride_2`` -> ``Conv2D``);
+    for an OpInfo case its entry (``opinfo_nn.functional.conv2d_s0_...`` -> ``nn.functional.conv2d``)."""
+    opinfo = _OPINFO_ID.match(case)
+    if opinfo:
+        return opinfo.group(1)
+    return case.split("_", 1)[0] or case

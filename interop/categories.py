@@ -79,7 +79,7 @@ from __future__ import annotations
 
 import re
 
-from ..errors import BACKWARD_NOT_IMPLEMENTED_RE, GENERIC_OPERATOR_RE, KERNEL_IMAGE_RE, NOT_IMPLEMENTED_RE
+from .errors import BACKWARD_NOT_IMPLEMENTED_RE, GENERIC_OPERATOR_RE, KERNEL_IMAGE_RE, NOT_IMPLEMENTED_RE
 
 __all__ = [
     "CATEGORIES",

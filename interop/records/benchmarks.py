@@ -17,7 +17,7 @@ import math
 from typing import Any
 
 from ..reading import json_lines
-from .inputs import UnreadableInput
+from ..reading import UnreadableInput
 
 __all__ = ["BenchData", "parse_benchmarks"]
 
