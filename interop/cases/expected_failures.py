@@ -147,10 +147,14 @@ def _check_entry(entry: ExpectedFailure, exc: BaseException) -> None:
     if entry.attribution and attribution and attribution != entry.attribution:
         wrong.append(f"attribution {attribution!r} (entry: {entry.attribution!r})")
     if wrong:
-        raise ExpectedFailureMismatch(
+        mismatch = ExpectedFailureMismatch(
             f"this failure quotes the expected-failure entry {entry.operator} {list(entry.cases)} but the "
             f"categoriser gives it {' and '.join(wrong)}: correct the entry in "
-            f"{entry.file or 'interop/cases/expected/'}\n--- actual failure ---\n{text}") from exc
+            f"{entry.file or 'interop/cases/expected/'}\n--- actual failure ---\n{text}")
+        # what the failure itself is, typed (the records and the triage tool read these, not the text)
+        mismatch.category, mismatch.phase, mismatch.attribution = category, phase, attribution
+        mismatch.operator = getattr(exc, "operator", None)
+        raise mismatch from exc
 
 
 @contextlib.contextmanager

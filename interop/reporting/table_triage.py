@@ -213,9 +213,9 @@ def propose(run_dir: str | Path, table_dir: str | Path | None = None, release: s
             # the row's phase is reached and fails otherwise (reworded, another category), or now
             # passes and the case fails later: the row is edited. A failure before the row's phase is
             # a defect of its own (a new row; the row stays for its phase).
-            key = (id(entry), phase, category, quote)
+            key = (id(entry), phase, category, quote, attribution)
             edit = edits.setdefault(key, {"entry": entry, "phase": phase, "category": category, "quote": quote,
-                                          "cases": []})
+                                          "attribution": attribution, "cases": []})
             edit["cases"].append(case.id)
             continue
         dtype = case.params["dtype"]
@@ -249,19 +249,50 @@ def propose(run_dir: str | Path, table_dir: str | Path | None = None, release: s
         changes.append({"action": "widen", "file": str(path), "row": index, "operator": row["operator"],
                         "before": before["aidge"], "after": row["aidge"], "cases": sorted(item["cases"]),
                         "why": f"the row's failure reproduces on Aidge {release}"})
-    for (eid, phase, category, quote), item in edits.items():
-        path, index = locate(item["entry"])
+    split_rows: list[dict[str, Any]] = []
+    by_entry: dict[int, list[dict[str, Any]]] = {}
+    for item in edits.values():
+        by_entry.setdefault(id(item["entry"]), []).append(item)
+    for items in by_entry.values():
+        entry = items[0]["entry"]
+        path, index = locate(entry)
         row = by_file[path][index]
-        what = {k: v for k, v in (("phase", phase), ("category", category)) if row[k] != v}
-        quotes = [row["quote"]] if isinstance(row["quote"], str) else row["quote"]
-        message_changed = quote not in quotes
-        if message_changed:
-            what["quote"] = quote
-        changes.append({"action": "edit", "file": str(path), "row": index, "operator": row["operator"],
-                        "before": {k: row[k] for k in what}, "after": what, "cases": sorted(item["cases"]),
-                        "why": "the case fails another way than the row says (Aidge reworded its error, or the "
-                               "failure moved)"})
-        row.update(what)
+        quotes = [row["quote"]] if isinstance(row["quote"], str) else list(row["quote"])
+        failing = {c for item in items for c in item["cases"]}
+        old_way = [h for h in reached.get(id(entry), ()) if h[2] == "xfailed" and h[1] not in failing]
+        held = [r for r in sorted({*RELEASES, release}) if ft.release_matches(row["aidge"], r)]
+        cases = sorted(failing)
+        if len(items) == 1 and (held == [release] or not old_way):
+            item = items[0]
+            what = {k: item[k] for k in ("phase", "category", "attribution") if row.get(k) != item[k]}
+            if item["quote"] not in quotes:
+                what["quote"] = item["quote"]
+            if held == [release]:  # the row is this release's alone: edited in place
+                changes.append({"action": "edit", "file": str(path), "row": index, "operator": row["operator"],
+                                "before": {k: row.get(k) for k in what}, "after": what, "cases": cases,
+                                "why": f"its cases fail another way on Aidge {release} (Aidge reworded its error, or "
+                                       "the failure moved)"})
+                row.update(what)
+            else:  # other releases keep the row as it is; this release gets its own
+                before = row["aidge"]
+                row["aidge"] = narrow(row["aidge"], release) or row["aidge"]
+                changes.append({"action": "narrow", "file": str(path), "row": index, "operator": row["operator"],
+                                "before": before, "after": row["aidge"], "cases": cases,
+                                "why": f"on Aidge {release} its cases fail another way ({', '.join(sorted(what))}): "
+                                       "a row of its own below"})
+                split_rows.append(dict(row, **what, aidge=f"=={release}",
+                                       note=f"{row.get('note', '')} [On Aidge {release}: {', '.join(sorted(what))} "
+                                            f"differ, proposed by python -m interop.triage from {run_dir.name}.]".strip()))
+        elif all((i["phase"], i["category"], i["attribution"] or row.get("attribution"))
+                 == (row["phase"], row["category"], row.get("attribution") or i["attribution"]) for i in items):
+            new = [i["quote"] for i in items if i["quote"] not in quotes]
+            changes.append({"action": "edit", "file": str(path), "row": index, "operator": row["operator"],
+                            "before": {"quote": row["quote"]}, "after": {"quote": quotes + new}, "cases": cases,
+                            "why": f"some of its cases fail with other words on Aidge {release}: either quote matches"})
+            row["quote"] = quotes + new
+        else:
+            left_out.extend({"case": c, "why": f"{path.name} row {index} ({row['operator']}): its cases fail in "
+                                               f"several ways on Aidge {release}; split the row by hand"} for c in cases)
     deleted: set[tuple[Path, int]] = set()
     for entry in current:
         hits = reached.get(id(entry))
@@ -291,7 +322,8 @@ def propose(run_dir: str | Path, table_dir: str | Path | None = None, release: s
                                 "why": "only passing cases matched these selectors"})
     unreached = [{"file": str(Path(e.file)), "row": e.index, "operator": e.operator, "cases": list(e.cases)}
                  for e in current if id(e) not in reached and _run_collects(e, run)]
-    for row in sorted(new_rows.values(), key=lambda r: (r["source"], r["operator"].lower(), r["phase"], r["quote"])):
+    for row in split_rows + sorted(new_rows.values(),
+                                   key=lambda r: (r["source"], r["operator"].lower(), r["phase"], r["quote"])):
         row["cases"].sort()
         entry = ft.entry_of(row)
         path = table_dir / release / f"{ft.file_stem(entry)}.json"  # a new row lives with its release
@@ -300,7 +332,8 @@ def propose(run_dir: str | Path, table_dir: str | Path | None = None, release: s
         by_file[path].append(row)
         changes.append({"action": "add", "file": str(path), "row": len(by_file[path]) - 1,
                         "operator": row["operator"], "before": None, "after": row, "cases": list(row["cases"]),
-                        "why": f"unexpected failure on Aidge {release}, no row"})
+                        "why": f"a row of its own for Aidge {release} (see the narrow above)"
+                        if any(row is r for r in split_rows) else f"unexpected failure on Aidge {release}, no row"})
     out_files: dict[str, tuple[str, str]] = {}
     for path, data in files.items():
         rows = [r for i, r in enumerate(data["rows"]) if (path, i) not in deleted]
@@ -338,7 +371,8 @@ def _row_that_says_it(entries, case, record: dict[str, Any]):
         if e.memory_unsafe:
             if category in (e.category, *_MEMORY_UNSAFE, *e.other_categories):
                 hits.append(e)
-        elif category == e.category and phase in (None, "unknown", e.phase):
+        elif category == e.category and phase in (None, "unknown", e.phase) and (
+                not e.attribution or not record.get("attribution") or e.attribution == record["attribution"]):
             hits.append(e)
     return min(hits, key=lambda e: PHASES.index(e.phase), default=None)
 
