@@ -86,8 +86,9 @@ def widen(spec, release: str):
 
 def narrow(spec, release: str, releases=RELEASES):
     """``spec`` without ``release`` (fixed there): ``==release`` alternatives go; where
-    ``release`` is the newest known release an alternative holds, it ends before it
-    (``<release``), else ``!=release``. None when no known release is left."""
+    ``release`` is the first known release an alternative holds, it starts at the next one;
+    where it is the newest, it ends before it (``<release``); else ``!=release``. None when no
+    known release is left."""
     from packaging.version import Version
 
     known = sorted({*releases, release}, key=Version)
@@ -99,7 +100,13 @@ def narrow(spec, release: str, releases=RELEASES):
         if alt.strip() == f"=={release}":
             continue
         held = [r for r in known if ft.release_matches(alt, r)]
-        out.append(f"{alt},<{release}" if held and held[-1] == release else f"{alt},!={release}")
+        rest = [r for r in held if r != release]
+        if rest and held[0] == release and f">={release}" in alt:  # the first release it held: starts later
+            out.append(alt.replace(f">={release}", f">={rest[0]}"))
+        elif held and held[-1] == release:
+            out.append(f"{alt},<{release}")
+        else:
+            out.append(f"{alt},!={release}")
     out = [alt for alt in out if any(ft.release_matches(alt, r) for r in known)]
     return _pack(out) if out else None
 

@@ -97,6 +97,7 @@ def test_release_ranges_widen_and_narrow():
     assert tt.narrow(">=0.10.0.post3", "0.10.1") == ">=0.10.0.post3,<0.10.1"  # fixed in 0.10.1
     assert tt.narrow(">=0.9.1.post2", "0.10.0.post3") == ">=0.9.1.post2,!=0.10.0.post3"
     assert tt.narrow([">=0.10.1", "==0.9.1.post2"], "0.9.1.post2") == ">=0.10.1"
+    assert tt.narrow(">=0.10.0.post3", "0.10.0.post3") == ">=0.10.1"  # a widened row narrowed back
 
 
 def test_the_release_diff_lists_fixed_and_new_rows(tmp_path):
