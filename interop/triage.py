@@ -63,7 +63,10 @@ def main(argv: list[str] | None = None) -> int:
           + ", ".join(f"{n} {what}" for what, n in counts.items()))
     for change in proposal.changes:
         print(f"  {change['action']:<14} {change['operator']}: {len(change['cases'])} case(s); {change['why']}")
-    print(f"review {diff_path}, then: python -m interop.triage update {args.run_dir} --apply")
+    if proposal.files:
+        print(f"review {diff_path}, then: python -m interop.triage update {args.run_dir} --apply")
+    else:
+        print("the table already says what this run found: nothing to change")
     return 1 if proposal.files else 0
 
 

@@ -138,7 +138,7 @@ def format_report(report: dict[str, Any]) -> str:
     passes = report["unexpected_passes"]
     if passes:
         add("")
-        add(f"== Unexpected passes (strict XPASS: Aidge fixed? update interop/cases/expected_failures.py): {len(passes)} ==")
+        add(f"== Unexpected passes (strict XPASS: Aidge fixed? python -m interop.triage proposes the rows' end): {len(passes)} ==")
         for p in passes:
             add(f"  ✅ {p['case']}: was expected {p['category']} ({p['operator']} {p['phase']}): {_clip(p['error'], 120)}")
 
@@ -216,12 +216,16 @@ def format_report(report: dict[str, Any]) -> str:
             add(f"  no forward timing for: {', '.join(bench['untimed'])}")
 
     triage = report.get("triage")
-    if triage:
-        left = f", {triage['left_out']} left out" if triage.get("left_out") else ""
+    if triage and triage.get("error"):
         add("")
-        add(f"== Untriaged OpInfo failures: {triage['cases']} case(s) in {triage['rows']} proposed "
-            f"table row(s){left} ==")
-        add(f"  check each row, then paste it into interop/cases/_opinfo_failures.py: {triage['file']}")
+        add(f"== Expected-failure table: no proposal ({triage['error']}) ==")
+    elif triage:
+        counts = {k: v for k, v in triage["counts"].items() if v and k != "unreached"}
+        add("")
+        add(f"== Expected-failure table, Aidge {triage['release']}: changes proposed for {triage['cases']} case(s) ("
+            + ", ".join(f"{n} {what}" for what, n in counts.items()) + ") ==")
+        add(f"  review {triage['diff']}")
+        add(f"  then: {triage['apply']}")
 
     if report["problems"]:
         add("")

@@ -55,13 +55,13 @@ from .report import build_report
 from ..records.progress import EVERY_S as PROGRESS_EVERY_S, Progress
 from .report_text import format_report, format_summary
 from .support import headline, support_matrix, write_support
-from .triage import format_rows, propose_opinfo_rows, summary as triage_summary
+from .table_triage import propose as propose_table_changes, write_proposal
 
 __all__ = ["main", "new_run_dir", "write_atomically", "point_latest"]
 
 DEFAULT_PYTEST_ARGS = ("-n", "auto", "tests")
-#: the proposed expected-failure rows of the run's untriaged OpInfo failures (:mod:`.triage`)
-TRIAGE_FILE = "triage.py"
+#: the run's proposed changes to the expected-failure table (:mod:`.table_triage`): a folder of the run
+TRIAGE_DIR = "triage"
 
 
 def _commit(cwd: Path) -> str:
@@ -241,10 +241,17 @@ def _analyse(run_dir: Path, commit: str | None = None, asv_dir: Path | None = No
             runs = {}
         runs.update(mine or {backend: (run_dir.name, rows if rows is not None else run)})
         report["backends"] = backend_matrix(runs)
-    triage = propose_opinfo_rows(run)
-    if triage.rows or triage.left_out:
-        write_atomically(run_dir / TRIAGE_FILE, format_rows(triage, source=run_dir.name))
-        report["triage"] = dict(triage_summary(triage), file=str(run_dir / TRIAGE_FILE))
+    if (run_dir / "records.jsonl").exists():
+        try:
+            proposal = propose_table_changes(run_dir)
+        except ValueError as exc:  # a run that does not say its Aidge release: said, not fatal
+            report["triage"] = {"error": str(exc)}
+        else:
+            if proposal.files or proposal.left_out:
+                _, diff = write_proposal(proposal, run_dir / TRIAGE_DIR)
+                report["triage"] = {"counts": proposal.counts(), "release": proposal.release, "diff": str(diff),
+                                    "cases": sum(len(c["cases"]) for c in proposal.changes),
+                                    "apply": f"python -m interop.triage update {run_dir} --apply"}
     text = format_report(report)
     write_atomically(run_dir / "report.json", json.dumps(report, indent=2, ensure_ascii=False, default=str) + "\n")
     write_atomically(run_dir / "report.txt", text)

@@ -38,7 +38,7 @@ from ..cases import failure_table as ft
 from ..cases.case import PHASES, normalized_label  # normalized_label: the one normalisation of labels
 from ..cases.expected_failures import expected_failure
 from ..records.store import RunRecords, load_run, write_atomically
-from .triage import quote_of
+from .triage import quote_of, split_opinfo_id
 
 __all__ = ["Proposal", "propose", "write_proposal", "apply_proposal", "release_diff", "widen", "narrow",
            "PROPOSAL_FILE", "DIFF_FILE"]
@@ -48,6 +48,8 @@ DIFF_FILE = "proposal.diff"
 #: the Aidge releases the project follows (nox -s release-matrix): what a narrowed range is checked against
 RELEASES = ("0.9.1.post2", "0.10.0.post3", "0.10.1")
 _INDEX = re.compile(r"^s\d+_")
+#: the dtypes an OpInfo label may end with (float32 has no suffix)
+_DTYPES = ("float16", "float64", "int64", "bool")
 
 
 # ---------------------------------------------------------------------------------------
@@ -117,8 +119,14 @@ def narrow(spec, release: str, releases=RELEASES):
 def _case_of(record: dict[str, Any]):
     """What the lookup needs of a record's case (None: the test runs no case)."""
     kind, operator = record.get("kind"), record.get("operator")
-    if not kind or not operator:
-        return None
+    if not kind or not operator:  # a test that takes no case object: an OpInfo id still says its case
+        split = split_opinfo_id(record.get("case") or "")
+        if split is None:
+            return None
+        dtype = next((d for d in _DTYPES if split[1].endswith("_" + d)), "float32")
+        return types.SimpleNamespace(kind="opinfo", operator=split[0], label=split[1], phases=PHASES,
+                                     backend=record.get("backend") or "cpu", id=record.get("case"),
+                                     params={"dtype": dtype})
     key = record.get("case_key")
     case_id = record.get("case") or ""
     label = normalized_label(key) if key else (case_id[len(operator) + 1:] if case_id.startswith(operator + "_")
@@ -210,6 +218,10 @@ def propose(run_dir: str | Path, table_dir: str | Path | None = None, release: s
         old = _row_that_says_it(others, case, record)
         if old is not None and (entry is None or PHASES.index(old.phase) < PHASES.index(entry.phase)):
             widened.setdefault(id(old), {"entry": old, "cases": []})["cases"].append(case.id)
+            continue
+        if entry is not None and _row_that_says_it([entry], case, record) is entry:
+            left_out.append({"case": case.id, "why": f"{Path(entry.file).name} row {entry.index} says this failure, "
+                                                     "but the test was not marked (it takes no case object?)"})
             continue
         finding = quote_of(record)
         if finding is None or isinstance(finding, str):

@@ -1,18 +1,14 @@
-"""Proposed expected-failure rows for a run's untriaged OpInfo failures.
-
-A full OpInfo run (``nox -s opinfo``: every sample in every dtype, ~30,000 cases) finds more
-failures than anyone triages by hand. :func:`propose_opinfo_rows` groups the run's failed
-OpInfo cases by reason, the way the table wants them (the Aidge operator, the phase, the
-category, the quoted error, the attribution), and :func:`format_rows` writes them in the data
-format of :mod:`interop.cases._opinfo_failures`, so that triage is: read each row, check its
-reason, paste it. ``python -m interop.reporting.run`` writes them to the run's
-``triage.py`` whenever the run has such failures (the report's last section says how many).
+"""How a failure becomes an expected-failure row: :func:`quote_of` (the Aidge operator, the
+phase, the category, the quote without what changes from sample to sample, the attribution of
+a failed test's record), and :func:`propose_opinfo_rows`, the run's failed OpInfo cases grouped
+into one proposed row per reason. The tool that proposes the table's changes from a run, for
+every source, is :mod:`interop.reporting.table_triage` (``python -m interop.triage``).
 
 A row is proposed only where its quote is found in the failure message of each of its cases,
 in a category the table takes (an Aidge category, or an export error). A failure that does not
-fit (an unknown or test-strategy category, no quote) is listed as a comment with the reason,
-never silently dropped (a strict XPASS is no failure here: the report lists it apart). Pasted rows meet the table's own checks: the unit test that the
-categoriser gives each quote its row's category, and the run-time guard.
+fit (an unknown or test-strategy category, no quote) is listed with the reason, never silently
+dropped. Proposed rows meet the table's own checks: the unit test that the categoriser gives
+each quote its row's category, and the run-time guard.
 """
 from __future__ import annotations
 
@@ -24,7 +20,7 @@ from ..categories import kind_of
 from .pytest_output import PytestRun
 from ..records.sources import source_of
 
-__all__ = ["ProposedRow", "propose_opinfo_rows", "format_rows", "split_opinfo_id", "quote_of"]
+__all__ = ["ProposedRow", "propose_opinfo_rows", "split_opinfo_id", "quote_of"]
 
 _OPINFO_ID = re.compile(r"^opinfo_(?P<entry>.+?)_(?P<label>s\d+(?:_.*)?)$")
 # Aidge's missing-kernel error names the implementation by its mangled C++ type:
@@ -155,26 +151,6 @@ def _general(operator: str, error: str) -> tuple[str, str]:
     error = _DIMS.sub(r"\1", error)
     error = _NEGATIVE_STEP.sub(r"\1", error)
     return operator, error
-
-
-def format_rows(triage: Triage, *, source: str = "") -> str:
-    """The rows as Python source in the format of ``interop/cases/_opinfo_failures.py``."""
-    lines = [f'"""Proposed OpInfo rows{f" from {source}" if source else ""}: {len(triage.rows)} row(s) '
-             f'covering {triage.cases} failed case(s), {len(triage.left_out)} left out.',
-             "",
-             "Check each row's reason (the quote is Aidge's error, or the comparator's for a mismatch;",
-             "the attribution is the run's: onnxruntime and float64 torch asked), then paste the rows",
-             'into OPINFO_FAILURES (interop/cases/_opinfo_failures.py)."""', "",
-             "PROPOSED_OPINFO_FAILURES = ("]
-    for row in triage.rows:
-        lines.append(f"    ({row.operator!r}, {row.phase!r}, {row.category!r}, {row.error!r}, {row.attribution!r}, (")
-        lines.extend(f"        {case!r}," for case in row.cases)
-        lines.append("    )),")
-    lines.append(")")
-    if triage.left_out:
-        lines += ["", "# failures that could not become a row (case id: why):"]
-        lines += [f"#   {case}: {why}" for case, why in triage.left_out]
-    return "\n".join(lines) + "\n"
 
 
 def summary(triage: Triage) -> dict[str, Any]:

@@ -241,3 +241,15 @@ def test_the_command_line(run_with_ten_rows_deleted, tmp_path):
     assert not list(tmp_path.iterdir())  # nothing written into the current directory
     proc = subprocess.run(cmd + ["update", str(tmp_path / "nothing")], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "no records.jsonl" in proc.stderr
+
+
+def test_a_mismatch_with_its_row_carries_the_failures_own_fields():
+    """The triage tool reads what the failure is, typed, not the guard's text about it."""
+    from interop.cases.expected_failures import ExpectedFailure, ExpectedFailureMismatch, expected_failure_guard
+    from interop.errors import AidgeError
+
+    entry = ExpectedFailure("Op", "forward", "aidge_error", "Step (-1) is negative", ("Op:*",))
+    with pytest.raises(ExpectedFailureMismatch) as err:
+        with expected_failure_guard(entry):
+            raise AidgeError("compile", "Slice: Step (-1) is negative, we must have End (")
+    assert (err.value.category, err.value.phase) == ("aidge_error", "compile")

@@ -184,8 +184,8 @@ OPINFO_FAILING = (
 
 
 def test_untriaged_opinfo_failures_get_their_proposed_rows(tmp_path):
-    """`nox -s opinfo` is such a run: its OpInfo failures that no table row expects become
-    triage.py (one row per reason), and the report says where it is."""
+    """`nox -s opinfo` is such a run: its failures that no table row expects become a proposal
+    for the table (one row per reason) in the run's triage/ folder, and the report says where."""
     project = tmp_path / "project"
     (project / "tests").mkdir(parents=True)
     (project / "tests" / "test_opinfo.py").write_text(OPINFO_FAILING)
@@ -195,11 +195,18 @@ def test_untriaged_opinfo_failures_get_their_proposed_rows(tmp_path):
                           cwd=project, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     (run,) = _runs(project)
-    text = (run / "triage.py").read_text()
-    assert "PROPOSED_OPINFO_FAILURES" in text
-    assert ("('Concat', 'forward', 'aidge_error', 'Number of elements to copy is above implementation current "
-            "capacity', 'aidge', (\n        'constant_pad_nd:s28_1x3_float64',\n        'unflatten:s1_8_0_4_2',\n"
-            "    )),") in text
+    proposal = json.loads((run / "triage" / "proposal.json").read_text())
+    (add,) = [c["after"] for c in proposal["changes"] if c["action"] == "add"]
+    assert {k: add[k] for k in ("source", "operator", "phase", "category", "quote", "attribution", "dtypes",
+                                "cases")} == {
+        "source": "opinfo", "operator": "Concat", "phase": "forward", "category": "aidge_error",
+        "quote": "Number of elements to copy is above implementation current capacity", "attribution": "aidge",
+        "dtypes": ["float64"], "cases": ["constant_pad_nd:s*_1x3_float64"]}
+    assert '+    "constant_pad_nd:s*_1x3_float64"' in (run / "triage" / "proposal.diff").read_text()
+    # the table's unflatten row says that failure: nothing to change, said why (the test takes no case object)
+    (left,) = proposal["left_out"]
+    assert left["case"] == "opinfo_unflatten_s1_8_0_4_2" and "was not marked" in left["why"]
     report = json.loads((run / "report.json").read_text())
-    assert report["triage"]["rows"] == 1 and report["triage"]["cases"] == 2
-    assert "== Untriaged OpInfo failures: 2 case(s) in 1 proposed table row(s) ==" in (run / "report.txt").read_text()
+    assert report["triage"]["cases"] == 1 and report["triage"]["counts"]["add"] == 1
+    text = (run / "report.txt").read_text()
+    assert "changes proposed for 1 case(s) (1 add, 1 left_out)" in text and "python -m interop.triage update" in text
