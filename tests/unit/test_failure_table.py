@@ -252,4 +252,4 @@ def test_a_mismatch_with_its_row_carries_the_failures_own_fields():
     with pytest.raises(ExpectedFailureMismatch) as err:
         with expected_failure_guard(entry):
             raise AidgeError("compile", "Slice: Step (-1) is negative, we must have End (")
-    assert (err.value.category, err.value.phase) == ("aidge_error", "compile")
+    assert (err.value.category, err.value.phase) == ("compile_error", "compile")
