@@ -38,11 +38,14 @@ def main(argv: list[str] | None = None) -> int:
     diff.add_argument("old")
     diff.add_argument("new")
     diff.add_argument("--table", type=Path, default=None)
+    diff.add_argument("--backend", default="cpu", help="the rows of this backend (default cpu; 'all': every one)")
+    diff.add_argument("--all-runs", action="store_true", help="also the rows of runs beyond the default one")
     args = parser.parse_args(argv)
 
     try:
         if args.command == "diff":
-            print(tt.release_diff(args.old, args.new, args.table))
+            print(tt.release_diff(args.old, args.new, args.table, None if args.backend == "all" else args.backend,
+                                  args.all_runs))
             return 0
         if args.command == "apply" or args.apply:
             path = args.proposal if args.command == "apply" else args.run_dir / "triage" / tt.PROPOSAL_FILE

@@ -457,16 +457,26 @@ def apply_proposal(path: str | Path) -> list[str]:
     return written
 
 
-def release_diff(old: str, new: str, table_dir: str | Path | None = None) -> str:
+def release_diff(old: str, new: str, table_dir: str | Path | None = None, backend: str | None = "cpu",
+                 all_runs: bool = False) -> str:
     """Markdown: what changed in the table from Aidge ``old`` to ``new`` (rows that stop
-    applying: fixed; rows that start: new defects)."""
-    table = ft.load_table(table_dir)
+    applying: fixed; rows that start: new defects), over the rows of ``backend`` (None: all) and
+    of the default run (``all_runs``: the rows of other runs too, such as an OpInfo shard's), so
+    that only what both releases were measured on is compared."""
+    every = ft.load_table(table_dir)
+    table = [e for e in every if (all_runs or not e.run) and (
+        backend is None or e.backend is None or backend == e.backend
+        or (isinstance(e.backend, tuple) and backend in e.backend))]
     before = [e for e in table if ft.release_matches(e.aidge, old)]
     after = [e for e in table if ft.release_matches(e.aidge, new)]
     fixed = [e for e in before if not ft.release_matches(e.aidge, new)]
     added = [e for e in after if not ft.release_matches(e.aidge, old)]
     lines = [f"Expected failures on Aidge {old}: {len(before)} rows; on {new}: {len(after)} rows; "
-             f"{len(before) - len(fixed)} rows hold on both.", ""]
+             f"{len(before) - len(fixed)} rows hold on both"
+             + (f" (backend {backend}" if backend else " (every backend")
+             + (", every run)." if all_runs else ", the default run's rows; the rows of other runs, such as the "
+                                                 "full OpInfo run's shard, are left out).")
+             + f" Table: {len(every)} rows in all.", ""]
     for title, entries in ((f"Fixed in {new} (rows of {old} that no longer apply)", fixed),
                            (f"New in {new} (rows that do not apply to {old})", added)):
         lines.append(f"**{title}: {len(entries)}**")
