@@ -283,7 +283,9 @@ def propose(run_dir: str | Path, table_dir: str | Path | None = None, release: s
         cases = sorted(failing)
         if len(items) == 1 and (held == [release] or not old_way):
             item = items[0]
-            what = {k: item[k] for k in ("phase", "category", "attribution") if row.get(k) != item[k]}
+            what = {k: item[k] for k in ("phase", "category") if row.get(k) != item[k]}
+            if (row.get("attribution") or "aidge") != (item["attribution"] or "aidge"):  # null: Aidge
+                what["attribution"] = item["attribution"]
             if item["quote"] not in quotes:
                 what["quote"] = item["quote"]
             if held == [release]:  # the row is this release's alone: edited in place
