@@ -45,18 +45,22 @@ def _modules() -> dict[str, Path]:
     return {_module_name(p): p for p in PACKAGE.rglob("*.py")}
 
 
+def _from_target(name: str, is_package: bool, node: ast.ImportFrom) -> str:
+    """The module a ``from ... import`` statement of module ``name`` reads from (relative resolved)."""
+    if not node.level:
+        return node.module or ""
+    base = name.split(".") if is_package else name.split(".")[:-1]
+    base = base[:len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
 def _imports(name: str, path: Path, known: set[str]) -> set[str]:
     """Every interop module ``name`` imports, wherever the import statement sits."""
     is_package = path.name == "__init__.py"
     out = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = name.split(".") if is_package else name.split(".")[:-1]
-                base = base[:len(base) - (node.level - 1)]
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
-                target = node.module or ""
+            target = _from_target(name, is_package, node)
             candidates = [target] + [f"{target}.{a.name}" for a in node.names]
         elif isinstance(node, ast.Import):
             candidates = [a.name for a in node.names]
@@ -126,12 +130,7 @@ def _import_edges():
         is_package = path.name == "__init__.py"
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ImportFrom):
-                if node.level:
-                    base = name.split(".") if is_package else name.split(".")[:-1]
-                    base = base[:len(base) - (node.level - 1)]
-                    target = ".".join(base + ([node.module] if node.module else []))
-                else:
-                    target = node.module or ""
+                target = _from_target(name, is_package, node)
                 for alias in node.names:  # `from .. import bridge` imports the subpackage, not interop
                     sub = f"{target}.{alias.name}"
                     if sub in known:
