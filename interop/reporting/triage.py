@@ -151,8 +151,3 @@ def _general(operator: str, error: str) -> tuple[str, str]:
     error = _DIMS.sub(r"\1", error)
     error = _NEGATIVE_STEP.sub(r"\1", error)
     return operator, error
-
-
-def summary(triage: Triage) -> dict[str, Any]:
-    """What the report says of it."""
-    return {"rows": len(triage.rows), "cases": triage.cases, "left_out": len(triage.left_out)}
