@@ -46,6 +46,8 @@ __all__ = [
     "expected_failure",
     "with_expected_failure",
     "expected_failure_guard",
+    "quotes_failure",
+    "disagreements",
     "xfail_marks",
     "phase_of",
 ]
@@ -70,6 +72,7 @@ class ExpectedFailureMismatch(AssertionError):
 # ---------------------------------------------------------------------------------------
 # The table: data files (interop/cases/expected/), the rows of the installed Aidge release
 # ---------------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=1)
 def _table():
     from . import failure_table
 
@@ -130,12 +133,15 @@ _MEMORY_UNSAFE = frozenset({"crash", "hang", "accepts_invalid_input"})
 _ACCEPTED = "Aidge accepts invalid input"
 
 
-def _check_entry(entry: ExpectedFailure, exc: BaseException) -> None:
-    from ..categories import categorize
+def quotes_failure(entry: ExpectedFailure, text: str) -> bool:
+    """Whether a failure's text quotes the entry (a memory-unsafe entry: also a run on garbage)."""
+    return any(quote in text for quote in entry.quotes) or (entry.memory_unsafe and _ACCEPTED in text)
 
-    text = str(exc)
-    category = categorize(None, text)[0] if isinstance(exc, AssertionError) else categorize(text)[0]
-    phase = phase_of(exc)
+
+def disagreements(entry: ExpectedFailure, category: str | None, phase: str | None,
+                  attribution: str | None) -> list[str]:
+    """How a failure that quotes ``entry`` differs from it (empty: the entry says this failure):
+    the guard's rule, and the triage tool's when it asks which row says a recorded failure."""
     wrong = []
     if entry.memory_unsafe and (category in _MEMORY_UNSAFE or category in entry.other_categories):
         category = entry.category  # the entry says why one heap faults, another loops or runs on
@@ -143,9 +149,19 @@ def _check_entry(entry: ExpectedFailure, exc: BaseException) -> None:
         wrong.append(f"category {category!r} (entry: {entry.category!r})")
     if phase not in (None, "unknown") and phase != entry.phase and not entry.memory_unsafe:  # a crash outside the bridge has no phase
         wrong.append(f"phase {phase!r} (entry: {entry.phase!r})")
-    attribution = getattr(exc, "attribution", None)
     if entry.attribution and attribution and attribution != entry.attribution:
         wrong.append(f"attribution {attribution!r} (entry: {entry.attribution!r})")
+    return wrong
+
+
+def _check_entry(entry: ExpectedFailure, exc: BaseException) -> None:
+    from ..categories import categorize
+
+    text = str(exc)
+    category = categorize(None, text)[0] if isinstance(exc, AssertionError) else categorize(text)[0]
+    phase = phase_of(exc)
+    attribution = getattr(exc, "attribution", None)
+    wrong = disagreements(entry, category, phase, attribution)
     if wrong:
         mismatch = ExpectedFailureMismatch(
             f"this failure quotes the expected-failure entry {entry.operator} {list(entry.cases)} but the "
@@ -170,7 +186,7 @@ def expected_failure_guard(entry: ExpectedFailure | None) -> Iterator[None]:
     except ExpectedAidgeFailure:
         raise  # already decided (a guard inside this one)
     except Exception as exc:  # AssertionError included
-        if any(quote in str(exc) for quote in entry.quotes) or (entry.memory_unsafe and _ACCEPTED in str(exc)):
+        if quotes_failure(entry, str(exc)):
             _check_entry(entry, exc)
             expected = ExpectedAidgeFailure(f"{entry.reason}\n--- actual failure ---\n{exc}")
             expected.entry = entry  # what the records read (interop.records.classify)

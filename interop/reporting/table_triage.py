@@ -36,7 +36,7 @@ from typing import Any
 
 from ..cases import failure_table as ft
 from ..cases.case import PHASES, normalized_label  # normalized_label: the one normalisation of labels
-from ..cases.expected_failures import expected_failure
+from ..cases.expected_failures import disagreements, expected_failure, quotes_failure
 from ..records.store import RunRecords, load_run, write_atomically
 from .triage import quote_of, split_opinfo_id
 
@@ -212,7 +212,7 @@ def propose(run_dir: str | Path, table_dir: str | Path | None = None, release: s
         outcome = _outcome(record)
         entry = expected_failure(case, case.backend, case.phases, table=current)
         if entry is not None:
-            reached.setdefault(id(entry), []).append((_matching_selector(entry, case), case.id, outcome))
+            reached.setdefault(id(entry), []).append((entry.selector_for(case.operator, case.label), case.id, outcome))
         if outcome not in ("failed", "error"):
             continue
         old = _row_that_says_it(others, case, record)
@@ -372,39 +372,16 @@ def _run_collects(entry, run: RunRecords) -> bool:
     return run.session.get("shard") is not None and "opinfo" in " ".join(run.session.get("args") or [])
 
 
-#: what a memory-unsafe row's defect may end as, beyond its own category (the guard's rule)
-_MEMORY_UNSAFE = ("crash", "hang", "accepts_invalid_input")
-_ACCEPTED = "Aidge accepts invalid input"
-
-
 def _row_that_says_it(entries, case, record: dict[str, Any]):
-    """The earliest-phase row among ``entries`` that would accept this failure as the guard does:
-    it covers the case, its quote is in the message, in its category and phase (a memory-unsafe
-    row: any of the outcomes the heap gives it)."""
+    """The earliest-phase row among ``entries`` that would accept this failure as the guard does
+    (:func:`~interop.cases.expected_failures.quotes_failure`, no
+    :func:`~interop.cases.expected_failures.disagreements`)."""
     message = record.get("message") or ""
-    category, phase = record.get("category"), record.get("phase")
-    hits = []
-    for e in entries:
-        if not e.covers(case.kind, case.operator, case.label, case.backend, case.params["dtype"]):
-            continue
-        if not (any(q in message for q in e.quotes) or (e.memory_unsafe and _ACCEPTED in message)):
-            continue
-        if e.memory_unsafe:
-            if category in (e.category, *_MEMORY_UNSAFE, *e.other_categories):
-                hits.append(e)
-        elif category == e.category and phase in (None, "unknown", e.phase) and (
-                not e.attribution or not record.get("attribution") or e.attribution == record["attribution"]):
-            hits.append(e)
+    hits = [e for e in entries
+            if e.covers(case.kind, case.operator, case.label, case.backend, case.params["dtype"])
+            and quotes_failure(e, message)
+            and not disagreements(e, record.get("category"), record.get("phase"), record.get("attribution"))]
     return min(hits, key=lambda e: PHASES.index(e.phase), default=None)
-
-
-def _matching_selector(entry, case) -> str:
-    import fnmatch
-
-    for pattern in entry.patterns_by_operator.get(case.operator, ()):
-        if fnmatch.fnmatchcase(case.label, pattern) or fnmatch.fnmatchcase(case.label, "*_" + pattern):
-            return f"{case.operator}:{pattern}"
-    return f"{case.operator}:?"
 
 
 def proposal_diff(proposal: Proposal) -> str:

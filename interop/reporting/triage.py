@@ -16,6 +16,7 @@ import dataclasses
 import re
 from typing import Any
 
+from ..cases.failure_table import EXPORT_CATEGORY  # the table's one category that is not Aidge's
 from ..categories import kind_of
 from .pytest_output import PytestRun
 from ..records.sources import source_of
@@ -39,8 +40,6 @@ _ONNX_OP = re.compile(r"\(ONNX op (\w+)\)")
 _DIMS = re.compile(r"(Aidge cannot compute the output dims of node '[^']*').*$", re.S)
 _CAPACITY = re.compile(r"(Number of elements to copy is above implementation current capacity) \(\d+B > \d+B\)")
 _EXPORT_FAILED = re.compile(r"torch\.onnx\.export failed for \w+: (?P<why>[^\n]+?)(?:\.\s|\.?$|\.\.\.)")
-#: the table's one category that is not Aidge's (an export that fails, attributed to export)
-_EXPORT_CATEGORY = "export_error (test strategy)"
 
 
 def split_opinfo_id(case_id: str) -> tuple[str, str] | None:
@@ -112,11 +111,11 @@ def quote_of(record: dict[str, Any], default_operator: str | None = None) -> tup
 
     finding = _finding(row_of(record))
     category, phase, error = finding["category"], finding["phase"], (finding["error"] or "").strip()
-    if kind_of(category) != "aidge" and category != _EXPORT_CATEGORY:
+    if kind_of(category) != "aidge" and category != EXPORT_CATEGORY:
         return f"category {category!r} is not a table category"
     operator = finding["aidge_operator"] or default_operator or record.get("operator") or "?"
     message = finding["message"]
-    if category == _EXPORT_CATEGORY:
+    if category == EXPORT_CATEGORY:
         why = _EXPORT_FAILED.search(message)
         phase, error = "export", (why.group("why").strip() if why else error)
     if category in ("crash", "hang") and not error.startswith("crash: ") and f"crash: {error}" in message:
