@@ -7,7 +7,7 @@ tests-cuda   the suites with backend="cuda" on a GPU machine; skips (exit 0) wit
 tests-export-cpp  the operator and model suites with backend="export_cpp" (Aidge's generated C++,
              compiled once per case into a persistent cache; README "Backend export_cpp")
 opinfo       every OpInfo sample in every dtype (tests/test_opinfo.py, INTEROP_OPINFO_SAMPLES=all,
-             INTEROP_OPINFO_DTYPES=all) as a findings run: report + triage.py (proposed table rows)
+             INTEROP_OPINFO_DTYPES=all) as a findings run: report + triage/proposal.diff (the table's changes)
              in results/runs/<run>/; INTEROP_OPINFO_SHARD=K/N runs the K-th of N shards
 report       the main job: suites + categorised findings report in results/runs/<run>/ (results/latest)
 cuda-recipe  resolve the CUDA environment (pip --dry-run) on any machine
@@ -94,8 +94,8 @@ def aidge_configs_full(session: nox.Session) -> None:
 def opinfo(session: nox.Session) -> None:
     """PyTorch's OpInfo samples, all of them, in every dtype (tests-cpu runs the first of each
     entry in float32, and in float64/float16/int64 for the catalog's entries), as a findings run:
-    results/runs/<run>/ gets the report and, for the failures no table row expects, triage.py
-    (the proposed rows)."""
+    results/runs/<run>/ gets the report and, where the table does not say what the run found,
+    triage/proposal.diff (python -m interop.triage)."""
     install_cpu_stack(session)
     args = session.posargs or ["-n", "auto", "tests/test_opinfo.py"]
     session.run("python", "-m", "interop.reporting.run", *args,
