@@ -62,6 +62,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     data, diff_path = tt.write_proposal(proposal)
     counts = proposal.counts()
+    if proposal.incomplete:
+        print(f"RUN INCOMPLETE ({proposal.incomplete}): what it did not reach is not in this proposal")
     print(f"Aidge {proposal.release}, table {proposal.table_dir}: "
           + ", ".join(f"{n} {what}" for what, n in counts.items()))
     for change in proposal.changes:

@@ -163,6 +163,9 @@ class Proposal:
     left_out: list[dict[str, Any]]
     #: path -> (sha256 of the text now, the proposed text; "" removes the file)
     files: dict[str, tuple[str, str]]
+    #: why the run is incomplete (interrupted, a dead worker...), None when it ran to its end: a
+    #: proposal from a partial run says so
+    incomplete: str | None = None
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -362,7 +365,8 @@ def propose(run_dir: str | Path, table_dir: str | Path | None = None, release: s
         new_text = ft.format_rows(data["release"], rows) if rows else ""
         if new_text != old_text:
             out_files[str(path)] = (_sha(old_text), new_text)
-    return Proposal(release, str(table_dir), str(run_dir), changes, unreached, left_out, out_files)
+    incomplete = None if run.complete else (run.session.get("ended") or "the run did not finish")
+    return Proposal(release, str(table_dir), str(run_dir), changes, unreached, left_out, out_files, incomplete)
 
 
 def _run_collects(entry, run: RunRecords) -> bool:

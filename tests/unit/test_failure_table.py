@@ -253,3 +253,17 @@ def test_a_mismatch_with_its_row_carries_the_failures_own_fields():
         with expected_failure_guard(entry):
             raise AidgeError("compile", "Slice: Step (-1) is negative, we must have End (")
     assert (err.value.category, err.value.phase) == ("compile_error", "compile")
+
+
+def test_a_proposal_from_an_interrupted_run_says_so(run_with_ten_rows_deleted, tmp_path):
+    run, table, _ = run_with_ten_rows_deleted
+    partial = tmp_path / "partial"
+    shutil.copytree(run, partial)
+    session = json.loads((partial / "session.json").read_text())
+    session.update(complete=False, ended="interrupted (KeyboardInterrupt or a signal): the records are partial")
+    (partial / "session.json").write_text(json.dumps(session))
+    assert tt.propose(run, table).incomplete is None
+    assert tt.propose(partial, table).incomplete.startswith("interrupted")
+    proc = subprocess.run([sys.executable, "-m", "interop.triage", "update", str(partial), "--table", str(table)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.stdout.startswith("RUN INCOMPLETE (interrupted"), proc.stdout
