@@ -46,10 +46,17 @@ class InteropError(Exception):
 
 
 class ExportError(InteropError):
-    """torch.onnx.export failed for the model (phase ``export``)."""
+    """torch.onnx.export failed for the model (phase ``export``). ``exporter``: the route
+    that failed (``"torchscript"`` or ``"dynamo"``; None when not torch's exporter), and
+    ``failed_routes`` (route -> torch's error) when several were tried."""
 
     category = "export_error (test strategy)"
     phase = "export"
+
+    def __init__(self, *args, exporter: str | None = None):
+        super().__init__(*args)
+        self.exporter = exporter
+        self.failed_routes: dict[str, str] = {}
 
 
 class TracingError(ExportError):

@@ -236,6 +236,11 @@ class ExportCppModule(torch.nn.Module):
         return self._exported.proto if self._exported is not None else None
 
     @property
+    def exporter(self) -> str | None:
+        """torch's route to ONNX that made the export's graph (``"torchscript"``/``"dynamo"``)."""
+        return self._exported.exporter if self._exported is not None else None
+
+    @property
     def backend(self) -> str:
         return BACKEND
 

@@ -23,7 +23,7 @@ DFORMAT_ENV = "INTEROP_EXPORT_DFORMAT"
 
 def wrap_export_cpp(torch_model: torch.nn.Module, example_inputs: Sequence[torch.Tensor], *,
                     training: bool | None, verbose: bool, on_trace_warning: str,
-                    dformat: str | None, output_structure) -> ExportCppModule:
+                    dformat: str | None, output_structure, exporter: str = "auto") -> ExportCppModule:
     """See :func:`interop.bridge.wrapping.wrap`. The model is exported in eval mode: the
     export is inference only (``training=True``, or None on a model in train mode, raises
     :class:`~interop.errors.BackwardNotApplicableError`). ``output_structure(model, inputs,
@@ -33,7 +33,7 @@ def wrap_export_cpp(torch_model: torch.nn.Module, example_inputs: Sequence[torch
         raise BackwardNotApplicableError(
             "backend 'export_cpp' runs inference only: call model.eval() or wrap(..., training=False) "
             "(Aidge's C++ export has no training mode and no backward)")
-    exported = export_to_onnx(torch_model, example_inputs, training=False)
+    exported = export_to_onnx(torch_model, example_inputs, training=False, exporter=exporter)
     check_value_dependence(torch_model, example_inputs, exported, on_trace_warning)
     out_spec, leaves = output_structure(torch_model, example_inputs, exported)
     with rt.quiet_aidge(verbose):

@@ -283,6 +283,11 @@ class AidgeModule(torch.nn.Module):
         """The exported ONNX ModelProto (initializers renamed ``param_<i>``)."""
         return self._exported.proto
 
+    @property
+    def exporter(self) -> str:
+        """torch's route to ONNX that made :attr:`onnx_model`: ``"torchscript"`` or ``"dynamo"``."""
+        return self._exported.exporter
+
     def aidge_producer(self, state_name: str):
         """The Aidge Producer node holding torch parameter/buffer ``state_name``."""
         for prod, state in self._exported.initializer_to_state.items():

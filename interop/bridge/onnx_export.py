@@ -1,7 +1,14 @@
 """torch.nn.Module -> ONNX ModelProto, in memory and without side effects.
 
-Facts this module relies on (torch 2.13, see docs/aidge-notes.md, "Exporting from torch to ONNX"):
-- the legacy TorchScript exporter (``dynamo=False``) is ~10x faster than the dynamo one;
+Two routes (``exporter=``, see :data:`EXPORTERS`): torch's TorchScript exporter
+(``dynamo=False``) and its dynamo exporter (``dynamo=True``, torch 2.13's default, through
+``onnxscript``); ``"auto"`` tries them in :data:`AUTO_ORDER` and keeps the first that exports.
+
+Facts this module relies on (torch 2.13, see docs/exporters.md and docs/aidge-notes.md,
+"Exporting from torch to ONNX"):
+- the TorchScript exporter is several times faster than the dynamo one (docs/exporters.md),
+  but cannot export what goes through ``scaled_dot_product_attention`` or ``aten::diff``
+  (``nn.TransformerEncoderLayer``, GPT-2): the dynamo route exports those;
 - an EVAL export merges initializers holding identical values unless
   ``keep_initializers_as_inputs=True``, which would break the parameter mapping;
 - a TRAINING export runs a forward pass that updates BatchNorm running statistics, so the
@@ -22,14 +29,24 @@ import torch
 
 from ..errors import ExportError, TracingError
 
-__all__ = ["ExportedModel", "export_to_onnx", "preserved_state", "graph_differences", "check_value_dependence",
-           "TracingWarning", "TRACE_WARNING_POLICIES", "unused_graph_inputs",
+__all__ = ["ExportedModel", "export_to_onnx", "EXPORTERS", "EXPORTER_CHOICES", "AUTO_ORDER", "check_exporter", "preserved_state", "graph_differences", "check_value_dependence",
+           "TracingWarning", "TRACE_WARNING_POLICIES", "default_exporter", "EXPORTER_ENV", "export_routes",
+           "note_routes", "unused_graph_inputs",
            "default_input_names"]
 
 #: what ``wrap(on_trace_warning=...)`` accepts
 TRACE_WARNING_POLICIES = ("error", "warn", "ignore")
 
 OPSET_VERSION = 18
+
+#: torch's two ONNX exporters, by the name ``wrap(exporter=...)`` takes
+EXPORTERS = ("torchscript", "dynamo")
+#: what ``exporter=`` accepts: a route, or ``"auto"``
+EXPORTER_CHOICES = (*EXPORTERS, "auto")
+#: the routes ``"auto"`` tries, in order, keeping the first that exports: TorchScript first
+#: because it exports the zoo several times faster (docs/exporters.md, measured) and its
+#: graphs are the ones the expected-failure table was built on; dynamo where it fails
+AUTO_ORDER = ("torchscript", "dynamo")
 
 #: held for the whole of each export: torch's exporter, the warning filters it is run under
 #: and the stdout silencing are process-wide state (six threads wrapping at once used to fail
@@ -56,6 +73,10 @@ class ExportedModel:
     #: exported with each submodule in its own mode (they were mixed; ``training`` is the
     #: top module's flag)
     mixed_modes: bool = False
+    #: the route that made this graph (one of :data:`EXPORTERS`)
+    exporter: str = "torchscript"
+    #: routes tried before it that failed (``exporter="auto"``): route -> torch's error
+    failed_routes: dict[str, str] = dataclasses.field(default_factory=dict)
 
     @property
     def export_training(self) -> bool | None:
@@ -99,14 +120,71 @@ def _state_tensors(model: torch.nn.Module) -> dict[str, torch.Tensor]:
     return out
 
 
+#: the route ``wrap()`` takes when given none (``--exporter`` of the suites sets it)
+EXPORTER_ENV = "INTEROP_EXPORTER"
+
+
+def default_exporter() -> str:
+    """``$INTEROP_EXPORTER`` (checked), else ``"auto"``."""
+    import os
+
+    raw = os.environ.get(EXPORTER_ENV, "").strip()
+    if raw and raw not in EXPORTER_CHOICES:
+        raise ValueError(f"environment variable {EXPORTER_ENV}={raw!r}: expected one of {EXPORTER_CHOICES}")
+    return raw or "auto"
+
+
+_routes = threading.local()
+
+
+@contextlib.contextmanager
+def export_routes():
+    """Collect the route of every export this thread makes inside the block (also those made
+    by a child of :func:`~interop.equivalence.isolation.run_isolated`, which sends them back):
+    yields a list of ``(route or None, {failed route: error})``, one per export, in order
+    (``None``: no route exported). The records read it to say which route a case took."""
+    collected: list[tuple[str | None, dict[str, str]]] = []
+    stack = _routes.__dict__.setdefault("stack", [])
+    stack.append(collected)
+    try:
+        yield collected
+    finally:
+        stack.remove(collected)
+
+
+def note_routes(entries) -> None:
+    """Add export route entries to every collector open in this thread (:func:`export_routes`)."""
+    for collected in getattr(_routes, "stack", ()):
+        collected.extend(entries)
+
+
+def _plain(text: str) -> str:
+    """``text`` without terminal colour codes (the dynamo exporter's errors carry them)."""
+    import re
+
+    return re.sub(r"\x1b\[[0-9;]*m", "", text).strip()
+
+
+def check_exporter(exporter: str) -> str:
+    """``exporter`` when it is one of :data:`EXPORTER_CHOICES`, else ValueError."""
+    if exporter not in EXPORTER_CHOICES:
+        raise ValueError(f"exporter must be one of {EXPORTER_CHOICES}, got {exporter!r}")
+    return exporter
+
+
 def export_to_onnx(
     model: torch.nn.Module,
     example_inputs: Sequence[torch.Tensor],
     *,
     training: bool | None = None,
     input_names: Sequence[str] | None = None,
+    exporter: str = "torchscript",
 ) -> ExportedModel:
-    """Export ``model`` to an in-memory ONNX model (opset 18).
+    """Export ``model`` to an in-memory ONNX model (opset 18) through the ``exporter`` route
+    (``"torchscript"``, ``"dynamo"``, or ``"auto"``: each of :data:`AUTO_ORDER` until one
+    exports; the routes that failed first are kept in :attr:`ExportedModel.failed_routes`).
+    When every route tried fails, :class:`~interop.errors.ExportError` names each route and
+    torch's error (``exporter`` attribute: the last route tried).
 
     ``training=None`` follows the model's modes: ``model.training`` when every submodule is in
     that mode; a model whose submodules are in mixed modes (a wrapper in training mode around
@@ -121,11 +199,32 @@ def export_to_onnx(
     printed: the exporter's stdout is captured. One export at a time in the process (a lock):
     while one runs, what other threads print is discarded with the exporter's output.
     """
-    with _EXPORT_LOCK:
-        return _export_to_onnx(model, example_inputs, training=training, input_names=input_names)
+    routes = AUTO_ORDER if check_exporter(exporter) == "auto" else (exporter,)
+    failed: dict[str, str] = {}
+    for route in routes:
+        try:
+            with _EXPORT_LOCK:
+                exported = _export_to_onnx(model, example_inputs, training=training, input_names=input_names,
+                                           route=route)
+        except ExportError as exc:
+            failed[route] = _plain(str(exc.__cause__ or exc))
+            if route == routes[-1]:
+                note_routes([(None, dict(failed))])
+                if len(failed) > 1:
+                    text = "; ".join(f"{r} route: {e}" for r, e in failed.items())
+                    exc = ExportError(f"torch.onnx.export failed for {_model_name(model)} on every route "
+                                      f"({', '.join(failed)}): {text}", exporter=route)
+                    exc.failed_routes = failed
+                    raise exc from exc.__cause__
+                raise
+            continue
+        exported.failed_routes = failed
+        note_routes([(route, dict(failed))])
+        return exported
+    raise AssertionError("unreachable")
 
 
-def _export_to_onnx(model, example_inputs, *, training, input_names) -> ExportedModel:
+def _export_to_onnx(model, example_inputs, *, training, input_names, route) -> ExportedModel:
     mixed = False
     if training is None:
         training = model.training
@@ -139,31 +238,36 @@ def _export_to_onnx(model, example_inputs, *, training, input_names) -> Exported
     # torch.no_grad() an eval-mode nn.TransformerEncoderLayer takes its fused fast path,
     # aten::_transformer_encoder_layer_fwd, which has no ONNX export).
     with preserved_state(model), warnings.catch_warnings(record=True) as caught, \
-            torch.random.fork_rng(devices=[]), _silenced_stdout():
+            torch.random.fork_rng(devices=[]), _silenced_stdout(), _quiet_torch_onnx_logging():
         # catch_warnings restores the caller's filters on exit: nothing global is changed.
         # stdout: on some failures the exporter prints the whole TorchScript graph.
         warnings.simplefilter("always")
         try:
             with torch.enable_grad():
-                torch.onnx.export(
-                    model,
-                    tuple(example_inputs),
-                    buffer,
-                    dynamo=False,
-                    opset_version=OPSET_VERSION,
-                    do_constant_folding=False,
-                    keep_initializers_as_inputs=True,
-                    training=mode,
-                    input_names=names,
-                    verbose=False,
-                )
+                if route == "dynamo":
+                    proto = _dynamo_export(model, example_inputs, names, training, mixed)
+                else:
+                    torch.onnx.export(
+                        model,
+                        tuple(example_inputs),
+                        buffer,
+                        dynamo=False,
+                        opset_version=OPSET_VERSION,
+                        do_constant_folding=False,
+                        keep_initializers_as_inputs=True,
+                        training=mode,
+                        input_names=names,
+                        verbose=False,
+                    )
         except Exception as exc:  # torch raises many types here
-            raise ExportError(f"torch.onnx.export failed for {_model_name(model)}: {exc}") from exc
+            raise ExportError(f"torch.onnx.export ({route} route) failed for {_model_name(model)}: "
+                              f"{_plain(str(exc))}", exporter=route) from exc
     # Only the model's own code counts: torch's library code traces value checks of its own
     # (BatchNorm's batch-size check in training mode) that do not change the graph.
     traced = [(w.filename, w.lineno, str(w.message)) for w in caught
               if issubclass(w.category, torch.jit.TracerWarning) and not _in_torch(w.filename)]
-    proto = onnx.load_from_string(buffer.getvalue())
+    if route == "torchscript":
+        proto = onnx.load_from_string(buffer.getvalue())
     state_names = set(_state_tensors(model))
     mapping = _rename_initializers(proto, state_names)
     _write_state_into_initializers(proto, mapping, _state_tensors(model))
@@ -171,7 +275,80 @@ def _export_to_onnx(model, example_inputs, *, training, input_names) -> Exported
     inputs = [i.name for i in proto.graph.input if i.name not in graph_inputs]
     outputs = [o.name for o in proto.graph.output]
     scopes = {n.name: n.name for n in proto.graph.node}
-    return ExportedModel(proto, inputs, outputs, mapping, scopes, training, traced, mixed)
+    return ExportedModel(proto, inputs, outputs, mapping, scopes, training, traced, mixed, exporter=route)
+
+
+def _dynamo_export(model, example_inputs, names, training: bool, mixed: bool) -> onnx.ModelProto:
+    """torch's dynamo exporter (``torch.export`` + onnxscript's torchlib), opset 18, without
+    its graph optimiser (``optimize=False``: constant folding would merge or fold parameters
+    into new constants, and the parameter mapping back to torch needs them as they are).
+    The model runs in the mode it is exported for (``torch.export`` traces the module as it
+    is: there is no ``training=`` argument on this route); :func:`preserved_state` restores
+    the modes."""
+    if not mixed:
+        model.train(training)
+    try:
+        import onnxscript  # noqa: F401 - torch's dynamo route needs it; say so by name
+    except ImportError as exc:
+        raise RuntimeError("the dynamo route needs the onnxscript package (requirements/cpu.txt pins it)") from exc
+    program = torch.onnx.export(model, tuple(example_inputs), dynamo=True, opset_version=OPSET_VERSION,
+                                input_names=names, optimize=False, verbose=False, report=False,
+                                external_data=False)
+    return lower_castlike(program.model_proto)
+
+
+def lower_castlike(proto: onnx.ModelProto) -> onnx.ModelProto:
+    """Replace each ``CastLike(x, like)`` of ``proto`` by ``Cast(x, to=<like's element type>)``
+    when ONNX shape inference knows that type (in place; returns ``proto``).
+
+    Why: the dynamo route without its optimiser (see :func:`_dynamo_export`) casts every
+    Python scalar with ``CastLike`` (``x + 1``, BatchNorm's momentum), and aidge_onnx 0.10.1
+    has no CastLike: LeNet would export and ResNet not. torch's ``optimize=True`` removes them
+    but also folds BatchNorm into the convolutions and transposes weights into new constants
+    (measured on the zoo: every BatchNorm parameter then has no Aidge Producer, and a ResNet
+    in train mode computed eval-mode BatchNorm). ``Cast`` to the type ``CastLike`` reads from
+    its second input is the same computation (ONNX's definition of CastLike)."""
+    from onnx import helper, shape_inference
+
+    if not any(n.op_type == "CastLike" for n in proto.graph.node):
+        return proto
+    inferred = shape_inference.infer_shapes(proto)
+    types = {v.name: v.type.tensor_type.elem_type for v in (*inferred.graph.value_info, *inferred.graph.input,
+                                                            *inferred.graph.output)}
+    types.update({i.name: i.data_type for i in proto.graph.initializer})
+    for node in proto.graph.node:
+        if node.op_type == "Constant":
+            for attr in node.attribute:
+                if attr.name == "value":
+                    types[node.output[0]] = attr.t.data_type
+    nodes = []
+    for node in proto.graph.node:
+        to = types.get(node.input[1]) if node.op_type == "CastLike" and len(node.input) == 2 else None
+        if to:
+            node = helper.make_node("Cast", [node.input[0]], list(node.output), name=node.name, to=to)
+        nodes.append(node)
+    del proto.graph.node[:]
+    proto.graph.node.extend(nodes)
+    return proto
+
+
+@contextlib.contextmanager
+def _quiet_torch_onnx_logging():
+    """The dynamo exporter logs through ``logging`` (torch's own handler prints them on stderr:
+    "torchvision is not installed. Skipping torchvision::nms"): its loggers are muted for the
+    export (under the export lock) and restored."""
+    import logging
+
+    loggers = [logging.getLogger(name) for name in ("torch.onnx", "torch.export", "torch._dynamo", "torch.fx", "torch.__trace",
+                                                      "onnxscript", "onnx_ir")]
+    saved = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.CRITICAL + 1)  # children at NOTSET inherit it
+    try:
+        yield
+    finally:
+        for lg, level in zip(loggers, saved):
+            lg.setLevel(level)
 
 
 def _model_name(model: torch.nn.Module) -> str:
@@ -198,7 +375,7 @@ def check_value_dependence(model: torch.nn.Module, example_inputs: Sequence[torc
         return
     other = [(-x if x.is_floating_point() else x.flip(-1)) if x.dim() else -x for x in example_inputs]
     try:
-        second = export_to_onnx(model, other, training=exported.export_training)
+        second = export_to_onnx(model, other, training=exported.export_training, exporter=exported.exporter)
         difference = graph_differences(exported.proto, second.proto)
     except ExportError as exc:
         difference = f"the export on other values fails: {exc}"

@@ -13,7 +13,8 @@ from . import runtime as rt
 from .binding import BoundModule, CallBinding, needs_binding
 from .graph import _compile, _import_graph, compute_dtype
 from .module import AidgeModule
-from .onnx_export import ExportedModel, _model_name, check_value_dependence, export_to_onnx, preserved_state
+from .onnx_export import (ExportedModel, _model_name, check_exporter, check_value_dependence, default_exporter,
+                          export_to_onnx, preserved_state)
 
 __all__ = ["wrap", "normalize_input_sizes"]
 
@@ -40,6 +41,7 @@ def wrap(
     verbose: bool = False,
     on_trace_warning: str = "error",
     dformat: str | None = None,
+    exporter: str | None = None,
 ) -> "AidgeModule | ExportCppModule":
     """Export ``torch_model`` to ONNX (in memory), import it into Aidge and return an
     :class:`AidgeModule` on the same weights.
@@ -75,10 +77,19 @@ def wrap(
     ``"default"`` (the export's own channel-last boundary, transposed by the bridge);
     ``$INTEROP_EXPORT_DFORMAT`` changes the default (to measure the other mode).
 
+    ``exporter``: torch's route to ONNX, ``"torchscript"`` (``torch.onnx.export(dynamo=False)``),
+    ``"dynamo"`` (``dynamo=True``, torch's default, needs onnxscript) or ``"auto"``:
+    TorchScript, then dynamo when TorchScript cannot export the model (attention through
+    ``scaled_dot_product_attention``, GPT-2's ``aten::diff``); default ``$INTEROP_EXPORTER``,
+    else ``"auto"``. The route taken is the module's :attr:`~AidgeModule.exporter`; new input
+    shapes are exported again through it. An export that fails on every route tried raises
+    :class:`~interop.errors.ExportError` naming each route and torch's error.
+
     Side effects: none. The caller's model keeps its mode, weights and buffers (BatchNorm
     running statistics included), nothing is written to disk or printed, and global
     warning filters and RNG state are left untouched.
     """
+    exporter = check_exporter(exporter) if exporter is not None else default_exporter()
     if example_inputs is None:
         if input_sizes is None and not example_kwargs:
             raise TypeError("wrap() needs input_sizes, example_inputs or example_kwargs")
@@ -100,7 +111,7 @@ def wrap(
         example_inputs = [torch.as_tensor(x).detach().cpu() for x in example_inputs]
     try:
         return _wrap(torch_model, traced, binding, example_inputs, backend=backend, training=training,
-                     verbose=verbose, on_trace_warning=on_trace_warning, dformat=dformat)
+                     verbose=verbose, on_trace_warning=on_trace_warning, dformat=dformat, exporter=exporter)
     except ExportError as exc:
         if binding is not None and not isinstance(exc, TracingError):  # a trace that depends on values says why
             exc.add_note(f"wrap() called the model as {binding.describe()}. What can help: name the inputs "
@@ -122,7 +133,8 @@ def _check_dtypes(example_inputs) -> None:
                             f"it first, e.g. x.float()")
 
 
-def _wrap(torch_model, traced, binding, example_inputs, *, backend, training, verbose, on_trace_warning, dformat):
+def _wrap(torch_model, traced, binding, example_inputs, *, backend, training, verbose, on_trace_warning, dformat,
+          exporter):
     rt.load_backend(backend)  # first: Aidge's imports under quiet_import (the caller's warning filters kept)
     _check_dtypes(example_inputs)
     if backend == "export_cpp":
@@ -130,10 +142,10 @@ def _wrap(torch_model, traced, binding, example_inputs, *, backend, training, ve
 
         return wrap_export_cpp(traced, example_inputs, training=training, verbose=verbose,
                                on_trace_warning=on_trace_warning, dformat=dformat,
-                               output_structure=_output_structure)
+                               output_structure=_output_structure, exporter=exporter)
     if dformat is not None:
         raise ValueError(f"dformat={dformat!r} is a setting of backend 'export_cpp', not of {backend!r}")
-    exported = export_to_onnx(traced, example_inputs, training=training)
+    exported = export_to_onnx(traced, example_inputs, training=training, exporter=exporter)
     check_value_dependence(traced, example_inputs, exported, on_trace_warning)
     out_spec, out_leaves = _output_structure(traced, example_inputs, exported)
     dtype = compute_dtype(example_inputs, exported)
@@ -143,7 +155,8 @@ def _wrap(torch_model, traced, binding, example_inputs, *, backend, training, ve
                  faithful=dtype is None)
     return AidgeModule(torch_model, exported, graph, backend=backend, verbose=verbose,
                        example_inputs=example_inputs, out_spec=out_spec, compute_dtype=dtype,
-                       reexport=lambda inputs: export_to_onnx(traced, inputs, training=exported.export_training),
+                       reexport=lambda inputs: export_to_onnx(traced, inputs, training=exported.export_training,
+                                                              exporter=exported.exporter),
                        output_shapes=[tuple(leaf.shape) for leaf in out_leaves], binding=binding,
                        torch_shapes=lambda inputs: _torch_output_shapes(traced, inputs))
 

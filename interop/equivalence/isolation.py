@@ -127,7 +127,10 @@ def run_isolated(fn: Callable[..., Any], *args: Any, timeout: float | None = Non
     if not data:
         code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else status
         raise _crash(f"exited with status {code} without a result", stack)
-    kind, payload = pickle.loads(data)
+    kind, payload, routes = pickle.loads(data)
+    if routes and "interop.bridge.onnx_export" in sys.modules:
+        # the export routes the child took, for the records (interop.bridge.onnx_export.export_routes)
+        sys.modules["interop.bridge.onnx_export"].note_routes(routes)
     if kind == "ok":
         return payload
     raise _rebuild(payload)
@@ -184,15 +187,18 @@ def _child(write_fd: int, stack_file, fn, args, kwargs) -> None:
     status = 0
     try:
         faulthandler.enable(file=stack_file, all_threads=False)
+        routes: list = []
         try:
-            payload = ("ok", fn(*args, **kwargs))
+            with _export_routes() as routes:
+                result = fn(*args, **kwargs)
+            payload = ("ok", result, routes)
             try:
                 data = pickle.dumps(payload)
             except Exception as exc:
                 data = pickle.dumps(("error", _describe(TypeError(
-                    f"run_isolated: the result of {getattr(fn, '__name__', fn)!r} cannot be pickled: {exc}"))))
+                    f"run_isolated: the result of {getattr(fn, '__name__', fn)!r} cannot be pickled: {exc}")), routes))
         except BaseException as exc:  # noqa: BLE001 - everything goes back to the parent
-            data = pickle.dumps(("error", _describe(exc)))
+            data = pickle.dumps(("error", _describe(exc), routes))
         view = memoryview(data)
         while view:
             view = view[os.write(write_fd, view):]
@@ -203,6 +209,13 @@ def _child(write_fd: int, stack_file, fn, args, kwargs) -> None:
             sys.stdout.flush()
             sys.stderr.flush()
         os._exit(status)
+
+
+def _export_routes():
+    """The bridge's export-route collector when the bridge is loaded (it is whenever a child
+    can export), else a collector that stays empty."""
+    module = sys.modules.get("interop.bridge.onnx_export")
+    return module.export_routes() if module is not None else contextlib.nullcontext([])
 
 
 def _read_all(fd: int, timeout: float | None) -> tuple[bytes, bool]:

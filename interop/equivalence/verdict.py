@@ -68,6 +68,9 @@ class Verdict:
     message: str = ""
     signal: str | None = None
     backward_checked: bool = False
+    #: torch's route to ONNX that made the graph Aidge ran (``"torchscript"``/``"dynamo"``),
+    #: None when no route exported (or the child died before saying)
+    exporter: str | None = None
 
     @property
     def passed(self) -> bool:
@@ -190,11 +193,13 @@ def _backward_wanted(backward: bool | None, backend: str) -> bool:
 
 
 def check_callable(fn, args=(), kwargs=None, *, backward: bool | None = None, backend: str = "cpu",
-                   tolerance: Any = None, name: str = "verify") -> dict:
+                   tolerance: Any = None, name: str = "verify", exporter: str | None = None) -> dict:
     """The check behind :func:`verify`, in this process: raises on the first difference
     (:class:`~interop.equivalence.tester.EquivalenceError` with ``attribution`` and
-    ``mismatch`` attributes) or the bridge's error; returns ``{"backward_checked": bool}``.
-    ``backward=None``: input gradients too, except on a forward-only backend."""
+    ``mismatch`` attributes) or the bridge's error; returns ``{"backward_checked": bool,
+    "exporter": route}``. ``backward=None``: input gradients too, except on a forward-only
+    backend. ``exporter``: :func:`interop.wrap`'s. An exception raised once the model is
+    wrapped carries the route in its ``export_route`` attribute."""
     from ..bridge.onnx_export import preserved_state
     from ..backends import FORWARD_ONLY_BACKENDS
 
@@ -204,24 +209,34 @@ def check_callable(fn, args=(), kwargs=None, *, backward: bool | None = None, ba
     if not tensors:
         raise TypeError("verify(): the callable takes no tensor argument (nothing to feed the Aidge graph)")
     if backend not in FORWARD_ONLY_BACKENDS:
-        return _check(module, tensors, backward, backend, tolerance, name)
+        return _check(module, tensors, backward, backend, tolerance, name, exporter)
     with preserved_state(module):  # inference only: eval mode on both sides, the caller's modes restored
         module.eval()
-        return _check(module, tensors, False, backend, tolerance, name)
+        return _check(module, tensors, False, backend, tolerance, name, exporter)
 
 
-def _check(module, tensors, backward: bool, backend: str, tolerance: Any, name: str) -> dict:
+def _check(module, tensors, backward: bool, backend: str, tolerance: Any, name: str, exporter: str | None) -> dict:
+    from ..bridge import wrap
+
+    aidge = wrap(module, example_inputs=[x.detach() for x in tensors], backend=backend, exporter=exporter)
+    try:
+        result = _check_wrapped(module, aidge, tensors, backward, tolerance, name)
+    except BaseException as exc:
+        exc.export_route = aidge.exporter
+        raise
+    return {**result, "exporter": aidge.exporter}
+
+
+def _check_wrapped(module, aidge, tensors, backward: bool, tolerance: Any, name: str) -> dict:
     import torch
     from torch.utils import _pytree as pytree
 
-    from ..bridge import wrap
     from ..bridge.onnx_export import default_input_names
     from ..errors import NotComparableError, OutputShapeError
     from .attribution import attribute_backward, attribute_forward, float64_copy, run_onnxruntime
     from .outputs import compare_outputs
 
     mask = _grad_mask(tensors, backward)
-    aidge = wrap(module, example_inputs=[x.detach() for x in tensors], backend=backend)
     _check_deterministic(module, tensors, name)  # after the export: a crash in torch's trace is the export's
     exported = aidge._exported  # AidgeModule and ExportCppModule: the ONNX export Aidge imported
     second = _other_inputs(tensors)
@@ -347,7 +362,7 @@ def _exact_grad(module, inputs, mask, grads, index):
 # the public function
 # --------------------------------------------------------------------------------------
 def verify(fn, *args, backward: bool | None = None, backend: str = "cpu", tolerance: Any = None,
-           timeout: float | None = 120.0, isolate: bool = True, **kwargs) -> Verdict:
+           timeout: float | None = 120.0, isolate: bool = True, exporter: str | None = None, **kwargs) -> Verdict:
     """Run ``fn(*args, **kwargs)`` in torch and, wrapped, in Aidge, and say whether they
     agree (:class:`Verdict`). ``fn``: an ``nn.Module`` or a function; tensor arguments are
     the graph's inputs, the rest constants. ``backward``: also compare input gradients
@@ -357,6 +372,9 @@ def verify(fn, *args, backward: bool | None = None, backend: str = "cpu", tolera
     ``tolerance``: a :class:`~interop.equivalence.tolerance.Tolerance` (default: the
     comparator's table for the output dtype). The check runs in a forked child
     (``isolate``), killed after ``timeout`` seconds (verdict ``crash``, category ``hang``).
+    ``exporter``: torch's route to ONNX, as :func:`interop.wrap` takes it (``"torchscript"``,
+    ``"dynamo"``, ``"auto"``; default ``$INTEROP_EXPORTER``, else ``"auto"``); the verdict's
+    ``exporter`` says which route made the graph, and an ``export`` attribution names it.
 
     >>> import torch, interop
     >>> interop.verify(torch.relu, torch.randn(2, 3)).outcome
@@ -364,31 +382,43 @@ def verify(fn, *args, backward: bool | None = None, backend: str = "cpu", tolera
     """
     from .isolation import run_isolated
 
+    from ..bridge.onnx_export import check_exporter
+
     backward = _backward_wanted(backward, backend)  # a usage error is raised here, not a verdict
+    if exporter is not None:
+        check_exporter(exporter)
     kwargs_ = dict(kwargs)
     try:
         if isolate:
             result = run_isolated(check_callable, fn, args, kwargs_, backward=backward, backend=backend,
-                                  tolerance=tolerance, timeout=timeout)
+                                  tolerance=tolerance, timeout=timeout, exporter=exporter)
         else:
-            result = check_callable(fn, args, kwargs_, backward=backward, backend=backend, tolerance=tolerance)
+            result = check_callable(fn, args, kwargs_, backward=backward, backend=backend, tolerance=tolerance,
+                                    exporter=exporter)
     except Exception as exc:  # noqa: BLE001 - every failure is a verdict
         return verdict_from(exc)
     checked = result.get("backward_checked", False)
-    return Verdict("pass", summary="pass: forward matches on 2 calls" + (", input gradients match" if checked else ""),
-                   backward_checked=checked)
+    route = result.get("exporter")
+    return Verdict("pass", summary=f"pass: forward matches on 2 calls" + (", input gradients match" if checked else "")
+                   + (f" ({route} export)" if route else ""), backward_checked=checked, exporter=route)
 
 
 def verdict_from(exc: BaseException) -> Verdict:
     """The :class:`Verdict` of a failed check (an exception from :func:`check_callable` or
-    the isolation)."""
+    the isolation). An export error's text names the route(s) that failed; ``exporter`` is the
+    route whose graph Aidge ran."""
+    text = str(exc)
+    first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
+    phase = getattr(exc, "phase", None)
+    verdict = _verdict_of_failure(exc, text, first, phase)
+    return dataclasses.replace(verdict, exporter=getattr(exc, "export_route", None))
+
+
+def _verdict_of_failure(exc, text: str, first: str, phase) -> Verdict:
     from ..errors import AidgeCrash
     from ..categories import categorize
     from .tester import EquivalenceError
 
-    text = str(exc)
-    first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
-    phase = getattr(exc, "phase", None)
     if isinstance(exc, AidgeCrash):
         category = exc.category  # decided by the crash itself (crash, hang, killed from outside)
         # a process that dies inside torch.onnx.export died in torch's code, not Aidge's
