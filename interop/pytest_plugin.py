@@ -23,6 +23,7 @@ import zlib
 import pytest
 
 from .backends import BACKENDS  # what --backend accepts (names only: the plugin loads before anything Aidge)
+from .exporters import EXPORTER_CHOICES, EXPORTER_ENV
 from .errors import KERNEL_IMAGE_RE
 
 
@@ -33,6 +34,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         choices=BACKENDS,
         default=os.environ.get("INTEROP_BACKEND", "cpu"),
         help="Aidge backend the equivalence suites run on (default: $INTEROP_BACKEND or cpu)",
+    )
+    group.addoption(
+        "--exporter",
+        choices=EXPORTER_CHOICES,
+        default=os.environ.get(EXPORTER_ENV) or "auto",
+        help="torch's route to ONNX for every wrap() of the session: torchscript, dynamo, or auto (TorchScript, "
+             "then dynamo where it cannot export); default: $INTEROP_EXPORTER or auto. The records say which "
+             "route each case took",
     )
     # -- inference-correctness toolkit (interop.diagnostics: contract / golden) ---------
     group.addoption(
@@ -112,6 +121,11 @@ def pytest_configure(config: pytest.Config) -> None:
     REPLAY_CONTEXT["rootdir"] = str(config.rootpath)
     backend = config.getoption("--backend", default="cpu")
     REPLAY_CONTEXT["options"] = [] if backend == "cpu" else [f"--backend={backend}"]
+    exporter = config.getoption("--exporter", default="auto")
+    if exporter != "auto" or os.environ.get(EXPORTER_ENV):
+        # every wrap() of the session (forked children and xdist workers inherit it) takes it
+        os.environ[EXPORTER_ENV] = exporter
+        REPLAY_CONTEXT["options"].append(f"--exporter={exporter}")
 
 
 # -- expected failures: applied here, for every suite, from the one table -----------------------

@@ -28,6 +28,8 @@ import onnx
 import torch
 
 from ..errors import ExportError, TracingError
+from ..exporters import (AUTO_ORDER, EXPORTER_CHOICES, EXPORTER_ENV, EXPORTERS, check_exporter,  # noqa: F401
+                         default_exporter, export_routes, note_routes)
 
 __all__ = ["ExportedModel", "export_to_onnx", "EXPORTERS", "EXPORTER_CHOICES", "AUTO_ORDER", "check_exporter", "preserved_state", "graph_differences", "check_value_dependence",
            "TracingWarning", "TRACE_WARNING_POLICIES", "default_exporter", "EXPORTER_ENV", "export_routes",
@@ -38,15 +40,6 @@ __all__ = ["ExportedModel", "export_to_onnx", "EXPORTERS", "EXPORTER_CHOICES", "
 TRACE_WARNING_POLICIES = ("error", "warn", "ignore")
 
 OPSET_VERSION = 18
-
-#: torch's two ONNX exporters, by the name ``wrap(exporter=...)`` takes
-EXPORTERS = ("torchscript", "dynamo")
-#: what ``exporter=`` accepts: a route, or ``"auto"``
-EXPORTER_CHOICES = (*EXPORTERS, "auto")
-#: the routes ``"auto"`` tries, in order, keeping the first that exports: TorchScript first
-#: because it exports the zoo several times faster (docs/exporters.md, measured) and its
-#: graphs are the ones the expected-failure table was built on; dynamo where it fails
-AUTO_ORDER = ("torchscript", "dynamo")
 
 #: held for the whole of each export: torch's exporter, the warning filters it is run under
 #: and the stdout silencing are process-wide state (six threads wrapping at once used to fail
@@ -120,56 +113,11 @@ def _state_tensors(model: torch.nn.Module) -> dict[str, torch.Tensor]:
     return out
 
 
-#: the route ``wrap()`` takes when given none (``--exporter`` of the suites sets it)
-EXPORTER_ENV = "INTEROP_EXPORTER"
-
-
-def default_exporter() -> str:
-    """``$INTEROP_EXPORTER`` (checked), else ``"auto"``."""
-    import os
-
-    raw = os.environ.get(EXPORTER_ENV, "").strip()
-    if raw and raw not in EXPORTER_CHOICES:
-        raise ValueError(f"environment variable {EXPORTER_ENV}={raw!r}: expected one of {EXPORTER_CHOICES}")
-    return raw or "auto"
-
-
-_routes = threading.local()
-
-
-@contextlib.contextmanager
-def export_routes():
-    """Collect the route of every export this thread makes inside the block (also those made
-    by a child of :func:`~interop.equivalence.isolation.run_isolated`, which sends them back):
-    yields a list of ``(route or None, {failed route: error})``, one per export, in order
-    (``None``: no route exported). The records read it to say which route a case took."""
-    collected: list[tuple[str | None, dict[str, str]]] = []
-    stack = _routes.__dict__.setdefault("stack", [])
-    stack.append(collected)
-    try:
-        yield collected
-    finally:
-        stack.remove(collected)
-
-
-def note_routes(entries) -> None:
-    """Add export route entries to every collector open in this thread (:func:`export_routes`)."""
-    for collected in getattr(_routes, "stack", ()):
-        collected.extend(entries)
-
-
 def _plain(text: str) -> str:
     """``text`` without terminal colour codes (the dynamo exporter's errors carry them)."""
     import re
 
     return re.sub(r"\x1b\[[0-9;]*m", "", text).strip()
-
-
-def check_exporter(exporter: str) -> str:
-    """``exporter`` when it is one of :data:`EXPORTER_CHOICES`, else ValueError."""
-    if exporter not in EXPORTER_CHOICES:
-        raise ValueError(f"exporter must be one of {EXPORTER_CHOICES}, got {exporter!r}")
-    return exporter
 
 
 def export_to_onnx(

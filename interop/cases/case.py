@@ -29,7 +29,7 @@ __all__ = ["Case", "OperatorCase", "KINDS", "PHASES", "TRAINING_PHASES", "FORWAR
            "case_seed", "resolve_class", "on_backend", "normalized_label"]
 
 #: what a case checks (see the module docstring)
-KINDS = ("operator", "model", "contract", "property", "aidge_config", "opinfo")
+KINDS = ("operator", "model", "contract", "property", "aidge_config", "opinfo", "moduleinfo", "architecture")
 #: the phases of one check, in the order a run goes through them
 PHASES = ("export", "import", "compile", "forward", "backward", "step")
 #: the phases only a case that trains runs

@@ -38,6 +38,8 @@ import time
 import traceback as _tb
 from typing import Any, Callable
 
+from ..exporters import export_routes
+
 from ..errors import AidgeCrash, InteropError
 
 __all__ = ["run_isolated", "IsolatedError", "phase_from_stack", "fork_available"]
@@ -128,9 +130,10 @@ def run_isolated(fn: Callable[..., Any], *args: Any, timeout: float | None = Non
         code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else status
         raise _crash(f"exited with status {code} without a result", stack)
     kind, payload, routes = pickle.loads(data)
-    if routes and "interop.bridge.onnx_export" in sys.modules:
-        # the export routes the child took, for the records (interop.bridge.onnx_export.export_routes)
-        sys.modules["interop.bridge.onnx_export"].note_routes(routes)
+    if routes:  # the export routes the child took, for the records
+        from ..exporters import note_routes
+
+        note_routes(routes)
     if kind == "ok":
         return payload
     raise _rebuild(payload)
@@ -189,7 +192,7 @@ def _child(write_fd: int, stack_file, fn, args, kwargs) -> None:
         faulthandler.enable(file=stack_file, all_threads=False)
         routes: list = []
         try:
-            with _export_routes() as routes:
+            with export_routes() as routes:
                 result = fn(*args, **kwargs)
             payload = ("ok", result, routes)
             try:
@@ -209,13 +212,6 @@ def _child(write_fd: int, stack_file, fn, args, kwargs) -> None:
             sys.stdout.flush()
             sys.stderr.flush()
         os._exit(status)
-
-
-def _export_routes():
-    """The bridge's export-route collector when the bridge is loaded (it is whenever a child
-    can export), else a collector that stays empty."""
-    module = sys.modules.get("interop.bridge.onnx_export")
-    return module.export_routes() if module is not None else contextlib.nullcontext([])
 
 
 def _read_all(fd: int, timeout: float | None) -> tuple[bytes, bool]:

@@ -35,7 +35,7 @@ import pytest
 from . import shard as _shard
 from .store import SCHEMA, PartWriter, combine, now
 
-__all__ = ["RecordsPlugin", "records_directory", "case_fields", "torch_op_of"]
+__all__ = ["RecordsPlugin", "records_directory", "case_fields", "torch_op_of", "route_fields"]
 
 RECORDS_ENV = "INTEROP_RECORDS_DIR"
 _WORKER_KEY = "interop_records_dir"
@@ -184,8 +184,23 @@ def _signal_of(worker) -> str | None:
 
 
 def _new_state() -> dict[str, Any]:
-    """What the plugin gathers of one test while it runs: its reports, its exception, its case."""
-    return {"reports": [], "exc": None, "fields": {}}
+    """What the plugin gathers of one test while it runs: its reports, its exception, its case,
+    the export routes its wraps took (:func:`interop.exporters.export_routes`)."""
+    return {"reports": [], "exc": None, "fields": {}, "routes": []}
+
+
+def route_fields(routes: list, exporter: str) -> dict[str, Any]:
+    """The record's export fields: ``exporter`` (the session's choice), ``export_route`` (the
+    route of the test's first export: the graph its case ran; None when no route exported),
+    ``export_failed_routes`` (route -> torch's error, first line, for the routes that export
+    tried and failed)."""
+    out: dict[str, Any] = {"exporter": exporter}
+    if routes:
+        route, failed = routes[0]
+        out["export_route"] = route
+        if failed:
+            out["export_failed_routes"] = {r: (e.strip().splitlines() or [""])[0][:300] for r, e in failed.items()}
+    return out
 
 
 def _outcome(reports: list[dict[str, Any]]) -> str:
@@ -267,6 +282,17 @@ class RecordsPlugin:
                 message=text[:MESSAGE_LIMIT]))
 
     # -- running ----------------------------------------------------------------------------
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem):
+        from ..exporters import export_routes
+
+        with export_routes() as routes:
+            self._routes = routes
+            try:
+                yield
+            finally:
+                self._routes = None
+
     def pytest_runtest_logstart(self, nodeid: str, location) -> None:
         if self.is_controller:
             return
@@ -285,6 +311,7 @@ class RecordsPlugin:
                 state["fields"] = case_fields(item)
             except Exception as exc:  # a record without case fields rather than a lost test
                 state["fields"] = {"fields_error": f"{type(exc).__name__}: {exc}"}
+        state["routes"] = list(getattr(self, "_routes", None) or [])
         if call.excinfo is not None and not report.passed and state["exc"] is None \
                 and not isinstance(call.excinfo.value, pytest.skip.Exception):
             state["exc"] = call.excinfo.value
@@ -333,6 +360,7 @@ class RecordsPlugin:
                          duration_s=round(sum(r["duration"] for r in reports), 6),
                          xpass_strict=any(r.get("xpass_strict") for r in reports))
         rec.setdefault("backend", config_backend(self.config))
+        rec.update(route_fields(state.get("routes") or [], self.config.getoption("--exporter", default="auto")))
         skip = next((r["skip_reason"] for r in reports if r.get("skip_reason")), None)
         if skip:
             rec["skip_reason"] = skip

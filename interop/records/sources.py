@@ -25,6 +25,8 @@ SOURCES = {
     "test_operators.py": "catalog JSON",
     "test_operators_hypothesis.py": "catalog (hypothesis)",
     "test_opinfo.py": "OpInfo",
+    "test_moduleinfo.py": "ModuleInfo",
+    "test_architectures.py": "architectures (MONAI, transformers)",
     "test_aidge_configs.py": "Aidge configs (aidge-benchmark)",
     "test_models.py": "model zoo",
     "test_contract.py": "model zoo (contract)",
