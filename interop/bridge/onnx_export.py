@@ -387,7 +387,7 @@ def graph_differences(a: onnx.ModelProto, b: onnx.ModelProto) -> str | None:
     the same graph up to input/output shapes and parameter values."""
     nodes_a, nodes_b = list(a.graph.node), list(b.graph.node)
     for i, (na, nb) in enumerate(zip(nodes_a, nodes_b)):
-        if na.SerializeToString(deterministic=True) != nb.SerializeToString(deterministic=True):
+        if _node_bytes(na) != _node_bytes(nb):
             return f"node {i} ({na.op_type} {na.name!r}) differs: {_short_node(na)} vs {_short_node(nb)}"
     if len(nodes_a) != len(nodes_b):
         return f"{len(nodes_a)} nodes vs {len(nodes_b)}"
@@ -402,6 +402,19 @@ def graph_differences(a: onnx.ModelProto, b: onnx.ModelProto) -> str | None:
             return (f"constant {name} differs: {numpy_helper.to_array(init).tolist()} vs "
                     f"{numpy_helper.to_array(consts_b[name]).tolist()}")
     return None
+
+
+def _node_bytes(node) -> bytes:
+    """A node as the graph computes it: without ``metadata_props`` and ``doc_string`` (the
+    dynamo route writes the traced FX node there, input shapes included, so two exports at
+    other batch sizes would always differ)."""
+    if not node.metadata_props and not node.doc_string:
+        return node.SerializeToString(deterministic=True)
+    bare = onnx.NodeProto()
+    bare.CopyFrom(node)
+    del bare.metadata_props[:]
+    bare.doc_string = ""
+    return bare.SerializeToString(deterministic=True)
 
 
 def _short_node(node) -> str:
