@@ -175,7 +175,8 @@ def test_the_records_say_which_route_each_case_took(pytester):
     result.assert_outcomes(passed=2)
     import json
 
-    records = {json.loads(line)["case"]: json.loads(line) for line in (pytester.path / "rec" / "records.jsonl").open()}
+    lines = (pytester.path / "rec" / "records.jsonl").read_text().splitlines()
+    records = {json.loads(line)["case"]: json.loads(line) for line in lines}
     assert records["default"]["exporter"] == "dynamo" and records["default"]["export_route"] == "dynamo"
     assert records["no_export"]["exporter"] == "dynamo" and "export_route" not in records["no_export"]
 
