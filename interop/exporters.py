@@ -52,9 +52,10 @@ _routes = threading.local()
 def export_routes():
     """Collect the route of every export this thread makes inside the block (also those made
     by a child of :func:`~interop.equivalence.isolation.run_isolated`, which sends them back):
-    yields a list of ``(route or None, {failed route: error})``, one per export, in order
-    (``None``: no route exported). The records read it to say which route a case took."""
-    collected: list[tuple[str | None, dict[str, str]]] = []
+    yields a list of ``(route or None, {failed route: error}, ONNX node count or None)``, one
+    per export, in order (``None``: no route exported). The records read it to say which route
+    a case took and how many nodes its graph has."""
+    collected: list[tuple[str | None, dict[str, str], int | None]] = []
     stack = _routes.__dict__.setdefault("stack", [])
     stack.append(collected)
     try:

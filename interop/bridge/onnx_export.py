@@ -157,7 +157,7 @@ def export_to_onnx(
         except ExportError as exc:
             failed[route] = _plain(str(exc.__cause__ or exc))
             if route == routes[-1]:
-                note_routes([(None, dict(failed))])
+                note_routes([(None, dict(failed), None)])
                 if len(failed) > 1:
                     text = "; ".join(f"{r} route: {e}" for r, e in failed.items())
                     exc = ExportError(f"torch.onnx.export failed for {_model_name(model)} on every route "
@@ -167,7 +167,7 @@ def export_to_onnx(
                 raise
             continue
         exported.failed_routes = failed
-        note_routes([(route, dict(failed))])
+        note_routes([(route, dict(failed), len(exported.proto.graph.node))])
         return exported
     raise AssertionError("unreachable")
 

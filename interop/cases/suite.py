@@ -218,6 +218,12 @@ def prepare_parent(backend: str) -> None:
     import onnx  # noqa: F401
     import torch.onnx  # noqa: F401
 
+    try:  # the dynamo route's own imports (~1 s): paid here, not in each child that takes it
+        import onnxscript  # noqa: F401
+        from torch.onnx._internal.exporter import _core  # noqa: F401
+    except ImportError:
+        pass
+
     from .. import bridge  # noqa: F401
     from ..equivalence import tester  # noqa: F401
 

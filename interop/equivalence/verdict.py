@@ -193,13 +193,17 @@ def _backward_wanted(backward: bool | None, backend: str) -> bool:
 
 
 def check_callable(fn, args=(), kwargs=None, *, backward: bool | None = None, backend: str = "cpu",
-                   tolerance: Any = None, name: str = "verify", exporter: str | None = None) -> dict:
+                   tolerance: Any = None, name: str = "verify", exporter: str | None = None,
+                   parameter_grads: bool = False) -> dict:
     """The check behind :func:`verify`, in this process: raises on the first difference
     (:class:`~interop.equivalence.tester.EquivalenceError` with ``attribution`` and
     ``mismatch`` attributes) or the bridge's error; returns ``{"backward_checked": bool,
     "exporter": route}``. ``backward=None``: input gradients too, except on a forward-only
     backend. ``exporter``: :func:`interop.wrap`'s. An exception raised once the model is
-    wrapped carries the route in its ``export_route`` attribute."""
+    wrapped carries the route in its ``export_route`` attribute. ``parameter_grads`` (with
+    ``backward``): the gradient of every parameter of ``fn`` (a module) is compared too, each
+    mismatch attributed against torch's float64 gradient; the result then says
+    ``"parameters_checked"`` (how many)."""
     from ..bridge.onnx_export import preserved_state
     from ..backends import FORWARD_ONLY_BACKENDS
 
@@ -209,25 +213,27 @@ def check_callable(fn, args=(), kwargs=None, *, backward: bool | None = None, ba
     if not tensors:
         raise TypeError("verify(): the callable takes no tensor argument (nothing to feed the Aidge graph)")
     if backend not in FORWARD_ONLY_BACKENDS:
-        return _check(module, tensors, backward, backend, tolerance, name, exporter)
+        return _check(module, tensors, backward, backend, tolerance, name, exporter, parameter_grads)
     with preserved_state(module):  # inference only: eval mode on both sides, the caller's modes restored
         module.eval()
-        return _check(module, tensors, False, backend, tolerance, name, exporter)
+        return _check(module, tensors, False, backend, tolerance, name, exporter, False)
 
 
-def _check(module, tensors, backward: bool, backend: str, tolerance: Any, name: str, exporter: str | None) -> dict:
+def _check(module, tensors, backward: bool, backend: str, tolerance: Any, name: str, exporter: str | None,
+           parameter_grads: bool = False) -> dict:
     from ..bridge import wrap
 
     aidge = wrap(module, example_inputs=[x.detach() for x in tensors], backend=backend, exporter=exporter)
     try:
-        result = _check_wrapped(module, aidge, tensors, backward, tolerance, name)
+        result = _check_wrapped(module, aidge, tensors, backward, tolerance, name, parameter_grads and backward)
     except BaseException as exc:
         exc.export_route = aidge.exporter
         raise
     return {**result, "exporter": aidge.exporter}
 
 
-def _check_wrapped(module, aidge, tensors, backward: bool, tolerance: Any, name: str) -> dict:
+def _check_wrapped(module, aidge, tensors, backward: bool, tolerance: Any, name: str,
+                   parameter_grads: bool = False) -> dict:
     import torch
     from torch.utils import _pytree as pytree
 
@@ -283,9 +289,12 @@ def _check_wrapped(module, aidge, tensors, backward: bool, tolerance: Any, name:
                 onnx=lambda plain=plain: run_onnxruntime(exported.proto, default_input_names(len(plain)), plain),
                 rtol=tol.rtol, atol=tol.atol)
             raise _fail(name, call, "output", mismatches, attribution, why)
-    if not any(mask):
+    params = _trainable(module, aidge) if parameter_grads else []
+    if not any(mask) and not params:
         return {"backward_checked": False}
     # backward on a fresh forward of the last inputs
+    for _, p in params:
+        p.grad = None
     t_in, a_in = _fresh(inputs, mask), _fresh(inputs, mask)
     with torch.random.fork_rng(devices=[]):
         t_leaves = pytree.tree_leaves(module(*t_in))
@@ -310,7 +319,45 @@ def _check_wrapped(module, aidge, tensors, backward: bool, tolerance: Any, name:
                                                   exact_grad=_exact_grad(module, inputs, mask, grads, i),
                                                   rtol=tol.rtol, atol=tol.atol)
             raise _fail(name, CALLS, what, mismatches, attribution, why)
-    return {"backward_checked": True}
+    aidge_params = dict(aidge.named_parameters())
+    for pname, p in params:
+        if p.grad is None:
+            continue
+        tol = tolerance_for(tolerance, p.grad.dtype)
+        what = f"grad of {pname.removeprefix('fn.')}"
+        got = aidge_params[pname].grad
+        actual = got if got is not None else torch.zeros_like(p.grad)
+        mismatches = compare_outputs(actual, p.grad, rtol=tol.rtol, atol=tol.atol, name=what)
+        if mismatches:
+            attribution, why = attribute_backward(aidge_grad=actual, torch_grad=p.grad,
+                                                  exact_grad=_exact_param_grad(module, inputs, grads, pname),
+                                                  rtol=tol.rtol, atol=tol.atol)
+            raise _fail(name, CALLS, what, mismatches, attribution, why)
+    return {"backward_checked": True, "parameters_checked": len(params)}
+
+
+def _trainable(module, aidge) -> list:
+    """``(name, parameter)`` of ``module``'s trainable parameters that the Aidge graph holds."""
+    mapped = set(dict(aidge.named_parameters())) - set(getattr(aidge, "unmapped_state", ()))
+    return [(n, p) for n, p in module.named_parameters() if p.requires_grad and n in mapped]
+
+
+def _exact_param_grad(module, inputs, grads, pname):
+    """torch's float64 gradient of parameter ``pname`` (None when float64 is not available)."""
+    import torch
+    from torch.utils import _pytree as pytree
+
+    from .attribution import float64_copy
+
+    try:
+        clone = float64_copy(module)
+        xs = [x.detach().double() if x.is_floating_point() else x for x in inputs]
+        outs = pytree.tree_leaves(clone(*xs))
+        pairs = [(o, g.double()) for o, g in zip(outs, grads) if g is not None and o.requires_grad]
+        torch.autograd.backward([o for o, _ in pairs], [g for _, g in pairs])
+        return dict(clone.named_parameters())[pname].grad
+    except Exception:  # noqa: BLE001
+        return None
 
 
 def _check_deterministic(module, tensors, name: str) -> None:

@@ -100,7 +100,7 @@ def torch_op_of(case: Any) -> str | None:
         return None
     if case.kind == "opinfo":
         return f"torch.{case.operator}"
-    if case.kind in ("model", "contract"):
+    if case.kind in ("model", "contract", "architecture"):
         return case.operator or None
     if case.kind in ("operator", "property"):
         from ..zoo.operators import TORCH_OPS
@@ -193,11 +193,13 @@ def route_fields(routes: list, exporter: str) -> dict[str, Any]:
     """The record's export fields: ``exporter`` (the session's choice), ``export_route`` (the
     route of the test's first export: the graph its case ran; None when no route exported),
     ``export_failed_routes`` (route -> torch's error, first line, for the routes that export
-    tried and failed)."""
+    tried and failed), ``onnx_nodes`` (the node count of the graph that route made)."""
     out: dict[str, Any] = {"exporter": exporter}
     if routes:
-        route, failed = routes[0]
+        route, failed, nodes = (tuple(routes[0]) + (None,))[:3]
         out["export_route"] = route
+        if nodes is not None:
+            out["onnx_nodes"] = nodes
         if failed:
             out["export_failed_routes"] = {r: (e.strip().splitlines() or [""])[0][:300] for r, e in failed.items()}
     return out

@@ -135,7 +135,8 @@ def test_export_routes_collects_the_route_of_each_export_also_from_an_isolated_c
         assert run_isolated(wrap_in_child, timeout=120) == "dynamo"
         with pytest.raises(ExportError):
             interop.wrap(NoRoute(), (2, 16), exporter="auto")
-    assert [r for r, _ in routes] == ["torchscript", "dynamo", None]
+    assert [r for r, _, _ in routes] == ["torchscript", "dynamo", None]
+    assert routes[0][2] >= 4 and routes[2][2] is None  # Gemm, Relu, Add, Gemm (+ constants): the node count
     assert set(routes[2][1]) == {"torchscript", "dynamo"}
 
 
@@ -178,6 +179,7 @@ def test_the_records_say_which_route_each_case_took(pytester):
     lines = (pytester.path / "rec" / "records.jsonl").read_text().splitlines()
     records = {json.loads(line)["case"]: json.loads(line) for line in lines}
     assert records["default"]["exporter"] == "dynamo" and records["default"]["export_route"] == "dynamo"
+    assert records["default"]["onnx_nodes"] >= 1
     assert records["no_export"]["exporter"] == "dynamo" and "export_route" not in records["no_export"]
 
 
