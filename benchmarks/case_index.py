@@ -9,7 +9,9 @@ URL selects others, and ``operators.Forward.time_aidge`` has one value per opera
 per case and one for all its cases, with links to each benchmark's graph with exactly those
 cases selected (``index.html#operators.Forward.time_aidge?p-case='ReLU_rank_2'``, the URL
 form asv's own pages use), forward and backward. It adds "All cases" and "Support matrix"
-entries to the navigation bar of ``index.html``; ``support.html`` is the support matrix of the
+entries to the navigation bar of ``index.html`` (and "Porting readiness": ``porting.html``, the
+table of ``nox -s architectures``, ``results/porting/porting.html``, else the latest findings
+run's); ``support.html`` is the support matrix of the
 latest complete findings run (``results/latest/support.html``, written by ``nox -s report``;
 a page saying there is none yet otherwise). Each case row also links ``pair.html``, which draws torch's and Aidge's
 times of that case on one chart (from asv's own ``graphs/*.json``, no library needed) with a
@@ -34,6 +36,14 @@ SECTIONS = (("operators", "Operators"), ("models", "Models"))
 PHASES = ("Forward", "Backward")
 NAV_ENTRY = '<li id="nav-li-cases"><a href="cases.html">All cases</a></li>'
 NAV_SUPPORT = '<li id="nav-li-support"><a href="support.html">Support matrix</a></li>'
+NAV_PORTING = '<li id="nav-li-porting"><a href="porting.html">Porting readiness</a></li>'
+#: the porting-readiness table: both routes (``nox -s architectures``), else the latest findings run's
+PORTING_SOURCES = (ROOT / "results" / "porting" / "porting.html", ROOT / "results" / "latest" / "porting.html")
+NO_PORTING_PAGE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>Porting readiness</title></head>
+<body><h1>Porting readiness</h1><p id="no-run">No architecture run yet: <code>nox -s architectures</code>
+writes results/porting/porting.html, then <code>nox -s publish</code> copies it here.</p></body></html>
+"""
 #: the support matrix of the latest complete findings run (``nox -s report``)
 SUPPORT_SOURCE = ROOT / "results" / "latest" / "support.html"
 NO_SUPPORT_PAGE = """<!DOCTYPE html>
@@ -224,8 +234,8 @@ def write_atomically(path: Path, text: str) -> None:
 
 
 def add_nav_entry(page: str) -> str:
-    """``index.html`` with "All cases" and "Support matrix" entries before asv's "Regressions" (once each)."""
-    for entry in (NAV_ENTRY, NAV_SUPPORT):
+    """``index.html`` with "All cases", "Support matrix" and "Porting readiness" entries before asv's "Regressions" (once each)."""
+    for entry in (NAV_ENTRY, NAV_SUPPORT, NAV_PORTING):
         if entry not in page and _NAV_ANCHOR in page:
             page = page.replace(_NAV_ANCHOR, entry + "\n\t" + _NAV_ANCHOR, 1)
     return page
@@ -247,12 +257,17 @@ def main(argv: list[str] | None = None) -> int:
     # the support matrix (one self-contained page) of the latest complete findings run
     support = args.support.read_text(encoding="utf-8") if args.support.is_file() else NO_SUPPORT_PAGE
     write_atomically(args.html_dir / "support.html", support)
+    porting = next((p for p in PORTING_SOURCES if p.is_file()), None)
+    write_atomically(args.html_dir / "porting.html",
+                     porting.read_text(encoding="utf-8") if porting is not None else NO_PORTING_PAGE)
     page = args.html_dir / "index.html"
     if page.exists():
         write_atomically(page, add_nav_entry(page.read_text(encoding="utf-8")))
     print(f"{args.html_dir / 'cases.html'}: every case, linked from the navigation bar")
     print(f"{args.html_dir / 'support.html'}: the support matrix "
           + (f"of {args.support.resolve().parent.name}" if args.support.is_file() else "(no findings run yet)"))
+    print(f"{args.html_dir / 'porting.html'}: the porting-readiness table "
+          + (f"from {porting}" if porting is not None else "(no architecture run yet)"))
     return 0
 
 

@@ -107,6 +107,20 @@ def check_support_page(page, base: str) -> str:
     return f"support.html: {rows} operators x {columns} columns, {marked} cells with a verdict"
 
 
+def check_porting_page(page, base: str) -> str:
+    """``porting.html`` draws the porting-readiness table (a row per architecture and route) or
+    says that no architecture run exists yet."""
+    page.goto(base + "porting.html")
+    if page.locator("#no-run").count():
+        return "porting.html: no architecture run published yet (the page says so)"
+    page.wait_for_selector("#porting tbody tr", timeout=30_000)
+    rows = page.locator("#porting tbody tr").count()
+    marked = page.locator("#porting td.ok, #porting td.bad").count()
+    if rows == 0 or marked == 0:
+        raise SiteError(f"porting.html: {rows} rows, {marked} cells with a verdict")
+    return f"porting.html: {rows} architecture x route rows, {marked} cells with a verdict"
+
+
 def check(html_dir: Path, chromium: str, sample: int) -> list[str]:
     from playwright.sync_api import sync_playwright
 
@@ -142,6 +156,7 @@ def check(html_dir: Path, chromium: str, sample: int) -> list[str]:
             raise SiteError("index.html: no 'Support matrix' entry in the navigation bar")
         done.append(f"grid: {panels} panels for {expected} benchmarks, 'All cases' and 'Support matrix' linked")
         done.append(check_support_page(page, base))
+        done.append(check_porting_page(page, base))
 
         page.goto(base + "cases.html")
         hrefs = set(page.eval_on_selector_all("a", "els => els.map(e => e.getAttribute('href'))"))

@@ -103,6 +103,10 @@ def _head(report: dict[str, Any]) -> list[str]:
         trend = trends.get(backend)
         add(f"support: {trend['headline'] if trend else line} (the matrix: "
             f"{next((f for f in support.get('files', []) if f.endswith('.html')), 'support.html')})")
+    porting = report.get("porting") or {}
+    for line in porting.get("headlines") or []:
+        add(f"porting readiness, {line} (the table: "
+            f"{next((f for f in porting.get('files', []) if f.endswith('.md')), 'porting.md')})")
     return out
 
 

@@ -54,6 +54,8 @@ from .history import HISTORY_FILE, append_history, compare, history_entry, load_
 from .report import build_report
 from ..records.progress import EVERY_S as PROGRESS_EVERY_S, Progress
 from .report_text import format_report, format_summary
+from .porting import headline as headline_of
+from .porting import porting_table, write_porting
 from .support import headline, support_matrix, write_support
 from .table_triage import propose as propose_table_changes, write_proposal
 
@@ -228,6 +230,10 @@ def _analyse(run_dir: Path, commit: str | None = None, asv_dir: Path | None = No
         report["support"] = {"files": [str(p) for p in write_support(run_dir, matrix, lines=[
             f"run {run_dir.name}" + (f", commit {commit}" if commit else "")])],
             "headlines": {b: headline(matrix, b) for b in matrix["operators"]}}
+        table = porting_table(rows)
+        if table["rows"]:
+            report["porting"] = {"files": [str(p) for p in write_porting(run_dir, table, lines=[
+                f"run {run_dir.name}" + (f", commit {commit}" if commit else "")])], "headlines": headline_of(table)}
         trends, releases = _trend(results, run_dir, run, matrix, commit,
                                   append=not report["incomplete"])
         report["trend"], report["releases"] = trends, releases
