@@ -138,6 +138,10 @@ def _operator_cases(backend: str = BACKEND) -> list[Case]:
 def _kind_cases(kind: str, backend: str) -> list[Case]:
     from interop.cases import catalog
 
+    if kind == "architecture":
+        from interop.cases.architectures import architecture_cases
+
+        return architecture_cases(backend=backend)
     return _operator_cases(backend) if kind == "operator" else catalog.model_cases(backend=backend)
 
 
@@ -145,7 +149,7 @@ _CASES: dict[str, dict[str, Case]] = {}
 
 
 def cases(kind: str) -> dict[str, Case]:
-    """The cases of ``kind`` (``operator`` / ``model``) by id, in catalog order."""
+    """The cases of ``kind`` (``operator`` / ``model`` / ``architecture``) by id, in catalog order."""
     if kind not in _CASES:
         _CASES[kind] = {c.id: c for c in _kind_cases(kind, BACKEND)}
     return _CASES[kind]
@@ -300,11 +304,14 @@ def _build_pair(case: Case, phase: str) -> Pair:
     threads = pin_threads()
     device = "cuda" if BACKEND == "cuda" else "cpu"
     # as the suites build it: a fresh module, in its own mode, wrapped in that mode
-    model = case.build_model()
-    sizes, ranges = case.input_sizes, tuple(case.input_ranges)
-    wrap_kwargs = {} if case.training is None else {"training": case.training}
+    if case.kind == "architecture":
+        model, example = _architecture_call(case)
+        wrap_args, wrap_kwargs = (), {"example_inputs": example}
+    else:
+        model, example = case.build_model(), None
+        wrap_args, wrap_kwargs = (case.input_sizes,), ({} if case.training is None else {"training": case.training})
     try:
-        aidge_model = interop.bridge.wrap(model, sizes, backend=BACKEND, **wrap_kwargs)
+        aidge_model = interop.bridge.wrap(model, *wrap_args, backend=BACKEND, **wrap_kwargs)
     except (UnsupportedOperatorError, AidgeNotImplementedError) as exc:
         raise CaseSkipped(f"unsupported by Aidge: {exc}") from exc
     if case.aidge_types:
@@ -315,7 +322,8 @@ def _build_pair(case: Case, phase: str) -> Pair:
         except AssertionError as exc:
             raise PrecheckFailed(f"{case.id} ({phase}): {exc}; not timed") from exc
     model.to(device)
-    inputs = [x.to(device) for x in _seeded_inputs(case.id, sizes, ranges)]
+    inputs = [x.to(device) for x in (example if example is not None
+                                     else _seeded_inputs(case.id, case.input_sizes, tuple(case.input_ranges)))]
     if phase == "forward":
         torch_call, bridge_call, grads = *_forward_calls(case, model, aidge_model, inputs), None
     else:
@@ -324,6 +332,20 @@ def _build_pair(case: Case, phase: str) -> Pair:
     if device == "cuda":
         torch_call, aidge_call, bridge_call = _synced(torch_call), _synced(aidge_call), _synced(bridge_call)
     return Pair(case.id, phase, BACKEND, threads, torch_call, aidge_call, bridge_call, aidge_model)
+
+
+def _architecture_call(case: Case):
+    """``(module, tensors)`` of an architecture case (:mod:`interop.zoo.architectures`): the
+    model in the case's mode, called as its example call binds it, with its tensor arguments
+    (token ids included) as the module's inputs (:func:`interop.equivalence.verdict.as_module`)."""
+    from interop.equivalence.verdict import as_module
+    from interop.zoo.architectures import architecture
+
+    arch = architecture(case.params["architecture"])
+    model = arch.build().train(bool(case.training))
+    args, kwargs = arch.inputs()
+    module, tensors = as_module(model, args, kwargs)
+    return module, [x.detach() for x in tensors]
 
 
 def raw_aidge_call(aidge_model, inputs, phase: str, grad_outputs=None) -> Callable[[], Any]:
@@ -367,8 +389,9 @@ def _forward_calls(case: Case, model, aidge_model, inputs):
 
 def _backward_calls(case: Case, model, aidge_model, inputs):
     tol = tolerance_for(case.tolerance)  # the case's policy, as in the suites
-    x_torch = [x.detach().clone().requires_grad_(True) for x in inputs]
-    x_aidge = [x.detach().clone().requires_grad_(True) for x in inputs]
+    # integer inputs (token ids) have no gradient
+    x_torch = [x.detach().clone().requires_grad_(x.is_floating_point()) for x in inputs]
+    x_aidge = [x.detach().clone().requires_grad_(x.is_floating_point()) for x in inputs]
     out_torch = _as_list(model(*x_torch))
     out_aidge = _as_list(aidge_model(*x_aidge))
     mismatches = compare_outputs(out_aidge, out_torch, rtol=tol.rtol, atol=tol.atol, name="output")
@@ -381,7 +404,8 @@ def _backward_calls(case: Case, model, aidge_model, inputs):
         torch.autograd.backward(out_aidge, grads, retain_graph=True)
     except AidgeNotImplementedError as exc:
         raise CaseSkipped(f"unsupported by Aidge: {exc}") from exc
-    mismatches = compare_outputs([x.grad for x in x_aidge], [x.grad for x in x_torch],
+    mismatches = compare_outputs([x.grad for x in x_aidge if x.requires_grad],
+                                 [x.grad for x in x_torch if x.requires_grad],
                                  rtol=tol.rtol, atol=tol.atol, name="input grad")
     torch_params = {n: p for n, p in model.named_parameters() if p.requires_grad}
     aidge_params = dict(aidge_model.named_parameters())
