@@ -9,6 +9,9 @@ tests-export-cpp  the operator and model suites with backend="export_cpp" (Aidge
 opinfo       every OpInfo sample in every dtype (tests/test_opinfo.py, INTEROP_OPINFO_SAMPLES=all,
              INTEROP_OPINFO_DTYPES=all) as a findings run: report + triage/proposal.diff (the table's changes)
              in results/runs/<run>/; INTEROP_OPINFO_SHARD=K/N runs the K-th of N shards
+moduleinfo   every ModuleInfo sample (tests/test_moduleinfo.py, INTEROP_MODULEINFO_SAMPLES=all) as a findings run
+architectures  the MONAI and transformers architectures through each exporter (--exporter=torchscript,
+             then dynamo), then the porting-readiness table of both routes in results/porting/
 report       the main job: suites + categorised findings report in results/runs/<run>/ (results/latest)
 cuda-recipe  resolve the CUDA environment (pip --dry-run) on any machine
 bench        asv machine --yes, then asv run on HEAD: every benchmark, in asv's own environment
@@ -100,6 +103,37 @@ def opinfo(session: nox.Session) -> None:
     args = session.posargs or ["-n", "auto", "tests/test_opinfo.py"]
     session.run("python", "-m", "interop.reporting.run", *args,
                 env=dict(TEST_ENV, INTEROP_OPINFO_SAMPLES="all", INTEROP_OPINFO_DTYPES="all"))
+
+
+@nox.session(python=PYTHON)
+def moduleinfo(session: nox.Session) -> None:
+    """PyTorch's ModuleInfo samples, all of them (tests-cpu runs the first of each module and mode),
+    as a findings run in results/runs/<run>/, like nox -s opinfo."""
+    install_cpu_stack(session)
+    args = session.posargs or ["-n", "auto", "tests/test_moduleinfo.py"]
+    session.run("python", "-m", "interop.reporting.run", *args, env=dict(TEST_ENV, INTEROP_MODULEINFO_SAMPLES="all"))
+
+
+@nox.session(python=PYTHON)
+def architectures(session: nox.Session) -> None:
+    """The architectures (MONAI, transformers) through each of torch's exporters, then the
+    porting-readiness table of both routes: results/porting/porting.md / .html / .json (the
+    records of each route under results/porting/runs/<time>-<route>/; nox -s publish puts the
+    table on the site). Arguments after -- replace ``-n auto``."""
+    import datetime
+
+    install_cpu_stack(session)
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    runs = []
+    for route in ("torchscript", "dynamo"):
+        run_dir = ROOT / "results" / "porting" / "runs" / f"{stamp}-{route}"
+        runs.append(str(run_dir))
+        # the exit status of each route's run is its findings (the table marks the other route's
+        # cases): the table is made from the records whatever it is
+        session.run("python", "-m", "pytest", *(session.posargs or ["-n", "auto"]), "tests/test_architectures.py",
+                    f"--exporter={route}", "--records", str(run_dir), "-p", "no:cacheprovider", env=TEST_ENV,
+                    success_codes=[0, 1])
+    session.run("python", "-m", "interop.reporting.porting", *runs, "--write", str(ROOT / "results" / "porting"))
 
 
 @nox.session(python=PYTHON)
