@@ -235,6 +235,7 @@ def write_porting(directory: Path, table: dict[str, Any], *, lines: Iterable[str
     from ..records.store import write_atomically
 
     directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
     lines = list(lines)
     write_atomically(directory / "porting.json", json.dumps(table, indent=1, ensure_ascii=False) + "\n")
     write_atomically(directory / "porting.md", format_markdown(table, lines=lines))
