@@ -126,6 +126,29 @@ class _Stop:
                 pass
 
 
+class _CtrlC:
+    """While pytest runs: Ctrl-C (SIGINT) is remembered and passed on to pytest's process group,
+    instead of a KeyboardInterrupt raised wherever this process is. Raised inside
+    ``Popen.wait`` between its lock's acquire and its ``try``, a KeyboardInterrupt left the lock
+    held: every later wait then returned without reaping pytest, and the run waited forever
+    beside a zombie (seen once in tests/unit/test_report_run.py under load)."""
+
+    def __init__(self, proc: subprocess.Popen):
+        self.proc, self.pressed, self._old = proc, False, None
+        with contextlib.suppress(ValueError):  # not the main thread: KeyboardInterrupt as before
+            self._old = signal.signal(signal.SIGINT, self._handle)
+
+    def _handle(self, signum, frame):
+        self.pressed = True
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGINT)
+
+    def restore(self) -> None:
+        if self._old is not None:
+            signal.signal(signal.SIGINT, self._old)
+            self._old = None
+
+
 def _run_pytest(args: list[str], run_dir: Path, env: dict[str, str], cwd: Path,
                 stop: _Stop | None = None, progress_every: float | None = None) -> tuple[int | None, bool]:
     """pytest into ``run_dir/pytest.txt``; (exit code, interrupted). pytest runs in a process
@@ -142,9 +165,10 @@ def _run_pytest(args: list[str], run_dir: Path, env: dict[str, str], cwd: Path,
         if stop is not None:
             stop.proc = proc
         deadline = None
+        ctrl_c = _CtrlC(proc)
         while True:
             try:
-                if stop is not None and stop.signal and deadline is None:
+                if ((stop is not None and stop.signal) or ctrl_c.pressed) and deadline is None:
                     interrupted, deadline = True, time.monotonic() + STOP_GRACE_S
                 code = proc.wait(timeout=0.5)
                 break
@@ -166,6 +190,7 @@ def _run_pytest(args: list[str], run_dir: Path, env: dict[str, str], cwd: Path,
                     deadline = time.monotonic() + STOP_GRACE_S
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(proc.pid, signal.SIGINT)
+        ctrl_c.restore()
         with contextlib.suppress(ProcessLookupError):  # nothing of the run outlives it
             os.killpg(proc.pid, signal.SIGKILL)
     os.replace(partial, run_dir / "pytest.txt")
