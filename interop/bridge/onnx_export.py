@@ -208,7 +208,7 @@ def _export_to_onnx(model, example_inputs, *, training, input_names, route) -> E
                         verbose=False,
                     )
         except Exception as exc:  # torch raises many types here
-            raise ExportError(f"torch.onnx.export ({route} route) failed for {_model_name(model)}: "
+            raise ExportError(f"torch.onnx.export failed for {_model_name(model)} ({route} route): "
                               f"{_plain(str(exc))}", exporter=route) from exc
     # Only the model's own code counts: torch's library code traces value checks of its own
     # (BatchNorm's batch-size check in training mode) that do not change the graph.

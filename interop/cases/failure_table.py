@@ -15,6 +15,7 @@ source and reason (``operator.backward_not_implemented.json``, ``opinfo.crash.js
      "aidge": ">=0.10.1",               # the Aidge releases it applies to (PEP 440; a list: any)
      "backends": ["cpu", "cuda"],       # null: every backend
      "dtypes": ["float16"],             # optional: only cases of these dtypes
+     "exporters": ["torchscript"],      # optional: only sessions on these routes (--exporter)
      "memory_unsafe": true,             # optional (see ExpectedFailure.memory_unsafe)
      "other_categories": ["hang"],      # optional, with memory_unsafe
      "sample_hash": true,               # optional: a selector ends with a sample hash (last resort)
@@ -45,6 +46,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..categories import ATTRIBUTIONS, CATEGORIES
+from ..exporters import EXPORTER_CHOICES, default_exporter
 from .case import KINDS, PHASES
 
 __all__ = ["ExpectedFailure", "EXPORT_CATEGORY", "TABLE_DIR", "table_dir", "TableError", "TableIndex", "load_table", "applicable", "aidge_release",
@@ -58,11 +60,11 @@ RELEASE_DIST = "aidge_core"
 _REQUIRED = {"source": str, "operator": str, "phase": str, "category": str, "quote": (str, list),
              "aidge": (str, list), "cases": list}
 _OPTIONAL = {"attribution": (str, type(None)), "backends": (list, type(None)), "dtypes": (list, type(None)),
-             "memory_unsafe": bool, "other_categories": list, "sample_hash": bool, "run": (str, type(None)),
+             "exporters": (list, type(None)), "memory_unsafe": bool, "other_categories": list, "sample_hash": bool, "run": (str, type(None)),
              "note": str}
 #: the order keys are written in (readable diffs)
 KEY_ORDER = ("source", "operator", "phase", "category", "quote", "attribution", "aidge", "backends", "dtypes",
-             "memory_unsafe", "other_categories", "sample_hash", "run", "note", "cases")
+             "exporters", "memory_unsafe", "other_categories", "sample_hash", "run", "note", "cases")
 #: a label that ends with a sample hash (an OpInfo label too long to print whole)
 SAMPLE_HASH = re.compile(r"_[0-9a-f]{8}(?:_(?:float16|float64|int64|bool))?$")
 
@@ -85,6 +87,10 @@ class ExpectedFailure:
     #: restrict to a backend ("cpu"/"cuda"/"export_cpp") or a tuple of them; None = every backend
     backend: str | tuple[str, ...] | None = None
     note: str = ""
+    #: only sessions whose ``--exporter`` (``$INTEROP_EXPORTER``, default ``auto``) is one of these:
+    #: a failure of one route to ONNX (TorchScript cannot export it; the dynamo route's graph
+    #: holds a node Aidge lacks); None: every route
+    exporters: tuple[str, ...] | None = None
     #: a ``crash`` entry whose defect reads or writes out of bounds, so that, depending on the
     #: heap, the process dies (crash), runs into the timeout (hang) or, for a negative case,
     #: finishes on garbage (accepts_invalid_input): any of the three, in any phase, matches (say
@@ -129,6 +135,8 @@ class ExpectedFailure:
             wrong(f"key 'attribution': unknown attribution {self.attribution!r} (one of {sorted(ATTRIBUTIONS)})")
         if self.kind not in KINDS:
             wrong(f"key 'source': unknown source {self.kind!r} (one of {KINDS})")
+        if self.exporters is not None and (not self.exporters or not set(self.exporters) <= set(EXPORTER_CHOICES)):
+            wrong(f"key 'exporters': a list of {EXPORTER_CHOICES}, got {list(self.exporters)}")
         if isinstance(self.cases, str) or not self.cases or not all(
                 isinstance(c, str) and c.count(":") == 1 and all(c.split(":")) for c in self.cases):
             wrong("key 'cases': '<Operator>:<label pattern>' strings (a label glob)")
@@ -150,6 +158,8 @@ class ExpectedFailure:
                                      or (isinstance(self.backend, tuple) and backend in self.backend)):
             return False
         if self.dtypes and dtype is not None and dtype not in self.dtypes:
+            return False
+        if self.exporters is not None and default_exporter() not in self.exporters:
             return False
         return self.selector_for(operator, label) is not None
 
@@ -237,7 +247,7 @@ def _check_row(row: Any, where: str) -> None:
     cases = [c for c in row["cases"] if isinstance(c, str)]  # other elements: ExpectedFailure says so
     if len(set(cases)) != len(cases):
         _fail(where, "key 'cases': a selector appears twice")
-    for key in ("backends", "dtypes", "other_categories"):
+    for key in ("backends", "dtypes", "exporters", "other_categories"):
         if row.get(key) is not None and not all(isinstance(v, str) and v for v in row[key]):
             _fail(where, f"key {key!r}: a list of names")
     hashed = [c for c in cases if SAMPLE_HASH.search(c)]
@@ -256,6 +266,7 @@ def entry_of(row: dict, file: str = "", index: int = -1):
         memory_unsafe=bool(row.get("memory_unsafe")), other_categories=tuple(row.get("other_categories") or ()),
         attribution=row.get("attribution"), aidge=row["aidge"] if isinstance(row["aidge"], str)
         else tuple(row["aidge"]), dtypes=tuple(row["dtypes"]) if row.get("dtypes") else None,
+        exporters=tuple(row["exporters"]) if row.get("exporters") is not None else None,
         sample_hash=bool(row.get("sample_hash")), run=row.get("run"), file=file, index=index)
 
 

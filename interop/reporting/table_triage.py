@@ -29,6 +29,7 @@ import dataclasses
 import difflib
 import hashlib
 import json
+import os
 import re
 import types
 from pathlib import Path
@@ -188,11 +189,30 @@ def _run_release(run: RunRecords, release: str | None) -> str:
 
 def propose(run_dir: str | Path, table_dir: str | Path | None = None, release: str | None = None) -> Proposal:
     """The proposal for the run in ``run_dir`` against the table in ``table_dir`` (default: the
-    shipped one)."""
+    shipped one). The rows are read as the run's sessions read them: for the route to ONNX its
+    records name (``exporter``; rows with ``exporters`` apply to their routes only)."""
+    from ..exporters import EXPORTER_ENV
+
     run_dir = Path(run_dir)
     run = load_run(run_dir)
     if run is None:
         raise FileNotFoundError(f"{run_dir}: no records.jsonl (run the suite with records first)")
+    routes = sorted({r.get("exporter") or "auto" for r in run.records if r.get("kind")})
+    if len(routes) > 1:
+        raise ValueError(f"{run_dir}: its records come from sessions on several routes to ONNX ({routes}): "
+                         "propose from each route's run on its own")
+    saved = os.environ.get(EXPORTER_ENV)
+    os.environ[EXPORTER_ENV] = routes[0] if routes else "auto"
+    try:
+        return _propose(run_dir, run, table_dir, release)
+    finally:
+        if saved is None:
+            os.environ.pop(EXPORTER_ENV, None)
+        else:
+            os.environ[EXPORTER_ENV] = saved
+
+
+def _propose(run_dir: Path, run: RunRecords, table_dir, release) -> Proposal:
     release = _run_release(run, release)
     table_dir = Path(table_dir or ft.TABLE_DIR)
     everything = list(ft.load_table(table_dir))
@@ -241,13 +261,16 @@ def propose(run_dir: str | Path, table_dir: str | Path | None = None, release: s
             edit["cases"].append(case.id)
             continue
         dtype = case.params["dtype"]
+        # a run on one route (--exporter=torchscript / dynamo) says what that route meets
+        route = record.get("exporter") or "auto"
         key = (case.kind, operator, phase, category, quote, attribution, case.backend,
-               dtype if case.kind == "opinfo" else None)
+               dtype if case.kind == "opinfo" else None, route)
         row = new_rows.setdefault(key, {"source": case.kind, "operator": operator, "phase": phase,
                                         "category": category, "quote": quote, "attribution": attribution,
                                         "aidge": f"=={release}" if others else f">={release}",
                                         "backends": [case.backend],
                                         **({"dtypes": [dtype]} if case.kind == "opinfo" else {}),
+                                        **({"exporters": [route]} if route != "auto" else {}),
                                         "note": f"Proposed by python -m interop.triage from {run_dir.name}: "
                                                 "check the reason, then say what was measured.",
                                         "cases": []})

@@ -39,7 +39,8 @@ _ONNX_OP = re.compile(r"\(ONNX op (\w+)\)")
 #: a node whose dims compile could not forward: the dims after the node's name change per case
 _DIMS = re.compile(r"(Aidge cannot compute the output dims of node '[^']*').*$", re.S)
 _CAPACITY = re.compile(r"(Number of elements to copy is above implementation current capacity) \(\d+B > \d+B\)")
-_EXPORT_FAILED = re.compile(r"torch\.onnx\.export failed for \w+: (?P<why>[^\n]+?)(?:\.\s|\.?$|\.\.\.)")
+_EXPORT_FAILED = re.compile(r"torch\.onnx\.export failed for \w+(?: \(\w+ route\)| on every route \([^)]*\))?: "
+                            r"(?P<why>[^\n]+?)(?:\.\s|\.?$|\.\.\.)")
 
 
 def split_opinfo_id(case_id: str) -> tuple[str, str] | None:

@@ -88,7 +88,7 @@ def test_a_model_no_route_exports_names_both_routes_and_prints_nothing(capfd):
 
 
 def test_one_route_failing_names_that_route():
-    with pytest.raises(ExportError, match=r"\(torchscript route\)") as info:
+    with pytest.raises(ExportError, match=r"failed for NoRoute \(torchscript route\): ") as info:
         interop.wrap(NoRoute(), (2, 16), exporter="torchscript")
     assert info.value.exporter == "torchscript"
 
@@ -187,3 +187,21 @@ def test_wrap_in_dynamo_leaves_the_callers_warning_filters():
     before = list(warnings.filters)
     interop.wrap(MLP().eval(), (2, 8), exporter="dynamo")
     assert warnings.filters == before
+
+
+def test_a_table_row_can_hold_for_some_routes_only(monkeypatch):
+    from interop.cases.failure_table import ExpectedFailure, entry_of
+
+    row = {"source": "opinfo", "operator": "Sign", "phase": "import", "category": "unsupported_operator",
+           "quote": "(ONNX op Sign)", "aidge": ">=0.10.1", "exporters": ["auto", "dynamo"],
+           "cases": ["nn.functional.adaptive_avg_pool2d:s*_8x8x8_5_7"]}
+    entry = entry_of(row)
+    covers = lambda: entry.covers("opinfo", "nn.functional.adaptive_avg_pool2d", "s0_8x8x8_5_7")  # noqa: E731
+    monkeypatch.delenv(EXPORTER_ENV, raising=False)
+    assert covers()  # auto
+    monkeypatch.setenv(EXPORTER_ENV, "torchscript")
+    assert not covers()
+    monkeypatch.setenv(EXPORTER_ENV, "dynamo")
+    assert covers()
+    with pytest.raises(ValueError, match="key 'exporters'"):
+        ExpectedFailure("Sign", "import", "unsupported_operator", "x", ("a:b",), kind="opinfo", exporters=("jit",))
