@@ -6,6 +6,9 @@ dtype): ``passed`` of ``total`` cases, the categories of the others, their case 
 operators the failures name; :func:`write_support` writes ``support.json``, ``support.md`` and
 ``support.html`` (one self-contained page: no script, style or font from the network).
 
+A cell also counts the routes to ONNX its cases took (``routes``: torchscript / dynamo, from the
+records' ``export_route``); its text names them where a case took the dynamo route.
+
 A case counts in the ``forward`` cell when it ran (passed, failed, xfailed, xpassed; a skip is
 counted apart, a test killed from outside is no verdict: ``lost``). It counts in the
 ``backward`` cell when it trains (its phases hold ``backward``): passed when the whole case
@@ -74,7 +77,10 @@ def support_matrix(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
             key = (operator, rec.get("source") or "", phase, rec.get("backend") or "cpu", rec.get("dtype") or "float32")
             cell = cells.setdefault(key, {"operator": key[0], "source": key[1], "phase": phase, "backend": key[3],
                                           "dtype": key[4], "passed": 0, "total": 0, "skipped": 0, "lost": 0,
-                                          "categories": Counter(), "failing": [], "aidge_operators": set()})
+                                          "categories": Counter(), "failing": [], "aidge_operators": set(),
+                                          "routes": Counter()})
+            if rec.get("export_route"):
+                cell["routes"][rec["export_route"]] += 1
             if state == "skipped":
                 cell["skipped"] += 1
             elif state == "lost":
@@ -92,7 +98,7 @@ def support_matrix(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
     for key in sorted(cells, key=lambda k: (k[0].lower(), k[1], k[3], k[4], k[2])):
         cell = cells[key]
         out.append(dict(cell, categories=dict(sorted(cell["categories"].items())), failing=sorted(cell["failing"]),
-                        aidge_operators=sorted(cell["aidge_operators"])))
+                        aidge_operators=sorted(cell["aidge_operators"]), routes=dict(sorted(cell["routes"].items()))))
     columns = sorted({(c["phase"], c["backend"], c["dtype"]) for c in out},
                      key=lambda c: (c[1], c[2] != "float32", c[2], c[0] != "forward"))
     return {"cells": out, "columns": [{"phase": p, "backend": b, "dtype": d} for p, b, d in columns],
@@ -130,7 +136,10 @@ def _cell_text(cell: dict[str, Any] | None) -> str:
     mark = "✅" if cell["passed"] == cell["total"] else ("❌" if cell["passed"] == 0 else "⚠️")
     why = ", ".join(f"{c} {n}" for c, n in cell["categories"].items())
     aidge = f" (Aidge {', '.join(cell['aidge_operators'])})" if cell["aidge_operators"] else ""
-    return f"{mark} {cell['passed']}/{cell['total']}" + (f" {why}{aidge}" if why else "")
+    # the route to ONNX, said where it is not the TorchScript one alone (auto fell back to dynamo)
+    routes = cell.get("routes") or {}
+    route = f" [export: {', '.join(f'{r} {n}' for r, n in routes.items())}]" if set(routes) - {"torchscript"} else ""
+    return f"{mark} {cell['passed']}/{cell['total']}" + (f" {why}{aidge}" if why else "") + route
 
 
 def _column_name(col: dict[str, str]) -> str:
