@@ -12,7 +12,8 @@ an ``auto`` run gives the route each case took. Columns per route:
 
 - ``exports``: ``N nodes`` when the route exported (the node count of that graph), ``no``
   when it did not (the error is the blocking cell), ``?`` when the case died before saying;
-- ``import``: Aidge's import and compile of that graph: ``ok`` or ``no``;
+- ``import``: Aidge's import and compile of that graph: ``ok``, ``no``, or ``-`` when nothing
+  exported;
 - ``forward``: eval and train mode (two calls each): ``ok`` or the category;
 - ``backward``: input and parameter gradients, in the first mode whose forward matched
   (train, else eval): ``ok``, the category, or ``-`` when no forward matched;
@@ -103,7 +104,7 @@ def _cell(by_mode: dict[str, dict]) -> dict[str, Any]:
     else:
         exports = "?"
     imported = "no" if any(p in ("import", "compile") for _, p, _ in failures) else (
-        "ok" if exported or not failures else "?")
+        "ok" if exported or not failures else "-" if export_failed else "?")
 
     def forward_of(mode):
         rec = by_mode.get(mode)
