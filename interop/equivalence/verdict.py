@@ -446,8 +446,8 @@ def verify(fn, *args, backward: bool | None = None, backend: str = "cpu", tolera
         return verdict_from(exc)
     checked = result.get("backward_checked", False)
     route = result.get("exporter")
-    return Verdict("pass", summary=f"pass: forward matches on 2 calls" + (", input gradients match" if checked else "")
-                   + (f" ({route} export)" if route else ""), backward_checked=checked, exporter=route)
+    return Verdict("pass", summary="pass: forward matches on 2 calls" + (", input gradients match" if checked else ""),
+                   backward_checked=checked, exporter=route)
 
 
 def verdict_from(exc: BaseException) -> Verdict:
