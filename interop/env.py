@@ -70,3 +70,16 @@ def env_shard(name: str) -> tuple[int, int] | None:
     else is a ``ValueError`` naming the variable."""
     raw = os.environ.get(name, "").strip()
     return parse_k_of_n(raw, f"environment variable {name}") if raw else None
+
+
+def env_sample_cap(name: str, default: int) -> int | None:
+    """``$name`` as a count of samples: unset or empty -> ``default``, ``all`` -> None (no cap),
+    an integer >= 1 -> it; anything else a ``ValueError`` naming the variable."""
+    raw = os.environ.get(name, "").strip().lower()
+    if not raw:
+        return default
+    if raw == "all":
+        return None
+    if not raw.isdigit() or int(raw) < 1:
+        raise ValueError(f"environment variable {name}={raw!r}: expected an integer >= 1 or 'all'")
+    return int(raw)

@@ -28,12 +28,12 @@ ModuleInfo database costs ~2 s: once per process, at the first :func:`moduleinfo
 from __future__ import annotations
 
 import functools
-import os
 import re
 import zlib
 from typing import Any
 
 from .case import Case, normalized_label
+from .opinfo import describe_leaf
 
 __all__ = ["MODULEINFO_MODULES", "DEFAULT_SAMPLES", "MODES", "ModuleInfoUnavailable", "module_db", "moduleinfo_cases",
            "moduleinfo_sample", "run_moduleinfo_case", "NOT_COMPARABLE", "describe_module_sample", "survey",
@@ -71,14 +71,9 @@ def module_db() -> dict[str, Any]:
 
 def sample_cap() -> int | None:
     """Samples per entry and mode: :data:`DEFAULT_SAMPLES`, ``$INTEROP_MODULEINFO_SAMPLES`` (None: all)."""
-    raw = os.environ.get(SAMPLES_ENV, "").strip().lower()
-    if not raw:
-        return DEFAULT_SAMPLES
-    if raw == "all":
-        return None
-    if not raw.isdigit() or int(raw) < 1:
-        raise ValueError(f"environment variable {SAMPLES_ENV}={raw!r}: expected an integer >= 1 or 'all'")
-    return int(raw)
+    from ..env import env_sample_cap
+
+    return env_sample_cap(SAMPLES_ENV, DEFAULT_SAMPLES)
 
 
 def _samples(name: str, mode: str, limit: int | None = None) -> list:
@@ -94,31 +89,16 @@ def _samples(name: str, mode: str, limit: int | None = None) -> list:
     return list(samples)[:limit] if limit is not None else list(samples)
 
 
-def _leaf(x: Any) -> str:
-    import torch
-
-    if isinstance(x, torch.Tensor):
-        shape = "x".join(str(d) for d in x.shape) or "0d"
-        return shape if x.is_floating_point() else f"{str(x.dtype)[6:]}{shape}"
-    if isinstance(x, float):
-        return f"{x:g}"
-    if isinstance(x, torch.dtype):
-        return str(x)[6:]
-    if callable(x):
-        return getattr(x, "__name__", type(x).__name__)
-    return str(x)
-
-
 def describe_module_sample(sample) -> str:
     """A short, stable text for a sample: its constructor arguments, then its inputs' shapes."""
     from torch.utils import _pytree as pytree
 
     ci, fi = sample.constructor_input, sample.forward_input
-    parts = [_leaf(x) for x in pytree.tree_leaves(tuple(ci.args))]
+    parts = [describe_leaf(x) for x in pytree.tree_leaves(tuple(ci.args))]
     for key, value in ci.kwargs.items():
         leaves = pytree.tree_leaves(value)
-        parts.append(key + "".join(_leaf(x) for x in leaves) if leaves else f"{key}None")
-    parts += [_leaf(x) for x in pytree.tree_leaves((tuple(fi.args), dict(fi.kwargs)))]
+        parts.append(key + "".join(describe_leaf(x) for x in leaves) if leaves else f"{key}None")
+    parts += [describe_leaf(x) for x in pytree.tree_leaves((tuple(fi.args), dict(fi.kwargs)))]
     text = re.sub(r"_+", "_", "_".join(re.sub(r"[^A-Za-z0-9.+-]", "", p) for p in parts)).strip("_") or "noargs"
     if len(text) > _MAX_DESCRIPTION:
         text = f"{text[:_MAX_DESCRIPTION - 9]}_{zlib.crc32(text.encode()) & 0xFFFFFFFF:08x}"

@@ -45,7 +45,7 @@ from .case import Case, normalized_label
 
 __all__ = ["OPINFO_OPS", "CATALOG_OPINFO", "DEFAULT_SAMPLES", "OpInfoUnavailable", "op_db", "opinfo_cases",
            "opinfo_sample", "run_opinfo_case", "NOT_COMPARABLE", "describe_sample", "survey", "sample_cap",
-           "EXTRA_DTYPES", "entry_dtypes", "shard", "in_shard"]
+           "EXTRA_DTYPES", "entry_dtypes", "shard", "in_shard", "describe_leaf"]
 
 #: samples per entry in the default run (``INTEROP_OPINFO_SAMPLES``: a number or ``all``)
 DEFAULT_SAMPLES = 1
@@ -112,14 +112,9 @@ def _full_name(op) -> str:
 
 def sample_cap() -> int | None:
     """Samples per entry: :data:`DEFAULT_SAMPLES`, ``$INTEROP_OPINFO_SAMPLES`` (None: all)."""
-    raw = os.environ.get(SAMPLES_ENV, "").strip().lower()
-    if not raw:
-        return DEFAULT_SAMPLES
-    if raw == "all":
-        return None
-    if not raw.isdigit() or int(raw) < 1:
-        raise ValueError(f"environment variable {SAMPLES_ENV}={raw!r}: expected an integer >= 1 or 'all'")
-    return int(raw)
+    from ..env import env_sample_cap
+
+    return env_sample_cap(SAMPLES_ENV, DEFAULT_SAMPLES)
 
 
 def shard() -> tuple[int, int] | None:
@@ -170,7 +165,8 @@ def _samples(name: str, dtype: str = "float32", limit: int | None = None) -> lis
         return list(itertools.islice(samples, limit))
 
 
-def _leaf(x: Any) -> str:
+def describe_leaf(x: Any) -> str:
+    """A short, stable text for one argument of a sample (a tensor's shape, a number, a dtype, a name)."""
     import torch
 
     if isinstance(x, torch.Tensor):
@@ -180,6 +176,8 @@ def _leaf(x: Any) -> str:
         return f"{x:g}"
     if isinstance(x, torch.dtype):
         return str(x)[6:]
+    if callable(x):  # a function or class argument: its name (its repr holds an address)
+        return getattr(x, "__name__", type(x).__name__)
     return str(x)
 
 
@@ -187,9 +185,9 @@ def describe_sample(sample) -> str:
     """A short, stable text for a sample: its tensors' shapes and its arguments."""
     from torch.utils import _pytree as pytree
 
-    parts = [_leaf(x) for x in pytree.tree_leaves((sample.input, *sample.args))]
+    parts = [describe_leaf(x) for x in pytree.tree_leaves((sample.input, *sample.args))]
     for key, value in sample.kwargs.items():
-        parts.append(key + "".join(_leaf(x) for x in pytree.tree_leaves(value)) if pytree.tree_leaves(value)
+        parts.append(key + "".join(describe_leaf(x) for x in pytree.tree_leaves(value)) if pytree.tree_leaves(value)
                      else f"{key}None")
     text = re.sub(r"_+", "_", "_".join(re.sub(r"[^A-Za-z0-9.+-]", "", p) for p in parts)).strip("_") or "noargs"
     if len(text) > _MAX_DESCRIPTION:
