@@ -384,8 +384,15 @@ def _all_cases():
         sampled = opinfo.opinfo_cases(cap=OPINFO_TRIAGED_SAMPLES)
     except opinfo.OpInfoUnavailable:
         sampled = []
+    from interop.cases.architectures import architecture_cases
+    from interop.cases.moduleinfo import ModuleInfoUnavailable, moduleinfo_cases
+
+    try:
+        modules = moduleinfo_cases(cap=1)  # the default run's, which its rows were triaged on
+    except ModuleInfoUnavailable:
+        modules = []
     return (catalog.operator_cases() + catalog.model_cases() + catalog.contract_cases()
-            + catalog.property_cases() + _aidge_config_cases() + sampled
+            + catalog.property_cases() + _aidge_config_cases() + sampled + modules + architecture_cases()
             # the export's own entries (backend export_cpp: operator and model suites)
             + catalog.operator_cases(backend="export_cpp") + catalog.model_cases(backend="export_cpp"))
 
@@ -405,20 +412,26 @@ def _aidge_config_cases():
         return []
 
 
-def test_every_table_entry_decides_a_case():
+def test_every_table_entry_decides_a_case(monkeypatch):
     """An entry that decides no case of the suite (a renamed case, a typo, an entry behind
-    an earlier-phase one for every case it covers) is dead data."""
-    from interop.cases.expected_failures import EXPECTED_FAILURES, OPINFO_SHARD_ENTRIES
+    an earlier-phase one for every case it covers) is dead data. Each route to ONNX
+    (``--exporter``) reads the rows that hold for it: an entry is checked on its routes."""
+    from interop.cases.expected_failures import EXPECTED_FAILURES, OPINFO_SHARD_ENTRIES, expected_failure
+    from interop.exporters import EXPORTER_CHOICES, EXPORTER_ENV
 
     cases = _all_cases()
     kinds = {c.kind for c in cases}
     # the full OpInfo run's shard rows decide cases this run does not collect: checked below
-    table = [e for e in EXPECTED_FAILURES if id(e) not in OPINFO_SHARD_ENTRIES]
-    dead = [(e.operator, e.cases) for e in table if e.kind in kinds
-            if not any(e.covers(c.kind, c.operator, c.label, e.backend or "cpu") for c in cases)]
+    table = [e for e in EXPECTED_FAILURES if id(e) not in OPINFO_SHARD_ENTRIES and e.kind in kinds]
+    covering, decided = set(), set()
+    for route in EXPORTER_CHOICES:
+        monkeypatch.setenv(EXPORTER_ENV, route)
+        covering |= {id(e) for e in table if any(e.covers(c.kind, c.operator, c.label, e.backend or "cpu")
+                                                 for c in cases)}
+        decided |= {id(expected_failure(c)) for c in cases}
+    dead = [(e.operator, e.cases) for e in table if id(e) not in covering]
     assert not dead, f"entries covering no case: {dead}"
-    decided = {id(c.expected_failure) for c in cases}
-    unused = [(e.operator, e.cases) for e in table if e.kind in kinds and id(e) not in decided]
+    unused = [(e.operator, e.cases) for e in table if id(e) not in decided]
     assert not unused, f"entries deciding no case (always behind an earlier-phase entry): {unused}"
 
 
