@@ -4,11 +4,28 @@
 the porting-readiness table of :mod:`interop.reporting.porting`).
 
 Each entry builds its model from a configuration, never from downloaded weights (no
-network access is needed or attempted), seeded inside :func:`torch.random.fork_rng` so the
-caller's RNG is left alone, with every dropout probability at 0 (a random mask is no
-computation two frameworks can agree on). The libraries are imported when a model is built,
-never when this module is imported: the list is cheap to read, and a missing library makes
-its entries fail loudly (:class:`ArchitectureUnavailable`) rather than vanish.
+network access is needed or attempted; ``pretrained=False`` where there is such an option),
+seeded inside :func:`torch.random.fork_rng` so the caller's RNG is left alone, with every
+dropout probability the configuration exposes at 0 (a random mask is no computation two
+frameworks can agree on). Sizes: 2-D inputs (32x32 images, batch 2; 8 tokens of a 64-word
+vocabulary), hidden size 32, 2 heads, 1-2 layers or blocks; a forward takes milliseconds on
+one CPU thread. Hugging Face models are called with ``return_dict=False`` (and
+``use_cache=False`` for the decoders).
+
+Three MONAI entries are larger than the rest, and two of them random in train mode, because
+their classes allow nothing smaller (kept: the expected-failure table's rows are measured on
+them):
+
+- ``monai_SEResNet`` (10.8M parameters): ``SENet``'s stage widths (64 to 512 planes, times 4)
+  are fixed;
+- ``monai_VNet`` (9.4M): V-Net's widths (16 to 256 channels) are fixed, and its last two up
+  transitions hold a ``Dropout(0.5)`` the constructor does not expose (train mode is random);
+- ``monai_EfficientNetBN`` (4.0M): efficientnet-b0, the smallest, brings a 0.2 head dropout
+  and a 0.2 drop-connect rate (train mode is random).
+
+The libraries are imported when a model is built, never when this module is imported: the
+list is cheap to read, and a missing library makes its entries fail loudly
+(:class:`ArchitectureUnavailable`) rather than vanish.
 """
 from __future__ import annotations
 
@@ -144,11 +161,13 @@ ARCHITECTURES: list[Architecture] = [
     Architecture("monai_SEResNet", M, "encoder (CNN, squeeze-and-excitation)",
                  _monai("SENet", spatial_dims=2, in_channels=1, block="se_resnet_bottleneck", layers=(1, 1, 1, 1),
                         groups=1, reduction=4, dropout_prob=None, inplanes=8, downsample_kernel_size=1,
-                        input_3x3=False, num_classes=3), _image(2, 1, 32, 32)),
+                        input_3x3=False, num_classes=3), _image(2, 1, 32, 32),
+                 note="SENet's fixed stage widths (10.8M parameters): the smallest SENet MONAI offers"),
     Architecture("monai_EfficientNetBN", M, "encoder (CNN, depthwise, swish)",
                  _monai("EfficientNetBN", model_name="efficientnet-b0", pretrained=False, spatial_dims=2,
                         in_channels=1, num_classes=3), _image(2, 1, 32, 32),
-                 note="efficientnet-b0's full width (4M parameters): the smallest configuration MONAI offers"),
+                 note="efficientnet-b0's full width (4.0M parameters), its 0.2 head dropout and 0.2 drop-connect "
+                      "(random in train mode): the smallest configuration MONAI offers"),
     Architecture("monai_Classifier", M, "encoder (CNN, strided residual units)",
                  _monai("Classifier", in_shape=(1, 32, 32), classes=3, channels=(4, 8, 16), strides=(2, 2, 2)),
                  _image(2, 1, 32, 32)),
@@ -181,7 +200,8 @@ ARCHITECTURES: list[Architecture] = [
     Architecture("monai_VNet", M, "decoder with skip connections (V-Net, ELU)",
                  _monai("VNet", spatial_dims=2, in_channels=1, out_channels=2, dropout_prob_down=0.0,
                         dropout_prob_up=(0.0, 0.0)), _image(2, 1, 32, 32),
-                 note="V-Net's fixed widths (16 to 256 channels)"),
+                 note="V-Net's fixed widths (16 to 256 channels, 9.4M parameters); up_tr64 and up_tr32 keep a "
+                      "Dropout(0.5) VNet does not expose (random in train mode)"),
     Architecture("monai_HighResNet", M, "dilated residual network",
                  _monai("HighResNet", spatial_dims=2, in_channels=1, out_channels=2,
                         layer_params=({"name": "conv_0", "n_features": 4, "kernel_size": 3},
