@@ -86,6 +86,7 @@ class AidgeModule(torch.nn.Module):
         self._input_sizes = [tuple(x.shape) for x in example_inputs]
         self._input_dtypes = [x.dtype for x in example_inputs]
         self._out_spec = out_spec  # the torch output's pytree structure (None: flat tuple)
+        self._one_tensor_out = out_spec is not None and out_spec.is_leaf()  # a single tensor: no unflatten
         self._binding = binding  # CallBinding: how a call's arguments become the graph inputs
         self._reexport = reexport  # inputs -> ExportedModel of the torch model at their shapes
         # inputs -> the shapes of torch's outputs at their shapes (the shape guard's reference)
@@ -214,7 +215,9 @@ class AidgeModule(torch.nn.Module):
         if needs_grad:
             outputs = _AidgeFunction.apply(self, self._n_inputs, *inputs, *self._train_params)
         else:
-            outputs = tuple(self._runner.forward(inputs, share=True))
+            outputs = self._runner.forward(inputs, share=True)
+            if self._one_tensor_out:
+                return outputs[0]
         if self._out_spec is None:
             return outputs[0] if len(outputs) == 1 else tuple(outputs)
         return pytree.tree_unflatten(list(outputs), self._out_spec)

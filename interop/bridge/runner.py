@@ -202,7 +202,7 @@ class _GraphRunner:
                         tensors = list(tensors)
                     tensors[i] = torch_tensor_to_aidge(x.detach())
                 else:
-                    view.copy_(x.detach())
+                    view.copy_(x.detach() if x.requires_grad else x)
             self._shared = tensors  # the graph reads shared inputs until the next call
             return tensors
         from .tensors import torch_tensor_to_aidge
@@ -247,6 +247,18 @@ class _GraphRunner:
         self.backward_ran = False
         # Output buffers are reused by the next forward: copy them out. An output whose dims
         # cannot be (negative, after an out-of-bounds computation) is Aidge's failure, said so.
+        try:
+            outputs = [read_tensor(t) for t in self.output_tensors]
+        except (ValueError, RuntimeError):
+            outputs = self._read_outputs_one_by_one()
+        expected = self.expected_shapes
+        if expected is not None and [o.shape for o in outputs] != expected:  # torch.Size == tuple
+            self._check_output_shapes(inputs, outputs)
+        return outputs
+
+    def _read_outputs_one_by_one(self) -> list[torch.Tensor]:
+        """The outputs, read one by one: an output whose dims cannot be read (negative, after an
+        out-of-bounds computation) is Aidge's failure, said so."""
         outputs = []
         for i, t in enumerate(self.output_tensors):
             try:
@@ -254,8 +266,6 @@ class _GraphRunner:
             except (ValueError, RuntimeError) as exc:
                 self.invalidate()
                 raise AidgeError("forward", f"output #{i} cannot be read back (dims {_dims_of(t)}): {exc}") from exc
-        if self.expected_shapes is not None:
-            self._check_output_shapes(inputs, outputs)
         return outputs
 
     def _check_output_shapes(self, inputs: Sequence[torch.Tensor], outputs: list[torch.Tensor]) -> None:

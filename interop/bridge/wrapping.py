@@ -9,6 +9,7 @@ import torch
 from torch.utils import _pytree as pytree
 
 from ..errors import ExportError, TracingError
+from ..stages import stage
 from . import runtime as rt
 from .binding import BoundModule, CallBinding, needs_binding
 from .graph import _compile, _import_graph, compute_dtype
@@ -145,14 +146,26 @@ def _wrap(torch_model, traced, binding, example_inputs, *, backend, training, ve
                                output_structure=_output_structure, exporter=exporter)
     if dformat is not None:
         raise ValueError(f"dformat={dformat!r} is a setting of backend 'export_cpp', not of {backend!r}")
-    exported = export_to_onnx(traced, example_inputs, training=training, exporter=exporter)
-    check_value_dependence(traced, example_inputs, exported, on_trace_warning)
-    out_spec, out_leaves = _output_structure(traced, example_inputs, exported)
+    with stage("export"):
+        exported = export_to_onnx(traced, example_inputs, training=training, exporter=exporter)
+    with stage("export: value check"):
+        check_value_dependence(traced, example_inputs, exported, on_trace_warning)
+    with stage("torch"):
+        out_spec, out_leaves = _output_structure(traced, example_inputs, exported)
     dtype = compute_dtype(example_inputs, exported)
     with rt.quiet_aidge(verbose):
-        graph = _import_graph(exported)
-        _compile(graph, backend, [list(x.shape) for x in example_inputs], [x.dtype for x in example_inputs],
-                 faithful=dtype is None)
+        with stage("import"):
+            graph = _import_graph(exported)
+        with stage("compile"):
+            _compile(graph, backend, [list(x.shape) for x in example_inputs], [x.dtype for x in example_inputs],
+                     faithful=dtype is None)
+    with stage("module setup"):
+        return _module(torch_model, exported, graph, traced, binding, example_inputs, out_spec, out_leaves, dtype,
+                       backend=backend, verbose=verbose)
+
+
+def _module(torch_model, exported, graph, traced, binding, example_inputs, out_spec, out_leaves, dtype, *,
+            backend, verbose) -> AidgeModule:
     return AidgeModule(torch_model, exported, graph, backend=backend, verbose=verbose,
                        example_inputs=example_inputs, out_spec=out_spec, compute_dtype=dtype,
                        reexport=lambda inputs: export_to_onnx(traced, inputs, training=exported.export_training,

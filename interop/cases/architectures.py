@@ -60,8 +60,11 @@ def run_architecture_case(case: Case) -> dict:
     from ..equivalence.verdict import check_callable
     from ..zoo.architectures import architecture
 
+    from ..stages import stage
+
     arch = architecture(case.params["architecture"])
-    model = arch.build().train(bool(case.training))
-    args, kwargs = arch.inputs()
+    with stage("sample"):
+        model = arch.build().train(bool(case.training))
+        args, kwargs = arch.inputs()
     return check_callable(model, args, kwargs, backward=case.test_backward, backend=case.backend,
                           tolerance=case.tolerance, name=case.id, parameter_grads=True)

@@ -157,6 +157,7 @@ def moduleinfo_cases(names: list[str] | None = None, *, backend: str = "cpu", ca
     from ..backends import FORWARD_ONLY_BACKENDS
     from ..equivalence.verdict import has_tensor_argument
     from .expected_failures import with_expected_failure
+    from .kept_samples import keep
 
     cap = sample_cap() if cap == "env" else cap
     db = module_db()
@@ -184,6 +185,7 @@ def moduleinfo_cases(names: list[str] | None = None, *, backend: str = "cpu", ca
                 if case_id in seen:
                     continue
                 seen.add(case_id)
+                keep("moduleinfo", (name, mode), index, sample)  # for the child that runs the case
                 out.append(with_expected_failure(Case(
                     id=case_id, op_class=f"moduleinfo:{name}", operator=operator, path=label, source="moduleinfo",
                     kind="moduleinfo", backend=backend, test_backward=_backward(), training=mode == "train",
@@ -196,14 +198,20 @@ def moduleinfo_sample(case: Case):
     against the description in its id, the module built from it (seeded) in the case's mode."""
     import torch
 
+    from ..stages import stage
+    from .kept_samples import kept
+
     name, mode, index = case.params["moduleinfo"], case.params["mode"], case.params["index"]
-    sample = _samples(name, mode, limit=index + 1)[index]
+    with stage("sample"):
+        sample = kept("moduleinfo", (name, mode), index)  # generated at collection, in a forked child
+        if sample is None:
+            sample = _samples(name, mode, limit=index + 1)[index]
     label = normalized_label(_label(mode, index, sample))
     if label != case.label:
         raise RuntimeError(f"{case.id}: ModuleInfo sample {index} of {name} ({mode}) is now {label!r}: the sample "
                            f"list changed (torch upgraded?), the case id no longer describes it")
     ci, fi = sample.constructor_input, sample.forward_input
-    with torch.random.fork_rng(devices=[]):
+    with stage("sample"), torch.random.fork_rng(devices=[]):
         torch.manual_seed(_SEED)
         module = module_db()[name].module_cls(*ci.args, **ci.kwargs)
     module.train(mode == "train")

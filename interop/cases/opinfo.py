@@ -10,8 +10,10 @@ Cases: one per (entry, CPU sample input, dtype), ``kind="opinfo"``, ``source="op
 the operator is the OpInfo name (``nn.functional.conv2d``), the label ``s<index>_<what the
 sample holds>`` (tensor shapes, arguments), so ids read like
 ``opinfo_nn.functional.conv2d_s0_1x3x4x4_3x3x3x3_3_stride2x2_padding2_groups1``. Samples are
-generated under a fixed seed; the child that runs a case regenerates its sample and checks
-that it still is the one its id describes (no tensor is pickled into an id).
+generated under a fixed seed; the process that collects the cases keeps the samples of the
+cases it selected (:mod:`interop.cases.kept_samples`), and the forked child that runs a case
+takes its sample from there (elsewhere: generates it again) and checks that it still is the
+one its id describes (no tensor is pickled into an id).
 
 The default run takes the first :data:`DEFAULT_SAMPLES` samples of every entry (a
 deterministic cap); ``INTEROP_OPINFO_SAMPLES=all`` (``nox -s opinfo``) takes them all.
@@ -204,6 +206,7 @@ def opinfo_cases(names: list[str] | None = None, *, backend: str = "cpu", cap: A
 
     from ..equivalence.verdict import has_tensor_argument
     from .expected_failures import with_expected_failure
+    from .kept_samples import keep
 
     cap = sample_cap() if cap == "env" else cap
     selected = shard()
@@ -227,6 +230,7 @@ def opinfo_cases(names: list[str] | None = None, *, backend: str = "cpu", cap: A
                 label = _label(index, sample, dtype)
                 if not in_shard(f"opinfo_{name}_{label}", selected):
                     continue
+                keep("opinfo", (name, dtype), index, sample)  # for the child that runs the case
                 out.append(with_expected_failure(Case(
                     id=f"opinfo_{name}_{label}", op_class=f"opinfo:{name}", operator=name, path=label,
                     source="opinfo", kind="opinfo", backend=backend, test_backward=backward,
@@ -237,8 +241,14 @@ def opinfo_cases(names: list[str] | None = None, *, backend: str = "cpu", cap: A
 def opinfo_sample(case: Case):
     """``(fn, args, kwargs)`` of an OpInfo case: its sample regenerated, checked against the
     description in its id."""
+    from ..stages import stage
+    from .kept_samples import kept
+
     name, index, dtype = case.params["opinfo"], case.params["index"], case.params.get("dtype", "float32")
-    sample = _samples(name, dtype, limit=index + 1)[index]
+    with stage("sample"):
+        sample = kept("opinfo", (name, dtype), index)  # generated at collection, in a forked child
+        if sample is None:
+            sample = _samples(name, dtype, limit=index + 1)[index]
     label = normalized_label(_label(index, sample, dtype))
     if label != case.label:
         raise RuntimeError(f"{case.id}: OpInfo sample {index} of {name} is now {label!r}: the sample list "

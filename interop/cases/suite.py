@@ -210,6 +210,19 @@ def run_operator_case(case_run: OperatorCaseRun, body: Callable[[OperatorCaseRun
 def prepare_parent(backend: str) -> None:
     """Import what every child needs once, in the parent, so forks start warm (a second
     call costs nothing)."""
+    if backend in _PREPARED:
+        return
+    from ..stages import stage
+
+    with stage("worker setup"):
+        _prepare_parent(backend)
+    _PREPARED.add(backend)
+
+
+_PREPARED: set[str] = set()
+
+
+def _prepare_parent(backend: str) -> None:
     from ..bridge import runtime as rt
 
     rt.load_backend(backend)

@@ -39,10 +39,19 @@ import traceback as _tb
 from typing import Any, Callable
 
 from ..exporters import export_routes
+from ..stages import add_stage_times, collecting, stage_times
 
 from ..errors import AidgeCrash, InteropError
 
-__all__ = ["run_isolated", "IsolatedError", "phase_from_stack", "fork_available"]
+__all__ = ["run_isolated", "IsolatedError", "phase_from_stack", "fork_available", "in_isolated_child"]
+
+_IN_CHILD = False
+
+
+def in_isolated_child() -> bool:
+    """Whether this process is a child forked by :func:`run_isolated` (what it changes in its
+    memory never reaches the parent)."""
+    return _IN_CHILD
 
 #: (file name, function name) of the frames that name a phase; the innermost one wins.
 #: (file under interop/bridge/, function) -> the phase a crash in that frame belongs to
@@ -95,6 +104,8 @@ def run_isolated(fn: Callable[..., Any], *args: Any, timeout: float | None = Non
     ``timed_out=True``. Without ``os.fork`` (Windows) ``fn`` runs in this process."""
     if not fork_available():
         return fn(*args, **kwargs)
+    timed = collecting()  # the cost profile: the child times its stages, the parent the fork
+    started = time.perf_counter() if timed else 0.0
     read_fd, write_fd = os.pipe()
     stack_file = tempfile.TemporaryFile(mode="w+b")
     sys.stdout.flush()
@@ -102,7 +113,7 @@ def run_isolated(fn: Callable[..., Any], *args: Any, timeout: float | None = Non
     pid = _single_threaded_fork()
     if pid == 0:  # ---- child: never returns
         os.close(read_fd)
-        _child(write_fd, stack_file, fn, args, kwargs)
+        _child(write_fd, stack_file, fn, args, kwargs, timed)
     # ---- parent
     os.close(write_fd)
     try:
@@ -129,7 +140,11 @@ def run_isolated(fn: Callable[..., Any], *args: Any, timeout: float | None = Non
     if not data:
         code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else status
         raise _crash(f"exited with status {code} without a result", stack)
-    kind, payload, routes = pickle.loads(data)
+    kind, payload, routes, stages = pickle.loads(data)
+    if timed:
+        child_s = stages.pop("", 0.0)  # the child's time in fn
+        add_stage_times(stages)
+        add_stage_times({"fork": max(0.0, time.perf_counter() - started - child_s)})
     if routes:  # the export routes the child took, for the records
         from ..exporters import note_routes
 
@@ -186,22 +201,32 @@ def _single_threaded_fork() -> int:
         return pid
 
 
-def _child(write_fd: int, stack_file, fn, args, kwargs) -> None:
+def _child(write_fd: int, stack_file, fn, args, kwargs, timed: bool = False) -> None:
+    global _IN_CHILD
+    _IN_CHILD = True
     status = 0
     try:
         faulthandler.enable(file=stack_file, all_threads=False)
         routes: list = []
+        stages: dict = {}
+        timer = stage_times() if timed else contextlib.nullcontext({})
         try:
-            with export_routes() as routes:
-                result = fn(*args, **kwargs)
-            payload = ("ok", result, routes)
+            with timer as stages:
+                start = time.perf_counter()
+                try:
+                    with export_routes() as routes:
+                        result = fn(*args, **kwargs)
+                finally:
+                    stages[""] = time.perf_counter() - start  # the parent's fork time is the rest
+            payload = ("ok", result, routes, stages)
             try:
                 data = pickle.dumps(payload)
             except Exception as exc:
                 data = pickle.dumps(("error", _describe(TypeError(
-                    f"run_isolated: the result of {getattr(fn, '__name__', fn)!r} cannot be pickled: {exc}")), routes))
+                    f"run_isolated: the result of {getattr(fn, '__name__', fn)!r} cannot be pickled: {exc}")),
+                    routes, stages))
         except BaseException as exc:  # noqa: BLE001 - everything goes back to the parent
-            data = pickle.dumps(("error", _describe(exc), routes))
+            data = pickle.dumps(("error", _describe(exc), routes, stages))
         view = memoryview(data)
         while view:
             view = view[os.write(write_fd, view):]

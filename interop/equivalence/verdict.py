@@ -33,6 +33,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from ..stages import stage
 from .tolerance import tolerance_for
 
 __all__ = ["Verdict", "verify", "check_callable", "has_tensor_argument", "as_module", "OUTCOMES"]
@@ -243,11 +244,12 @@ def _check_wrapped(module, aidge, tensors, backward: bool, tolerance: Any, name:
     from .outputs import compare_outputs
 
     mask = _grad_mask(tensors, backward)
-    _check_deterministic(module, tensors, name)  # after the export: a crash in torch's trace is the export's
+    with stage("torch"):
+        _check_deterministic(module, tensors, name)  # after the export: a crash in torch's trace is the export's
     exported = aidge._exported  # AidgeModule and ExportCppModule: the ONNX export Aidge imported
     second = _other_inputs(tensors)
     try:
-        with torch.no_grad(), torch.random.fork_rng(devices=[]):
+        with stage("torch"), torch.no_grad(), torch.random.fork_rng(devices=[]):
             module(*second)
     except Exception:  # noqa: BLE001 - torch rejects the permuted values: call again with the first
         second = [x.detach() for x in tensors]
@@ -256,7 +258,7 @@ def _check_wrapped(module, aidge, tensors, backward: bool, tolerance: Any, name:
     for call, inputs in enumerate(calls[:CALLS], 1):
         t_in, a_in = _fresh(inputs, mask), _fresh(inputs, mask)
         try:
-            with torch.random.fork_rng(devices=[]):
+            with stage("torch"), torch.random.fork_rng(devices=[]):
                 torch_out = module(*t_in)
         except Exception as exc:  # noqa: BLE001 - torch itself: the case, not Aidge
             raise NotComparableError(
@@ -265,7 +267,8 @@ def _check_wrapped(module, aidge, tensors, backward: bool, tolerance: Any, name:
                 f"depends on more than its inputs' values (their memory layout?), which an ONNX graph cannot "
                 f"express: no verdict on Aidge") from exc
         try:
-            aidge_out = aidge(*a_in)
+            with stage("aidge forward"):
+                aidge_out = aidge(*a_in)
         except OutputShapeError as exc:
             # the bridge's shape guard: attributed like any other forward mismatch (onnxruntime on
             # the same ONNX gives the same shape as torch, or not), on the outputs it stopped
@@ -273,7 +276,8 @@ def _check_wrapped(module, aidge, tensors, backward: bool, tolerance: Any, name:
             aidge_out = pytree.tree_unflatten(list(exc.outputs), spec) if len(leaves) == len(exc.outputs) else exc.outputs
         t_leaves, a_leaves = pytree.tree_leaves(torch_out), pytree.tree_leaves(aidge_out)
         tol = tolerance_for(tolerance, t_leaves[0].dtype if t_leaves else "float32")
-        mismatches = compare_outputs(aidge_out, torch_out, rtol=tol.rtol, atol=tol.atol, name="output")
+        with stage("compare"):
+            mismatches = compare_outputs(aidge_out, torch_out, rtol=tol.rtol, atol=tol.atol, name="output")
         if mismatches:
             plain = [x.detach() for x in inputs]
 
@@ -282,12 +286,13 @@ def _check_wrapped(module, aidge, tensors, backward: bool, tolerance: Any, name:
                     out = float64_copy(module)(*[x.double() if x.is_floating_point() else x for x in plain])
                 return pytree.tree_leaves(out)
 
-            attribution, why = attribute_forward(
-                aidge_out=[x.detach() for x in a_leaves], torch_out=[x.detach() for x in t_leaves], exact=exact,
-                # the very proto Aidge imported, each input bound by the name the export gave it
-                # (an input the export dropped is skipped, never shifted onto the next name)
-                onnx=lambda plain=plain: run_onnxruntime(exported.proto, default_input_names(len(plain)), plain),
-                rtol=tol.rtol, atol=tol.atol)
+            with stage("attribution"):
+                attribution, why = attribute_forward(
+                    aidge_out=[x.detach() for x in a_leaves], torch_out=[x.detach() for x in t_leaves], exact=exact,
+                    # the very proto Aidge imported, each input bound by the name the export gave it
+                    # (an input the export dropped is skipped, never shifted onto the next name)
+                    onnx=lambda plain=plain: run_onnxruntime(exported.proto, default_input_names(len(plain)), plain),
+                    rtol=tol.rtol, atol=tol.atol)
             raise _fail(name, call, "output", mismatches, attribution, why)
     params = _trainable(module, aidge) if parameter_grads else []
     if not any(mask) and not params:
@@ -296,28 +301,33 @@ def _check_wrapped(module, aidge, tensors, backward: bool, tolerance: Any, name:
     for _, p in params:
         p.grad = None
     t_in, a_in = _fresh(inputs, mask), _fresh(inputs, mask)
-    with torch.random.fork_rng(devices=[]):
+    with stage("torch"), torch.random.fork_rng(devices=[]):
         t_leaves = pytree.tree_leaves(module(*t_in))
-    a_leaves = pytree.tree_leaves(aidge(*a_in))
+    with stage("aidge forward"):
+        a_leaves = pytree.tree_leaves(aidge(*a_in))
     gen = torch.Generator().manual_seed(_SEED + 2)
     grads = [torch.randn(o.shape, generator=gen, dtype=o.dtype) if o.is_floating_point() and o.requires_grad
              else None for o in t_leaves]
     pairs = [(o, g) for o, g in zip(t_leaves, grads) if g is not None]
     if not pairs:
         return {"backward_checked": False}
-    torch.autograd.backward([o for o, _ in pairs], [g for _, g in pairs])
-    torch.autograd.backward([a for a, g in zip(a_leaves, grads) if g is not None], [g for _, g in pairs])
+    with stage("torch backward"):
+        torch.autograd.backward([o for o, _ in pairs], [g for _, g in pairs])
+    with stage("aidge backward"):
+        torch.autograd.backward([a for a, g in zip(a_leaves, grads) if g is not None], [g for _, g in pairs])
     for i, (t, a, m) in enumerate(zip(t_in, a_in, mask)):
         if not m or t.grad is None:
             continue
         tol = tolerance_for(tolerance, t.grad.dtype)
         what = f"input grad [{i}]"
         actual = a.grad if a.grad is not None else torch.zeros_like(t.grad)
-        mismatches = compare_outputs(actual, t.grad, rtol=tol.rtol, atol=tol.atol, name=what)
+        with stage("compare"):
+            mismatches = compare_outputs(actual, t.grad, rtol=tol.rtol, atol=tol.atol, name=what)
         if mismatches:
-            attribution, why = attribute_backward(aidge_grad=actual, torch_grad=t.grad,
-                                                  exact_grad=_exact_grad(module, inputs, mask, grads, i),
-                                                  rtol=tol.rtol, atol=tol.atol)
+            with stage("attribution"):
+                attribution, why = attribute_backward(aidge_grad=actual, torch_grad=t.grad,
+                                                      exact_grad=_exact_grad(module, inputs, mask, grads, i),
+                                                      rtol=tol.rtol, atol=tol.atol)
             raise _fail(name, CALLS, what, mismatches, attribution, why)
     aidge_params = dict(aidge.named_parameters())
     for pname, p in params:
@@ -327,11 +337,13 @@ def _check_wrapped(module, aidge, tensors, backward: bool, tolerance: Any, name:
         what = f"grad of {pname.removeprefix('fn.')}"
         got = aidge_params[pname].grad
         actual = got if got is not None else torch.zeros_like(p.grad)
-        mismatches = compare_outputs(actual, p.grad, rtol=tol.rtol, atol=tol.atol, name=what)
+        with stage("compare"):
+            mismatches = compare_outputs(actual, p.grad, rtol=tol.rtol, atol=tol.atol, name=what)
         if mismatches:
-            attribution, why = attribute_backward(aidge_grad=actual, torch_grad=p.grad,
-                                                  exact_grad=_exact_param_grad(module, inputs, grads, pname),
-                                                  rtol=tol.rtol, atol=tol.atol)
+            with stage("attribution"):
+                attribution, why = attribute_backward(aidge_grad=actual, torch_grad=p.grad,
+                                                      exact_grad=_exact_param_grad(module, inputs, grads, pname),
+                                                      rtol=tol.rtol, atol=tol.atol)
             raise _fail(name, CALLS, what, mismatches, attribution, why)
     return {"backward_checked": True, "parameters_checked": len(params)}
 
