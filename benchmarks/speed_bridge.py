@@ -108,6 +108,71 @@ def main() -> None:
             aidge_txt = f"{aidge:7.0f}" if aidge is not None else f"{'n/a':>7}"
             print(f"{label:<24} {phase:<8} {t:9.1f} {raw:9.1f} {aidge_txt} {module:9.1f} "
                   f"{module - raw:11.1f} {module / raw:11.3f}")
+    if not args.only or re.search(args.only, "pieces"):
+        _print_pieces(args.samples)
+
+
+def _print_pieces(samples: int) -> None:
+    """The floor of each piece of an AidgeModule forward (``torch.no_grad()``, ReLU on (1,) and
+    on (8, 64, 32, 32)), each timed alone, interleaved like the columns above: what the
+    bridge's overhead is made of, and what is left of it."""
+    import torch
+
+    from interop import wrap
+    from interop.bridge.runner import read_tensor
+
+    class Empty(torch.nn.Module):
+        def forward(self, x):
+            return x
+
+    print(f"\nthe pieces of one AidgeModule forward under torch.no_grad(), microseconds per call "
+          f"(median of {samples} interleaved blocks)")
+    header = f"{'piece':<62} {'(1,)':>9} {'(8, 64, 32, 32)':>16}"
+    print(header)
+    print("-" * len(header))
+    columns = []
+    for shape in ((1,), (8, 64, 32, 32)):
+        am = wrap(torch.nn.ReLU(), shape)
+        x = torch.randn(shape)
+        runner = am._runner
+        ng = torch.no_grad()
+        empty = Empty()
+        with torch.no_grad():
+            am(x)
+        tensors = runner.load_inputs([x], share=True)
+        out = runner.output_tensors[0]
+        view = runner._in_views[0]
+        expected = runner.expected_shapes
+        outs = [read_tensor(out)]
+        signature = runner._signature
+
+        def whole():
+            with torch.no_grad():
+                am(x)
+
+        def guard():
+            with runner._quiet:
+                pass
+
+        def dispatch():
+            with torch.no_grad():
+                empty(x)
+
+        pieces = {
+            "the whole call: with torch.no_grad(): am(x)": whole,
+            "torch.no_grad() + nn.Module call of an empty forward": dispatch,
+            "signature check ([(shape, dtype)] == the compiled one's)": lambda: [(t.shape, t.dtype) for t in [x]] == signature,
+            "copy in (one copy_ into Aidge's input buffer)": lambda: view.copy_(x),
+            "load_inputs: signature + copy in (large input: shared)": lambda: runner.load_inputs([x], share=True),
+            "Aidge log-level guard (quiet_aidge enter + exit)": guard,
+            "scheduler.forward(False, inputs) from Python": lambda: runner.scheduler.forward(False, tensors),
+            "copy out (read_tensor: numpy copy + from_numpy)": lambda: read_tensor(out),
+            "shape guard (output sizes == torch's)": lambda: [o.shape for o in outs] != expected,
+        }
+        columns.append(_interleaved(pieces, samples))
+    for name in columns[0]:
+        small, large = columns[0][name], columns[1][name]
+        print(f"{name:<62} {small:9.2f} {large:16.2f}")
 
 
 def _measure(model, shape, samples: int) -> dict[str, dict[str, float | None]]:

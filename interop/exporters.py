@@ -64,6 +64,21 @@ def export_routes():
         stack.remove(collected)
 
 
+@contextlib.contextmanager
+def routes_not_collected():
+    """Exports made in this thread inside the block reach no collector (a worker's warm-up
+    export is no case's)."""
+    saved = getattr(_routes, "stack", None)
+    _routes.stack = []
+    try:
+        yield
+    finally:
+        if saved is None:
+            del _routes.stack
+        else:
+            _routes.stack = saved
+
+
 def note_routes(entries) -> None:
     """Add export route entries to every collector open in this thread (:func:`export_routes`)."""
     for collected in getattr(_routes, "stack", ()):

@@ -110,9 +110,11 @@ def check_benchmark_case(case: Case) -> dict[str, Any]:
     from ..equivalence.compare import compare_tensors
     from ..equivalence.tester import EquivalenceError
 
+    from ..stages import stage
     from .aidge_operations import operation_entry
 
-    arrays = generate_inputs(case)
+    with stage("sample"):
+        arrays = generate_inputs(case)
     operation = case.params["operation"]
     dims_from_data = operation_entry(operation).dims_from_data
     if case.params["negative"]:
@@ -126,9 +128,11 @@ def check_benchmark_case(case: Case) -> dict[str, Any]:
             f"Aidge accepts invalid input: {case.id} is a negative case of Aidge's own configurations "
             f"({'.'.join(case.params['labels'])}) but {operation} ran to the end (outputs {describe_outputs(outputs)}); "
             f"{torch_says}")
-    expected = _torch_outputs(case, arrays)
-    actual = run_single_node(operation, case.params["attributes"], arrays, backend=case.backend,
-                             dims_from_data=dims_from_data)
+    with stage("torch"):
+        expected = _torch_outputs(case, arrays)
+    with stage("aidge node"):  # build, compile and run the one Aidge node
+        actual = run_single_node(operation, case.params["attributes"], arrays, backend=case.backend,
+                                 dims_from_data=dims_from_data)
     actual, expected = _compared(case, arrays, actual, expected)
     seed = case_seed(case.id)
     head = f"[{case.id}] output differs between model1 (torch {operation}) and model2 (Aidge {operation}) [seed {seed}]"

@@ -243,6 +243,35 @@ def _prepare_parent(backend: str) -> None:
     # The first torch.optim.SGD of a process imports torch._dynamo (~1 s): pay it once here,
     # not in every child that trains.
     torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1)
+    _warm_up(backend)
+
+
+def _warm_up(backend: str) -> None:
+    """One tiny case in this process, so that every forked child inherits what the first export,
+    import, compile, forward, backward and comparison of a process build lazily (torch's
+    exporter tables, Aidge's registries...): measured, an OpInfo case's export in the child went
+    from 23 ms to 6.3 ms (docs/suite-cost.md).
+    The whole check runs on the CPU backend only: on CUDA the parent must not initialise the
+    device before forking, so only the export is warmed there. Its export route is no case's
+    (:func:`~interop.exporters.routes_not_collected`); the RNG is left as it was; a failure here
+    is left to the cases to report."""
+    from ..exporters import routes_not_collected
+
+    try:
+        with routes_not_collected(), torch.random.fork_rng(devices=[]):
+            torch.manual_seed(0)
+            model = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.ReLU())
+            x = torch.randn(2, 4)
+            if backend == "cpu":
+                from ..equivalence.verdict import check_callable
+
+                check_callable(model, (x,), parameter_grads=True, name="worker warm-up")
+            else:
+                from ..bridge.onnx_export import export_to_onnx
+
+                export_to_onnx(model, [x])
+    except Exception:  # noqa: BLE001 - the cases report what is wrong with the stack
+        pass
 
 
 # --------------------------------------------------------------------------------------

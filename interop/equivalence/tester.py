@@ -17,6 +17,7 @@ from typing import Any
 import torch
 
 from ..env import env_number  # noqa: F401  (re-exported: interop.equivalence.tester.env_number)
+from ..stages import stage
 from . import timing
 from .benchlog import RESULTS_ENV, append_jsonl, resolve_log_path  # noqa: F401  (re-exported)
 from .compare import mismatch_figures
@@ -192,7 +193,8 @@ class ModelTester:
                                mismatch=mismatch)
 
     def _check(self, what: str, actual, expected, localize_inputs=None) -> None:
-        mismatches = compare_outputs(actual, expected, rtol=self.rtol, atol=self.atol, name=what)
+        with stage("compare"):
+            mismatches = compare_outputs(actual, expected, rtol=self.rtol, atol=self.atol, name=what)
         if mismatches:
             detail = "\n".join(m.message for m in mismatches)
             if localize_inputs is not None:
@@ -231,15 +233,18 @@ class ModelTester:
         inputs = [x.to(device) for x in inputs]
         grad_inputs = self.test_backward and all(x.is_floating_point() for x in inputs)
         if record_timing:
-            self._repeat_timed_calls(inputs, label, grad_inputs)
+            with stage("timed repeats"):
+                self._repeat_timed_calls(inputs, label, grad_inputs)
         in1 = [x.detach().clone().requires_grad_(grad_inputs) for x in inputs]
         in2 = [x.detach().clone().requires_grad_(grad_inputs) for x in inputs]
 
         grad_ctx = contextlib.nullcontext() if self.test_backward else torch.no_grad()
         with grad_ctx:
-            out1, t1 = timing.timed(lambda: self.model1(*in1), cuda=self.cuda)
+            with stage("torch"):
+                out1, t1 = timing.timed(lambda: self.model1(*in1), cuda=self.cuda)
             before = _aidge_seconds(self.model2)
-            out2, t2 = timing.timed(lambda: self.model2(*in2), cuda=self.cuda)
+            with stage("aidge forward"):
+                out2, t2 = timing.timed(lambda: self.model2(*in2), cuda=self.cuda)
         if record_timing:
             self._record("forward", t1, t2, before)
         self._check("output", out2, out1, localize_inputs=inputs)
@@ -252,9 +257,11 @@ class ModelTester:
         step1, step2 = self._optimizers()
         step1.zero_grad(set_to_none=True)
         step2.zero_grad(set_to_none=True)
-        _, b1 = timing.timed(loss1.backward, cuda=self.cuda)
+        with stage("torch backward"):
+            _, b1 = timing.timed(loss1.backward, cuda=self.cuda)
         before = _aidge_seconds(self.model2)
-        _, b2 = timing.timed(loss2.backward, cuda=self.cuda)
+        with stage("aidge backward"):
+            _, b2 = timing.timed(loss2.backward, cuda=self.cuda)
         if record_timing:
             self._record("backward", b1, b2, before)
         if grad_inputs:
@@ -266,8 +273,10 @@ class ModelTester:
             self.check_weights("parameters", params1, params2)  # reports the name difference
         for pname, p1 in params1.items():
             self._check(f"grad of {pname}", params2[pname].grad, p1.grad)
-        step1.step()
-        step2.step()
+        with stage("torch"):
+            step1.step()
+        with stage("aidge step"):
+            step2.step()
         self.check_weights("weights after the SGD step", params1, params2)
 
     def _loss(self, out, label):
