@@ -100,7 +100,10 @@ def opinfo(session: nox.Session) -> None:
     results/runs/<run>/ gets the report and, where the table does not say what the run found,
     triage/proposal.diff (python -m interop.triage)."""
     install_cpu_stack(session)
-    args = session.posargs or ["-n", "auto", "tests/test_opinfo.py"]
+    # --tb=native: Python's own traceback for the (many) failures no row expects; pytest's
+    # (source of every frame) cost ~6 ms a failure (benchmarks/case_cost.py); the report reads
+    # the records, made from the exceptions themselves
+    args = session.posargs or ["-n", "auto", "--tb=native", "tests/test_opinfo.py"]
     session.run("python", "-m", "interop.reporting.run", *args,
                 env=dict(TEST_ENV, INTEROP_OPINFO_SAMPLES="all", INTEROP_OPINFO_DTYPES="all"))
 
@@ -110,7 +113,7 @@ def moduleinfo(session: nox.Session) -> None:
     """PyTorch's ModuleInfo samples, all of them (tests-cpu runs the first of each module and mode),
     as a findings run in results/runs/<run>/, like nox -s opinfo."""
     install_cpu_stack(session)
-    args = session.posargs or ["-n", "auto", "tests/test_moduleinfo.py"]
+    args = session.posargs or ["-n", "auto", "--tb=native", "tests/test_moduleinfo.py"]
     session.run("python", "-m", "interop.reporting.run", *args, env=dict(TEST_ENV, INTEROP_MODULEINFO_SAMPLES="all"))
 
 

@@ -2,6 +2,7 @@
 the pytest plugin it loads into the sessions it starts).
 
     python benchmarks/case_cost.py [--sources NAME,...] [--json OUT.json] [--compare BEFORE.json]
+                                   [--pytest-args "--tb=native ..."]
 
 For each source, one pytest session in a fresh process (no xdist, one thread:
 ``OMP_NUM_THREADS=1``, ``PYTHONHASHSEED=0``, no records), on a stable sample of the source's
@@ -37,6 +38,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import statistics
 import subprocess
 import sys
@@ -116,14 +118,14 @@ if os.environ.get(OUT_ENV):
 
 
 # --- the script ---------------------------------------------------------------------------------
-def _run_source(name: str) -> dict:
+def _run_source(name: str, extra_args: list[str] = ()) -> dict:
     test_file, extra_env, n = SOURCES[name]
     with tempfile.TemporaryDirectory(prefix="case-cost-") as tmp:
         out = Path(tmp) / "cost.jsonl"
         env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONHASHSEED="0", **extra_env, **{OUT_ENV: str(out)})
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH", "")]))
         cmd = [sys.executable, "-m", "pytest", "-p", "benchmarks.case_cost", "-p", "no:cacheprovider", "-p", "no:xdist",
-               "-q", "--no-header", "-rN", "--records", "none", "--shard", f"1/{n}", test_file]
+               "-q", "--no-header", "-rN", "--records", "none", "--shard", f"1/{n}", *extra_args, test_file]
         start = time.perf_counter()
         proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
         wall = time.perf_counter() - start
@@ -216,6 +218,7 @@ def main() -> None:
     parser.add_argument("--sources", default=",".join(SOURCES), help=f"comma list of {', '.join(SOURCES)}")
     parser.add_argument("--json", help="write the figures (per case and per source) to this file")
     parser.add_argument("--compare", help="an earlier --json file: its per-source figures beside these")
+    parser.add_argument("--pytest-args", default="", help="more pytest arguments, one string (e.g. '--tb=native')")
     args = parser.parse_args()
     names = [s.strip() for s in args.sources.split(",") if s.strip()]
     unknown = [s for s in names if s not in SOURCES]
@@ -227,7 +230,7 @@ def main() -> None:
     results = []
     for name in names:
         print(f"{name}: running ...", file=sys.stderr, flush=True)
-        results.append(_run_source(name))
+        results.append(_run_source(name, shlex.split(args.pytest_args)))
     print_report(results, before)
     if args.json:
         path = Path(args.json)

@@ -133,6 +133,8 @@ def run_isolated(fn: Callable[..., Any], *args: Any, timeout: float | None = Non
             with contextlib.suppress(ProcessLookupError, ChildProcessError):
                 os.kill(pid, _signal.SIGKILL)
                 os.waitpid(pid, 0)
+    if timed and (timed_out or os.WIFSIGNALED(status) or not data):  # no stages came back: the whole wait
+        add_stage_times({"child killed, crashed or hung": time.perf_counter() - started})
     if timed_out:
         raise _crash(f"timed out after {timeout:g} s", stack, signal="SIGKILL", timed_out=True)
     if os.WIFSIGNALED(status):
