@@ -100,10 +100,12 @@ def opinfo(session: nox.Session) -> None:
     results/runs/<run>/ gets the report and, where the table does not say what the run found,
     triage/proposal.diff (python -m interop.triage)."""
     install_cpu_stack(session)
-    # --tb=native: Python's own traceback for the (many) failures no row expects; pytest's
-    # (source of every frame) cost ~6 ms a failure (benchmarks/case_cost.py); the report reads
-    # the records, made from the exceptions themselves
-    args = session.posargs or ["-n", "auto", "--tb=native", "tests/test_opinfo.py"]
+    # --tb=no: no traceback text for the (~23,000) failures no row expects. pytest's own cost
+    # ~6 ms a failure in the workers (benchmarks/case_cost.py), and the controller printed them
+    # at ~5 a second after the tests had ended (measured 2026-12-03: more than an hour for the
+    # FAILURES section alone). The report reads the records, made from the exceptions; -ra still
+    # lists every failure with its message; a record's replay command reruns one case in full.
+    args = session.posargs or ["-n", "auto", "--tb=no", "tests/test_opinfo.py"]
     session.run("python", "-m", "interop.reporting.run", *args,
                 env=dict(TEST_ENV, INTEROP_OPINFO_SAMPLES="all", INTEROP_OPINFO_DTYPES="all"))
 
@@ -113,7 +115,7 @@ def moduleinfo(session: nox.Session) -> None:
     """PyTorch's ModuleInfo samples, all of them (tests-cpu runs the first of each module and mode),
     as a findings run in results/runs/<run>/, like nox -s opinfo."""
     install_cpu_stack(session)
-    args = session.posargs or ["-n", "auto", "--tb=native", "tests/test_moduleinfo.py"]
+    args = session.posargs or ["-n", "auto", "--tb=no", "tests/test_moduleinfo.py"]  # see opinfo
     session.run("python", "-m", "interop.reporting.run", *args, env=dict(TEST_ENV, INTEROP_MODULEINFO_SAMPLES="all"))
 
 

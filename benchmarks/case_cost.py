@@ -2,7 +2,7 @@
 the pytest plugin it loads into the sessions it starts).
 
     python benchmarks/case_cost.py [--sources NAME,...] [--json OUT.json] [--compare BEFORE.json]
-                                   [--pytest-args "--tb=native ..."]
+                                   [--pytest-args "--tb=native ..."] [--load SAVED.json]
 
 For each source, one pytest session in a fresh process (no xdist, one thread:
 ``OMP_NUM_THREADS=1``, ``PYTHONHASHSEED=0``, no records), on a stable sample of the source's
@@ -213,25 +213,56 @@ def print_report(results: list[dict], before: dict[str, dict] | None = None) -> 
         print(line)
 
 
+def print_stage_matrix(results: list[dict], before: list[dict]) -> None:
+    """One table: per stage (rows) and source (columns), the mean ms per case before -> now
+    (``-``: no such stage then: its time was in ``other``, or it did not run)."""
+    old = {r["source"]: {row["stage"]: row["mean_ms"] for row in stage_table(r)} for r in before}
+    now = {r["source"]: {row["stage"]: row["mean_ms"] for row in stage_table(r)} for r in results}
+    sources = [r["source"] for r in results if r["source"] in old]
+    stages: list[str] = []
+    for table in [*old.values(), *now.values()]:
+        stages += [s for s in table if s not in stages and s != "other"]
+    print("\n### Mean ms per case, per stage and source: before -> now\n")
+    print("| stage | " + " | ".join(sources) + " |")
+    print("|---" * (len(sources) + 1) + "|")
+    for name in [*stages, "other"]:
+        cells = []
+        for src in sources:
+            a, b = old[src].get(name), now[src].get(name)
+            cells.append("" if a is None and b is None else
+                         f"{'-' if a is None else _fmt(a)} -> {'-' if b is None else _fmt(b)}")
+        print(f"| {name} | " + " | ".join(cells) + " |")
+    cells = [f"{_fmt(summary(b)['mean_case_s'] * 1e3)} -> {_fmt(summary(r)['mean_case_s'] * 1e3)}"
+             for src in sources for b in before for r in results if b["source"] == r["source"] == src]
+    print("| **case (mean)** | " + " | ".join(cells) + " |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sources", default=",".join(SOURCES), help=f"comma list of {', '.join(SOURCES)}")
     parser.add_argument("--json", help="write the figures (per case and per source) to this file")
     parser.add_argument("--compare", help="an earlier --json file: its per-source figures beside these")
     parser.add_argument("--pytest-args", default="", help="more pytest arguments, one string (e.g. '--tb=native')")
+    parser.add_argument("--load", metavar="JSON", help="print a saved --json profile instead of running one")
     args = parser.parse_args()
     names = [s.strip() for s in args.sources.split(",") if s.strip()]
     unknown = [s for s in names if s not in SOURCES]
     if unknown:
         parser.error(f"unknown source(s) {unknown}; known: {', '.join(SOURCES)}")
-    before = None
+    before = earlier = None
     if args.compare:
-        before = {s["source"]: s for s in json.loads(Path(args.compare).read_text())["summary"]}
-    results = []
-    for name in names:
-        print(f"{name}: running ...", file=sys.stderr, flush=True)
-        results.append(_run_source(name, shlex.split(args.pytest_args)))
+        earlier = json.loads(Path(args.compare).read_text())
+        before = {s["source"]: s for s in earlier["summary"]}
+    if args.load:
+        results = [r for r in json.loads(Path(args.load).read_text())["results"] if r["source"] in names]
+    else:
+        results = []
+        for name in names:
+            print(f"{name}: running ...", file=sys.stderr, flush=True)
+            results.append(_run_source(name, shlex.split(args.pytest_args)))
     print_report(results, before)
+    if earlier is not None:
+        print_stage_matrix(results, earlier["results"])
     if args.json:
         path = Path(args.json)
         tmp = path.with_name(path.name + ".partial")

@@ -218,12 +218,14 @@ def _trend(results: Path, run_dir: Path, run: RunRecords, matrix: dict, commit: 
 
 def _analyse(run_dir: Path, commit: str | None = None, asv_dir: Path | None = None,
              backend: str | None = None, *, results: Path | None = None,
-             stopped: str | None = None) -> tuple[int, str, dict | None]:
+             stopped: str | None = None, pytest_killed: str | None = None) -> tuple[int, str, dict | None]:
     """(exit status, report text, report: None when nothing could be read); writes report.txt, report.json and the support matrix
     atomically. ``commit`` and ``asv_dir``: where to look for asv's ratios of the same commit.
     ``backend``: the backend this run tested; the report's "Backends" section sets it beside the
     latest complete run of each other backend under ``run_dir``'s ``results`` directory.
-    ``stopped``: the signal that stopped the run (it is then incomplete)."""
+    ``stopped``: the signal that stopped the run (it is then incomplete). ``pytest_killed``: the
+    signal that ended pytest itself (from outside this process; the run is then incomplete too,
+    even when every record was written: pytest's own output is cut)."""
     results = run_dir.parent.parent if results is None else results
     try:
         run = load_run(run_dir)
@@ -246,6 +248,10 @@ def _analyse(run_dir: Path, commit: str | None = None, asv_dir: Path | None = No
     report = build_report(run, bench, asv=asv)
     if stopped:
         report["incomplete"].insert(0, f"the report process got {stopped}: the run was stopped")
+    if pytest_killed:
+        report["incomplete"].insert(0, f"pytest was killed by {pytest_killed}: its console output (pytest.txt) is "
+                                       f"cut" + (", the records are complete" if isinstance(run, RunRecords)
+                                                 and run.complete else ""))
     if report["input"] == "console":
         report["problems"].append(f"{run_dir}: no records.jsonl (the interop pytest plugin did not run): "
                                   "the report reads pytest's console output, without the records' fields")
@@ -378,8 +384,13 @@ def main(argv: list[str] | None = None, *, results: Path | None = None, cwd: Pat
     sys.stdout.flush()
     with _Stop() as stop:
         code, interrupted = _run_pytest(args, run_dir, env, cwd, stop, progress_every=PROGRESS_EVERY_S)
+        killed = None
+        if code is not None and code < 0 and not stop.signal and not interrupted:
+            with contextlib.suppress(ValueError):
+                killed = signal.Signals(-code).name
+            killed = killed or f"signal {-code}"
         status, text, report = _analyse(run_dir, commit, results / "asv", backend=backend, results=results,
-                                        stopped=stop.signal)
+                                        stopped=stop.signal, pytest_killed=killed)
     complete = status == 0
     write_atomically(run_dir / "run.json", json.dumps({
         "run": run_dir.name, "started": started, "pytest_args": args, "backend": backend, "pytest_exit": code,
