@@ -95,6 +95,24 @@ def test_an_interrupted_run_is_reported_incomplete_and_never_latest(tmp_path):
     assert (project / "results" / "latest").resolve() == first.resolve()
 
 
+def test_pytest_killed_from_outside_after_its_tests_is_an_incomplete_run(tmp_path):
+    # before: pytest killed (SIGTERM) while it printed 23,000 failures after its session had ended
+    # left a run called complete, its pytest.txt cut
+    project = _suite(tmp_path, PASSING)
+    (project / "conftest.py").write_text("import os, signal\n\n\ndef pytest_unconfigure(config):\n"
+                                         "    os.kill(os.getpid(), signal.SIGTERM)\n")
+    proc = _report_run(project)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 3, (out, err)
+    (run,) = _runs(project)
+    text = (run / "report.txt").read_text()
+    assert "RUN INCOMPLETE" in text and "pytest was killed by SIGTERM" in text
+    assert "the records are complete" in text
+    meta = json.loads((run / "run.json").read_text())
+    assert meta["complete"] is False and meta["pytest_exit"] == -signal.SIGTERM
+    assert not (project / "results" / "latest").exists()
+
+
 def test_concurrent_runs_never_touch_each_others_files(tmp_path):
     # before: two runs deleted each other's timing lines and one report held the other's cases
     project = _suite(tmp_path, PASSING)
