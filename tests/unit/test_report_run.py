@@ -37,8 +37,10 @@ def _runs(project: Path) -> list[Path]:
 
 PASSING = "def test_one():\n    pass\n\ndef test_two():\n    pass\n"
 FAILING = "import pytest\n\ndef test_one():\n    assert 0\n\n@pytest.mark.skip(reason='no')\ndef test_two():\n    pass\n"
-SLOW = ("import time\nimport pytest\n\n@pytest.mark.parametrize('i', range(40))\ndef test_slow(i):\n"
-        "    time.sleep(0.25)\n")
+# 60 x 0.5 s: the interrupted run is stopped about 1 s into its tests, however slowly a loaded
+# machine delivers the signal (a CI run on a loaded 2-core machine once saw 40 x 0.25 s end first)
+SLOW = ("import time\nimport pytest\n\n@pytest.mark.parametrize('i', range(60))\ndef test_slow(i):\n"
+        "    time.sleep(0.5)\n")
 
 
 def test_a_complete_run_gets_its_directory_and_becomes_latest(tmp_path):
@@ -87,7 +89,8 @@ def test_an_interrupted_run_is_reported_incomplete_and_never_latest(tmp_path):
     time.sleep(1.0)
     os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C: the whole process group
     out, err = proc.communicate(timeout=300)
-    assert proc.returncode == 3, (out, err)
+    console = "".join(p.read_text(errors="replace")[-2000:] for p in project.glob("results/runs/*/pytest.txt"))
+    assert proc.returncode == 3, (out, err, console)
     second = [r for r in _runs(project) if r != first][0]
     text = (second / "report.txt").read_text()
     assert "RUN INCOMPLETE" in text and "interrupted" in text
