@@ -149,6 +149,15 @@ class _CtrlC:
             self._old = None
 
 
+def _default_sigint() -> None:
+    """In pytest's process, before it starts: SIGINT at its default disposition. A process
+    started with SIGINT ignored (a background job of a non-interactive shell, a pytest-xdist
+    worker) passes the ignoring on through exec, and Python then installs no KeyboardInterrupt
+    handler: the Ctrl-C this run forwards to pytest did nothing, and an interrupted run ran to
+    its end and was called complete (seen in tests/unit/test_report_run.py under xdist)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _run_pytest(args: list[str], run_dir: Path, env: dict[str, str], cwd: Path,
                 stop: _Stop | None = None, progress_every: float | None = None) -> tuple[int | None, bool]:
     """pytest into ``run_dir/pytest.txt``; (exit code, interrupted). pytest runs in a process
@@ -161,7 +170,8 @@ def _run_pytest(args: list[str], run_dir: Path, env: dict[str, str], cwd: Path,
     next_line = time.monotonic() + (progress_every or 0)
     with partial.open("w") as out:
         proc = subprocess.Popen([sys.executable, "-m", "pytest", "-ra", "-v", "-p", "no:cacheprovider", *args],
-                                stdout=out, stderr=subprocess.STDOUT, env=env, cwd=cwd, start_new_session=True)
+                                stdout=out, stderr=subprocess.STDOUT, env=env, cwd=cwd, start_new_session=True,
+                                preexec_fn=_default_sigint)
         if stop is not None:
             stop.proc = proc
         deadline = None
