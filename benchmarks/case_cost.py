@@ -70,19 +70,16 @@ def _write(record: dict) -> None:
             out.write(json.dumps(record) + "\n")
 
 
-def _hookwrapper(fn):
+if os.environ.get(OUT_ENV):
     import pytest
 
-    return pytest.hookimpl(wrapper=True)(fn)
-
-
-if os.environ.get(OUT_ENV):
     _DESELECTED = [0]
+    _OUTCOMES = pytest.StashKey[list]()
 
     def pytest_deselected(items):
         _DESELECTED[0] += len(items)
 
-    @_hookwrapper
+    @pytest.hookimpl(wrapper=True)
     def pytest_collection(session):
         start = time.perf_counter()
         try:
@@ -91,7 +88,7 @@ if os.environ.get(OUT_ENV):
             _write({"collection_s": time.perf_counter() - start, "collected": len(session.items) + _DESELECTED[0],
                     "selected": len(session.items)})
 
-    @_hookwrapper
+    @pytest.hookimpl(wrapper=True)
     def pytest_runtest_protocol(item, nextitem):
         from interop.stages import stage_times
 
@@ -104,11 +101,7 @@ if os.environ.get(OUT_ENV):
                 wall = time.perf_counter() - start
                 _write({"id": item.nodeid, "wall_s": wall, "stages": dict(times), "outcomes": outcomes})
 
-    import pytest as _pytest
-
-    _OUTCOMES = _pytest.StashKey[list]()
-
-    @_pytest.hookimpl(wrapper=True)
+    @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(item, call):
         report = yield
         outcome = "xfailed" if hasattr(report, "wasxfail") and report.skipped else report.outcome

@@ -160,18 +160,12 @@ def _wrap(torch_model, traced, binding, example_inputs, *, backend, training, ve
             _compile(graph, backend, [list(x.shape) for x in example_inputs], [x.dtype for x in example_inputs],
                      faithful=dtype is None)
     with stage("module setup"):
-        return _module(torch_model, exported, graph, traced, binding, example_inputs, out_spec, out_leaves, dtype,
-                       backend=backend, verbose=verbose)
-
-
-def _module(torch_model, exported, graph, traced, binding, example_inputs, out_spec, out_leaves, dtype, *,
-            backend, verbose) -> AidgeModule:
-    return AidgeModule(torch_model, exported, graph, backend=backend, verbose=verbose,
-                       example_inputs=example_inputs, out_spec=out_spec, compute_dtype=dtype,
-                       reexport=lambda inputs: export_to_onnx(traced, inputs, training=exported.export_training,
-                                                              exporter=exported.exporter),
-                       output_shapes=[tuple(leaf.shape) for leaf in out_leaves], binding=binding,
-                       torch_shapes=lambda inputs: _torch_output_shapes(traced, inputs))
+        return AidgeModule(torch_model, exported, graph, backend=backend, verbose=verbose,
+                           example_inputs=example_inputs, out_spec=out_spec, compute_dtype=dtype,
+                           reexport=lambda inputs: export_to_onnx(traced, inputs, training=exported.export_training,
+                                                                  exporter=exported.exporter),
+                           output_shapes=[tuple(leaf.shape) for leaf in out_leaves], binding=binding,
+                           torch_shapes=lambda inputs: _torch_output_shapes(traced, inputs))
 
 
 def _torch_output(model: torch.nn.Module, inputs):

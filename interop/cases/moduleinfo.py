@@ -199,13 +199,10 @@ def moduleinfo_sample(case: Case):
     import torch
 
     from ..stages import stage
-    from .kept_samples import kept
+    from .kept_samples import kept_or_generated
 
     name, mode, index = case.params["moduleinfo"], case.params["mode"], case.params["index"]
-    with stage("sample"):
-        sample = kept("moduleinfo", (name, mode), index)  # generated at collection, in a forked child
-        if sample is None:
-            sample = _samples(name, mode, limit=index + 1)[index]
+    sample = kept_or_generated("moduleinfo", (name, mode), index, lambda: _samples(name, mode, limit=index + 1)[index])
     label = normalized_label(_label(mode, index, sample))
     if label != case.label:
         raise RuntimeError(f"{case.id}: ModuleInfo sample {index} of {name} ({mode}) is now {label!r}: the sample "

@@ -327,14 +327,10 @@ def opinfo_cases(names: list[str] | None = None, *, backend: str = "cpu", cap: A
 def opinfo_sample(case: Case):
     """``(fn, args, kwargs)`` of an OpInfo case: its sample regenerated, checked against the
     description in its id."""
-    from ..stages import stage
-    from .kept_samples import kept
+    from .kept_samples import kept_or_generated
 
     name, index, dtype = case.params["opinfo"], case.params["index"], case.params.get("dtype", "float32")
-    with stage("sample"):
-        sample = kept("opinfo", (name, dtype), index)  # generated at collection, in a forked child
-        if sample is None:
-            sample = _samples(name, dtype, limit=index + 1)[index]
+    sample = kept_or_generated("opinfo", (name, dtype), index, lambda: _samples(name, dtype, limit=index + 1)[index])
     label = normalized_label(_label(index, sample, dtype))
     if label != case.label:
         raise RuntimeError(f"{case.id}: OpInfo sample {index} of {name} is now {label!r}: the sample list "

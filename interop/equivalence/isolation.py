@@ -196,12 +196,16 @@ def _single_threaded_fork() -> int:
             lib.omp_set_num_threads(1)
         # The parent's objects are frozen for the fork: the child's garbage collector never
         # walks them (a full collection in the child took 258 ms in a pytest worker holding the
-        # OpInfo samples, and copied every page it touched); the parent unfreezes at once.
-        gc.freeze()
+        # OpInfo samples, and copied every page it touched); the parent unfreezes at once. A
+        # caller that froze objects itself keeps them frozen (we neither freeze nor unfreeze).
+        freeze = gc.get_freeze_count() == 0
+        if freeze:
+            gc.freeze()
         pid = os.fork()
         if pid == 0:
             return 0
-        gc.unfreeze()
+        if freeze:
+            gc.unfreeze()
         if torch is not None and torch_threads != 1:
             torch.set_num_threads(torch_threads)
         for lib, n in runtimes:

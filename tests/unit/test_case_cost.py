@@ -234,3 +234,21 @@ def test_opinfo_samples_are_the_same_through_torchs_own_iteration(monkeypatch):
                     torch.testing.assert_close(x, y, rtol=0, atol=0, equal_nan=True)
                 else:
                     assert x == y
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_the_fork_leaves_the_callers_frozen_objects_frozen_and_freezes_nothing_for_good():
+    import gc
+
+    from interop.equivalence.isolation import run_isolated
+
+    assert gc.get_freeze_count() == 0
+    assert run_isolated(gc.get_freeze_count) > 0  # the child's GC never walks the parent's objects
+    assert gc.get_freeze_count() == 0  # and the parent unfroze them
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        run_isolated(int)
+        assert gc.get_freeze_count() == frozen  # a caller's own freeze stays as it was
+    finally:
+        gc.unfreeze()
