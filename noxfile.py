@@ -52,74 +52,158 @@ TEST_ENV = {"OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"),
             "PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0")}
 
 
-def install_cpu_stack(session: nox.Session, *extra: str) -> None:
-    """torch 2.13.0 CPU + Aidge 0.10.1 CPU + this package, never re-resolving torch."""
-    constraints = ("-c", str(REQ / "constraints-cpu.txt"))
-    session.install(*constraints, "-r", str(REQ / "cpu.txt"))
-    session.install(*constraints, "-r", str(REQ / "test.txt"), *extra)
-    session.install(*constraints, "--no-deps", "-e", str(ROOT))
+#: The one CPU-stack environment every CPU session runs in (torch 2.13.0 + Aidge 0.10.1 CPU + the
+#: test tools + asv + this package, editable): one copy of torch for tests-cpu, report, opinfo,
+#: bench-quick, publish... instead of one per session (measured 2026-12-03, docs/environments.md).
+#: Created on first use, updated when a requirements file changes (its stamp is their hash).
+#: ``INTEROP_NOX_ENV=.venv nox -s ...`` runs in an environment you installed yourself instead
+#: (the README's set-up: no second copy at all); its versions are checked, nothing is installed.
+STACK = ROOT / ".nox" / "cpu-stack"
+STACK_FILES = (REQ / "constraints-cpu.txt", REQ / "cpu.txt", REQ / "test.txt", ROOT / "pyproject.toml")
+STACK_PINS = {"torch": "2.13.0", "aidge_core": "0.10.1", "aidge_backend_cpu": "0.10.1"}
 
 
-@nox.session(name="tests-cpu", python=PYTHON)
+class Stack:
+    """The environment a CPU session runs in: ``run`` calls one of its programs."""
+
+    def __init__(self, session: nox.Session, env_dir: Path) -> None:
+        self.session, self.dir = session, env_dir
+        self.python = str(env_dir / "bin" / "python")
+
+    def run(self, program: str, *args: str, **kwargs) -> str | bool | None:
+        """``program`` (``python``, ``asv``) from the stack's bin/, with the stack first on PATH."""
+        env = dict(kwargs.pop("env", None) or {})
+        env.update(PATH=os.pathsep.join([str(self.dir / "bin"), os.environ.get("PATH", "")]),
+                   VIRTUAL_ENV=str(self.dir))
+        return self.session.run(str(self.dir / "bin" / program), *args, env=env, external=True, **kwargs)
+
+
+def _stack_stamp() -> str:
+    import hashlib
+
+    digest = hashlib.sha256(str(ROOT).encode())
+    for path in STACK_FILES:
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def _interpreter(session: nox.Session) -> str:
+    import shutil
+    import sys
+
+    found = shutil.which(f"python{PYTHON}") or (sys.executable if sys.version_info[:2] == (3, 11) else None)
+    if found is None:
+        session.error(f"no python{PYTHON} on PATH: the CPU stack needs Python {PYTHON}")
+    return found
+
+
+def cpu_stack(session: nox.Session) -> Stack:
+    """The shared CPU stack (:data:`STACK`), created or updated when needed, or the environment
+    ``INTEROP_NOX_ENV`` names, checked."""
+    chosen = os.environ.get("INTEROP_NOX_ENV")
+    if chosen:
+        env_dir = Path(chosen).expanduser().resolve()
+        stack = Stack(session, env_dir)
+        if not Path(stack.python).exists():
+            session.error(f"INTEROP_NOX_ENV={chosen}: no {stack.python} (a virtual environment's directory, "
+                          "e.g. .venv after the README's set-up)")
+        check = ("import importlib.metadata as m, json; print(json.dumps({p: (m.version(p) if any(True for _ in "
+                 "m.distributions(name=p)) else None) for p in %r}))" % sorted(STACK_PINS))
+        import json
+
+        found = json.loads(session.run(stack.python, "-c", check, silent=True, external=True) or "{}")
+        wrong = {p: v for p, v in found.items() if v is None or not v.startswith(STACK_PINS[p])}
+        if wrong:
+            session.error(f"INTEROP_NOX_ENV={chosen} is not the CPU stack: {wrong} (wanted {STACK_PINS}); "
+                          "pip install -r requirements/dev.txt in it")
+        session.log(f"running in {env_dir} (INTEROP_NOX_ENV; nothing installed)")
+        return stack
+    _ensure_stack(session)
+    return Stack(session, STACK)
+
+
+def _ensure_stack(session: nox.Session) -> None:
+    import fcntl
+
+    STACK.parent.mkdir(exist_ok=True)
+    stamp_file = STACK / ".interop-stack-stamp"
+    # two sessions started at once wait for one another instead of both installing
+    with open(STACK.parent / "cpu-stack.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        stamp = _stack_stamp()
+        python = STACK / "bin" / "python"
+        if python.exists() and stamp_file.exists() and stamp_file.read_text() == stamp:
+            session.log(f"reusing {STACK.relative_to(ROOT)} (requirements unchanged)")
+            return
+        if not python.exists():
+            session.run_install(_interpreter(session), "-m", "venv", str(STACK), external=True)
+        pip = (str(python), "-m", "pip", "install", "-c", str(REQ / "constraints-cpu.txt"))
+        session.run_install(*pip, "-r", str(REQ / "cpu.txt"), external=True, silent=True)
+        session.run_install(*pip, "-r", str(REQ / "test.txt"), "virtualenv", external=True, silent=True)
+        session.run_install(*pip, "--no-deps", "-e", str(ROOT), external=True, silent=True)
+        stamp_file.write_text(stamp)
+
+
+@nox.session(name="tests-cpu", venv_backend="none")
 def tests_cpu(session: nox.Session) -> None:
     """Run every pytest suite (tensor, operators, models, unit) on the CPU backend."""
-    install_cpu_stack(session)
+    stack = cpu_stack(session)
     args = session.posargs or ["-n", "auto"]
-    session.run("python", "-m", "pytest", *args, env=TEST_ENV)
+    stack.run("python", "-m", "pytest", *args, env=TEST_ENV)
     # the session's records (results/records.jsonl) hold every test pytest's summary counted
-    session.run("python", "-m", "interop.records", "check", str(ROOT / "results"))
+    stack.run("python", "-m", "interop.records", "check", str(ROOT / "results"))
 
 
-@nox.session(name="tests-export-cpp", python=PYTHON)
+@nox.session(name="tests-export-cpp", venv_backend="none")
 def tests_export_cpp(session: nox.Session) -> None:
     """The operator and model suites on backend="export_cpp": each case's model generated by
     aidge-export-cpp, compiled (one g++ process per case, cached under
     ~/.cache/aidge-torch-interop/export_cpp or $INTEROP_EXPORT_CACHE) and called in-process."""
-    install_cpu_stack(session)
+    stack = cpu_stack(session)
     args = session.posargs or ["-n", "auto", "tests/test_operators.py", "tests/test_models.py",
                                "tests/unit/test_export_cpp.py"]
     env = dict(TEST_ENV, INTEROP_BACKEND="export_cpp")
-    session.run("python", "-m", "pytest", "--backend=export_cpp", *args, env=env)
+    stack.run("python", "-m", "pytest", "--backend=export_cpp", *args, env=env)
 
 
-@nox.session(name="aidge-configs-full", python=PYTHON)
+@nox.session(name="aidge-configs-full", venv_backend="none")
 def aidge_configs_full(session: nox.Session) -> None:
     """tests/test_aidge_configs.py with every case at the size its configuration gives (the
     default run reduces the batch of cases above the element budget, interop/cases/aidge_configs.py).
     Arguments after -- replace ``-n auto`` (``-- -n 2 --aidge-configs ~/aidge/aidge_benchmark/...``)."""
-    install_cpu_stack(session)
+    stack = cpu_stack(session)
     args = session.posargs or ["-n", "auto"]
-    session.run("python", "-m", "pytest", *args, "tests/test_aidge_configs.py",
+    stack.run("python", "-m", "pytest", *args, "tests/test_aidge_configs.py",
                 env=dict(TEST_ENV, INTEROP_AIDGE_FULL_SIZE="1"))
 
 
-@nox.session(python=PYTHON)
+@nox.session(venv_backend="none")
 def opinfo(session: nox.Session) -> None:
     """PyTorch's OpInfo samples, all of them, in every dtype (tests-cpu runs the first of each
     entry in float32, and in float64/float16/int64 for the catalog's entries), as a findings run:
     results/runs/<run>/ gets the report and, where the table does not say what the run found,
     triage/proposal.diff (python -m interop.triage)."""
-    install_cpu_stack(session)
+    stack = cpu_stack(session)
     # --tb=no: no traceback text for the (~23,000) failures no row expects. pytest's own cost
     # ~6 ms a failure in the workers (benchmarks/case_cost.py), and the controller printed them
     # at ~5 a second after the tests had ended (measured 2026-12-03: more than an hour for the
     # FAILURES section alone). The report reads the records, made from the exceptions; -ra still
     # lists every failure with its message; a record's replay command reruns one case in full.
     args = session.posargs or ["-n", "auto", "--tb=no", "tests/test_opinfo.py"]
-    session.run("python", "-m", "interop.reporting.run", *args,
+    stack.run("python", "-m", "interop.reporting.run", *args,
                 env=dict(TEST_ENV, INTEROP_OPINFO_SAMPLES="all", INTEROP_OPINFO_DTYPES="all"))
 
 
-@nox.session(python=PYTHON)
+@nox.session(venv_backend="none")
 def moduleinfo(session: nox.Session) -> None:
     """PyTorch's ModuleInfo samples, all of them (tests-cpu runs the first of each module and mode),
     as a findings run in results/runs/<run>/, like nox -s opinfo."""
-    install_cpu_stack(session)
+    stack = cpu_stack(session)
     args = session.posargs or ["-n", "auto", "--tb=no", "tests/test_moduleinfo.py"]  # see opinfo
-    session.run("python", "-m", "interop.reporting.run", *args, env=dict(TEST_ENV, INTEROP_MODULEINFO_SAMPLES="all"))
+    stack.run("python", "-m", "interop.reporting.run", *args, env=dict(TEST_ENV, INTEROP_MODULEINFO_SAMPLES="all"))
 
 
-@nox.session(python=PYTHON)
+@nox.session(venv_backend="none")
 def architectures(session: nox.Session) -> None:
     """The architectures (MONAI, transformers) through each of torch's exporters, then the
     porting-readiness table of both routes: results/porting/porting.md / .html / .json (the
@@ -127,7 +211,7 @@ def architectures(session: nox.Session) -> None:
     table on the site). Arguments after -- replace ``-n auto``."""
     import datetime
 
-    install_cpu_stack(session)
+    stack = cpu_stack(session)
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     runs = []
     for route in ("torchscript", "dynamo"):
@@ -135,21 +219,21 @@ def architectures(session: nox.Session) -> None:
         runs.append(str(run_dir))
         # the exit status of each route's run is its findings (the table marks the other route's
         # cases): the table is made from the records whatever it is
-        session.run("python", "-m", "pytest", *(session.posargs or ["-n", "auto"]), "tests/test_architectures.py",
+        stack.run("python", "-m", "pytest", *(session.posargs or ["-n", "auto"]), "tests/test_architectures.py",
                     f"--exporter={route}", "--records", str(run_dir), "-p", "no:cacheprovider", env=TEST_ENV,
                     success_codes=[0, 1])
-    session.run("python", "-m", "interop.reporting.porting", *runs, "--write", str(ROOT / "results" / "porting"))
+    stack.run("python", "-m", "interop.reporting.porting", *runs, "--write", str(ROOT / "results" / "porting"))
 
 
-@nox.session(python=PYTHON)
+@nox.session(venv_backend="none")
 def report(session: nox.Session) -> None:
     """Main job: the equivalence suites + categorised findings, in results/runs/<run>/ (latest: results/latest)."""
-    install_cpu_stack(session)
+    stack = cpu_stack(session)
     # Everything happens inside interop.reporting.run (nothing here touches results/, so that
     # `nox -s report --install-only` writes no result): a directory per run, files renamed
     # into place when complete, results/latest moved to the run only when it completed.
     # Exit 3: the run is incomplete (the report says why).
-    session.run("python", "-m", "interop.reporting.run", *session.posargs, env=TEST_ENV)
+    stack.run("python", "-m", "interop.reporting.run", *session.posargs, env=TEST_ENV)
 
 
 def _gpu_absent_reason() -> str | None:
@@ -201,27 +285,28 @@ BENCH_QUICK = (r"^threads\.|^operators\.(Forward|Backward)\..*\('(ReLU_rank_2|Co
                r"|^models\.(Forward|Backward)\..*\('(LeNet_eval|LeNet_train|Transformer_train)'\)")
 
 
-def _asv_session(session: nox.Session) -> None:
-    session.install("asv", "virtualenv")
-    session.run("asv", "machine", "--yes", silent=True)  # machine info asv asks for once
+def _asv_session(session: nox.Session) -> Stack:
+    stack = cpu_stack(session)  # asv and virtualenv are in the stack
+    stack.run("asv", "machine", "--yes", silent=True)  # machine info asv asks for once
+    return stack
 
 
-@nox.session(python=PYTHON)
+@nox.session(venv_backend="none")
 def bench(session: nox.Session) -> None:
     """asv run on HEAD: every benchmark (operators, models; forward, backward) in asv's env."""
-    _asv_session(session)
-    session.run("asv", "run", *(session.posargs or ["HEAD^!"]), env=TEST_ENV)
+    stack = _asv_session(session)
+    stack.run("asv", "run", *(session.posargs or ["HEAD^!"]), env=TEST_ENV)
 
 
-@nox.session(name="bench-quick", python=PYTHON)
+@nox.session(name="bench-quick", venv_backend="none")
 def bench_quick(session: nox.Session) -> None:
     """CI smoke: asv check, then one quick sample of a small benchmark subset (working tree)."""
-    install_cpu_stack(session, "asv")
-    session.run("asv", "machine", "--yes", silent=True)
-    existing = f"existing:{Path(session.bin) / 'python'}"
-    session.run("asv", "check", "-E", existing, env=TEST_ENV)
-    session.run("asv", "run", "-E", existing, "--quick", "--show-stderr", "--bench",
-                *(session.posargs or [BENCH_QUICK]), env=TEST_ENV)
+    stack = cpu_stack(session)
+    stack.run("asv", "machine", "--yes", silent=True)
+    existing = f"existing:{stack.python}"
+    stack.run("asv", "check", "-E", existing, env=TEST_ENV)
+    stack.run("asv", "run", "-E", existing, "--quick", "--show-stderr", "--bench",
+              *(session.posargs or [BENCH_QUICK]), env=TEST_ENV)
 
 
 #: the Aidge releases of the findings matrix (benchmarks/aidge_matrix.py has the same for asv)
@@ -249,41 +334,41 @@ def release_matrix(session: nox.Session, aidge: str) -> None:
     session.run("python", "-m", "interop.reporting.run", *args, env=TEST_ENV)
 
 
-@nox.session(name="bench-matrix", python=PYTHON)
+@nox.session(name="bench-matrix", venv_backend="none")
 def bench_matrix(session: nox.Session) -> None:
     """HEAD against several Aidge releases (benchmarks/aidge_matrix.py), side by side."""
-    _asv_session(session)
-    session.run("python", "benchmarks/aidge_matrix.py", "run", *session.posargs, env=TEST_ENV)
+    stack = _asv_session(session)
+    stack.run("python", "benchmarks/aidge_matrix.py", "run", *session.posargs, env=TEST_ENV)
 
 
-@nox.session(name="bench-export-cpp", python=PYTHON)
+@nox.session(name="bench-export-cpp", venv_backend="none")
 def bench_export_cpp(session: nox.Session) -> None:
     """HEAD on backend export_cpp in an asv environment of its own (benchmarks/backend_env.py)."""
-    _asv_session(session)
-    session.run("python", "benchmarks/backend_env.py", "run", "export_cpp", *session.posargs, env=TEST_ENV)
+    stack = _asv_session(session)
+    stack.run("python", "benchmarks/backend_env.py", "run", "export_cpp", *session.posargs, env=TEST_ENV)
 
 
-@nox.session(name="noise-floor", python=PYTHON)
+@nox.session(name="noise-floor", venv_backend="none")
 def noise_floor(session: nox.Session) -> None:
     """Benchmark the working tree twice on a subset; print the run-to-run ratios per benchmark kind."""
-    install_cpu_stack(session, "asv")
-    session.run("asv", "machine", "--yes", silent=True)
-    session.run("python", "benchmarks/noise_floor.py", *session.posargs, env=TEST_ENV)
+    stack = cpu_stack(session)
+    stack.run("asv", "machine", "--yes", silent=True)
+    stack.run("python", "benchmarks/noise_floor.py", *session.posargs, env=TEST_ENV)
 
 
-@nox.session(python=PYTHON)
+@nox.session(venv_backend="none")
 def publish(session: nox.Session) -> None:
     """asv publish into results/html + cases.html (every case linked) + the libraries from npm (when installed)."""
     import shutil
 
-    _asv_session(session)
-    session.run("asv", "publish", *session.posargs)
-    session.run("python", "benchmarks/case_index.py")  # cases.html: every case one click away
+    stack = _asv_session(session)
+    stack.run("asv", "publish", *session.posargs)
+    stack.run("python", "benchmarks/case_index.py")  # cases.html: every case one click away
     if shutil.which("npm") is None:
         session.warn("npm not found: results/html still loads jQuery, flot... from their CDNs (needs the "
                      "network); install npm (Node.js) for a site that renders offline")
     else:
-        session.run("python", "benchmarks/publish_offline.py")
+        stack.run("python", "benchmarks/publish_offline.py")
     session.log(SERVE_HINT)
 
 
@@ -319,8 +404,8 @@ def _regression_factor() -> float:
 COMPARE_FACTOR = _regression_factor()
 
 
-@nox.session(python=PYTHON)
+@nox.session(venv_backend="none")
 def compare(session: nox.Session) -> None:
     """asv compare main HEAD at factor 1 + the largest asv.conf.json regressions_threshold (benchmark both first)."""
-    _asv_session(session)
-    session.run("asv", "compare", "--factor", str(COMPARE_FACTOR), *(session.posargs or ["main", "HEAD"]))
+    stack = _asv_session(session)
+    stack.run("asv", "compare", "--factor", str(COMPARE_FACTOR), *(session.posargs or ["main", "HEAD"]))

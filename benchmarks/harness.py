@@ -232,6 +232,12 @@ class Pair:
         one round run within milliseconds of each other, so the CPU's own speed drift (README
         "Noise floor") cancels in each round's ratio; :data:`RATIO_MIN_ROUNDS` to
         :data:`RATIO_MAX_ROUNDS` rounds, as many as ``budget_s`` allows."""
+        rounds = self.ratio_rounds(budget_s)
+        # asv prints and stores a track_ value as returned: 3 significant digits, not 4.253227378618111
+        return timing.round_sig(statistics.median(a / t for t, a in rounds), 3)
+
+    def ratio_rounds(self, budget_s: float = RATIO_BUDGET_S) -> list[tuple[float, float]]:
+        """The rounds behind :meth:`ratio`: (torch's, Aidge's) seconds per call in each."""
         pin_threads()
         cuda = self.cuda
         calls = (self.torch_call, self.aidge_call)
@@ -241,13 +247,12 @@ class Pair:
         counts = [max(1, int(RATIO_BLOCK_S / max(t, 1e-7))) for t in once]
         round_s = sum(n * t for n, t in zip(counts, once))
         rounds = max(RATIO_MIN_ROUNDS, min(RATIO_MAX_ROUNDS, int(budget_s / max(round_s, 1e-9))))
-        ratios = []
+        out = []
         for _ in range(rounds):
             torch_s = timing.block_time(self.torch_call, counts[0], cuda=cuda)
             aidge_s = timing.block_time(self.aidge_call, counts[1], cuda=cuda)
-            ratios.append(aidge_s / torch_s)
-        # asv prints and stores a track_ value as returned: 3 significant digits, not 4.253227378618111
-        return timing.round_sig(statistics.median(ratios), 3)
+            out.append((torch_s, aidge_s))
+        return out
 
 
 _PAIRS: dict[tuple[str, str, str], Pair | BaseException] = {}

@@ -426,12 +426,23 @@ class ModelTester:
             "seed": self.seed,
             "epochs": self.epochs,
             "threads": timing.thread_count(),
+            # the test processes of this pytest session (pytest-xdist's workers): more than one,
+            # and the timings shared the CPU with the others' tests (the report ranks none of them)
+            "test_workers": _test_workers(),
             "cuda": self.cuda,
             "torch": torch.__version__,
             "aidge": _aidge_version(),
             "test": os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" (", 1)[0] or None,
             "time": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         }
+
+
+def _test_workers() -> int:
+    """How many pytest-xdist workers run tests in this session (1 outside xdist or pytest)."""
+    try:
+        return max(1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1))
+    except ValueError:
+        return 1
 
 
 def _aidge_seconds(model) -> float | None:

@@ -4,8 +4,9 @@
 One object per line: ``name``, ``forward``/``backward`` = ``{mean1, mean2, ratio, samples}``
 (required; a current ModelTester adds ``median1``/``median2``, ``min1``/``min2``,
 ``samples1``/``samples2``, ``ratio_min``, ``call2``, ``bridge2``, ``timed2``, and its
-``ratio`` is ``median2 / median1``) or null, ``seed``, ``threads``, ``torch``, ``aidge``,
-``test``, ``time``. A malformed line is
+``ratio`` is ``median2 / median1``) or null, ``seed``, ``threads``, ``test_workers`` (the
+pytest-xdist workers of its session: above 1, the timings shared the CPU with other tests),
+``torch``, ``aidge``, ``test``, ``time``. A malformed line is
 reported as ``file:line: why`` and skipped; when a name appears several times (runs
 appended), the last line wins.
 """

@@ -4,12 +4,16 @@ and a :class:`~interop.records.benchmarks.BenchData` into a JSON-able dict (what
 question: Aidge bugs to report, expected failures by category, unexpected passes,
 slowdowns vs torch, test-strategy issues, skips, benchmarks per operator.
 
-Slowdowns are Aidge's own time over torch's in one run, ranked on the robust figure: the
-median ratio of ModelTester's repeated calls (``samples1``/``samples2`` say how many calls
-each median rests on; a record of an older ModelTester, one call per epoch, is shown as a
-mean of its few calls), or asv's ``track_aidge_torch_ratio`` of the same commit when its
-results are given (:mod:`.asv_results`). "Regressions" (a change over time) are asv's
-business (``asv compare``), not this report's.
+Slowdowns are Aidge's own time over torch's, ranked on the steadiest figure there is for a
+case: the run's timing pass (``timings.jsonl``: each case the run timed, timed again alone after
+the tests with asv's method, :mod:`benchmarks.timing_pass`), else asv's
+``track_aidge_torch_ratio`` of the same commit (:mod:`.asv_results`), else the median ratio of
+ModelTester's repeated calls (``samples1``/``samples2`` say how many calls each median rests
+on; an older record, one call per epoch, is shown as a mean of its few calls). ModelTester's
+figure from a parallel run (the record's ``test_workers`` > 1) measured the machine's load as
+much as Aidge: it is listed as contended, never ranked. Speed-ups (a ratio at or under 1) are
+not slowdowns. "Regressions" (a change over time) are asv's business (``asv compare``), not
+this report's.
 
 Aidge bugs are grouped by the Aidge operator the error names when it names one (``Aidge
 backward failed (operator MatMul)`` for ``FC_no_bias``), else by the operator of the case.
@@ -104,28 +108,47 @@ def _ratio_ok(stats: Any) -> bool:
 
 
 
-def _bench_entry(record: dict[str, Any], phase: str, asv: AsvRatios | None = None) -> dict[str, Any]:
-    """One case and phase: ``ratio`` is the figure it is ranked on (``figure``: ``asv``,
-    ``median`` of ModelTester's calls, or ``mean`` for an older record), ``tester_ratio``
-    ModelTester's own."""
+def _bench_entry(record: dict[str, Any], phase: str, asv: AsvRatios | None = None,
+                 timings: dict[tuple[str, str], dict[str, Any]] | None = None) -> dict[str, Any]:
+    """One case and phase: ``ratio`` is the figure it is ranked on, ``figure`` says which:
+    ``alone`` (the run's timing pass, :mod:`benchmarks.timing_pass`: the case timed by itself
+    after the tests), ``asv`` (asv's ratio of the same commit), ``median`` of ModelTester's
+    calls, ``mean`` for an older record, or ``contended``: ModelTester's median taken while
+    other pytest-xdist workers ran beside it (``test_workers`` > 1), shown but never ranked
+    (LeNet_eval x18.2 in such a run, x1.96 in asv). ``tester_ratio``: ModelTester's own."""
     stats = record[phase]
     median = _number(stats.get("median1")) and _number(stats.get("median2"))
     samples = stats.get("samples")
     counts = [stats.get("samples1", samples), stats.get("samples2", samples)]
     counts = [c if _number(c) else None for c in counts]
     bridge = stats.get("bridge2")
+    workers = record.get("test_workers")
+    contended = isinstance(workers, int) and workers > 1
     entry = {"name": record["name"], "operator": operator_of(record["name"]), "phase": phase,
-             "ratio": stats["ratio"], "figure": "median" if median else "mean", "tester_ratio": stats["ratio"],
+             "ratio": stats["ratio"], "figure": ("contended" if contended else "median") if median else "mean",
+             "tester_ratio": stats["ratio"], "test_workers": workers if isinstance(workers, int) else None,
              "torch_ms": _ms(stats.get("median1" if median else "mean1")),
              "aidge_ms": _ms(stats.get("median2" if median else "mean2")),
              "bridge_ms": _ms(bridge) if _number(bridge) else None,
              "aidge_timed": stats.get("timed2") if isinstance(stats.get("timed2"), str) else None,
              "samples": samples, "samples1": counts[0], "samples2": counts[1],
-             "robust": bool(median) and all(c is not None and c >= MIN_ROBUST_SAMPLES for c in counts)}
+             "robust": bool(median) and not contended and all(c is not None and c >= MIN_ROBUST_SAMPLES
+                                                               for c in counts)}
     asv_ratio = asv.get(record["name"], phase) if asv is not None else None
     if asv_ratio is not None:
-        entry.update(ratio=asv_ratio, figure="asv", robust=True)
+        entry.update(ratio=asv_ratio, figure="asv", robust=True, asv_ratio=asv_ratio)
+    alone = (timings or {}).get((record["name"], phase))
+    if alone and _number(alone.get("ratio")) and alone["ratio"] > 0:
+        entry.update(ratio=alone["ratio"], figure="alone", robust=True, rounds=alone.get("rounds"),
+                     torch_ms=_ms(alone.get("torch_s")), aidge_ms=_ms(alone.get("aidge_s")), aidge_timed=None,
+                     bridge_ms=None, loadavg=alone.get("loadavg"))
+    elif alone and alone.get("error"):
+        entry["alone_error"] = alone["error"]
     return entry
+
+
+#: the figures a slowdown is ranked on (a contended one is shown, never ranked)
+RANKED_FIGURES = ("alone", "asv", "median", "mean")
 
 
 def _number(value: Any) -> bool:
@@ -160,12 +183,14 @@ def _records_incomplete(run: RunRecords) -> list[str]:
 
 
 def build_report(run: PytestRun | RunRecords | None = None, bench: BenchData | None = None, *,
-                 threshold: float = 10.0, worst: int = 10, asv: AsvRatios | None = None) -> dict[str, Any]:
+                 threshold: float = 10.0, worst: int = 10, asv: AsvRatios | None = None,
+                 timings: dict[tuple[str, str], dict[str, Any]] | None = None) -> dict[str, Any]:
     """The whole report as a JSON-able dict (what ``--json`` prints). ``run``: the records of a
     run (:class:`~interop.records.store.RunRecords`, what ``nox -s report`` reads) or a saved
     console output (:class:`~interop.reporting.pytest_output.PytestRun`, ``analyze_results.py``).
     ``asv``: asv's ratios of the same commit, which then replace ModelTester's figure for the
-    cases they hold."""
+    cases they hold; ``timings``: the run's timing pass (``(name, phase) -> line`` of
+    ``timings.jsonl``), which replaces both."""
     report: dict[str, Any] = {"threshold": threshold, "sources": {}, "problems": []}
     findings: list[dict[str, Any]] = []
     rows: list[dict[str, Any]] = []
@@ -219,13 +244,15 @@ def build_report(run: PytestRun | RunRecords | None = None, bench: BenchData | N
         if asv is not None:
             report["sources"]["asv"] = f"{asv.source} (commit {asv.commit[:8]}, {len(asv.ratios)} ratios)"
         report["problems"].extend(bench.problems)
-        entries = {phase: [_bench_entry(r, phase, asv) for r in bench.records if _ratio_ok(r.get(phase))]
+        if timings is not None:
+            report["sources"]["timing pass"] = f"{sum(1 for t in timings.values() if t.get('ratio'))} case phase(s)"
+        entries = {phase: [_bench_entry(r, phase, asv, timings) for r in bench.records if _ratio_ok(r.get(phase))]
                    for phase in ("forward", "backward")}
         report["benchmarks"] = _bench_summary(bench, entries, worst)
         for phase in ("forward", "backward"):
             slowdowns += [dict(e, source="benchmarks", category="slowdown_vs_torch",
                                emoji=CATEGORY_TABLE["slowdown_vs_torch"][0])
-                          for e in entries[phase] if e["ratio"] > threshold]
+                          for e in entries[phase] if e["ratio"] > threshold and e["figure"] in RANKED_FIGURES]
         slowdowns.sort(key=lambda r: -(r.get("ratio") or 0))
     report["slowdowns_vs_torch"] = slowdowns
     return report
@@ -306,18 +333,23 @@ def _bench_summary(bench: BenchData, entries: dict[str, list[dict[str, Any]]], w
         operators.setdefault(operator_of(record["name"]), {"cases": 0, "forward": [], "backward": []})["cases"] += 1
     for phase, phase_entries in entries.items():
         for e in phase_entries:
-            operators[e["operator"]][phase].append(e["ratio"])
+            if e["figure"] in RANKED_FIGURES:
+                operators[e["operator"]][phase].append(e["ratio"])
     per_operator = {name: {"cases": v["cases"], "forward": _ratio_stats(v["forward"]),
                            "backward": _ratio_stats(v["backward"])}
                     for name, v in sorted(operators.items(), key=lambda kv: kv[0].lower())}
     # slowdowns only: a ratio at or under 1 is Aidge as fast as torch or faster (x0.267 used to be
-    # listed among "the ten worst slowdowns"); per_operator above keeps every ratio
-    ranked = {phase: sorted((x for x in e if x["ratio"] > 1.0), key=lambda x: -x["ratio"])[:worst]
+    # listed among "the ten worst slowdowns"); per_operator above keeps every ranked ratio; a
+    # figure taken beside other test workers is listed apart, never ranked
+    ranked = {phase: sorted((x for x in e if x["ratio"] > 1.0 and x["figure"] in RANKED_FIGURES),
+                            key=lambda x: -x["ratio"])[:worst]
               for phase, e in entries.items()}
+    contended = [e for phase_entries in entries.values() for e in phase_entries if e["figure"] == "contended"]
     untimed = [r["name"] for r in bench.records if not _ratio_ok(r.get("forward"))]
     every = [e for phase_entries in entries.values() for e in phase_entries]
-    figures = {f: sum(1 for e in every if e["figure"] == f) for f in ("asv", "median", "mean")}
+    figures = {f: sum(1 for e in every if e["figure"] == f) for f in RANKED_FIGURES + ("contended",)}
     return {"records": len(bench.records), "superseded": bench.superseded, "untimed": untimed,
-            "figures": figures, "not_robust": sum(1 for e in every if not e["robust"]),
-            "per_operator": per_operator, "worst_forward": ranked["forward"], "worst_backward": ranked["backward"]}
+            "figures": figures, "not_robust": sum(1 for e in every if not e["robust"] and e["figure"] in RANKED_FIGURES),
+            "per_operator": per_operator, "worst_forward": ranked["forward"], "worst_backward": ranked["backward"],
+            "contended": contended, "workers": max((e["test_workers"] or 1 for e in contended), default=None)}
 

@@ -41,13 +41,31 @@ def _fmt_times(e: dict[str, Any]) -> str:
     bridge = f", bridge +{_fmt_ms(e['bridge_ms'])}" if e.get("bridge_ms") is not None else ""
     n1, n2 = e.get("samples1"), e.get("samples2")
     calls = f"{n1}/{n2}" if n1 != n2 else f"{n1}"
-    if e.get("figure") == "mean":
+    if e.get("figure") == "alone":
+        load = f", load average {e['loadavg']:g}" if isinstance(e.get("loadavg"), (int, float)) else ""
+        rests = (f"; timed alone after the tests, median of {e.get('rounds')} rounds{load}; "
+                 f"in the run {_fmt_ratio(e.get('tester_ratio'))}")
+        if e.get("asv_ratio") is not None:
+            rests += f", asv {_fmt_ratio(e['asv_ratio'])}"
+    elif e.get("figure") == "mean":
         rests = f"; mean of {calls} call(s), NOT ROBUST"
+    elif e.get("figure") == "contended":
+        rests = f"; medians of {calls} calls beside {e.get('test_workers')} test workers: CONTENDED, not ranked"
     else:
         rests = f"; medians of {calls} calls" + ("" if e.get("robust") or e.get("figure") == "asv" else ", NOT ROBUST")
     if e.get("figure") == "asv":
         rests += f"; asv ratio, ModelTester's {_fmt_ratio(e.get('tester_ratio'))}"
     return f"(torch {_fmt_ms(e['torch_ms'])}, {aidge} {_fmt_ms(e['aidge_ms'])}{bridge}{rests})"
+
+
+#: what each kind of speed figure is, in the report's words
+FIGURE_WORDS = (("alone", "timed alone after the tests (the run's timing pass)"), ("asv", "asv's of the same commit"),
+                ("median", "ModelTester medians of a serial run"), ("mean", "means of older records"),
+                ("contended", "taken beside other test workers (contended: not ranked)"))
+
+
+def _figures_said(figures: dict[str, int]) -> str:
+    return ", ".join(f"{figures[key]} {words}" for key, words in FIGURE_WORDS if figures.get(key))
 
 
 def _clip(text: str | None, width: int = 160) -> str:
@@ -199,8 +217,7 @@ def format_report(report: dict[str, Any]) -> str:
         add("  Aidge time = its scheduler's forward/backward inside the AidgeModule call; the bridge's "
             "overhead is shown apart (bridge +...)")
         figures = bench.get("figures") or {}
-        add(f"  figures: {figures.get('median', 0)} median ratio(s) of ModelTester's repeated calls, "
-            f"{figures.get('asv', 0)} from asv (same commit), {figures.get('mean', 0)} mean(s) of older records"
+        add("  figures: " + (_figures_said(figures) or "none")
             + (f"; {bench['not_robust']} NOT ROBUST (fewer than {MIN_ROBUST_SAMPLES} calls a side)"
                if bench.get("not_robust") else ""))
         add(f"  {'operator':<20} {'cases':>5}  {'fwd median':>10} {'fwd max':>9}  {'bwd median':>10} {'bwd max':>9}")
@@ -216,6 +233,14 @@ def format_report(report: dict[str, Any]) -> str:
                 add("  none: no timed case is slower than torch" if bench["per_operator"] else "  none timed")
             for i, e in enumerate(entries, 1):
                 add(f"  {i:>2}. {e['name']:<36} {_fmt_ratio(e['ratio']):>9}  {_fmt_times(e)}")
+        contended = bench.get("contended") or []
+        if contended:
+            add("")
+            add(f"== Timed under contention, not ranked ({len(contended)}: ModelTester's figure beside "
+                f"{bench.get('workers')} test workers, with no timing pass or asv figure) ==")
+            for e in sorted(contended, key=lambda x: -x["ratio"]):
+                why = f" [timing pass: {_clip(e['alone_error'], 80)}]" if e.get("alone_error") else ""
+                add(f"  {e['name']:<36} {e['phase']:<8} {_fmt_ratio(e['ratio']):>9}{why}")
         if bench["untimed"]:
             add(f"  no forward timing for: {', '.join(bench['untimed'])}")
 
@@ -272,6 +297,14 @@ def format_summary(report: dict[str, Any], *, full: str = "report.txt", limit: i
     add(f"Slowdowns vs torch over x{report['threshold']:g}: {len(slow)}"
         + (" (" + ", ".join(f"{s.get('name') or s.get('case')} {_fmt_ratio(s.get('ratio'))}" for s in slow[:5]) + ")"
            if slow else ""))
+    bench = report.get("benchmarks")
+    if bench:
+        figures = bench.get("figures") or {}
+        how = _figures_said(figures)
+        slowest = "; ".join(f"slowest {phase} " + ", ".join(f"{e['name']} {_fmt_ratio(e['ratio'])}"
+                                                          for e in bench[f"worst_{phase}"][:4])
+                            for phase in ("forward", "backward") if bench.get(f"worst_{phase}"))
+        add(f"Speed, Aidge / torch ({how or 'no figure'}): {slowest or 'no timed case slower than torch'}")
     for trend in (report.get("trend") or {}).values():
         for key, label in (("newly_failing", "NEWLY FAILING"), ("newly_passing", "newly passing")):
             if trend.get(key):

@@ -255,7 +255,10 @@ def _analyse(run_dir: Path, commit: str | None = None, asv_dir: Path | None = No
     if bench is not None and commit and commit != "nogit" and asv_dir is not None:
         aidge = next((r.get("aidge") for r in bench.records if r.get("aidge")), None)
         asv = load_asv_ratios(asv_dir, commit, prefer=f"aidge-core{aidge}" if aidge else None)
-    report = build_report(run, bench, asv=asv)
+    timings = _load_timings(run_dir / TIMINGS_FILE) if bench is not None else None
+    report = build_report(run, bench, asv=asv, timings=timings)
+    if timings is None and bench is not None and (run_dir / TIMING_PASS_LOG).exists():
+        report["problems"].append(f"the timing pass left no {TIMINGS_FILE} (its output: {run_dir / TIMING_PASS_LOG})")
     if stopped:
         report["incomplete"].insert(0, f"the report process got {stopped}: the run was stopped")
     if pytest_killed:
@@ -303,6 +306,50 @@ def _analyse(run_dir: Path, commit: str | None = None, asv_dir: Path | None = No
     write_atomically(run_dir / "report.json", json.dumps(report, indent=2, ensure_ascii=False, default=str) + "\n")
     write_atomically(run_dir / "report.txt", text)
     return (3 if report.get("incomplete") else 0), text, report
+
+
+#: the timing pass's figures and its console output, in the run directory
+TIMINGS_FILE = "timings.jsonl"
+TIMING_PASS_LOG = "timing_pass.txt"
+#: the script of the timing pass, relative to the checkout the run runs in
+TIMING_PASS = Path("benchmarks") / "timing_pass.py"
+
+
+def _load_timings(path: Path) -> dict[tuple[str, str], dict] | None:
+    if not path.exists():
+        return None
+    out = {}
+    for line in path.read_text(errors="replace").splitlines():
+        try:
+            entry = json.loads(line)
+            out[(str(entry["name"]), str(entry["phase"]))] = entry
+        except (ValueError, KeyError, TypeError):
+            continue  # the pass writes its file whole (renamed into place): a bad line is not ours to rank
+    return out
+
+
+def _timing_pass(run_dir: Path, env: dict[str, str], cwd: Path, backend: str | None) -> str | None:
+    """Time the cases the run timed again, alone, now that no test runs (:data:`TIMING_PASS`):
+    the figures the report ranks. Returns what happened, in a line, or None when there is
+    nothing to time. Off with ``INTEROP_TIMING_PASS=0``."""
+    bench = run_dir / "benchmarks.jsonl"
+    if not bench.exists() or not bench.read_text(errors="replace").strip():
+        return None
+    if env.get("INTEROP_TIMING_PASS", "1").strip() in ("0", "no", "false"):
+        return "timing pass: off (INTEROP_TIMING_PASS=0): the run's in-test figures only"
+    if backend not in (None, "cpu", "cuda") or not (cwd / TIMING_PASS).exists():
+        return f"timing pass: not run ({'backend ' + str(backend) if (cwd / TIMING_PASS).exists() else 'no ' + str(TIMING_PASS)})"
+    started = time.monotonic()
+    with open(run_dir / TIMING_PASS_LOG, "w") as log:
+        try:
+            done = subprocess.run([sys.executable, str(cwd / TIMING_PASS), "--bench", str(bench),
+                                   "--out", str(run_dir / TIMINGS_FILE)], cwd=cwd, env=env, stdout=log,
+                                  stderr=subprocess.STDOUT, preexec_fn=_default_sigint)
+        except KeyboardInterrupt:
+            return "timing pass: interrupted (Ctrl-C): the run's in-test figures only"
+    if done.returncode != 0:
+        return f"timing pass: failed (exit {done.returncode}, {run_dir / TIMING_PASS_LOG})"
+    return f"timing pass: {time.monotonic() - started:.0f} s ({run_dir / TIMING_PASS_LOG})"
 
 
 def _summary(run_dir: Path, text: str, report: dict | None) -> str:
@@ -384,7 +431,10 @@ def main(argv: list[str] | None = None, *, results: Path | None = None, cwd: Pat
     run_dir = new_run_dir(results, commit)
     env = dict(os.environ, INTEROP_RESULTS_DIR=str(run_dir))
     env["INTEROP_RECORDS_DIR"] = str(run_dir)  # the run's records go into the run's directory
-    env.pop("PYTEST_CURRENT_TEST", None)  # this run is nobody's nested session
+    # this run is nobody's nested session (started from a test, under pytest-xdist, its records
+    # and timings would otherwise take the outer session's worker count for their own)
+    for name in ("PYTEST_CURRENT_TEST", "PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
+        env.pop(name, None)
     env.pop("INTEROP_RECORDS_SESSION", None)
     env.setdefault("OMP_NUM_THREADS", "1")
     started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
@@ -399,6 +449,11 @@ def main(argv: list[str] | None = None, *, results: Path | None = None, cwd: Pat
             with contextlib.suppress(ValueError):
                 killed = signal.Signals(-code).name
             killed = killed or f"signal {-code}"
+        if not (interrupted or stop.signal or killed):
+            said = _timing_pass(run_dir, env, cwd, backend)
+            if said:
+                sys.stdout.write(said + "\n")
+                sys.stdout.flush()
         status, text, report = _analyse(run_dir, commit, results / "asv", backend=backend, results=results,
                                         stopped=stop.signal, pytest_killed=killed)
     complete = status == 0

@@ -18,6 +18,7 @@ from interop.cases import expected_failures
 from interop.reporting import (CATEGORY_TABLE, UnreadableInput, build_report, categorize, format_report,
                                parse_benchmarks, parse_pytest_output)
 from interop.categories import CATEGORIES
+from interop.reporting.report_text import format_summary
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(__file__).resolve().parent / "data"
@@ -602,7 +603,7 @@ def test_slowdowns_rank_on_the_median_ratio_and_say_what_it_rests_on():
     # the mean (mean2 = 1 s here) is ignored: the median figure is ranked
     assert slow[0]["ratio"] == 30.0 and slow[0]["figure"] == "median" and slow[0]["robust"] is False
     assert slow[2]["samples1"] == 300 and slow[2]["samples2"] == 80 and slow[2]["robust"] is True
-    assert report["benchmarks"]["figures"] == {"asv": 0, "median": 6, "mean": 0}
+    assert report["benchmarks"]["figures"] == {"alone": 0, "asv": 0, "median": 6, "mean": 0, "contended": 0}
     assert report["benchmarks"]["not_robust"] == 2
     text = format_report(report)
     assert "== Slowdowns vs torch (Aidge's own time / torch's, median ratio over x10): 4 ==" in text
@@ -618,6 +619,46 @@ def test_an_older_record_is_shown_as_a_mean_of_its_few_calls():
     assert entry["figure"] == "mean" and entry["robust"] is False and entry["samples1"] == 1
     assert "x20.0  (torch 0.010 ms, Aidge 0.200 ms; mean of 1 call(s), NOT ROBUST)" in format_report(
         build_report(None, _jsonl(old)))
+
+
+def test_a_figure_taken_beside_other_test_workers_is_shown_never_ranked():
+    # before: LeNet_eval x18.2 ranked from a -n auto run where asv gave x1.96 for the same commit
+    busy = dict(_record("LeNet_eval", 18.2, phases=("forward",)), test_workers=2)
+    serial = dict(_record("KWS_eval", 12.0, phases=("forward",)), test_workers=1)
+    report = build_report(None, _jsonl(busy, serial), threshold=10)
+    assert [(s["name"], s["figure"]) for s in report["slowdowns_vs_torch"]] == [("KWS_eval", "median")]
+    bench = report["benchmarks"]
+    assert [e["name"] for e in bench["worst_forward"]] == ["KWS_eval"]
+    assert [e["name"] for e in bench["contended"]] == ["LeNet_eval"] and bench["workers"] == 2
+    assert bench["per_operator"]["LeNet"]["forward"] is None  # no ranked figure: no statistic from it
+    assert bench["not_robust"] == 0  # a contended figure is not counted as a weak ranked one
+    text = format_report(report)
+    assert "Timed under contention, not ranked (1: ModelTester's figure beside 2 test workers" in text
+    assert "1 taken beside other test workers (contended: not ranked)" in text
+
+
+def test_the_timing_pass_figure_is_ranked_over_asv_and_the_tester():
+    busy = dict(_record("LeNet_eval", 18.2, phases=("forward",)), test_workers=2)
+    timings = {("LeNet_eval", "forward"): {"ratio": 2.3, "rounds": 100, "torch_s": 3e-4, "aidge_s": 6.9e-4,
+                                           "loadavg": 1.5}}
+
+    from interop.reporting.asv_results import AsvRatios
+
+    asv = AsvRatios({("LeNet_eval", "forward"): 1.96}, source="asv.json", commit="0" * 40, env="py")
+    report = build_report(None, _jsonl(busy), threshold=2, timings=timings, asv=asv)
+    (slow,) = report["slowdowns_vs_torch"]
+    assert slow["figure"] == "alone" and slow["ratio"] == 2.3 and slow["tester_ratio"] == 18.2
+    assert slow["asv_ratio"] == 1.96 and report["benchmarks"]["contended"] == []
+    text = format_report(report)
+    assert ("x2.30  (torch 0.300 ms, Aidge 0.690 ms; timed alone after the tests, median of 100 rounds, "
+            "load average 1.5; in the run x18.2, asv x1.96)") in text
+    summary = format_summary(report)
+    assert "Speed, Aidge / torch (1 timed alone after the tests (the run's timing pass)): slowest forward " \
+           "LeNet_eval x2.30" in summary
+    # a case the pass could not time keeps the tester's figure, contended, with the pass's reason
+    failed = {("LeNet_eval", "forward"): {"ratio": None, "error": "PrecheckFailed: outputs differ"}}
+    report = build_report(None, _jsonl(busy), threshold=2, timings=failed)
+    assert report["slowdowns_vs_torch"] == [] and "[timing pass: PrecheckFailed: outputs differ]" in format_report(report)
 
 
 def _asv_file(directory, commit, env, ratios, date=1):
@@ -655,7 +696,7 @@ def test_asv_ratios_of_the_same_commit_replace_the_tester_figure(tmp_path):
     assert set(slow) == {("ReLU_b", "forward"), ("ReLU_b", "backward"), ("Tanh_a", "forward"), ("ReLU_a", "backward")}
     assert slow[("Tanh_a", "forward")]["figure"] == "asv" and slow[("Tanh_a", "forward")]["tester_ratio"] == 2.0
     assert slow[("ReLU_a", "backward")]["figure"] == "median"  # asv failed it: ModelTester's figure stays
-    assert report["benchmarks"]["figures"] == {"asv": 2, "median": 4, "mean": 0}
+    assert report["benchmarks"]["figures"] == {"alone": 0, "asv": 2, "median": 4, "mean": 0, "contended": 0}
     assert "asv ratio, ModelTester's x2" in format_report(report)
     assert f"commit {commit[:8]}" in report["sources"]["asv"]
     log = tmp_path / "b.jsonl"

@@ -561,3 +561,30 @@ def test_noise_floor_ratios_per_kind():
     assert s["within_1.1"] == 7 / 8 and s["flagged_at_1.1"] == 1 / 8 and s["flagged_at_2"] == 0
     assert by_kind["time_bridge"]["summary"] == {"n": 0}  # a failed benchmark is left out
     assert "time_bridge                  0" in noise_floor.format_table(by_kind, [1.1, 2.0])
+
+
+# --- the report's timing pass (benchmarks/timing_pass.py) ------------------------------------------------
+def test_the_timing_pass_times_each_case_the_run_timed_with_asvs_method(tmp_path):
+    from benchmarks import timing_pass
+
+    stats = {"mean1": 1e-4, "mean2": 1e-3, "ratio": 10.0, "samples": 30}
+    lines = [{"name": "Perceptron_eval", "forward": stats, "backward": None, "test_workers": 2,
+              "test": "tests/test_models.py::test_model_forward[Perceptron_eval]"},
+             {"name": "Linear_vs_AidgeModule", "forward": stats, "backward": stats,  # not a benchmark case
+              "test": "tests/test_documented_api.py::test_performance_stats_keys"},
+             {"name": "No_such_model", "forward": stats, "backward": None, "test": "tests/test_models.py::x"}]
+    bench = tmp_path / "benchmarks.jsonl"
+    bench.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert timing_pass.wanted(bench.read_text(), str(bench)) == [("models", "Perceptron_eval", "forward"),
+                                                                  ("models", "No_such_model", "forward")]
+    out = tmp_path / "timings.jsonl"
+    assert timing_pass.main(["--bench", str(bench), "--out", str(out)]) == 0
+    got = {line["name"]: line for line in map(json.loads, out.read_text().splitlines())}
+    timed = got["Perceptron_eval"]
+    assert timed["error"] is None and timed["rounds"] >= harness.RATIO_MIN_ROUNDS and timed["threads"] >= 1
+    assert timed["ratio"] > 0 and timed["torch_s"] > 0 and timed["aidge_s"] > 0 and "asv" in timed["method"]
+    assert got["No_such_model"]["ratio"] is None and "KeyError" in got["No_such_model"]["error"]
+    assert not list(tmp_path.glob(".*partial"))  # written whole, renamed into place
+    # a pass out of time says so for each case it left
+    assert timing_pass.main(["--bench", str(bench), "--out", str(out), "--max-s", "-1"]) == 0
+    assert all("the pass's -1 s were spent" in json.loads(line)["error"] for line in out.read_text().splitlines())

@@ -212,6 +212,45 @@ def test_the_report_takes_asvs_ratio_of_the_same_commit(tmp_path):
     assert json.loads((run / "report.json").read_text())["slowdowns_vs_torch"] == []
 
 
+# a suite whose test writes a contended ModelTester line (two xdist workers), and a stand-in for
+# benchmarks/timing_pass.py that times it "alone" (the real pass: tests/unit/test_benchmarks.py)
+TIMED = ("import json, os\n\ndef test_timed():\n"
+         "    stats = {'median1': 1e-4, 'median2': 1.8e-3, 'mean1': 1e-4, 'mean2': 1.8e-3, 'ratio': 18.0,\n"
+         "             'samples': 50, 'samples1': 50, 'samples2': 50}\n"
+         "    line = {'name': 'LeNet_eval', 'forward': stats, 'backward': None, 'test_workers': 2,\n"
+         "            'test': 'tests/test_models.py::test_model_forward[LeNet_eval]'}\n"
+         "    with open(os.path.join(os.environ['INTEROP_RESULTS_DIR'], 'benchmarks.jsonl'), 'a') as f:\n"
+         "        f.write(json.dumps(line) + '\\n')\n")
+STAND_IN_PASS = ("import argparse, json, os\np = argparse.ArgumentParser()\np.add_argument('--bench')\n"
+                 "p.add_argument('--out')\na = p.parse_args()\n"
+                 "assert 'PYTEST_XDIST_WORKER_COUNT' not in os.environ\n"
+                 "open(a.out, 'w').write(json.dumps({'name': 'LeNet_eval', 'phase': 'forward', 'ratio': 12.0,\n"
+                 "    'rounds': 100, 'torch_s': 1e-4, 'aidge_s': 1.2e-3}) + '\\n')\n")
+
+
+def test_the_run_ranks_its_timing_pass_and_never_a_contended_figure(tmp_path, monkeypatch):
+    project = _suite(tmp_path, TIMED)
+    out, err = _report_run(project).communicate(timeout=300)
+    (run,) = _runs(project)
+    # no timing pass in this checkout: the contended figure is shown, not ranked
+    report = json.loads((run / "report.json").read_text())
+    assert report["slowdowns_vs_torch"] == [] and report["benchmarks"]["contended"][0]["ratio"] == 18.0
+    assert "timing pass: not run (no benchmarks/timing_pass.py)" in out
+    (project / "benchmarks").mkdir()
+    (project / "benchmarks" / "timing_pass.py").write_text(STAND_IN_PASS)
+    out, err = _report_run(project).communicate(timeout=300)
+    run = _runs(project)[-1]
+    report = json.loads((run / "report.json").read_text())
+    (slow,) = report["slowdowns_vs_torch"]
+    assert (slow["name"], slow["figure"], slow["ratio"], slow["tester_ratio"]) == ("LeNet_eval", "alone", 12.0, 18.0)
+    assert "timing pass: " in out and "Speed, Aidge / torch (1 timed alone after the tests" in out, out
+    # off when asked
+    monkeypatch.setenv("INTEROP_TIMING_PASS", "0")
+    out, err = _report_run(project).communicate(timeout=300)
+    assert "timing pass: off (INTEROP_TIMING_PASS=0)" in out
+    assert json.loads((_runs(project)[-1] / "report.json").read_text())["slowdowns_vs_torch"] == []
+
+
 OPINFO_FAILING = (
     "import pytest\n"
     "from interop.errors import aidge_error_from\n\n"

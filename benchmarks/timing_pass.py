@@ -1,0 +1,95 @@
+"""The report's timing pass: the cases a findings run timed, timed again alone, after its tests.
+
+``python -m benchmarks.timing_pass --bench RUN/benchmarks.jsonl --out RUN/timings.jsonl``
+(what :mod:`interop.reporting.run` runs once pytest has ended). ModelTester's timings are taken
+inside the correctness run, beside the other pytest-xdist workers, so they measure the machine's
+load as much as Aidge (LeNet_eval x18.2 in such a run, x1.96 in asv for the same commit). Here
+each case the run timed (a ``benchmarks.jsonl`` line of the models or operators suite) gets the
+Aidge/torch ratio of asv's ``track_aidge_torch_ratio`` (:meth:`benchmarks.harness.Pair.ratio`:
+the median over interleaved rounds of a torch block and an Aidge block of ~2 ms each), one case
+after the other, in one process, with no test running beside it: the figure the report ranks.
+
+One JSON line per case and phase: ``name``, ``phase``, ``kind``, ``ratio`` (3 significant
+digits), ``rounds``, ``torch_s`` / ``aidge_s`` (median seconds per call over the rounds),
+``threads``, ``loadavg`` (the 1-minute load average when the case started: what else ran),
+``error`` (why the case has no figure: skipped, precheck failed, budget spent). The file is
+written under a temporary name and renamed when complete.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+#: the suite a benchmark line comes from -> the harness's kind of case
+KINDS = {"tests/test_models.py": "models", "tests/test_operators.py": "operators"}
+#: seconds the whole pass may take; the cases left then get "budget spent"
+DEFAULT_MAX_S = 180.0
+METHOD = "median of interleaved ~2 ms torch/Aidge rounds, alone after the tests (asv's track_aidge_torch_ratio)"
+
+
+def wanted(bench_text: str, source: str) -> list[tuple[str, str, str]]:
+    """(kind, name, phase) of every timed phase of the run's benchmark lines, in file order."""
+    from interop.records.benchmarks import parse_benchmarks
+
+    data = parse_benchmarks(bench_text, source=source)
+    out = []
+    for record in data.records:
+        kind = KINDS.get(str(record.get("test") or "").split("::")[0])
+        for phase in ("forward", "backward"):
+            if isinstance(record.get(phase), dict) and kind:
+                out.append((kind, record["name"], phase))
+    return out
+
+
+def time_case(kind: str, name: str, phase: str) -> dict:
+    from benchmarks import harness
+    from interop.equivalence import timing
+
+    entry = {"name": name, "phase": phase, "kind": kind, "ratio": None, "error": None,
+             "loadavg": round(os.getloadavg()[0], 2)}
+    try:
+        pair = harness.pair(kind, name, phase)
+        rounds = pair.ratio_rounds()
+    except (harness.CaseSkipped, harness.PrecheckFailed) as exc:
+        return dict(entry, error=f"{type(exc).__name__}: {exc}")
+    except Exception as exc:  # noqa: BLE001  (a case that cannot be timed here is said, not fatal)
+        return dict(entry, error=f"{type(exc).__name__}: {exc}")
+    return dict(entry, ratio=timing.round_sig(statistics.median(a / t for t, a in rounds), 3), rounds=len(rounds),
+                torch_s=statistics.median(t for t, _ in rounds), aidge_s=statistics.median(a for _, a in rounds),
+                threads=pair.threads)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--bench", type=Path, required=True, help="the run's benchmarks.jsonl")
+    parser.add_argument("--out", type=Path, required=True, help="where the timings go (JSON lines)")
+    parser.add_argument("--max-s", type=float, default=DEFAULT_MAX_S, help="seconds the pass may take")
+    args = parser.parse_args(argv)
+    todo = wanted(args.bench.read_text(errors="replace"), str(args.bench))
+    start = time.monotonic()
+    lines = []
+    for kind, name, phase in todo:
+        if time.monotonic() - start > args.max_s:
+            lines.append({"name": name, "phase": phase, "kind": kind, "ratio": None,
+                          "error": f"not timed: the pass's {args.max_s:g} s were spent"})
+            continue
+        lines.append(time_case(kind, name, phase))
+    tmp = args.out.with_name(f".{args.out.name}.{os.getpid()}.partial")
+    tmp.write_text("".join(json.dumps(dict(line, method=METHOD)) + "\n" for line in lines))
+    os.replace(tmp, args.out)
+    timed = sum(1 for line in lines if line["ratio"] is not None)
+    print(f"timing pass: {timed} of {len(lines)} case phase(s) timed in {time.monotonic() - start:.1f} s -> {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
