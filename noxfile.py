@@ -5,7 +5,7 @@ tests-cpu    the whole pytest suite on the CPU stack (torch 2.13.0 + Aidge 0.10.
              ends (default session), then checks the records against pytest's summary
 tests-cuda   the suites with backend="cuda" on a GPU machine; skips (exit 0) without one
 tests-export-cpp  the operator and model suites with backend="export_cpp" (Aidge's generated C++,
-             compiled once per case into a persistent cache; README "Backend export_cpp")
+             compiled once per case into a persistent cache; docs/backend-export-cpp.md)
 opinfo       every OpInfo sample in every dtype (tests/test_opinfo.py, INTEROP_OPINFO_SAMPLES=all,
              INTEROP_OPINFO_DTYPES=all) as a findings run: report + triage/proposal.diff (the table's changes)
              in results/runs/<run>/; INTEROP_OPINFO_SHARD=K/N runs the K-th of N shards
@@ -278,7 +278,7 @@ def tests_cuda(session: nox.Session) -> None:
 # asv builds its own environments from asv.conf.json (in .asv/env: torch==2.13.0 + the Aidge
 # CPU packages, the project wheel installed with --no-deps); these sessions only need asv.
 # bench-quick instead benchmarks the working tree in the session's own CPU stack (no
-# environment to build), so that CI stays short. README "Benchmarks" has the commands.
+# environment to build), so that CI stays short. docs/benchmarks.md has the commands.
 #: the smoke subset: two operators and three model cases (one skipped), both phases
 #: (tests/unit/test_benchmarks.py checks that it selects them)
 BENCH_QUICK = (r"^threads\.|^operators\.(Forward|Backward)\..*\('(ReLU_rank_2|Conv2D_attributes_kernel_square)'\)"
@@ -392,7 +392,7 @@ SERVE_HINT = ("serve the site over HTTP, then open http://localhost:8080 (opened
 
 def _regression_factor() -> float:
     """1 + the largest of asv.conf.json's ``regressions_thresholds`` (the changes asv's site
-    marks as regressions, set from the measured noise floor, README "Noise floor"): the
+    marks as regressions, set from the measured noise floor, docs/noise-floor.md): the
     factor of ``asv compare``, which takes one for every benchmark."""
     import json
 

@@ -41,7 +41,7 @@ def backend_config(backend: str, config: Path = CONFIG) -> dict:
     if backend not in BACKEND_PACKAGES:
         raise SystemExit(f"backend {backend!r}: no asv environment is defined for it here "
                          f"(choices: {', '.join(BACKEND_PACKAGES)}; cpu is asv.conf.json itself; cuda "
-                         f"needs a GPU machine, README 'CUDA')")
+                         f"needs a GPU machine, docs/testing.md, nox -s tests-cuda)")
     conf = util.load_json(str(config), js_comments=True)
     matrix = dict(conf.get("matrix", {}))
     env_nobuild = dict(matrix.get("env_nobuild", {}))

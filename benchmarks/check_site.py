@@ -70,6 +70,23 @@ class _NoData(str):
 
 
 
+def _ratio_values(html_dir: Path, index: dict, module: str, phase: str, value) -> set[str]:
+    """Every value asv's site holds for the case's ``track_aidge_torch_ratio`` (any environment,
+    any commit), as the page writes them (3 significant digits)."""
+    name = f"{module}.{phase}.track_aidge_torch_ratio"
+    params = (index.get("benchmarks", {}).get(name) or {}).get("params") or [[]]
+    if value not in params[0]:
+        return set()
+    i = params[0].index(value)
+    out = set()
+    for path in (html_dir / "graphs").rglob(f"{name}.json"):
+        for row in json.loads(path.read_text()):
+            v = row[1][i] if isinstance(row[1], list) else row[1]
+            if isinstance(v, (int, float)):
+                out.add(sig3(v))
+    return out
+
+
 def _measured_case(html_dir: Path, index: dict, module: str, phases: dict[str, list[str]]) -> tuple[str, str]:
     """(phase, case) of the first case asv has a figure of (time_torch and time_aidge, any
     environment); the first case as a ``_NoData`` when it has none."""
@@ -204,9 +221,15 @@ def check(html_dir: Path, chromium: str, sample: int) -> list[str]:
                 if not all(cell.strip() not in ("", "-") for cell in rows[1].split("\t")[2:5]):
                     raise SiteError(f"pair.html {module}.{phase} {value}: no torch/Aidge figures: {rows[:2]}")
                 env_cells.update(r.split("\t")[1].strip() for r in rows[1:] if "\t" in r)
+                # the Aidge / torch column is asv's ratio benchmark, not the quotient of two separately
+                # timed benchmarks (LeNet_eval: 4.51 shown beside a ratio benchmark of 1.96)
+                ratio = rows[1].split("\t")[4].strip()
+                if ratio not in _ratio_values(html_dir, index, module, phase, value):
+                    raise SiteError(f"pair.html {module}.{phase} {value}: Aidge / torch {ratio} is not asv's "
+                                    f"track_aidge_torch_ratio of the case")
                 checked += 1
         backends = [b for b in index.get("params", {}).get("env-INTEROP_BACKEND", []) if b]
-        if len(backends) > 1:  # several backends benchmarked: each its own rows (README "Backend export_cpp")
+        if len(backends) > 1:  # several backends benchmarked: each its own rows (docs/backend-export-cpp.md)
             absent = [b for b in backends if not any(b in cell.split(", ") for cell in env_cells)]
             if absent:
                 raise SiteError(f"pair.html: no row of backend(s) {absent} in any case checked")

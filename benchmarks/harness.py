@@ -58,7 +58,7 @@ BACKEND = os.environ.get("INTEROP_BACKEND", "cpu").strip().lower() or "cpu"
 PHASES = ("forward", "backward")
 RATIO_UNIT = "aidge/torch"
 #: seconds of calls (both sides) behind one Aidge/torch ratio, in rounds of a torch block and an
-#: Aidge block of about RATIO_BLOCK_S each (README "Noise floor": measured, these rounds keep the
+#: Aidge block of about RATIO_BLOCK_S each (docs/noise-floor.md: measured, these rounds keep the
 #: ratio of one case within 1.06-1.11x over fresh processes, where 5 blocks of 40 ms per side
 #: spread 1.08-1.40x)
 RATIO_BUDGET_S = 0.4
@@ -229,8 +229,8 @@ class Pair:
         digits. A round times a block of torch calls, then a block of Aidge calls (each block
         about :data:`RATIO_BLOCK_S` long, one clock reading per block, so that the clock's own
         cost stays out of microsecond cases), and divides the two per-call times: both sides of
-        one round run within milliseconds of each other, so the CPU's own speed drift (README
-        "Noise floor") cancels in each round's ratio; :data:`RATIO_MIN_ROUNDS` to
+        one round run within milliseconds of each other, so the CPU's own speed drift
+        (docs/noise-floor.md) cancels in each round's ratio; :data:`RATIO_MIN_ROUNDS` to
         :data:`RATIO_MAX_ROUNDS` rounds, as many as ``budget_s`` allows."""
         rounds = self.ratio_rounds(budget_s)
         # asv prints and stores a track_ value as returned: 3 significant digits, not 4.253227378618111
@@ -450,9 +450,9 @@ class _CaseBenchmark:
     # a dict lookup here), at least 10 samples, up to 200 or 0.3 s after a 0.05 s warm-up,
     # in 2 processes per (benchmark, case) so that asv compare/continuous see the
     # process-to-process spread too. Measured on 2 cores: a full run of ~1000 case-phases
-    # takes ~9 min (README "Benchmarks"). benchmarks/noise_floor.py measured rounds=4 and
+    # takes ~9 min (docs/benchmarks.md). benchmarks/noise_floor.py measured rounds=4 and
     # repeat=(50, 2000, 0.5) too: neither reduced the run-to-run spread on the shared VM, so
-    # these stay (README "Noise floor"; asv.conf.json's regressions_thresholds follow it).
+    # these stay (docs/noise-floor.md; asv.conf.json's regressions_thresholds follow it).
     warmup_time = 0.05
     repeat = (10, 200, 0.3)
     rounds = 2

@@ -5,8 +5,7 @@
 Times the same fixed pure-Python loop (300,000 multiply-adds, ~70 ms here) ``--samples`` times,
 ``--pause`` seconds apart, one thread, and prints each time and max/min. No benchmark can be
 steadier than this ratio between minutes: when it is far above 1.10x, asv's ``time_*`` rows of
-two runs of the same commit differ by as much, whatever the benchmark attributes (README "Noise
-floor"); only ``track_aidge_torch_ratio``, whose two sides are timed in rounds of ~2 ms blocks in one
+two runs of the same commit differ by as much, whatever the benchmark attributes (docs/noise-floor.md); only ``track_aidge_torch_ratio``, whose two sides are timed in rounds of ~2 ms blocks in one
 process, cancels it.
 """
 from __future__ import annotations

@@ -19,8 +19,8 @@ the share within 1.05x / 1.10x / 1.25x, and the share ``asv compare --factor F``
 ``-a repeat=50`` etc. is passed to ``asv run`` (try benchmark attributes without editing
 ``benchmarks/harness.py``).
 
-The figure asv.conf.json's ``regressions_thresholds`` and the README's ``--factor`` are set
-from (README "Benchmarks"): a change smaller than the noise floor is not a regression.
+The figure asv.conf.json's ``regressions_thresholds`` and the ``--factor`` of docs/benchmarks.md are set
+from (docs/benchmarks.md): a change smaller than the noise floor is not a regression.
 """
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ the two pages of ``../shared/spec/`` section by section (``interop-api.md``, rea
 ``aidge_interop_torch`` as ``interop``; ``inference-toolkit.md``, read ``pytest_torch`` as
 ``interop``). Each test quotes the line of the page it holds (``@promise(page, line)``): when it
 fails, the failure names the promise that broke. Where the project deliberately differs from
-a page, the test holds the difference and the README's list "Where the project differs from
+a page, the test holds the difference and the list in docs/differences.md "Where the project differs from
 the documentation" says why. :data:`COVERED` counts the documented items held here.
 """
 from __future__ import annotations
@@ -81,7 +81,7 @@ def test_wrap_copies_the_parameters():
 _DOCUMENTED_TESTER = dict(name="", test_backward=True, epochs=10, relative_precision=0.001,
                           absolute_precision=0.0001, learning_rate=0.01, cuda=False, benchmark=True,
                           max_slowdown_ratio=10.0, bench_warmup=2, bench_print=True, bench_min_time_ms=0.1)
-_DIFFERENT_DEFAULTS = {"relative_precision": None, "absolute_precision": None}  # README: the tolerance table
+_DIFFERENT_DEFAULTS = {"relative_precision": None, "absolute_precision": None}  # docs/differences.md: the tolerance table
 
 
 @promise(API, "class aidge_interop_torch.ModelTester(model1, model2, name='', test_backward=True, epochs=10, "
@@ -200,7 +200,7 @@ def test_operator_case_has_the_documented_fields_first():
 _CONFIG_FIELDS = ["name", "op_class", "json_path", "manual_cases", "supported_attrs", "ignored_attrs", "skip_reasons",
                   "default_input_size", "specs_to_kwargs", "xfail_all", "skip_all", "xfail_backward",
                   "forward_only_cases", "backend"]
-#: fields the project does not offer (README: "Where the project differs from the documentation")
+#: fields the project does not offer (docs/differences.md)
 _NOT_OFFERED: set[str] = set()
 
 
@@ -313,7 +313,7 @@ def test_skip_all_skips_every_case(tmp_path):
 
 
 @pytest.mark.parametrize("field", ["xfail_all", "xfail_backward", "skip_reasons"])
-@promise(API, "xfail_all (str) / xfail_backward (str) / skip_reasons (dict): deliberately refused (README)")
+@promise(API, "xfail_all (str) / xfail_backward (str) / skip_reasons (dict): deliberately refused (docs/differences.md)")
 def test_the_refused_xfail_fields_say_why(tmp_path, field):
     value = {"ok.attr": "why"} if field == "skip_reasons" else "why"
     with pytest.raises(TypeError, match="one table"):
@@ -362,7 +362,7 @@ def test_make_operator_fixture_yields_the_documented_keys():
 @promise(API, "applies the right xfail/skip mark (operator-wide skip, operator-wide xfail, backward-only xfail, or "
               "per-case xfail, in that priority order)")
 def test_the_operator_wide_skip_comes_before_the_per_case_xfail(tmp_path):
-    # operator-wide and backward-only xfails are refused here (README); what remains of the order:
+    # operator-wide and backward-only xfails are refused here (docs/differences.md); what remains of the order:
     # skip_all wins over the per-case strict xfail of the table
     (tmp_path / "test_priority.py").write_text(
         "import dataclasses, pytest\n"
@@ -706,7 +706,7 @@ def test_model_entries_carry_the_documented_keys():
 
     names = [spec["name"] for spec in MODEL_CASES]
     assert len(names) == len(set(names))
-    for spec in MODEL_CASES:  # "expected_failure": the one table instead (README)
+    for spec in MODEL_CASES:  # "expected_failure": the one table instead (docs/differences.md)
         assert {"name", "model", "input_size", "output_size", "test_backward"} <= set(spec), spec["name"]
 
 

@@ -63,7 +63,7 @@ CXX_ENV = "CXX"
 #: (``dformat=None``: channel-last at the boundary), and the bridge transposes there itself.
 #: Inputs are labelled with torch's layout in both modes.
 DFORMATS = ("torch", "default")
-#: the layout policy of the backend (README, "Backend export_cpp")
+#: the layout policy of the backend (docs/backend-export-cpp.md)
 DEFAULT_DFORMAT = "torch"
 #: rank -> torch's layout name in Aidge's ``dformat`` enum
 TORCH_FORMATS = {2: "nc", 3: "ncw", 4: "nchw"}

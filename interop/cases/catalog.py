@@ -16,7 +16,7 @@ padded convolution or pooling imports as Aidge's Padded* meta-operator), where u
 looser one than the comparator's default (with the reason). Known Aidge defects are not
 declared here but in :mod:`interop.cases.expected_failures` (one table).
 
-Adding an operator: a torch module file, a JSON file, one ``_op(...)`` line below (README,
+Adding an operator: a torch module file, a JSON file, one ``_op(...)`` line below (docs/testing.md,
 "Adding an operator").
 """
 from __future__ import annotations

@@ -118,7 +118,7 @@ class OperatorConfig:
     #: force this operator's backend (``"cpu"``, ``"cuda"``); None: the run's ``--backend``. A
     #: forced ``"cuda"`` on a machine without CUDA skips its cases, saying why
     backend: str | None = None
-    #: documented upstream, refused here (README, "Where the project differs from the
+    #: documented upstream, refused here (docs/differences.md, "Where the project differs from the
     #: documentation"): expected failures live in the one strict table, quoting Aidge's error
     xfail_all: str | None = None
     xfail_backward: str | None = None

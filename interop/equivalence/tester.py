@@ -25,7 +25,7 @@ from .outputs import compare_outputs
 from .tolerance import tolerance_for
 
 #: interleaved blocks per model and timed epoch of :meth:`ModelTester._repeat_timed_calls`
-#: (measured with benchmarks/tester_noise.py, README "Noise floor": 8 blocks kept the ratio of
+#: (measured with benchmarks/tester_noise.py, docs/noise-floor.md: 8 blocks kept the ratio of
 #: microsecond cases steadier than 2 under load)
 REPEAT_BLOCKS = 8
 

@@ -169,7 +169,7 @@ def format_report(report: dict[str, Any]) -> str:
     add(f"== Slowdowns vs torch (Aidge's own time / torch's, median ratio over x{report['threshold']:g}): "
         f"{len(slowdowns)} ==")
     add("  slower than torch in this run; a change from one commit to the next (a regression) is asv's: "
-        "asv compare (README \"Benchmarks\")")
+        "asv compare (docs/benchmarks.md)")
     if "benchmarks" not in report and not slowdowns:
         add("  no benchmark JSONL given (--bench results/benchmarks.jsonl)")
     elif not slowdowns:

@@ -479,9 +479,9 @@ def test_compare_factor_is_asvs_regression_threshold():
 
 def test_the_readme_registers_the_machine_before_asv_runs():
     readme = (ROOT / "README.md").read_text()
-    block = readme[readme.index("## Benchmarks"):readme.index("## Speed of the bridge")]
+    block = readme[readme.index("## Benchmarks"):readme.index("## The API in a page")]
     assert block.index("asv machine --yes") < block.index("\nasv run")
-    assert "python -m http.server -d results/html" in block and "npm" in readme[:readme.index("## Run the main")]
+    assert "python -m http.server -d results/html" in block and "npm" in readme[:readme.index("## The main job")]
 
 
 def test_publish_offline_says_to_serve_the_site_over_http(tmp_path, capsys, monkeypatch):
