@@ -132,11 +132,11 @@ def test_an_unpicklable_result_is_a_type_error():
 
 
 def test_a_child_that_runs_too_long_is_killed():
-    start = time.monotonic()
+    # the child would sleep 30 s and return normally: the error itself says it was killed at its
+    # timeout (no assertion on elapsed time: a loaded machine must not fail it, issue 32)
     with pytest.raises(AidgeCrash, match=r"^crash: process timed out after 0.5 s") as info:
         run_isolated(time.sleep, 30, timeout=0.5)
     assert info.value.timed_out and info.value.signal == "SIGKILL"
-    assert time.monotonic() - start < 20
 
 
 def test_a_child_that_exits_abruptly_is_a_crash():

@@ -231,12 +231,14 @@ def test_recorded_aidge_time_is_the_schedulers_and_the_bridge_is_beside_it(where
     tester = ModelTester(model, aidge_model, name=f"Linear_slow_{where}", epochs=4, bench_warmup=1,
                          max_slowdown_ratio=None)
     tester.test_multiple_step((1, 16), (1, 4))
+    # medians only: every sample holds the sleep (a lower bound whatever the load), and a median
+    # ignores the few calls a loaded machine deschedules (a mean did not: issue 32)
     for phase, s in tester.performance_stats().items():
         if where == "scheduler":
-            assert s["mean2"] >= delay, phase
+            assert s["median2"] >= delay, phase
             assert s["bridge2"] < delay / 2, phase
         else:
-            assert s["mean2"] < delay / 4, phase
+            assert s["median2"] < delay / 4, phase
             assert s["bridge2"] >= delay / 2, phase
         assert s["ratio"] == pytest.approx(s["median2"] / s["median1"])
 
