@@ -575,8 +575,8 @@ def test_the_timing_pass_times_each_case_the_run_timed_with_asvs_method(tmp_path
              {"name": "No_such_model", "forward": stats, "backward": None, "test": "tests/test_models.py::x"}]
     bench = tmp_path / "benchmarks.jsonl"
     bench.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    assert timing_pass.wanted(bench.read_text(), str(bench)) == [("models", "Perceptron_eval", "forward"),
-                                                                  ("models", "No_such_model", "forward")]
+    assert timing_pass.wanted(bench.read_text(), str(bench)) == [("model", "Perceptron_eval", "forward"),
+                                                                  ("model", "No_such_model", "forward")]
     out = tmp_path / "timings.jsonl"
     assert timing_pass.main(["--bench", str(bench), "--out", str(out)]) == 0
     got = {line["name"]: line for line in map(json.loads, out.read_text().splitlines())}
@@ -588,3 +588,19 @@ def test_the_timing_pass_times_each_case_the_run_timed_with_asvs_method(tmp_path
     # a pass out of time says so for each case it left
     assert timing_pass.main(["--bench", str(bench), "--out", str(out), "--max-s", "-1"]) == 0
     assert all("the pass's -1 s were spent" in json.loads(line)["error"] for line in out.read_text().splitlines())
+
+
+def test_the_timing_pass_times_models_first_then_operators_from_the_slowest_in_the_run():
+    from benchmarks import timing_pass
+
+    def line(name, suite, ratio):
+        stats = {"mean1": 1.0, "mean2": ratio, "ratio": ratio, "samples": 30}
+        return json.dumps({"name": name, "forward": stats, "backward": None, "test": f"tests/{suite}.py::t"})
+
+    text = "\n".join([line("ReLU_rank_2", "test_operators", 1.5), line("Resize_x", "test_operators", 300.0),
+                      line("LeNet_eval", "test_models", 3.0), line("GELU_x", "test_operators", 17.0)])
+    assert timing_pass.wanted(text, "b.jsonl") == [("model", "LeNet_eval", "forward"),
+                                                   ("operator", "Resize_x", "forward"),
+                                                   ("operator", "GELU_x", "forward"),
+                                                   ("operator", "ReLU_rank_2", "forward")]
+    assert timing_pass.BUDGET_S["model"] == harness.RATIO_BUDGET_S  # a model's figure is asv's own
