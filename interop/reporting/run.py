@@ -340,6 +340,9 @@ def _timing_pass(run_dir: Path, env: dict[str, str], cwd: Path, backend: str | N
     if backend not in (None, "cpu", "cuda") or not (cwd / TIMING_PASS).exists():
         return f"timing pass: not run ({'backend ' + str(backend) if (cwd / TIMING_PASS).exists() else 'no ' + str(TIMING_PASS)})"
     started = time.monotonic()
+    sys.stdout.write("timing pass: the cases the run timed, timed again one by one now that no test runs "
+                     "(a few minutes at most) ...\n")
+    sys.stdout.flush()
     with open(run_dir / TIMING_PASS_LOG, "w") as log:
         try:
             done = subprocess.run([sys.executable, str(cwd / TIMING_PASS), "--bench", str(bench),
