@@ -63,9 +63,36 @@ def _error_of(exc: BaseException, category: str) -> str:
     if isinstance(aidge, str) and aidge:
         # an AidgeCrash's innermost frame differs from case to case: it goes to the message only
         return first_line(aidge).split(" (innermost Python frame ")[0]
+    if isinstance(exc, AssertionError) and category == "unknown":
+        return _assertion_line(exc)
     line = first_line(str(exc))
     name = type(exc).__name__
     return line if line.startswith(name) or category not in ("unknown",) else f"{name}: {line}"
+
+
+#: characters of an unclassified assertion's one line
+ASSERTION_LIMIT = 300
+
+
+def _assertion_line(exc: AssertionError) -> str:
+    """A failed ``assert`` in one line: its statement (the source line of the frame that raised
+    it) and pytest's explanation, whitespace collapsed. pytest's message alone, cut at its first
+    line, read ``assert ('aidge scheduler' == 'aidge scheduler'`` (issue 32)."""
+    import linecache
+
+    statement = ""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is not None:
+        statement = linecache.getline(tb.tb_frame.f_code.co_filename, tb.tb_lineno).strip()
+    explanation = " ".join(str(exc).split())
+    if statement.startswith("assert"):
+        line = statement + (f" [{explanation}]" if explanation and explanation != statement else "")
+    else:
+        line = explanation or statement or "assert failed"
+    line = f"AssertionError: {line}"
+    return line if len(line) <= ASSERTION_LIMIT else line[:ASSERTION_LIMIT - 3] + "..."
 
 
 def finding_of(exc: BaseException | None) -> dict[str, Any]:

@@ -358,3 +358,24 @@ def test_a_record_names_the_backend_the_case_ran_on(pytester):
     pytester.runpytest_subprocess("-p", "no:cacheprovider", "--backend=export_cpp", "--records", str(out))
     rec = _records(out)["test_case[Relu_a]"]
     assert (rec["case"], rec["backend"]) == ("Relu_a", "export_cpp")
+
+
+def test_an_unclassified_assert_is_one_line_with_its_statement_and_explanation():
+    # before: the report showed pytest's message cut at its first line,
+    # "AssertionError: assert ('aidge scheduler' == 'aidge scheduler'" (issue 32)
+    from interop.records.classify import ASSERTION_LIMIT, finding_of
+
+    s = {"timed2": "aidge scheduler", "ratio": 3.0}
+    try:
+        assert (s["timed2"] == "aidge scheduler"
+                and s["ratio"] < 2.0), "ratio\n  too high"
+    except AssertionError as exc:
+        found = finding_of(exc)
+    assert found["category"] == "unknown" and "\n" not in found["error"]
+    assert found["error"].startswith("AssertionError: assert (s[\"timed2\"] == \"aidge scheduler\"")
+    assert "[ratio too high assert ('aidge scheduler' == 'aidge scheduler' aidge scheduler and 3.0 < 2.0)]" \
+        in found["error"]
+    try:
+        assert False, "x" * 1000
+    except AssertionError as exc:
+        assert len(finding_of(exc)["error"]) == ASSERTION_LIMIT
