@@ -6,7 +6,7 @@ slowdowns vs torch, test-strategy issues, skips, benchmarks per operator.
 
 Slowdowns are Aidge's own time over torch's, ranked on the steadiest figure there is for a
 case: the run's timing pass (``timings.jsonl``: each case the run timed, timed again alone after
-the tests with asv's method, :mod:`benchmarks.timing_pass`), else asv's
+the tests in asv's rounds, each side's least-disturbed block, :mod:`benchmarks.timing_pass`), else asv's
 ``track_aidge_torch_ratio`` of the same commit (:mod:`.asv_results`), else the median ratio of
 ModelTester's repeated calls (``samples1``/``samples2`` say how many calls each median rests
 on; an older record, one call per epoch, is shown as a mean of its few calls). ModelTester's

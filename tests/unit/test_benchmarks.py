@@ -583,6 +583,8 @@ def test_the_timing_pass_times_each_case_the_run_timed_with_asvs_method(tmp_path
     timed = got["Perceptron_eval"]
     assert timed["error"] is None and timed["rounds"] >= harness.RATIO_MIN_ROUNDS and timed["threads"] >= 1
     assert timed["ratio"] > 0 and timed["torch_s"] > 0 and timed["aidge_s"] > 0 and "asv" in timed["method"]
+    # the ratio of each side's least-disturbed block, asv's median of the rounds' ratios beside it
+    assert timed["ratio"] == pytest.approx(timed["aidge_s"] / timed["torch_s"], rel=5e-3) and timed["ratio_median"] > 0
     assert got["No_such_model"]["ratio"] is None and "KeyError" in got["No_such_model"]["error"]
     assert not list(tmp_path.glob(".*partial"))  # written whole, renamed into place
     # a pass out of time says so for each case it left
@@ -603,4 +605,4 @@ def test_the_timing_pass_times_models_first_then_operators_from_the_slowest_in_t
                                                    ("operator", "Resize_x", "forward"),
                                                    ("operator", "GELU_x", "forward"),
                                                    ("operator", "ReLU_rank_2", "forward")]
-    assert timing_pass.BUDGET_S["model"] == harness.RATIO_BUDGET_S  # a model's figure is asv's own
+    assert timing_pass.BUDGET_S["model"] >= harness.RATIO_BUDGET_S  # a model gets at least asv's calls
