@@ -236,8 +236,11 @@ class Pair:
         # asv prints and stores a track_ value as returned: 3 significant digits, not 4.253227378618111
         return timing.round_sig(statistics.median(a / t for t, a in rounds), 3)
 
-    def ratio_rounds(self, budget_s: float = RATIO_BUDGET_S) -> list[tuple[float, float]]:
-        """The rounds behind :meth:`ratio`: (torch's, Aidge's) seconds per call in each."""
+    def ratio_rounds(self, budget_s: float = RATIO_BUDGET_S, clock: Callable[[], float] | None = None
+                     ) -> list[tuple[float, float]]:
+        """The rounds behind :meth:`ratio`: (torch's, Aidge's) seconds per call in each, on
+        ``clock`` (the wall clock unless given: the report's timing pass reads the thread's
+        CPU time)."""
         pin_threads()
         cuda = self.cuda
         calls = (self.torch_call, self.aidge_call)
@@ -249,8 +252,8 @@ class Pair:
         rounds = max(RATIO_MIN_ROUNDS, min(RATIO_MAX_ROUNDS, int(budget_s / max(round_s, 1e-9))))
         out = []
         for _ in range(rounds):
-            torch_s = timing.block_time(self.torch_call, counts[0], cuda=cuda)
-            aidge_s = timing.block_time(self.aidge_call, counts[1], cuda=cuda)
+            torch_s = timing.block_time(self.torch_call, counts[0], cuda=cuda, clock=clock)
+            aidge_s = timing.block_time(self.aidge_call, counts[1], cuda=cuda, clock=clock)
             out.append((torch_s, aidge_s))
         return out
 

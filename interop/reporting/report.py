@@ -6,7 +6,7 @@ slowdowns vs torch, test-strategy issues, skips, benchmarks per operator.
 
 Slowdowns are Aidge's own time over torch's, ranked on the steadiest figure there is for a
 case: the run's timing pass (``timings.jsonl``: each case the run timed, timed again alone after
-the tests in asv's rounds, each side's least-disturbed block, :mod:`benchmarks.timing_pass`), else asv's
+the tests in asv's rounds on the thread's CPU time, :mod:`benchmarks.timing_pass`), else asv's
 ``track_aidge_torch_ratio`` of the same commit (:mod:`.asv_results`), else the median ratio of
 ModelTester's repeated calls (``samples1``/``samples2`` say how many calls each median rests
 on; an older record, one call per epoch, is shown as a mean of its few calls). ModelTester's
@@ -139,7 +139,7 @@ def _bench_entry(record: dict[str, Any], phase: str, asv: AsvRatios | None = Non
         entry.update(ratio=asv_ratio, figure="asv", robust=True, asv_ratio=asv_ratio)
     alone = (timings or {}).get((record["name"], phase))
     if alone and _number(alone.get("ratio")) and alone["ratio"] > 0:
-        entry.update(ratio=alone["ratio"], figure="alone", robust=True, rounds=alone.get("rounds"),
+        entry.update(ratio=alone["ratio"], figure="alone", robust=True, rounds=alone.get("rounds"), clock=alone.get("clock"),
                      torch_ms=_ms(alone.get("torch_s")), aidge_ms=_ms(alone.get("aidge_s")), aidge_timed=None,
                      bridge_ms=None, loadavg=alone.get("loadavg"))
     elif alone and alone.get("error"):

@@ -43,8 +43,9 @@ def _fmt_times(e: dict[str, Any]) -> str:
     calls = f"{n1}/{n2}" if n1 != n2 else f"{n1}"
     if e.get("figure") == "alone":
         load = f", load average {e['loadavg']:g}" if isinstance(e.get("loadavg"), (int, float)) else ""
-        rests = (f"; timed alone after the tests, each side's fastest block of {e.get('rounds')} rounds{load}; "
-                 f"in the run {_fmt_ratio(e.get('tester_ratio'))}")
+        clock = "CPU time" if e.get("clock") == "thread CPU time" else "wall clock" if e.get("clock") else ""
+        rests = (f"; timed alone after the tests, median of {e.get('rounds')} rounds"
+                 + (f" on {clock}" if clock else "") + f"{load}; in the run {_fmt_ratio(e.get('tester_ratio'))}")
         if e.get("asv_ratio") is not None:
             rests += f", asv {_fmt_ratio(e['asv_ratio'])}"
     elif e.get("figure") == "mean":

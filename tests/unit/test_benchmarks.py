@@ -168,7 +168,7 @@ def test_the_ratio_numerator_is_the_aidge_call(monkeypatch):
     def measure(fn, *, warmup=2, repeat=10, min_time_s=0.0, cuda=False):
         return [fake[id(fn)]] * repeat
 
-    def block_time(fn, n, *, cuda=False):
+    def block_time(fn, n, *, cuda=False, clock=None):
         order.append((id(fn), n))
         return fake[id(fn)]
 
@@ -583,8 +583,7 @@ def test_the_timing_pass_times_each_case_the_run_timed_with_asvs_method(tmp_path
     timed = got["Perceptron_eval"]
     assert timed["error"] is None and timed["rounds"] >= harness.RATIO_MIN_ROUNDS and timed["threads"] >= 1
     assert timed["ratio"] > 0 and timed["torch_s"] > 0 and timed["aidge_s"] > 0 and "asv" in timed["method"]
-    # the ratio of each side's least-disturbed block, asv's median of the rounds' ratios beside it
-    assert timed["ratio"] == pytest.approx(timed["aidge_s"] / timed["torch_s"], rel=5e-3) and timed["ratio_median"] > 0
+    assert timed["clock"] == "thread CPU time"  # one thread, CPU: a wait for a core is not counted
     assert got["No_such_model"]["ratio"] is None and "KeyError" in got["No_such_model"]["error"]
     assert not list(tmp_path.glob(".*partial"))  # written whole, renamed into place
     # a pass out of time says so for each case it left
