@@ -215,7 +215,10 @@ def render(index: dict) -> str:
            "<i>bridge</i> (the AidgeModule call) are seconds per call; <i>ratio</i> is Aidge/torch "
            "(track_aidge_torch_ratio); <i>side by side</i> opens torch's and Aidge's graphs of "
            "the case next to each other.</p>"]
-    for module, title in SECTIONS:
+    # every benchmark module of the index gets its section (the architectures' had none: 801
+    # case links missing, found by nox -s site-check on 2026-12-03)
+    sections = list(SECTIONS) + [(m, m.capitalize()) for m in sorted(groups) if m not in dict(SECTIONS)]
+    for module, title in sections:
         if module not in groups:
             continue
         names = sorted(groups[module], key=str.lower)

@@ -74,7 +74,7 @@ def wanted(bench_text: str, source: str) -> list[tuple[str, str, str]]:
     return [item for *_, item in sorted(out)]
 
 
-def time_case(kind: str, name: str, phase: str) -> dict:
+def measure_case(kind: str, name: str, phase: str) -> dict:
     from benchmarks import harness
     from interop.equivalence import timing
 
@@ -115,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
                 lines.append({"name": name, "phase": phase, "kind": kind, "ratio": None,
                               "error": f"not timed: the pass's {args.max_s:g} s were spent"})
                 continue
-            lines.append(time_case(kind, name, phase))
+            lines.append(measure_case(kind, name, phase))
     tmp = args.out.with_name(f".{args.out.name}.{os.getpid()}.partial")
     tmp.write_text("".join(json.dumps(dict(line, method=METHOD)) + "\n" for line in lines))
     os.replace(tmp, args.out)

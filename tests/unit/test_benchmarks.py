@@ -504,6 +504,9 @@ def test_case_index_links_every_case_of_every_operator(tmp_path):
            for phase in ("Forward", "Backward") for kind, _ in case_index.KINDS},
         **{f"models.Forward.{kind}": {"params": [["'LeNet_eval'"]], "param_names": ["case"]}
            for kind, _ in case_index.KINDS},
+        # a module outside the named sections still gets its own (the architectures' had none)
+        **{f"architectures.Forward.{kind}": {"params": [["'arch_monai_DenseNet121_eval'"]], "param_names": ["case"]}
+           for kind, _ in case_index.KINDS},
         "threads.track_threads": {"params": [], "param_names": []}}}
     html_dir = tmp_path / "html"
     html_dir.mkdir()
@@ -521,6 +524,7 @@ def test_case_index_links_every_case_of_every_operator(tmp_path):
     every_conv = case_index.graph_url("operators.Forward.time_aidge", [v for v in ops if "Conv2D" in v])
     assert every_conv.replace("&", "&amp;") in page and "all 12" in page
     assert 'id="operators-Conv2D"' in page and 'id="models-LeNet"' in page and "threads" not in page
+    assert "<h2>Architectures</h2>" in page and "arch_monai_DenseNet121_eval" in page
     # torch and Aidge side by side: one link per case and phase, to the page that frames both graphs
     assert case_index.pair_url("operators", "Forward", "'ReLU_rank_1'") == "pair.html#operators.Forward|%27ReLU_rank_1%27"
     assert 'href="pair.html#operators.Backward|%27ReLU_rank_2%27"' in page
