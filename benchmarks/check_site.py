@@ -67,7 +67,15 @@ class _NoData(str):
     pass
 
 
+def _page_sig3(x: float) -> str:
+    """pair.html's ``sig3(x)`` (3 significant digits, no exponent), in Python: this script runs in
+    the site-check environment, which has playwright and no torch (so not the report's own)."""
+    import math
 
+    if x == 0 or not math.isfinite(x):
+        return "0" if x == 0 else str(x)
+    digits = math.floor(math.log10(abs(x)))
+    return f"{float(f'{x:.3g}'):.{max(0, 2 - digits)}f}"
 
 
 def _ratio_values(html_dir: Path, index: dict, module: str, phase: str, value) -> set[str]:
@@ -83,7 +91,7 @@ def _ratio_values(html_dir: Path, index: dict, module: str, phase: str, value) -
         for row in json.loads(path.read_text()):
             v = row[1][i] if isinstance(row[1], list) else row[1]
             if isinstance(v, (int, float)):
-                out.add(sig3(v))
+                out.add(_page_sig3(v))
     return out
 
 
