@@ -104,7 +104,8 @@ td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}svg{border:1px soli
 colour per benchmark environment (one per Aidge release where the release matrix ran). The
 y axis starts at 0.</p><div id="chart"></div><div id="table"></div>
 <p id="why">"Aidge / torch" is asv's ratio benchmark (<code>track_aidge_torch_ratio</code>): both sides
-timed in interleaved rounds of ~2 ms in one process, the figure the suite's report ranks. The
+timed in interleaved rounds of ~2 ms in one process (the report's timing pass takes the same
+rounds, on CPU time). The
 quotient of the two times beside it is not the same figure: <code>time_torch</code> and
 <code>time_aidge</code> are separate benchmarks, sampled in separate processes minutes apart, so the
 machine's own speed drift (measured up to 1.9x, docs/noise-floor.md) enters the quotient and
