@@ -328,31 +328,49 @@ def _load_timings(path: Path) -> dict[tuple[str, str], dict] | None:
     return out
 
 
-def _timing_pass(run_dir: Path, env: dict[str, str], cwd: Path, backend: str | None) -> str | None:
+def _timing_pass(run_dir: Path, env: dict[str, str], cwd: Path, backend: str | None,
+                 stop: _Stop | None = None) -> tuple[str | None, bool]:
     """Time the cases the run timed again, alone, now that no test runs (:data:`TIMING_PASS`):
-    the figures the report ranks. Returns what happened, in a line, or None when there is
-    nothing to time. Off with ``INTEROP_TIMING_PASS=0``."""
+    the figures the report ranks. Returns (what happened in a line, or None when there is
+    nothing to time; whether the pass was stopped: Ctrl-C, SIGTERM, SIGHUP stop it at once, it
+    writes nothing then). Off with ``INTEROP_TIMING_PASS=0``."""
     bench = run_dir / "benchmarks.jsonl"
     if not bench.exists() or not bench.read_text(errors="replace").strip():
-        return None
+        return None, False
     if env.get("INTEROP_TIMING_PASS", "1").strip() in ("0", "no", "false"):
-        return "timing pass: off (INTEROP_TIMING_PASS=0): the run's in-test figures only"
+        return "timing pass: off (INTEROP_TIMING_PASS=0): the run's in-test figures only", False
     if backend not in (None, "cpu", "cuda") or not (cwd / TIMING_PASS).exists():
-        return f"timing pass: not run ({'backend ' + str(backend) if (cwd / TIMING_PASS).exists() else 'no ' + str(TIMING_PASS)})"
+        why = f"backend {backend}" if (cwd / TIMING_PASS).exists() else f"no {TIMING_PASS}"
+        return f"timing pass: not run ({why})", False
     started = time.monotonic()
     sys.stdout.write("timing pass: the cases the run timed, timed again one by one now that no test runs "
                      "(a few minutes at most) ...\n")
     sys.stdout.flush()
     with open(run_dir / TIMING_PASS_LOG, "w") as log:
+        proc = subprocess.Popen([sys.executable, str(cwd / TIMING_PASS), "--bench", str(bench),
+                                 "--out", str(run_dir / TIMINGS_FILE)], cwd=cwd, env=env, stdout=log,
+                                stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_default_sigint)
+        if stop is not None:
+            stop.proc = proc
+        ctrl_c = _CtrlC(proc)
         try:
-            done = subprocess.run([sys.executable, str(cwd / TIMING_PASS), "--bench", str(bench),
-                                   "--out", str(run_dir / TIMINGS_FILE)], cwd=cwd, env=env, stdout=log,
-                                  stderr=subprocess.STDOUT, preexec_fn=_default_sigint)
-        except KeyboardInterrupt:
-            return "timing pass: interrupted (Ctrl-C): the run's in-test figures only"
-    if done.returncode != 0:
-        return f"timing pass: failed (exit {done.returncode}, {run_dir / TIMING_PASS_LOG})"
-    return f"timing pass: {time.monotonic() - started:.0f} s ({run_dir / TIMING_PASS_LOG})"
+            while True:
+                why = "Ctrl-C" if ctrl_c.pressed else stop.signal if stop is not None else None
+                if why:
+                    return f"timing pass: stopped ({why}): the run's in-test figures only", True
+                try:
+                    code = proc.wait(timeout=0.5)
+                    break
+                except subprocess.TimeoutExpired:
+                    continue
+        finally:
+            ctrl_c.restore()
+            with contextlib.suppress(ProcessLookupError):  # nothing of the pass outlives it
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    if code != 0:
+        return f"timing pass: failed (exit {code}, {run_dir / TIMING_PASS_LOG})", False
+    return f"timing pass: {time.monotonic() - started:.0f} s ({run_dir / TIMING_PASS_LOG})", False
 
 
 def _summary(run_dir: Path, text: str, report: dict | None) -> str:
@@ -452,13 +470,16 @@ def main(argv: list[str] | None = None, *, results: Path | None = None, cwd: Pat
             with contextlib.suppress(ValueError):
                 killed = signal.Signals(-code).name
             killed = killed or f"signal {-code}"
+        pass_stopped = False
         if not (interrupted or stop.signal or killed):
-            said = _timing_pass(run_dir, env, cwd, backend)
+            said, pass_stopped = _timing_pass(run_dir, env, cwd, backend, stop)
             if said:
                 sys.stdout.write(said + "\n")
                 sys.stdout.flush()
+        interrupted = interrupted or pass_stopped
         status, text, report = _analyse(run_dir, commit, results / "asv", backend=backend, results=results,
-                                        stopped=stop.signal, pytest_killed=killed)
+                                        stopped=stop.signal or ("Ctrl-C during the timing pass" if pass_stopped
+                                                                else None), pytest_killed=killed)
     complete = status == 0
     write_atomically(run_dir / "run.json", json.dumps({
         "run": run_dir.name, "started": started, "pytest_args": args, "backend": backend, "pytest_exit": code,

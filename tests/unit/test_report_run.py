@@ -251,6 +251,29 @@ def test_the_run_ranks_its_timing_pass_and_never_a_contended_figure(tmp_path, mo
     assert json.loads((_runs(project)[-1] / "report.json").read_text())["slowdowns_vs_torch"] == []
 
 
+def test_a_signal_during_the_timing_pass_stops_it_and_the_run_is_incomplete(tmp_path):
+    project = _suite(tmp_path, TIMED)
+    (project / "benchmarks").mkdir()
+    # a pass that would run ten minutes: the run must not wait for it
+    (project / "benchmarks" / "timing_pass.py").write_text("import time\ntime.sleep(600)\n")
+    proc = _report_run(project)
+    seen = []
+    for line in proc.stdout:
+        seen.append(line)
+        if line.startswith("timing pass: the cases"):
+            break
+    assert seen and seen[-1].startswith("timing pass: the cases"), seen
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=120)  # the pass's 600 s would time this out
+    out = "".join(seen) + out
+    assert proc.returncode == 3, err
+    assert "timing pass: stopped (SIGTERM): the run's in-test figures only" in out
+    (run,) = _runs(project)
+    assert not (run / "timings.jsonl").exists() and json.loads((run / "run.json").read_text())["complete"] is False
+    report = json.loads((run / "report.json").read_text())
+    assert report["slowdowns_vs_torch"] == [] and report["incomplete"][0].startswith("the report process got SIGTERM")
+
+
 OPINFO_FAILING = (
     "import pytest\n"
     "from interop.errors import aidge_error_from\n\n"
