@@ -133,15 +133,16 @@ class _CtrlC:
     held: every later wait then returned without reaping pytest, and the run waited forever
     beside a zombie (seen once in tests/unit/test_report_run.py under load)."""
 
-    def __init__(self, proc: subprocess.Popen):
+    def __init__(self, proc: subprocess.Popen | None):
         self.proc, self.pressed, self._old = proc, False, None
         with contextlib.suppress(ValueError):  # not the main thread: KeyboardInterrupt as before
             self._old = signal.signal(signal.SIGINT, self._handle)
 
     def _handle(self, signum, frame):
         self.pressed = True
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.proc.pid, signal.SIGINT)
+        if self.proc is not None:  # None: pressed before the child started (it is not started then)
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGINT)
 
     def restore(self) -> None:
         if self._old is not None:
@@ -343,26 +344,33 @@ def _timing_pass(run_dir: Path, env: dict[str, str], cwd: Path, backend: str | N
         why = f"backend {backend}" if (cwd / TIMING_PASS).exists() else f"no {TIMING_PASS}"
         return f"timing pass: not run ({why})", False
     started = time.monotonic()
+    ctrl_c = _CtrlC(None)  # before anything: a Ctrl-C while the pass starts is seen too
     sys.stdout.write("timing pass: the cases the run timed, timed again one by one now that no test runs "
                      "(a few minutes at most) ...\n")
     sys.stdout.flush()
     with open(run_dir / TIMING_PASS_LOG, "w") as log:
-        proc = subprocess.Popen([sys.executable, str(cwd / TIMING_PASS), "--bench", str(bench),
-                                 "--out", str(run_dir / TIMINGS_FILE)], cwd=cwd, env=env, stdout=log,
-                                stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_default_sigint)
+        try:
+            proc = subprocess.Popen([sys.executable, str(cwd / TIMING_PASS), "--bench", str(bench),
+                                     "--out", str(run_dir / TIMINGS_FILE)], cwd=cwd, env=env, stdout=log,
+                                    stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_default_sigint)
+        except BaseException:
+            ctrl_c.restore()
+            raise
+        ctrl_c.proc = proc
         if stop is not None:
             stop.proc = proc
-        ctrl_c = _CtrlC(proc)
         try:
             while True:
+                try:
+                    code = proc.wait(timeout=0.5)
+                except subprocess.TimeoutExpired:
+                    code = None
+                # asked after the wait too: the forwarded Ctrl-C may end the pass before it is seen
                 why = "Ctrl-C" if ctrl_c.pressed else stop.signal if stop is not None else None
                 if why:
                     return f"timing pass: stopped ({why}): the run's in-test figures only", True
-                try:
-                    code = proc.wait(timeout=0.5)
+                if code is not None:
                     break
-                except subprocess.TimeoutExpired:
-                    continue
         finally:
             ctrl_c.restore()
             with contextlib.suppress(ProcessLookupError):  # nothing of the pass outlives it
