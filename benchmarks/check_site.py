@@ -40,6 +40,7 @@ from urllib.parse import urlparse
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from benchmarks import case_index  # noqa: E402
+from interop.reporting.report_text import sig3  # noqa: E402  (the standard library only: no torch needed)
 
 
 class SiteError(AssertionError):
@@ -67,20 +68,10 @@ class _NoData(str):
     pass
 
 
-def _page_sig3(x: float) -> str:
-    """pair.html's ``sig3(x)`` (3 significant digits, no exponent), in Python: this script runs in
-    the site-check environment, which has playwright and no torch (so not the report's own)."""
-    import math
-
-    if x == 0 or not math.isfinite(x):
-        return "0" if x == 0 else str(x)
-    digits = math.floor(math.log10(abs(x)))
-    return f"{float(f'{x:.3g}'):.{max(0, 2 - digits)}f}"
-
-
 def _ratio_values(html_dir: Path, index: dict, module: str, phase: str, value) -> set[str]:
     """Every value asv's site holds for the case's ``track_aidge_torch_ratio`` (any environment,
-    any commit), as the page writes them (3 significant digits)."""
+    any commit), as the page writes them (3 significant digits, no exponent: pair.html's sig3 is
+    the report's)."""
     name = f"{module}.{phase}.track_aidge_torch_ratio"
     params = (index.get("benchmarks", {}).get(name) or {}).get("params") or [[]]
     if value not in params[0]:
@@ -91,7 +82,7 @@ def _ratio_values(html_dir: Path, index: dict, module: str, phase: str, value) -
         for row in json.loads(path.read_text()):
             v = row[1][i] if isinstance(row[1], list) else row[1]
             if isinstance(v, (int, float)):
-                out.add(_page_sig3(v))
+                out.add(sig3(v))
     return out
 
 

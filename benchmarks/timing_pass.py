@@ -116,9 +116,9 @@ def main(argv: list[str] | None = None) -> int:
                               "error": f"not timed: the pass's {args.max_s:g} s were spent"})
                 continue
             lines.append(measure_case(kind, name, phase))
-    tmp = args.out.with_name(f".{args.out.name}.{os.getpid()}.partial")
-    tmp.write_text("".join(json.dumps(dict(line, method=METHOD)) + "\n" for line in lines))
-    os.replace(tmp, args.out)
+    from interop.records.store import write_atomically
+
+    write_atomically(args.out, "".join(json.dumps(dict(line, method=METHOD)) + "\n" for line in lines))
     timed = sum(1 for line in lines if line["ratio"] is not None)
     print(f"timing pass: {timed} of {len(lines)} case phase(s) timed in {time.monotonic() - start:.1f} s -> {args.out}")
     return 0

@@ -46,7 +46,7 @@ from pathlib import Path
 from .asv_results import load_asv_ratios
 from .backends import backend_matrix, backend_of, latest_runs, load_runs
 from ..records.benchmarks import parse_benchmarks
-from ..reading import UnreadableInput
+from ..reading import UnreadableInput, json_lines
 from .pytest_output import parse_pytest_output
 from ..records.store import write_atomically
 from ..records.store import SCHEMA, RunRecords, load_run, write_run
@@ -256,8 +256,10 @@ def _analyse(run_dir: Path, commit: str | None = None, asv_dir: Path | None = No
     if bench is not None and commit and commit != "nogit" and asv_dir is not None:
         aidge = next((r.get("aidge") for r in bench.records if r.get("aidge")), None)
         asv = load_asv_ratios(asv_dir, commit, prefer=f"aidge-core{aidge}" if aidge else None)
-    timings = _load_timings(run_dir / TIMINGS_FILE) if bench is not None else None
+    timing_problems: list[str] = []
+    timings = _load_timings(run_dir / TIMINGS_FILE, timing_problems) if bench is not None else None
     report = build_report(run, bench, asv=asv, timings=timings)
+    report["problems"].extend(timing_problems)
     if timings is None and bench is not None and (run_dir / TIMING_PASS_LOG).exists():
         report["problems"].append(f"the timing pass left no {TIMINGS_FILE} (its output: {run_dir / TIMING_PASS_LOG})")
     if stopped:
@@ -316,16 +318,17 @@ TIMING_PASS_LOG = "timing_pass.txt"
 TIMING_PASS = Path("benchmarks") / "timing_pass.py"
 
 
-def _load_timings(path: Path) -> dict[tuple[str, str], dict] | None:
+def _load_timings(path: Path, problems: list[str]) -> dict[tuple[str, str], dict] | None:
+    """The timing pass's lines by (case, phase), read with the project's JSONL reader: a line that
+    is not a JSON object with ``name`` and ``phase`` adds ``file:line: why`` to ``problems``."""
     if not path.exists():
         return None
     out = {}
-    for line in path.read_text(errors="replace").splitlines():
-        try:
-            entry = json.loads(line)
+    for number, entry in json_lines(path.read_text(errors="replace"), str(path), problems):
+        if isinstance(entry, dict) and "name" in entry and "phase" in entry:
             out[(str(entry["name"]), str(entry["phase"]))] = entry
-        except (ValueError, KeyError, TypeError):
-            continue  # the pass writes its file whole (renamed into place): a bad line is not ours to rank
+        else:
+            problems.append(f"{path}:{number}: not a timing line (a JSON object with name and phase)")
     return out
 
 

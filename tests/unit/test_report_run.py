@@ -277,6 +277,26 @@ def test_a_signal_during_the_timing_pass_stops_it_and_the_run_is_incomplete(tmp_
     assert report["slowdowns_vs_torch"] == [] and report["incomplete"][0].startswith(f"the report process got {said}")
 
 
+def test_a_bad_timing_line_is_named_and_the_good_ones_still_ranked(tmp_path):
+    from interop.reporting.run import _analyse
+
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "pytest.txt").write_text((ROOT / "tests" / "unit" / "data" / "pytest_quiet.txt").read_text())
+    stats = {"median1": 1e-5, "median2": 2e-4, "mean1": 1e-5, "mean2": 2e-4, "ratio": 20.0, "samples": 50,
+             "samples1": 50, "samples2": 50}
+    (run / "benchmarks.jsonl").write_text(json.dumps({"name": "ReLU_a", "forward": stats, "backward": None,
+                                                      "test_workers": 2}) + "\n")
+    (run / "timings.jsonl").write_text(json.dumps({"name": "ReLU_a", "phase": "forward", "ratio": 12.0}) + "\n"
+                                       + '{"name": "ReLU_b"\n' + json.dumps([1, 2]) + "\n")
+    _analyse(run)
+    report = json.loads((run / "report.json").read_text())
+    assert [(s["name"], s["figure"], s["ratio"]) for s in report["slowdowns_vs_torch"]] == [("ReLU_a", "alone", 12.0)]
+    timings = str(run / "timings.jsonl")
+    assert any(p.startswith(f"{timings}:2: not valid JSON") for p in report["problems"]), report["problems"]
+    assert f"{timings}:3: not a timing line (a JSON object with name and phase)" in report["problems"]
+
+
 OPINFO_FAILING = (
     "import pytest\n"
     "from interop.errors import aidge_error_from\n\n"
