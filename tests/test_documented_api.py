@@ -279,22 +279,70 @@ def test_an_attribute_not_ignored_reaches_the_module(tmp_path):
         interop.build_cases(cfg)  # dilations -> dilation, which _MyPool does not take: named, file and case
 
 
+#: the spec pages, beside this checkout (``../shared/spec``)
+SPEC_DIR = ROOT.parent / "shared" / "spec"
+
+
+def _page_block(page: str, first: str, last: str) -> str:
+    """The code block of ``page`` from the line starting with ``first`` to the next line equal
+    to ``last``, as the page writes it (a test runs the page's own code, not a paraphrase)."""
+    path = SPEC_DIR / page
+    if not path.is_file():
+        pytest.skip(f"the spec page {path} is not beside this checkout")
+    lines = path.read_text(encoding="utf-8").splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith(first)), None)
+    assert start is not None, f"{path}: no line starts with {first!r} (the page changed: update this test)"
+    end = next((i for i in range(start, len(lines)) if lines[i] == last), None)
+    assert end is not None, f"{path}: no line {last!r} after line {start + 1}"
+    return "\n".join(lines[start:end + 1]) + "\n"
+
+
+class _MyOpModel(torch.nn.Module):
+    def __init__(self, in_channels):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.ones(in_channels, 1, 1))
+
+    def forward(self, x):
+        return x * self.w
+
+
+def _my_op_file(root: Path) -> None:
+    """A benchmark file whose cases override the base's input specs (or inherit them)."""
+    (root / "my_op.json").write_text(json.dumps({
+        "base_configuration": {"attributes": {}, "input_specs": [{"name": "X", "shape": [1, 3, 4, 4]}]},
+        "test_configurations": {"sizes": {"inherit": {"attributes": {}},
+                                          "wide": {"input_specs": [{"name": "X", "shape": [1, 5, 4, 4]}]}}}}))
+
+
+@promise(API, "def my_extractor(merged_specs: list[dict]) -> dict:")
+def test_the_pages_specs_to_kwargs_example_runs_as_written(tmp_path):
+    # issue 45: the page's extractor failed with "string indices must be integers" (it was given
+    # a dict of specs by name, not the list of merged specs the page shows)
+    block = _page_block(API, "def my_extractor(", ")")
+    assert "merged_specs[0][\"shape\"][1]" in block  # the page's own code, not a paraphrase
+    namespace = {"OperatorConfig": interop.OperatorConfig, "CONFIG_ROOT": tmp_path, "MyOpModel": _MyOpModel}
+    _my_op_file(tmp_path)
+    exec(compile(block, f"{SPEC_DIR / API}:my_extractor", "exec"), namespace)
+    cases = interop.build_cases(namespace["MY_OP_CONFIG"])
+    assert [c.torch_kwargs for c in cases] == [{"in_channels": 3}, {"in_channels": 5}]
+
+
 @promise(API, "specs_to_kwargs (callable) – (merged_input_specs) -> dict, used to derive constructor kwargs that "
               "depend on tensor shapes")
 def test_specs_to_kwargs_derives_keywords_from_shapes(tmp_path):
-    class Scale(torch.nn.Module):
-        def __init__(self, channels):
-            super().__init__()
-            self.w = torch.nn.Parameter(torch.ones(channels, 1, 1))
-
-        def forward(self, x):
-            return x * self.w
-
+    # the merged input specs, a list in the cases' order (base first), as the page shows
+    seen = []
     path = tmp_path / "scale.json"
-    path.write_text(json.dumps({"one": {"input_specs": [{"name": "X", "shape": [1, 3, 4, 4]}]}}))
-    cfg = interop.OperatorConfig(name="Scale", op_class=Scale, json_path=path,
-                                 specs_to_kwargs=lambda specs: {"channels": specs["X"]["shape"][1]})
-    assert interop.build_cases(cfg)[0].torch_kwargs == {"channels": 3}
+    path.write_text(json.dumps({"one": {"input_specs": [{"name": "X", "shape": [1, 3, 4, 4]},
+                                                        {"name": "weight", "shape": [3, 1, 1]}]}}))
+
+    def extractor(specs):
+        seen.append(specs)
+        return {"in_channels": specs[0]["shape"][1]}
+
+    cfg = interop.OperatorConfig(name="Scale", op_class=_MyOpModel, json_path=path, specs_to_kwargs=extractor)
+    assert interop.build_cases(cfg)[0].torch_kwargs == {"in_channels": 3}
+    assert seen == [[{"name": "X", "shape": [1, 3, 4, 4]}, {"name": "weight", "shape": [3, 1, 1]}]]
 
 
 @promise(API, "default_input_size (tuple) – fallback input shape used when a JSON case does not specify one.")
@@ -844,6 +892,7 @@ ITEMS: dict[str, str | None] = {
     "api: OperatorConfig(skip_reasons) refused": "test_the_refused_xfail_fields_say_why",
     "api: OperatorConfig(default_input_size)": "test_default_input_size_sizes_a_case_that_gives_none",
     "api: OperatorConfig(specs_to_kwargs)": "test_specs_to_kwargs_derives_keywords_from_shapes",
+    "api: specs_to_kwargs example (my_extractor)": "test_the_pages_specs_to_kwargs_example_runs_as_written",
     "api: OperatorConfig(xfail_all) refused": "test_the_refused_xfail_fields_say_why",
     "api: OperatorConfig(skip_all)": "test_skip_all_skips_every_case",
     "api: OperatorConfig(xfail_backward) refused": "test_the_refused_xfail_fields_say_why",
