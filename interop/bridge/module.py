@@ -10,6 +10,7 @@ import torch
 from torch.utils import _pytree as pytree
 
 from ..errors import ExportError, ShapeSpecializedError, aidge_error_from
+from . import capture
 from . import runtime as rt
 from .onnx_export import ExportedModel, default_input_names, graph_differences, unused_graph_inputs
 from .runner import _GraphRunner, _SchedulerHandle, read_tensor, write_tensor
@@ -122,6 +123,7 @@ class AidgeModule(torch.nn.Module):
         self._train_names = [n for n, p in self.named_parameters() if p.requires_grad and n in self._param_producer]
         self._trainable_producers = [self._param_producer[n] for n in self._train_names]
         self._train_params = [dict(self.named_parameters())[n] for n in self._train_names]
+        capture.note_runner(self._runner, exported, self._trainable_producers)
         state = dict(self.named_parameters())
         state.update(self.named_buffers())
         self._copied_tensors = {prod: state[name] for prod, name in exported.initializer_to_state.items()

@@ -13,6 +13,7 @@ import numpy as np
 import torch
 
 from ..errors import AidgeError, OutputShapeError, aidge_error_from
+from . import capture
 from . import runtime as rt
 
 __all__ = ["SHARE_INPUT_ELEMENTS", "read_tensor", "write_tensor"]
@@ -233,6 +234,7 @@ class _GraphRunner:
             return self._forward(inputs, share)
 
     def _forward(self, inputs: Sequence[torch.Tensor], share: bool) -> list[torch.Tensor]:
+        capture.note_forward(self, inputs)
         tensors = self.load_inputs(inputs, share)
         with self._quiet:
             start = perf_counter()
@@ -318,6 +320,7 @@ class _GraphRunner:
     # -- backward ------------------------------------------------------------
     def backward(self, grad_outputs: Sequence[torch.Tensor | None], param_names: Sequence[str]):
         with self.lock, self._quiet:
+            capture.note_backward(self, grad_outputs)
             self.set_output_grads(grad_outputs)
             # Aidge accumulates into every gradient it computes: start from zero.
             for name in param_names:

@@ -10,6 +10,7 @@ from torch.utils import _pytree as pytree
 
 from ..errors import ExportError, TracingError
 from ..stages import stage
+from . import capture
 from . import runtime as rt
 from .binding import BoundModule, CallBinding, needs_binding
 from .graph import _compile, _import_graph, compute_dtype
@@ -148,11 +149,13 @@ def _wrap(torch_model, traced, binding, example_inputs, *, backend, training, ve
         raise ValueError(f"dformat={dformat!r} is a setting of backend 'export_cpp', not of {backend!r}")
     with stage("export"):
         exported = export_to_onnx(traced, example_inputs, training=training, exporter=exporter)
+    capture.note_export(traced, example_inputs, exported, backend)
     with stage("export: value check"):
         check_value_dependence(traced, example_inputs, exported, on_trace_warning)
     with stage("torch"):
         out_spec, out_leaves = _output_structure(traced, example_inputs, exported)
     dtype = compute_dtype(example_inputs, exported)
+    capture.note_compile(exported, faithful=dtype is None)
     with rt.quiet_aidge(verbose):
         with stage("import"):
             graph = _import_graph(exported)

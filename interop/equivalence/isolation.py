@@ -122,7 +122,7 @@ def run_isolated(fn: Callable[..., Any], *args: Any, timeout: float | None = Non
         if timed_out:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, _signal.SIGKILL)
-        _, status = os.waitpid(pid, 0)
+        status = _wait(pid, AFTER_RESULT_S if data and not timed_out and _capturing() else None)
         pid = 0
         stack_file.seek(0)
         stack = stack_file.read().decode(errors="replace")
@@ -137,7 +137,7 @@ def run_isolated(fn: Callable[..., Any], *args: Any, timeout: float | None = Non
         add_stage_times({"child killed, crashed or hung": time.perf_counter() - started})
     if timed_out:
         raise _crash(f"timed out after {timeout:g} s", stack, signal="SIGKILL", timed_out=True)
-    if os.WIFSIGNALED(status):
+    if os.WIFSIGNALED(status) and not data:
         name = _signal_name(os.WTERMSIG(status))
         raise _crash(f"killed by {name}", stack, signal=name)
     if not data:
@@ -217,6 +217,7 @@ def _child(write_fd: int, stack_file, fn, args, kwargs, timed: bool = False) -> 
     global _IN_CHILD
     _IN_CHILD = True
     status = 0
+    failure = None
     try:
         faulthandler.enable(file=stack_file, all_threads=False)
         routes: list = []
@@ -239,9 +240,15 @@ def _child(write_fd: int, stack_file, fn, args, kwargs, timed: bool = False) -> 
                     routes, stages))
         except BaseException as exc:  # noqa: BLE001 - everything goes back to the parent
             data = pickle.dumps(("error", _describe(exc), routes, stages))
+            failure = exc
         view = memoryview(data)
         while view:
             view = view[os.write(write_fd, view):]
+        os.close(write_fd)  # the parent has the result; what follows is outside the case's timeout
+        if failure is not None and _capturing():
+            from ..bridge import capture
+
+            capture.failed(failure)  # the reproducer, written by the process that saw the failure
     except BaseException:  # noqa: BLE001
         status = 70
     finally:
@@ -249,6 +256,35 @@ def _child(write_fd: int, stack_file, fn, args, kwargs, timed: bool = False) -> 
             sys.stdout.flush()
             sys.stderr.flush()
         os._exit(status)
+
+
+#: how long a child may run after it sent its result (the failing case's reproducer,
+#: :mod:`interop.bridge.capture`) before it is killed; the result stands either way
+AFTER_RESULT_S = 600.0
+
+
+def _capturing() -> bool:
+    """Whether a reproducer capture is on (:mod:`interop.bridge.capture`; not imported: off)."""
+    module = sys.modules.get("interop.bridge.capture")
+    return module is not None and module.current() is not None
+
+
+def _wait(pid: int, limit: float | None) -> int:
+    """The child's exit status; after ``limit`` seconds (None: no limit) it is killed first."""
+    if limit is None:
+        return os.waitpid(pid, 0)[1]
+    deadline = time.monotonic() + limit
+    delay = 0.0005
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return status
+        if time.monotonic() > deadline:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, _signal.SIGKILL)
+            return os.waitpid(pid, 0)[1]
+        time.sleep(delay)
+        delay = min(delay * 2, 0.05)
 
 
 def _read_all(fd: int, timeout: float | None) -> tuple[bytes, bool]:

@@ -1,0 +1,214 @@
+"""What a failing case's reproducer needs, kept while the case runs: the ONNX graph Aidge was
+given, the inputs of its first call, the output gradients of its first backward, a copy of the
+torch model as it was exported (for torch's expected values), and Aidge's own log.
+
+Off unless a caller turns it on (:func:`start`, the records plugin under ``nox -s report``):
+then every ``wrap`` of this process notes its export (:func:`note_export`), its compile mode,
+its runner, and every forward and backward of that runner, and Aidge's log goes to a file of
+the case instead of nowhere. Nothing here writes a bundle: :func:`failed` hands the capture to
+the writer the caller gave (:mod:`interop.diagnostics.reproducer`), once per case, in the
+process that saw the failure (the forked case child holds all of the above; its parent holds
+none of it). When off, each hook is one global read.
+"""
+from __future__ import annotations
+
+import copy
+import dataclasses
+import re
+import sys
+import threading
+import warnings
+from pathlib import Path
+from typing import Any, Callable
+
+__all__ = ["Capture", "Entry", "start", "stop", "current", "note_export", "note_compile", "note_runner",
+           "note_forward", "note_backward", "failed", "aidge_log_text"]
+
+#: calls whose inputs are kept: the first forward (and the first backward's output gradients)
+_KEPT_CALLS = 1
+
+
+@dataclasses.dataclass
+class Entry:
+    """One ``wrap`` of the case: its export and what ran on it."""
+
+    exported: Any  # ExportedModel
+    example_inputs: list  # torch tensors, as exported
+    snapshot: Any  # a deep copy of the exported torch module (None: it could not be copied)
+    snapshot_error: str | None = None
+    faithful: bool = False  # compiled dtype-faithful (no float32 conversion)
+    backend: str = "cpu"
+    first_inputs: list | None = None
+    forward_calls: int = 0
+    first_grad_outputs: list | None = None
+    param_producers: list = dataclasses.field(default_factory=list)
+    backward_calls: int = 0
+
+
+@dataclasses.dataclass
+class Capture:
+    directory: Path  # the case's bundle folder (written only on failure)
+    case: str
+    writer: Callable[["Capture", BaseException], Any] | None
+    log_path: Path | None
+    tolerance: Any = None  # the case's tolerance policy (interop.equivalence.tolerance), None: default
+    entries: list = dataclasses.field(default_factory=list)
+    runners: dict = dataclasses.field(default_factory=dict)  # id(runner) -> Entry
+    written: bool = False
+    log_set: bool = False
+
+    def latest(self) -> Entry | None:
+        return self.entries[-1] if self.entries else None
+
+
+_STATE: Capture | None = None
+_LOCK = threading.Lock()
+
+
+def current() -> Capture | None:
+    return _STATE
+
+
+def start(directory: Path, case: str, writer: Callable | None = None, log_path: Path | None = None,
+          tolerance: Any = None) -> Capture:
+    """Capture what the next case's reproducer needs (this process and the children it forks)."""
+    global _STATE
+    _STATE = Capture(Path(directory), case, writer, Path(log_path) if log_path else None, tolerance)
+    _route_log(_STATE)
+    return _STATE
+
+
+def stop() -> None:
+    """Stop capturing; Aidge's log file is closed (Aidge logs to no file again)."""
+    global _STATE
+    state, _STATE = _STATE, None
+    if state is not None and state.log_set:
+        core = sys.modules.get("aidge_core")
+        if core is not None:
+            try:
+                core.Log.set_file_name("")
+            except Exception:  # noqa: BLE001 - the log is a help, never a failure
+                pass
+
+
+def _route_log(state: Capture) -> None:
+    """Aidge's log lines (Notice and above) into the case's log file, once Aidge is imported
+    (the console stays quiet: ``quiet_aidge`` lowers the console level only)."""
+    if state.log_set or state.log_path is None:
+        return
+    core = sys.modules.get("aidge_core")
+    if core is None:
+        return
+    try:
+        state.log_path.parent.mkdir(parents=True, exist_ok=True)
+        state.log_path.write_bytes(b"")
+        core.Log.set_file_name(str(state.log_path))
+        core.Log.set_file_level(core.Level.Notice)
+        state.log_set = True
+    except Exception:  # noqa: BLE001
+        pass
+
+
+def note_export(traced, example_inputs, exported, backend: str = "cpu") -> None:
+    state = _STATE
+    if state is None:
+        return
+    _route_log(state)
+    snapshot, error = None, None
+    try:
+        with warnings.catch_warnings():  # the case child's own (a copy warns of torch's deprecations)
+            warnings.simplefilter("ignore")
+            snapshot = copy.deepcopy(traced)
+    except Exception as exc:  # noqa: BLE001 - expected values then come from the example inputs
+        error = f"{type(exc).__name__}: {exc}"
+    with _LOCK:
+        state.entries.append(Entry(exported, [x.detach().clone() for x in example_inputs], snapshot, error,
+                                   backend=backend))
+
+
+def _entry_of(exported) -> Entry | None:
+    state = _STATE
+    if state is None:
+        return None
+    for entry in reversed(state.entries):
+        if entry.exported is exported:
+            return entry
+    return None
+
+
+def note_compile(exported, faithful: bool) -> None:
+    entry = _entry_of(exported)
+    if entry is not None:
+        entry.faithful = bool(faithful)
+
+
+def note_runner(runner, exported, param_producers=()) -> None:
+    state = _STATE
+    entry = _entry_of(exported)
+    if state is None or entry is None:
+        return
+    entry.param_producers = list(param_producers)
+    state.runners[id(runner)] = entry
+
+
+def note_forward(runner, inputs) -> None:
+    state = _STATE
+    if state is None:
+        return
+    entry = state.runners.get(id(runner))
+    if entry is None:
+        return
+    entry.forward_calls += 1
+    if entry.first_inputs is None:
+        entry.first_inputs = [x.detach().to("cpu", copy=True) for x in inputs]
+    # the latest entry used is the one a failure belongs to
+    if state.entries and state.entries[-1] is not entry:
+        state.entries.remove(entry)
+        state.entries.append(entry)
+
+
+def note_backward(runner, grad_outputs) -> None:
+    state = _STATE
+    if state is None:
+        return
+    entry = state.runners.get(id(runner))
+    if entry is None:
+        return
+    entry.backward_calls += 1
+    if entry.first_grad_outputs is None:
+        entry.first_grad_outputs = [None if g is None else g.detach().to("cpu", copy=True) for g in grad_outputs]
+
+
+def failed(exc: BaseException) -> Any:
+    """Hand the capture to its writer once (the process that saw ``exc``); the writer's own
+    failure is kept on the capture, never raised over the case's."""
+    state = _STATE
+    if state is None or state.written or state.writer is None or not state.entries:
+        return None
+    state.written = True
+    try:
+        return state.writer(state, exc)
+    except Exception as err:  # noqa: BLE001
+        return f"reproducer not written: {type(err).__name__}: {err}"
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def aidge_log_text(state: Capture, limit_lines: int = 400) -> str:
+    """The case's Aidge log so far, colour codes removed; its first and last ``limit_lines / 2``
+    lines when longer (the count of lines left out said between them)."""
+    if state.log_path is None or not state.log_path.is_file():
+        return ""
+    core = sys.modules.get("aidge_core")
+    if state.log_set and core is not None:  # flushed by closing, then reopened (Aidge appends)
+        try:
+            core.Log.set_file_name("")
+            core.Log.set_file_name(str(state.log_path))
+        except Exception:  # noqa: BLE001
+            pass
+    lines = _ANSI.sub("", state.log_path.read_text(errors="replace")).splitlines()
+    if len(lines) > limit_lines:
+        half = limit_lines // 2
+        lines = lines[:half] + [f"... {len(lines) - 2 * half} lines left out ..."] + lines[-half:]
+    return "\n".join(lines) + ("\n" if lines else "")

@@ -1,0 +1,148 @@
+# ---- the reproducer's body: numpy, onnx and Aidge only (no torch, no interop) -------------------
+# This file is the part of every generated ``repro.py`` below its settings (the constants CASE,
+# PHASE, CALLS, RTOL, ATOL, FAITHFUL, DATA_INPUTS, N_OUTPUTS, PARAMS, GRAD_OUTPUTS and WHAT are written above it by interop.diagnostics.reproducer). It is never imported by the
+# suite: it is text, kept as a Python file so that it is linted and read like code.
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DATA = os.path.join(HERE, "test_data_set_0")
+
+
+def _load(name):
+    return numpy_helper.to_array(onnx.load_tensor(os.path.join(DATA, name)))
+
+
+def _fmt(a, limit=6):
+    flat = np.asarray(a).reshape(-1)
+    body = ", ".join(f"{v:.6g}" if np.issubdtype(flat.dtype, np.floating) else str(v) for v in flat[:limit])
+    return f"[{body}{', ...' if flat.size > limit else ''}] shape {list(np.shape(a))}"
+
+
+def _compare(what, actual, expected):
+    """None when ``actual`` matches ``expected`` (shape, then values within RTOL/ATOL, NaN
+    where NaN), else one line: expected against actual."""
+    actual, expected = np.asarray(actual), np.asarray(expected)
+    if actual.shape != expected.shape:
+        return f"{what}: shape {list(actual.shape)}, expected {list(expected.shape)}"
+    if expected.dtype == np.bool_ or not np.issubdtype(expected.dtype, np.floating):
+        bad = actual.astype(expected.dtype) != expected
+    else:
+        a, e = actual.astype(np.float64), expected.astype(np.float64)
+        close = np.isclose(a, e, rtol=RTOL, atol=ATOL, equal_nan=True)
+        bad = ~close
+    if not bad.any():
+        return None
+    index = tuple(int(i) for i in np.argwhere(bad)[0])
+    diff = np.abs(actual.astype(np.float64) - expected.astype(np.float64))
+    worst = float(np.nanmax(diff)) if np.isfinite(diff).any() else float("nan")
+    return (f"{what}: expected {_fmt(expected)}, actual {_fmt(actual)}; {int(bad.sum())} of {bad.size} elements "
+            f"differ beyond rtol={RTOL:g} atol={ATOL:g}, max |diff| {worst:.6g}, first at {list(index)} "
+            f"(expected {expected[index]!r}, actual {actual[index]!r})")
+
+
+def _aidge_dtype(core, array):
+    return getattr(core.dtype, {"bool": "boolean"}.get(array.dtype.name, array.dtype.name))
+
+
+def run():
+    """The defect's line, or None when Aidge computes what is expected."""
+    import aidge_core as core
+    import aidge_backend_cpu  # noqa: F401  (registers the CPU kernels)
+    import aidge_onnx
+
+    core.Log.set_console_level(core.Level.Warn)  # Aidge's own words stay visible
+    inputs = [_load(f"input_{i}.pb") for i in range(len(DATA_INPUTS))]
+    expected = [_load(f"output_{i}.pb") for i in range(N_OUTPUTS)]
+    try:
+        graph = aidge_onnx.convert_onnx_to_aidge(onnx.load(os.path.join(HERE, "model.onnx")))
+    except Exception as exc:  # noqa: BLE001
+        return f"import: aidge_onnx raised {type(exc).__name__}: {exc}"
+    generic = [n for n in graph.get_nodes() if type(n.get_operator()).__name__ == "GenericOperatorOp"]
+    if generic:
+        return "import: " + ", ".join(f"node {n.name()!r} (ONNX op {n.type()})" for n in generic) + \
+            " imported as GenericOperator: Aidge cannot run it"
+    core.remove_flatten(graph)
+    dims = [list(x.shape) for x in inputs]
+    try:
+        if FAITHFUL:
+            graph.set_backend("cpu")
+            if not graph.forward_dtype([_aidge_dtype(core, x) for x in inputs]):
+                return "compile: GraphView.forward_dtype returned False"
+            graph.forward_dims(dims)
+        else:
+            graph.compile("cpu", core.dtype.float32, dims=dims)
+        scheduler = core.SequentialScheduler(graph)
+    except Exception as exc:  # noqa: BLE001
+        return f"compile: {type(exc).__name__}: {exc}"
+    feeds = [core.Tensor(np.ascontiguousarray(x if FAITHFUL or not np.issubdtype(x.dtype, np.floating)
+                                              else x.astype(np.float32))) for x in inputs]
+    outputs = [node.get_operator().get_output(i) for node, i in graph.get_ordered_outputs()]
+    names = [f"output {k} (node {node.name()!r}, {node.type()})" for k, (node, _) in enumerate(graph.get_ordered_outputs())]
+    for call in range(1, CALLS + 1):
+        try:
+            scheduler.forward(True, feeds)
+        except Exception as exc:  # noqa: BLE001
+            return f"forward (call {call}): {type(exc).__name__}: {exc}"
+        for name, out, want in zip(names, outputs, expected):
+            line = _compare(f"forward call {call}, {name}", np.array(out, copy=True), want)
+            if line:
+                return line
+    if PHASE != "backward":
+        return None
+    for out, k in zip(outputs, range(N_OUTPUTS)):
+        grad = out.grad
+        if list(grad.dims) != list(out.dims):
+            grad.resize(list(out.dims))
+        np.asarray(grad)[...] = _load(f"grad_output_{k}.pb") if k in GRAD_OUTPUTS else 0
+    producers = {p.name(): p.get_operator().get_output(0) for p in core.producers(graph)}
+    for t in producers.values():
+        np.asarray(t.grad)[...] = 0
+    free = [(n, i) for n, i in graph.get_ordered_inputs() if n.get_parent(i) is None]
+    by_name = {}
+    for n, i in free:
+        try:
+            by_name[n.input_name(i)] = n.get_operator().get_input(i)
+        except Exception:  # noqa: BLE001
+            pass
+    try:
+        scheduler.backward()
+    except Exception as exc:  # noqa: BLE001
+        return f"backward: {type(exc).__name__}: {exc}"
+    for k, name in enumerate(DATA_INPUTS):
+        path = os.path.join(DATA, f"grad_input_{k}.pb")
+        if os.path.exists(path) and name in by_name:
+            line = _compare(f"backward, gradient of input {name!r}", np.array(by_name[name].grad, copy=True),
+                            _load(f"grad_input_{k}.pb"))
+            if line:
+                return line
+    for k, name in enumerate(PARAMS):
+        if name not in producers:
+            return f"backward: no Producer named {name!r} in the Aidge graph"
+        line = _compare(f"backward, gradient of parameter {name!r}", np.array(producers[name].grad, copy=True),
+                        _load(f"grad_param_{k}.pb"))
+        if line:
+            return line
+    return None
+
+
+def main():
+    print(f"{CASE}: {WHAT}")
+    try:
+        problem = run()
+    except Exception as exc:  # noqa: BLE001  (an unreadable bundle is not the defect)
+        print(f"cannot run the reproducer: {type(exc).__name__}: {exc}")
+        return 2
+    if problem is None:
+        print("FIXED: Aidge computes the expected values (torch's) within the tolerance")
+        return 0
+    print(f"DEFECT PRESENT: {problem}")
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

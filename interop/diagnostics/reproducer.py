@@ -1,0 +1,591 @@
+"""A standalone reproducer for a failing case: the bundle an Aidge developer runs without this suite.
+
+:func:`write_bundle` is the writer :mod:`interop.bridge.capture` hands a failing case to, in
+the process that saw the failure (the forked case child). It writes, into the case's folder::
+
+    model.onnx                      exactly the graph Aidge was given
+    test_data_set_0/input_K.pb      the inputs of the case's first call (ONNX backend-test layout)
+    test_data_set_0/output_K.pb     torch's outputs on them (the expected values)
+    test_data_set_0/grad_*.pb       backward: the output gradient, torch's input and parameter gradients
+    aidge.log                       Aidge's own log lines for this case (Notice and above)
+    repro.py                        numpy + onnx + Aidge only: exit 1 while the defect is there, 0 once fixed
+    reduced/                        the same layout for the smallest graph found that still fails
+    meta.json                       what was written and checked (read into the case's record)
+
+Before anything is blamed on Aidge the export is checked (:func:`export_check`): the full
+``onnx.checker`` check, an onnxruntime session on the same file, and onnxruntime's outputs
+against torch's. Each ``repro.py`` is then run in a fresh interpreter (``python -I``, with
+``torch`` and ``interop`` made unimportable) and its exit status kept: a bundle *reproduces*
+when that run exits 1 (or dies by a signal: a crash).
+
+Reduction (:func:`reduce_bundle`): for an error, the node Aidge named; for a value mismatch,
+the first node whose Aidge output differs from onnxruntime's on the same graph (every
+intermediate exposed on both sides, compared in topological order). That node alone is
+extracted with the values it really received (onnxruntime's intermediates; inputs computed
+from constants only stay constants, so that Aidge can forward dims as it did) and kept only if
+its own ``repro.py`` reproduces in a fresh interpreter. Why our own code and not polygraphy's
+``debug reduce``: that tool bisects against a check *command* (minutes per model here), and we
+already hold every intermediate value; onnx's ``Extractor`` keeps the producing subgraph, not
+the node alone.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["write_bundle", "export_check", "run_repro", "reduce_bundle", "BODY_PATH", "max_bundle_bytes",
+           "repro_script"]
+
+BODY_PATH = Path(__file__).with_name("repro_body.py")
+#: a bundle's size bound (MB), beyond which only its reduced graph is kept
+MAX_MB_ENV = "INTEROP_REPRO_MAX_MB"
+DEFAULT_MAX_MB = 20.0
+#: forward calls a reproducer makes at most (a defect seen on a later call: ConvTranspose's state)
+MAX_CALLS = 3
+REPRO_TIMEOUT_S = 120
+#: what runs a repro.py "fresh": isolated mode, torch and interop unimportable
+_FRESH = ("import runpy, sys\n"
+          "for name in ('torch', 'interop'):\n"
+          "    sys.modules[name] = None\n"
+          "sys.argv = sys.argv[1:]\n"
+          "runpy.run_path(sys.argv[0], run_name='__main__')\n")
+
+
+def max_bundle_bytes() -> int:
+    raw = os.environ.get(MAX_MB_ENV, "").strip()
+    try:
+        value = float(raw) if raw else DEFAULT_MAX_MB
+    except ValueError:
+        raise ValueError(f"${MAX_MB_ENV}={raw!r}: expected a size in MB") from None
+    if not 0 < value < 1e6:
+        raise ValueError(f"${MAX_MB_ENV}={raw!r}: expected a size in MB between 0 and 1e6")
+    return int(value * 1e6)
+
+
+# ---------------------------------------------------------------------------------------------
+def _tensor_file(path: Path, array: np.ndarray, name: str) -> None:
+    from onnx import numpy_helper
+
+    path.write_bytes(numpy_helper.from_array(np.ascontiguousarray(array), name).SerializeToString())
+
+
+def _np(t) -> np.ndarray:
+    return t.detach().cpu().numpy().copy()
+
+
+def _torch_expected(entry, inputs, backward: bool) -> dict[str, Any]:
+    """torch's outputs on ``inputs`` (and, for ``backward``, its input and parameter gradients for
+    the first backward's output gradients), computed on the capture's copy of the model."""
+    import torch
+    from torch.utils import _pytree as pytree
+
+    model = entry.snapshot
+    with torch.random.fork_rng(devices=[]):
+        xs = [x.detach().clone().requires_grad_(backward and x.is_floating_point()) for x in inputs]
+        with torch.set_grad_enabled(backward):
+            out = model(*xs)
+        leaves = [leaf for leaf in pytree.tree_leaves(out) if isinstance(leaf, torch.Tensor)]
+        result: dict[str, Any] = {"outputs": [_np(leaf) for leaf in leaves]}
+        if not backward:
+            return result
+        state = entry.exported.initializer_to_state
+        params = dict(model.named_parameters())
+        names = [p for p in entry.param_producers if state.get(p) in params]
+        grads_out = entry.first_grad_outputs or [None] * len(leaves)
+        pairs = [(leaf, g if g is not None else torch.zeros_like(leaf))
+                 for leaf, g in zip(leaves, grads_out) if leaf.requires_grad]
+        wrt = [x for x in xs if x.requires_grad] + [params[state[p]] for p in names]
+        grads = torch.autograd.grad([p[0] for p in pairs], wrt, [p[1] for p in pairs], allow_unused=True) \
+            if pairs and wrt else [None] * len(wrt)
+        grads = list(grads)
+        result["grad_outputs"] = [None if g is None else _np(g) for g in grads_out]
+        result["grad_inputs"] = {i: (np.zeros(tuple(x.shape), np.float32) if g is None else _np(g))
+                                 for i, (x, g) in enumerate(zip([x for x in xs if x.requires_grad], grads))}
+        n_in = len([x for x in xs if x.requires_grad])
+        result["grad_params"] = [(p, np.zeros(tuple(params[state[p]].shape), np.float32) if g is None else _np(g))
+                                 for p, g in zip(names, grads[n_in:])]
+        result["input_requires_grad"] = [x.requires_grad for x in xs]
+        return result
+
+
+def repro_script(settings: dict[str, Any]) -> str:
+    """A ``repro.py``: its settings as Python constants, then the body (``repro_body.py``)."""
+    header = ["#!/usr/bin/env python3",
+              f'"""Reproducer for {settings["CASE"]} (written by aidge_torch_interop; runs without it).',
+              "",
+              f"What the suite saw: {settings['WHAT']}",
+              "Needs: numpy, onnx, aidge_core, aidge_backend_cpu, aidge_onnx (the Aidge release in meta.json).",
+              "Run: python repro.py   Exit status: 1 while the defect is present, 0 once Aidge computes the",
+              "expected values (torch's outputs, stored in test_data_set_0/), 2 if the bundle cannot be read.",
+              '"""']
+    for key, value in settings.items():
+        header.append(f"{key} = {value!r}")
+    body = BODY_PATH.read_text(encoding="utf-8")
+    return "\n".join(header) + "\n\n" + body
+
+
+def run_repro(folder: Path, timeout: float = REPRO_TIMEOUT_S) -> dict[str, Any]:
+    """``folder/repro.py`` in a fresh interpreter: ``{"exit": status, "line": its verdict line}``
+    (a negative status: killed by that signal)."""
+    env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT")}
+    env["OMP_NUM_THREADS"] = "1"
+    try:
+        done = subprocess.run([sys.executable, "-I", "-c", _FRESH, str(folder / "repro.py")], cwd=folder, env=env,
+                              capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"exit": None, "line": f"timed out after {timeout:g} s"}
+    lines = [line for line in done.stdout.splitlines() if line.startswith(("DEFECT PRESENT", "FIXED", "cannot run"))]
+    line = lines[-1] if lines else (done.stderr.strip().splitlines() or [""])[-1]
+    return {"exit": done.returncode, "line": line[:2000]}
+
+
+def _kind(line: str | None) -> str:
+    """The phase a reproducer's verdict line names (``import``, ``compile``, ``forward``, ``backward``)."""
+    text = (line or "").removeprefix("DEFECT PRESENT: ")
+    return text.split(":")[0].split(" ")[0].split(",")[0]
+
+
+def _reproduces(result: dict[str, Any]) -> bool:
+    code = result.get("exit")
+    return code == 1 or (isinstance(code, int) and code < 0)
+
+
+# ---------------------------------------------------------------------------------------------
+def export_check(model_path: Path, feeds: dict[str, np.ndarray], expected: list[np.ndarray] | None,
+                 rtol: float, atol: float) -> dict[str, Any]:
+    """Is the export valid? ``onnx.checker`` (full check), an onnxruntime session, and onnxruntime's
+    outputs against torch's. ``valid`` is False when either refuses the file (the exporter's fault)."""
+    import onnx
+
+    out: dict[str, Any] = {"checker": "ok", "onnxruntime": "ok", "valid": True}
+    try:
+        onnx.checker.check_model(str(model_path), full_check=True)
+    except Exception as exc:  # noqa: BLE001
+        out.update(checker=_one_line(exc), valid=False)
+    try:
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = 1
+        options.log_severity_level = 3
+        session = ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
+    except Exception as exc:  # noqa: BLE001
+        out.update(onnxruntime=_one_line(exc), valid=False)
+        return out
+    if expected is None:
+        return out
+    try:
+        got = session.run(None, _ort_feeds(session, feeds))
+    except Exception as exc:  # noqa: BLE001
+        out.update(onnxruntime=f"run: {_one_line(exc)}")
+        return out
+    worst, agree = 0.0, True
+    for a, e in zip(got, expected):
+        a, e = np.asarray(a), np.asarray(e)
+        if a.shape != e.shape:
+            agree = False
+            continue
+        if np.issubdtype(e.dtype, np.floating):
+            diff = np.abs(a.astype(np.float64) - e.astype(np.float64))
+            ok = np.isclose(a.astype(np.float64), e.astype(np.float64), rtol=rtol, atol=atol, equal_nan=True)
+            agree &= bool(ok.all())
+            if np.isfinite(diff).any():
+                worst = max(worst, float(np.nanmax(diff)))
+        else:
+            agree &= bool((a == e).all())
+    out.update(onnxruntime_matches_torch=agree, onnxruntime_max_abs_diff=worst)
+    return out
+
+
+def _ort_feeds(session, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    types = {"tensor(float)": np.float32, "tensor(double)": np.float64, "tensor(int64)": np.int64,
+             "tensor(int32)": np.int32, "tensor(bool)": np.bool_, "tensor(float16)": np.float16}
+    wanted = {i.name: types.get(i.type) for i in session.get_inputs()}
+    return {k: (v.astype(wanted[k]) if wanted.get(k) is not None else v) for k, v in feeds.items() if k in wanted}
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}"[:600]
+
+
+# ---------------------------------------------------------------------------------------------
+def _write_layout(folder: Path, proto, data_inputs: list[str], inputs: list[np.ndarray], outputs: list[np.ndarray],
+                  settings: dict[str, Any], grads: dict[str, Any] | None = None) -> None:
+    import onnx
+
+    data = folder / "test_data_set_0"
+    data.mkdir(parents=True, exist_ok=True)
+    onnx.save(proto, str(folder / "model.onnx"))
+    for k, (name, x) in enumerate(zip(data_inputs, inputs)):
+        _tensor_file(data / f"input_{k}.pb", x, name)
+    out_names = [o.name for o in proto.graph.output]
+    for k, y in enumerate(outputs):
+        _tensor_file(data / f"output_{k}.pb", y, out_names[k] if k < len(out_names) else f"output_{k}")
+    if grads:
+        for k, g in enumerate(grads.get("grad_outputs") or []):
+            if g is not None:
+                _tensor_file(data / f"grad_output_{k}.pb", g, f"grad_output_{k}")
+        for k, g in (grads.get("grad_inputs") or {}).items():
+            _tensor_file(data / f"grad_input_{k}.pb", g, f"grad_{data_inputs[k]}" if k < len(data_inputs) else "")
+        for k, (name, g) in enumerate(grads.get("grad_params") or []):
+            _tensor_file(data / f"grad_param_{k}.pb", g, f"grad_{name}")
+    (folder / "repro.py").write_text(repro_script(settings), encoding="utf-8")
+
+
+def _what(exc: BaseException) -> str:
+    phase = getattr(exc, "phase", None)
+    text = " ".join(str(exc).split())
+    return (f"{phase}: " if phase else "") + f"{type(exc).__name__}: {text}"[:400]
+
+
+def _rtol_atol(tolerance, outputs: list[np.ndarray]) -> tuple[float, float]:
+    from ..equivalence.tolerance import tolerance_for
+
+    dtype = next((o.dtype.name for o in outputs if np.issubdtype(o.dtype, np.floating)), "float32")
+    tol = tolerance_for(tolerance, dtype)
+    return tol.rtol, tol.atol
+
+
+def write_bundle(state, exc: BaseException) -> dict[str, Any]:
+    """Write the reproducer of the capture's latest wrapped model into ``state.directory`` (see the
+    module docstring); returns (and writes) its ``meta.json``."""
+    from ..bridge.onnx_export import unused_graph_inputs
+
+    entry = state.latest()
+    folder = Path(state.directory)
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    exported = entry.exported
+    backward = entry.backward_calls > 0 and entry.first_grad_outputs is not None
+    model_inputs = entry.first_inputs if entry.first_inputs is not None else entry.example_inputs
+    unused = unused_graph_inputs(exported.proto, exported.input_names)
+    used = [k for k, name in enumerate(exported.input_names) if name not in unused]
+    data_inputs = [exported.input_names[k] for k in used]
+    meta: dict[str, Any] = {"case": state.case, "failure": _what(exc), "phase": "backward" if backward else "forward",
+                            "calls": max(1, min(entry.forward_calls, MAX_CALLS)), "exporter": exported.exporter,
+                            "inputs_from": "first call" if entry.first_inputs is not None else "wrap's example inputs",
+                            "versions": _versions()}
+    expected = None
+    if entry.snapshot is not None:
+        try:
+            expected = _torch_expected(entry, model_inputs, backward)
+        except Exception as err:  # noqa: BLE001
+            meta["expected_error"] = f"torch could not recompute the expected values: {_one_line(err)}"
+    else:
+        meta["expected_error"] = f"the model could not be copied: {entry.snapshot_error}"
+    inputs = [_np(model_inputs[k]) for k in used]
+    outputs = expected["outputs"] if expected else []
+    rtol, atol = _rtol_atol(state.tolerance, outputs)
+    meta["tolerance"] = {"rtol": rtol, "atol": atol}
+    if expected is not None and backward:
+        grad_inputs = {used.index(i): g for i, g in expected["grad_inputs"].items() if i in used} \
+            if all(expected["input_requires_grad"]) else _grad_inputs_by_position(expected, used)
+        grads = {"grad_outputs": expected["grad_outputs"], "grad_inputs": grad_inputs,
+                 "grad_params": expected["grad_params"]}
+    else:
+        grads = None
+    settings = {"CASE": state.case, "WHAT": meta["failure"], "PHASE": meta["phase"], "CALLS": meta["calls"],
+                "RTOL": rtol, "ATOL": atol, "FAITHFUL": entry.faithful, "DATA_INPUTS": data_inputs,
+                "N_OUTPUTS": len(outputs),
+                "PARAMS": [name for name, _ in (grads or {}).get("grad_params", [])],
+                "GRAD_OUTPUTS": [k for k, g in enumerate((grads or {}).get("grad_outputs", [])) if g is not None]}
+    _write_layout(folder, exported.proto, data_inputs, inputs, outputs, settings, grads)
+    from ..bridge.capture import aidge_log_text
+
+    (folder / "aidge.log").write_text(aidge_log_text(state), encoding="utf-8")
+    meta["export_check"] = export_check(folder / "model.onnx", dict(zip(data_inputs, inputs)),
+                                        outputs if expected else None, rtol, atol)
+    if expected is not None:
+        meta["repro"] = run_repro(folder)
+        meta["reproduces"] = _reproduces(meta["repro"])
+    else:
+        meta["reproduces"] = False
+    try:
+        meta["reduced"] = reduce_bundle(folder, exc, data_inputs, inputs, entry.faithful, rtol, atol, meta)
+    except Exception as err:  # noqa: BLE001 - a full bundle without a reduced one, said so
+        meta["reduced"] = {"kept": False, "why": f"reduction failed: {_one_line(err)}"}
+    meta["nodes"] = len(exported.proto.graph.node)
+    _apply_size_bound(folder, meta)
+    _write_json(folder / "meta.json", meta)
+    return meta
+
+
+def _grad_inputs_by_position(expected: dict[str, Any], used: list[int]) -> dict[int, np.ndarray]:
+    """torch's input gradients (listed for the inputs that required one) keyed by data-input position."""
+    grads, k = {}, 0
+    for i, needs in enumerate(expected["input_requires_grad"]):
+        if needs:
+            if i in used:
+                grads[used.index(i)] = expected["grad_inputs"][k]
+            k += 1
+    return grads
+
+
+def _versions() -> dict[str, str]:
+    from importlib import metadata
+
+    out = {}
+    for name in ("aidge_core", "aidge_backend_cpu", "aidge_onnx", "onnx", "onnxruntime", "torch", "numpy"):
+        try:
+            out[name] = metadata.version(name.replace("_", "-"))
+        except metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+def _write_json(path: Path, obj: Any) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        json.dump(obj, f, indent=1, sort_keys=True, default=str)
+    os.replace(tmp, path)
+
+
+def _size(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+
+
+def _apply_size_bound(folder: Path, meta: dict[str, Any]) -> None:
+    """Over the bound: the full graph goes, the reduced one stays (the record says which)."""
+    limit = max_bundle_bytes()
+    full = sum(p.stat().st_size for p in [folder / "model.onnx", *(folder / "test_data_set_0").glob("*.pb")]
+               if p.is_file())
+    meta["full_bytes"] = full
+    if full <= limit:
+        return
+    for p in [folder / "model.onnx", folder / "repro.py"]:
+        p.unlink(missing_ok=True)
+    shutil.rmtree(folder / "test_data_set_0", ignore_errors=True)
+    meta["full_removed"] = (f"the full graph's bundle ({full / 1e6:.1f} MB) is over the bound "
+                            f"(${MAX_MB_ENV}, {limit / 1e6:g} MB): only " +
+                            ("the reduced graph is kept" if meta.get("reduced", {}).get("kept") else
+                             "this description is kept (no reduced graph reproduces); replay the case with the suite"))
+
+
+# ---------------------------------------------------------------------------------------------
+def _onnx_node_for(proto, aidge_name: str | None):
+    """The ONNX node Aidge named ``aidge_name`` (see :func:`_aidge_names`), or None."""
+    if not aidge_name:
+        return None
+    index = _aidge_names(proto).get(aidge_name)
+    return None if index is None else proto.graph.node[index]
+
+
+def _aidge_names(proto) -> dict[str, int]:
+    """Aidge node name -> index of its ONNX node: aidge_onnx renames every node and tensor
+    (``onnx_to_aidge_model_names``: ``/0/Conv`` becomes ``data_0_Conv``) and names a node after
+    its ONNX name, or its first output when it has none. Matched on a renamed copy, node by node."""
+    import onnx
+
+    from ..bridge import runtime as rt
+
+    renamed = onnx.ModelProto()
+    renamed.CopyFrom(proto)
+    try:
+        rt.aidge_onnx().onnx_to_aidge_model_names(renamed)
+    except Exception:  # noqa: BLE001 - an older aidge_onnx: the names as they are
+        renamed = proto
+    names: dict[str, int] = {}
+    for k, (node, new) in enumerate(zip(proto.graph.node, renamed.graph.node)):
+        for candidate in (new.name, new.output[0] if new.output else "", node.name):
+            if candidate:
+                names.setdefault(candidate, k)
+    return names
+
+
+def _ort_values(proto, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Every intermediate value of ``proto`` on ``feeds``, computed by onnxruntime."""
+    import onnx
+    import onnxruntime as ort
+
+    model = onnx.ModelProto()
+    model.CopyFrom(proto)
+    known = {o.name for o in model.graph.output}
+    for node in model.graph.node:
+        for name in node.output:
+            if name and name not in known:
+                model.graph.output.append(onnx.ValueInfoProto(name=name))
+                known.add(name)
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.log_severity_level = 3
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    values = session.run(None, _ort_feeds(session, feeds))
+    out = dict(feeds)
+    out.update({o.name: np.asarray(v) for o, v in zip(session.get_outputs(), values)})
+    from onnx import numpy_helper
+
+    for init in proto.graph.initializer:
+        out.setdefault(init.name, numpy_helper.to_array(init))
+    return out
+
+
+def _aidge_values(folder: Path, data_inputs, inputs, faithful: bool) -> dict[str, list[np.ndarray]]:
+    """Every Aidge node's outputs after one forward of ``folder/model.onnx`` (node name -> outputs)."""
+    import onnx
+
+    from ..bridge import runtime as rt
+
+    core, aidge_onnx = rt.aidge_core(), rt.aidge_onnx()
+    with rt.quiet_aidge():
+        graph = aidge_onnx.convert_onnx_to_aidge(onnx.load(str(folder / "model.onnx")))
+        core.remove_flatten(graph)
+        dims = [list(x.shape) for x in inputs]
+        if faithful:
+            graph.set_backend("cpu")
+            graph.forward_dtype([getattr(core.dtype, x.dtype.name) for x in inputs])
+            graph.forward_dims(dims)
+        else:
+            graph.compile("cpu", core.dtype.float32, dims=dims)
+        scheduler = core.SequentialScheduler(graph)
+        feeds = [core.Tensor(np.ascontiguousarray(x if faithful or not np.issubdtype(x.dtype, np.floating)
+                                                  else x.astype(np.float32))) for x in inputs]
+        scheduler.forward(True, feeds)
+        order = [n for n in scheduler.get_sequential_static_scheduling() if n.type() != "Producer"]
+        values = {}
+        for node in order:
+            op = node.get_operator()
+            outs = []
+            for i in range(node.get_nb_outputs()):
+                try:
+                    outs.append(np.array(op.get_output(i), copy=True))
+                except Exception:  # noqa: BLE001
+                    outs.append(None)
+            values[node.name()] = (node.type(), outs)
+    return values
+
+
+def first_diverging_node(folder: Path, proto, data_inputs, inputs, faithful: bool, rtol: float, atol: float,
+                         ort: dict[str, np.ndarray]):
+    """``(onnx node, aidge node type, line)``: the first node, in the ONNX graph's order, whose Aidge
+    output differs from onnxruntime's on the same graph and inputs; None when none does."""
+    from ..equivalence.isolation import run_isolated
+
+    # in a child of its own: a crash of Aidge here costs the reduction, never the case's result
+    aidge = run_isolated(_aidge_values, folder, data_inputs, inputs, faithful, timeout=REPRO_TIMEOUT_S)
+    names = _aidge_names(proto)
+    by_onnx = {}
+    for name, (atype, outs) in aidge.items():
+        if name in names:
+            by_onnx[names[name]] = (name, atype, outs)
+    for k, node in enumerate(proto.graph.node):
+        found = by_onnx.get(k)
+        if found is None:
+            continue
+        name, atype, outs = found
+        for i, (oname, got) in enumerate(zip(node.output, outs)):
+            want = ort.get(oname)
+            if want is None or got is None:
+                continue
+            if got.shape != want.shape:
+                if got.size == want.size:  # Aidge's 0-d as [1], a flatten it removed: shapes alone
+                    got = got.reshape(want.shape)
+                else:
+                    return node, atype, f"output {i} shape {list(got.shape)}, onnxruntime {list(want.shape)}"
+            if np.issubdtype(want.dtype, np.floating):
+                ok = np.isclose(got.astype(np.float64), want.astype(np.float64), rtol=rtol, atol=atol, equal_nan=True)
+            else:
+                ok = got.astype(want.dtype) == want
+            if not ok.all():
+                diff = np.abs(got.astype(np.float64) - want.astype(np.float64))
+                return node, atype, (f"output {i}: {int((~ok).sum())} of {ok.size} elements differ from onnxruntime, "
+                                     f"max |diff| {float(np.nanmax(diff)):.6g}")
+    return None
+
+
+def _single_node_model(proto, node, ort: dict[str, np.ndarray], data_names: set[str]):
+    """``(model, data inputs, their values, outputs)``: ``node`` alone. An input that depends on the
+    graph's data inputs is a graph input fed with the value it received; one computed from
+    constants only is an initializer (Aidge forwards dims from constants, as in the full graph)."""
+    import onnx
+    from onnx import helper, numpy_helper
+
+    dynamic = set(data_names)
+    for n in proto.graph.node:
+        if any(i in dynamic for i in n.input if i):
+            dynamic.update(o for o in n.output if o)
+    inputs, values, inits = [], [], []
+    for name in node.input:
+        if not name or any(i.name == name for i in inputs) or any(i.name == name for i in inits):
+            continue
+        value = ort.get(name)
+        if value is None:
+            raise ValueError(f"no value for input {name!r} of node {node.name!r}")
+        if name in dynamic:
+            inputs.append(helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(value.dtype),
+                                                        list(value.shape)))
+            values.append(value)
+        else:
+            inits.append(numpy_helper.from_array(np.asarray(value), name))
+    used = {i for n in proto.graph.node for i in n.input} | {o.name for o in proto.graph.output}
+    outs = [o for k, o in enumerate(node.output) if o and (k == 0 or o in used)]  # BatchNorm's unused stats: no
+    expected = [ort[o] for o in outs]
+    graph_outputs = [helper.make_tensor_value_info(o, helper.np_dtype_to_tensor_dtype(v.dtype), list(v.shape))
+                     for o, v in zip(outs, expected)]
+    copy = onnx.NodeProto()
+    copy.CopyFrom(node)
+    graph = helper.make_graph([copy], f"reduced_{node.op_type}", inputs, graph_outputs, initializer=inits)
+    model = helper.make_model(graph, opset_imports=list(proto.opset_import), producer_name="aidge_torch_interop")
+    model.ir_version = proto.ir_version
+    return model, [i.name for i in inputs], values, expected
+
+
+def reduce_bundle(folder: Path, exc: BaseException, data_inputs, inputs, faithful: bool, rtol: float, atol: float,
+                  meta: dict[str, Any]) -> dict[str, Any]:
+    """The smallest failing graph found (see the module docstring), written to ``folder/reduced``
+    and kept only when its own ``repro.py`` reproduces in a fresh interpreter."""
+    import onnx
+
+    if not meta.get("reproduces"):
+        return {"kept": False, "why": "the full graph does not reproduce: nothing to reduce"}
+    check = meta.get("export_check") or {}
+    if not check.get("valid", True) or check.get("onnxruntime") != "ok":
+        return {"kept": False, "why": "onnxruntime cannot run the export: no intermediate values"}
+    proto = onnx.load(str(folder / "model.onnx"))
+    if len(proto.graph.node) <= 1:
+        return {"kept": False, "why": "the graph already has one node", "nodes": len(proto.graph.node)}
+    ort = _ort_values(proto, dict(zip(data_inputs, inputs)))
+    aidge_node = getattr(exc, "node", None)
+    node = _onnx_node_for(proto, aidge_node)
+    how = f"the node Aidge's error names ({aidge_node})" if node is not None else None
+    result: dict[str, Any] = {}
+    if node is None:
+        found = first_diverging_node(folder, proto, data_inputs, inputs, faithful, rtol, atol, ort)
+        if found is None:
+            return {"kept": False, "why": "no node's output differs from onnxruntime's on the full graph's first call "
+                                          "(a defect across calls, or in backward: not reduced)"}
+        node, atype, line = found
+        how = "the first node whose Aidge output differs from onnxruntime's"
+        result["first_diverging"] = {"onnx_node": node.name, "op_type": node.op_type, "aidge_type": atype,
+                                     "line": line}
+    model, names, values, expected = _single_node_model(proto, node, ort, set(data_inputs))
+    target = folder / "reduced"
+    shutil.rmtree(target, ignore_errors=True)
+    phase = meta.get("phase", "forward")
+    grads = None
+    if phase == "backward":
+        grads = {"grad_outputs": [np.ones_like(e) if np.issubdtype(e.dtype, np.floating) else None for e in expected]}
+    settings = {"CASE": meta["case"] + f" (reduced to node {node.name or node.op_type!r}, {node.op_type})",
+                "WHAT": meta["failure"], "PHASE": phase, "CALLS": meta["calls"], "RTOL": rtol, "ATOL": atol,
+                "FAITHFUL": faithful, "DATA_INPUTS": names, "N_OUTPUTS": len(expected), "PARAMS": [],
+                "GRAD_OUTPUTS": [k for k, g in enumerate((grads or {}).get("grad_outputs", [])) if g is not None]}
+    _write_layout(target, model, names, values, expected, settings, grads)
+    run = run_repro(target)
+    result.update(node=node.name, op_type=node.op_type, nodes=1, how=how, repro=run)
+    if _reproduces(run) and _kind(run.get("line")) == _kind((meta.get("repro") or {}).get("line")):
+        result["kept"] = True
+    else:
+        shutil.rmtree(target, ignore_errors=True)
+        result.update(kept=False, why="the node alone does not fail the same way (state across calls, graph-level "
+                                       "shape inference or memory: the full graph is the reproducer)")
+    return result
