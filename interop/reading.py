@@ -13,6 +13,11 @@ directories of them, golden files, benchmark logs, asv results.
   after it, iteratively; integers of more than 4,300 digits (Python's own limit) are refused
   by name too.
 
+The folders the tools own (a run directory, ``results/``, the expected-failure table) follow a
+stricter rule, :func:`confined`: every file read, written or deleted there lies inside the
+folder, is a regular file and never a link, and no folder on the way is a link leading out;
+JSONL files there are read one bounded line at a time (:func:`confined_json_lines`).
+
 Everything here raises :class:`UnsafeInputError` (a ``ValueError``) naming the file; each reader
 turns it into its own error (``ConfigError``, ``UnreadableInput``...). Standard library only.
 """
@@ -25,7 +30,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 __all__ = ["MAX_FILE_BYTES", "MAX_LOG_BYTES", "MAX_JSON_DEPTH", "UnsafeInputError", "read_user_bytes",
-           "read_user_json", "loads_json", "json_depth_error", "json_lines", "UnreadableInput", "read_text"]
+           "read_user_json", "loads_json", "json_depth_error", "json_lines", "UnreadableInput", "read_text",
+           "MAX_LINE_BYTES", "confined", "open_confined", "read_confined", "read_confined_json", "confined_json_lines"]
 
 #: the largest configuration / golden metadata file read: 8 MiB (the largest of Aidge's 92
 #: shipped files is 37,898 bytes, ours 5,700; a 50 MB file of 600,000 cases took over 5 minutes
@@ -166,3 +172,145 @@ def read_text(path: str | Path) -> str:
     if b"\x00" in data[:4096]:
         raise UnreadableInput(f"{path}: binary file, not text")
     return data.decode("utf-8", errors="replace")
+
+
+# -- the files of a run directory, of results/ and of the expected-failure table ---------------
+#: the longest JSONL line read (a record quotes at most a few KiB of an error; 16 MiB is far above
+#: any the suite writes): a longer line is named and skipped, never held whole
+MAX_LINE_BYTES = 16 << 20
+
+
+def confined(path: str | os.PathLike, root: str | os.PathLike, *, kind: str = "file",
+             missing_ok: bool = False) -> Path:
+    """``path`` checked against the rule for every file the tools read, write or delete in a
+    folder they own (a run directory, ``results/``, the expected-failure table): it lies inside
+    ``root`` (``..`` included, taken lexically), no component below ``root`` is a symbolic link
+    leading out of it, and the last component is not a symbolic link at all and is a regular
+    file (``kind="file"``) or a directory (``kind="dir"``), never a FIFO, a socket or a device.
+    ``root`` itself may be a link (``results/latest``): it is the caller's choice. Returns
+    ``path``; raises :class:`UnsafeInputError` naming the path and why, ``FileNotFoundError``
+    for a missing component (``missing_ok``: a missing last component, or a missing folder on
+    the way, passes: the path is to be created). Checked before each use: the opens that follow
+    add ``O_NOFOLLOW`` / ``O_NONBLOCK``."""
+    root_abs = Path(os.path.abspath(root))
+    root_real = Path(os.path.realpath(root_abs))
+    path_abs = Path(os.path.abspath(path))
+    for base in (root_abs, root_real):
+        try:
+            rel = path_abs.relative_to(base)
+            break
+        except ValueError:
+            continue
+    else:
+        raise UnsafeInputError(path, f"outside {root}: refused (the tools read and write only inside the folder "
+                                     "they were given)")
+    cur = root_real
+    parts = rel.parts
+    try:
+        info = os.stat(cur)
+    except FileNotFoundError:
+        if missing_ok:
+            return Path(path)
+        raise
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        cur = cur / part
+        try:
+            info = os.lstat(cur)
+        except FileNotFoundError:
+            if missing_ok:
+                return Path(path)
+            raise
+        if stat.S_ISLNK(info.st_mode):
+            target = os.path.realpath(cur)
+            if last:
+                raise UnsafeInputError(path, f"a symbolic link (to {target}), not a regular file: refused (the tools "
+                                             "read and write regular files only, never through a link)")
+            real = Path(target)
+            if real != root_real and root_real not in real.parents:
+                raise UnsafeInputError(path, f"{cur.relative_to(root_real)} is a symbolic link to {target}, outside "
+                                             f"{root}: refused (nothing outside is read, written or deleted)")
+            cur = real
+            try:
+                info = os.stat(cur)
+            except FileNotFoundError:
+                if missing_ok:
+                    return Path(path)
+                raise
+        if not last and not stat.S_ISDIR(info.st_mode):
+            raise UnsafeInputError(path, f"{cur.relative_to(root_real)} is not a directory")
+    want = stat.S_ISDIR if kind == "dir" else stat.S_ISREG
+    if not want(info.st_mode):
+        what = next((k for test, k in _KINDS if test(info.st_mode)), "not a regular file")
+        if kind == "dir":
+            what = "a regular file" if stat.S_ISREG(info.st_mode) else what
+        raise UnsafeInputError(path, f"{what}, not {'a directory' if kind == 'dir' else 'a regular file'}")
+    return Path(path)
+
+
+def open_confined(path: str | os.PathLike, root: str | os.PathLike):
+    """``path`` opened for reading (binary) under :func:`confined`: non-blocking (a FIFO put in
+    place after the check never hangs the reader), never through a final symbolic link, and
+    checked again on the open descriptor."""
+    confined(path, root)
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+                 | getattr(os, "O_CLOEXEC", 0))
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise UnsafeInputError(path, "not a regular file (it changed after it was checked)")
+    return os.fdopen(fd, "rb")
+
+
+def read_confined(path: str | os.PathLike, root: str | os.PathLike, *, max_bytes: int = MAX_FILE_BYTES) -> bytes:
+    """The bytes of ``path`` under :func:`confined` and a size limit (checked before reading)."""
+    with open_confined(path, root) as handle:
+        size = os.fstat(handle.fileno()).st_size
+        if size > max_bytes:
+            raise UnsafeInputError(path, f"{size:,} bytes, above the limit of {max_bytes:,} bytes for this kind of file")
+        data = handle.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise UnsafeInputError(path, f"more than {max_bytes:,} bytes, the limit for this kind of file")
+    return data
+
+
+def read_confined_json(path: str | os.PathLike, root: str | os.PathLike, *, max_bytes: int = MAX_FILE_BYTES) -> Any:
+    """The JSON document of ``path`` under :func:`confined`, the size and the nesting limits.
+    Raises OSError, :class:`UnsafeInputError`, UnicodeDecodeError or ``json.JSONDecodeError``."""
+    return loads_json(read_confined(path, root, max_bytes=max_bytes).decode("utf-8"), path)
+
+
+def confined_json_lines(path: str | os.PathLike, root: str | os.PathLike, problems: list[str], *,
+                        max_line_bytes: int = MAX_LINE_BYTES):
+    """``(line number, object)`` for each valid line of a JSONL file, read one line at a time
+    (never the whole file) under :func:`confined`. A file the rule refuses or that cannot be
+    opened adds one ``path: why`` to ``problems`` and yields nothing; a line that is not
+    JSON, nested too deeply or longer than ``max_line_bytes`` adds ``path:line: why``."""
+    try:
+        handle = open_confined(path, root)
+    except UnsafeInputError as exc:
+        problems.append(f"{exc}: not read")
+        return
+    except OSError as exc:
+        problems.append(f"{path}: unreadable ({exc.strerror or exc})")
+        return
+    with handle:
+        number = 0
+        while True:
+            raw = handle.readline(max_line_bytes + 1)
+            if not raw:
+                return
+            number += 1
+            if len(raw) > max_line_bytes and not raw.endswith(b"\n"):
+                problems.append(f"{path}:{number}: longer than {max_line_bytes:,} bytes: skipped")
+                while raw and not raw.endswith(b"\n"):  # the rest of the line, a bounded piece at a time
+                    raw = handle.readline(max_line_bytes)
+                continue
+            text = raw.decode("utf-8", errors="replace")
+            if not text.strip():
+                continue
+            try:
+                yield number, loads_json(text, f"{path}:{number}")
+            except json.JSONDecodeError as exc:
+                problems.append(f"{path}:{number}: not valid JSON ({exc.msg} at column {exc.colno})")
+            except UnsafeInputError as exc:
+                problems.append(str(exc))

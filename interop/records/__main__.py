@@ -1,7 +1,9 @@
 """``python -m interop.records check DIR``: do the records of the run in ``DIR`` (``results/``
 after a plain session, a run directory of ``nox -s report``) hold every test pytest's summary
-counted, and did the session complete? Prints both counts; exit 0 when they agree and the
-session completed, 1 when not, 2 when ``DIR`` holds no records.
+counted, and did the session complete? Prints both counts and every problem met reading them (a bad line, a
+part file or ``records.jsonl`` the tools may not read: a link out of ``DIR``, a FIFO; each named,
+never read, never removed); exit 0 when they agree and the session completed, 1 when not, 2 when
+``DIR`` holds no records.
 
 ``nox -s tests-cpu`` runs it after the suite: every CI run checks the records of the full suite
 against pytest's own summary line.
@@ -19,6 +21,9 @@ def main(argv: list[str] | None = None) -> int:
     if len(args) != 2 or args[0] != "check":
         sys.stderr.write("usage: python -m interop.records check DIR\n")
         return 2
+    if not Path(args[1]).is_dir():
+        sys.stderr.write(f"{args[1]}: not a directory\n")
+        return 2
     run = load_run(Path(args[1]))
     if run is None:
         sys.stderr.write(f"{args[1]}: no records.jsonl\n")
@@ -29,6 +34,8 @@ def main(argv: list[str] | None = None) -> int:
     problems = check_counts(run)
     if not run.complete:
         problems.append(f"the session did not complete: {run.session.get('ended')}")
+    for problem in run.problems:
+        sys.stdout.write(f"  PROBLEM {problem}\n")
     for problem in problems:
         sys.stdout.write(f"  MISMATCH {problem}\n")
     if not problems:

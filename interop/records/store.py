@@ -19,9 +19,17 @@ pytest session) holds:
 
 :func:`load_run` reads a directory back (combining first when the run died before it could);
 bad lines are listed with file and line, never a traceback.
+
+Every file read, written or deleted here lies inside the run directory, is a regular file and no
+folder on the way is a link leading out (:func:`interop.reading.confined`): a ``records.d/<session>``
+link to another folder is named as a problem, and its files are neither read nor removed; a
+``records.jsonl`` that is a link, a FIFO or a directory is named, never followed, never a hang.
+Files are read one bounded line at a time. A record or a ``session.json`` field of the wrong type
+is named (file, line, key) and costs only itself.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime
 import json
@@ -30,10 +38,12 @@ import os
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..reading import json_lines
+from ..reading import (MAX_LOG_BYTES, UnsafeInputError, confined, confined_json_lines, read_confined,
+                       read_confined_json)
 
 __all__ = ["RECORDS_FILE", "SESSION_FILE", "PARTS_DIR", "SCHEMA", "PartWriter", "combine", "load_run", "RunRecords",
-           "write_atomically", "write_run", "now", "records_counts", "check_counts", "COUNTED_OUTCOMES"]
+           "write_atomically", "write_run", "now", "records_counts", "check_counts", "COUNTED_OUTCOMES",
+           "record_problem", "checked_session", "MAX_SESSION_BYTES"]
 
 RECORDS_FILE = "records.jsonl"
 SESSION_FILE = "session.json"
@@ -48,11 +58,36 @@ def now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="microseconds")
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """``text`` into ``path`` through a temporary file in the same directory and a rename."""
+#: the largest session.json read (it lists the lost tests and the problems: 30,000 node ids are ~3 MB)
+MAX_SESSION_BYTES = 64 << 20
+
+
+def write_atomically(path: Path, text: str, root: Path | None = None) -> None:
+    """``text`` into ``path`` through a temporary file in the same directory and a rename. The
+    temporary is created exclusively and never through a link (a link planted under its name
+    is removed, never followed); ``root``: the folder ``path`` must lie in
+    (:func:`interop.reading.confined`: :class:`~interop.reading.UnsafeInputError` naming it
+    otherwise, before anything is written)."""
+    path = Path(path)
+    if root is not None:
+        confined(path.parent, root, kind="dir")
+        if os.path.lexists(path):
+            confined(path, root)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.partial")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(tmp, flags, 0o644)
+    except FileExistsError:  # a temporary left by a killed writer of this pid, or something planted
+        os.unlink(tmp)
+        fd = os.open(tmp, flags, 0o644)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def json_safe(value: Any) -> Any:
@@ -74,8 +109,12 @@ class PartWriter:
     def __init__(self, directory: Path, name: str, session: str = "session"):
         parts = Path(directory) / PARTS_DIR / session
         parts.mkdir(parents=True, exist_ok=True)
+        confined(parts, directory, kind="dir")  # records.d/<session> a link out: refused, by name
         self.path = parts / f"{name}-{os.getpid()}.jsonl"
-        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        if os.path.lexists(self.path):
+            confined(self.path, directory)
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+                           | getattr(os, "O_NONBLOCK", 0), 0o644)
 
     def write(self, obj: dict[str, Any]) -> None:
         data = (json.dumps(json_safe(obj), sort_keys=True, default=str, allow_nan=False) + "\n").encode()
@@ -100,32 +139,123 @@ class RunRecords:
 
     @property
     def complete(self) -> bool:
-        return bool(self.session.get("complete"))
+        return self.session.get("complete") is True
 
 
-def _read_lines(path: Path, problems: list[str], need_nodeid: bool = True) -> Iterable[dict[str, Any]]:
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        problems.append(f"{path}: unreadable ({exc.strerror or exc})")
-        return
-    for number, obj in json_lines(text, str(path), problems):
-        if not isinstance(obj, dict) or (need_nodeid and not isinstance(obj.get("nodeid"), str)):
-            problems.append(f"{path}:{number}: not a record (a JSON object with a 'nodeid')")
+_STR = (str, type(None))
+#: the types of the record fields the store, the merge and the reports rely on (None: absent)
+RECORD_TYPES: dict[str, tuple] = {
+    "nodeid": (str,), "event": _STR, "outcome": _STR, "backend": _STR, "exporter": _STR, "time": _STR,
+    "case": _STR, "source": _STR, "category": _STR, "phase": _STR, "attribution": _STR, "error": _STR,
+    "message": _STR, "kind": _STR, "operator": _STR, "dtype": _STR, "case_key": _STR, "skip_reason": _STR,
+    "reports": (list, type(None)), "xpass_strict": (bool, type(None)), "reported": (bool, type(None)),
+    "schema": (int, type(None)), "duration_s": (int, float, type(None)), "phases": (list, type(None)),
+}
+
+
+def _type_name(kinds: tuple) -> str:
+    names = {str: "a string", int: "an integer", float: "a number", bool: "true or false", list: "a list",
+             dict: "an object", type(None): "null"}
+    return " or ".join(names.get(k, k.__name__) for k in kinds)
+
+
+def record_problem(obj: Any, need_nodeid: bool = True) -> str | None:
+    """Why ``obj`` is not a record the tools can use (not an object, a field of the wrong type), or None."""
+    if not isinstance(obj, dict):
+        return f"not a record (a JSON object), got {type(obj).__name__}"
+    if need_nodeid and not isinstance(obj.get("nodeid"), str):
+        return "not a record (a JSON object with a 'nodeid' string)"
+    for key, kinds in RECORD_TYPES.items():
+        if key in obj and not (isinstance(obj[key], kinds) and not (isinstance(obj[key], bool) and bool not in kinds
+                                                                    and int in kinds)):
+            if key == "nodeid" and not need_nodeid:
+                continue
+            return f"key {key!r}: {_type_name(kinds)}, got {type(obj[key]).__name__}"
+    if isinstance(obj.get("reports"), list) and not all(isinstance(r, dict) for r in obj["reports"]):
+        return "key 'reports': a list of objects"
+    return None
+
+
+def _read_lines(path: Path, problems: list[str], need_nodeid: bool = True,
+                root: Path | None = None) -> Iterable[dict[str, Any]]:
+    for number, obj in confined_json_lines(path, Path(path).parent if root is None else root, problems):
+        why = record_problem(obj, need_nodeid)
+        if why:
+            problems.append(f"{path}:{number}: {why}: skipped")
             continue
         yield obj
 
 
-def _timings(directory: Path) -> dict[str, list[dict[str, Any]]]:
+#: the types of session.json's fields (a list of kinds; None among them: null allowed)
+_SESSION_TYPES: dict[str, tuple] = {
+    "complete": (bool,), "interrupted": (bool,), "ended": _STR, "started": _STR, "finished": _STR,
+    "combined": _STR, "shard": _STR, "backend": _STR, "exitstatus": (int, type(None)), "records": (int,),
+    "pytest_counts": (dict, type(None)), "versions": (dict,), "problems": (list,), "lost": (list,),
+    "args": (list,), "collected": (int, type(None)),
+}
+#: what a field of the wrong type is taken as (and "complete" is then False: the run is not known to be whole)
+_SESSION_DEFAULTS = {"complete": False, "pytest_counts": None, "versions": {}, "problems": [], "lost": [],
+                     "args": [], "shard": None, "backend": None}
+
+
+def checked_session(session: Any, where: str, problems: list[str]) -> dict[str, Any]:
+    """``session`` (a session.json document) with every field of the wrong type named in
+    ``problems`` (``where: key 'k': ...``) and replaced: ``complete`` is then False (``"no"`` is
+    not a complete run), the counts absent, the versions empty."""
+    if not isinstance(session, dict):
+        problems.append(f"{where}: not a JSON object (got {type(session).__name__}): the run is taken as incomplete")
+        return {"complete": False, "ended": f"{where} unreadable"}
+    out = dict(session)
+    for key, kinds in _SESSION_TYPES.items():
+        value = out.get(key)
+        if key not in out or (isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds)):
+            continue
+        problems.append(f"{where}: key {key!r}: {_type_name(kinds)}, got {type(value).__name__} ({value!r:.60})"
+                        + (": the run is taken as incomplete" if key == "complete" else ""))
+        out[key] = _SESSION_DEFAULTS.get(key)
+        if key in ("complete", "pytest_counts"):
+            out["complete"] = False
+    counts = out.get("pytest_counts")
+    if isinstance(counts, dict):
+        bad = [k for k, v in counts.items() if not isinstance(v, int) or isinstance(v, bool) or v < 0]
+        if bad:
+            problems.append(f"{where}: key 'pytest_counts': {bad[0]!r} is not a count (a non-negative integer)")
+            out["pytest_counts"], out["complete"] = None, False
+    versions = out.get("versions")
+    if isinstance(versions, dict) and not all(isinstance(v, str) for v in versions.values()):
+        problems.append(f"{where}: key 'versions': version strings only")
+        out["versions"] = {k: v for k, v in versions.items() if isinstance(v, str)}
+    if not all(isinstance(p, str) for p in out.get("problems") or []):
+        out["problems"] = [str(p) for p in out["problems"]]
+    return out
+
+
+def _read_session(directory: Path, problems: list[str]) -> dict[str, Any] | None:
+    """session.json of ``directory``, checked (:func:`checked_session`); None when it cannot be read
+    (named in ``problems``)."""
+    path = directory / SESSION_FILE
+    try:
+        doc = read_confined_json(path, directory, max_bytes=MAX_SESSION_BYTES)
+    except (OSError, ValueError) as exc:  # UnsafeInputError, JSONDecodeError, UnicodeDecodeError are ValueErrors
+        problems.append(f"{path}: unreadable ({getattr(exc, 'strerror', None) or exc}): the run is taken as incomplete")
+        return None
+    return checked_session(doc, str(path), problems)
+
+
+def _timings(directory: Path, problems: list[str]) -> dict[str, list[dict[str, Any]]]:
     """ModelTester's timing lines of the run (``benchmarks.jsonl``), by the test that wrote them."""
     from .benchmarks import parse_benchmarks
     from ..reading import UnreadableInput
 
     log = directory / "benchmarks.jsonl"
-    if not log.exists():
+    if not os.path.lexists(log):
         return {}
     try:
-        bench = parse_benchmarks(log.read_text(errors="replace"), source=str(log))
+        bench = parse_benchmarks(read_confined(log, directory, max_bytes=MAX_LOG_BYTES).decode("utf-8", "replace"),
+                                 source=str(log))
+    except (UnsafeInputError, OSError) as exc:
+        problems.append(f"{exc}: its timings are not read")
+        return {}
     except UnreadableInput:
         return {}
     out: dict[str, list[dict[str, Any]]] = {}
@@ -154,17 +284,38 @@ def write_run(directory: Path, records: list[dict[str, Any]], session: dict[str,
     """``records.jsonl`` (one record a line, in the order given) and ``session.json``, each
     written atomically."""
     write_atomically(Path(directory) / RECORDS_FILE,
-                     "".join(json.dumps(r, sort_keys=True, default=str) + "\n" for r in records))
-    write_atomically(Path(directory) / SESSION_FILE, json.dumps(session, indent=2, sort_keys=True, default=str) + "\n")
+                     "".join(json.dumps(r, sort_keys=True, default=str) + "\n" for r in records), root=directory)
+    write_atomically(Path(directory) / SESSION_FILE, json.dumps(session, indent=2, sort_keys=True, default=str) + "\n",
+                     root=directory)
 
 
-def _part_files(directory: Path, session_id: str | None) -> list[Path]:
+def _part_files(directory: Path, session_id: str | None, refused: list[str] | None = None) -> list[Path]:
+    """The part files of ``directory`` (of one session, or all) the rule lets the tools read and
+    remove (:func:`interop.reading.confined`); each other one (a link out, a FIFO...) adds
+    ``path: why`` to ``refused``: it is neither read nor removed."""
     parts = directory / PARTS_DIR
-    if not parts.is_dir():
+    if not os.path.lexists(parts):
+        return []
+    try:
+        confined(parts, directory, kind="dir")
+    except (UnsafeInputError, OSError) as exc:
+        if refused is not None:
+            refused.append(f"{exc}: its part files are neither read nor removed")
         return []
     if session_id is not None:
-        return sorted((parts / session_id).glob("*.jsonl"))
-    return sorted(parts.glob("*/*.jsonl")) + sorted(parts.glob("*.jsonl"))
+        found = sorted((parts / session_id).glob("*.jsonl"))
+    else:
+        found = sorted(parts.glob("*/*.jsonl")) + sorted(parts.glob("*.jsonl"))
+    out = []
+    for path in found:
+        try:
+            out.append(confined(path, directory))
+        except FileNotFoundError:
+            continue  # removed meanwhile (its session combined it)
+        except (UnsafeInputError, OSError) as exc:
+            if refused is not None:
+                refused.append(f"{exc}: neither read nor removed")
+    return out
 
 
 def combine(directory: Path, session: dict[str, Any] | None = None,
@@ -179,12 +330,14 @@ def combine(directory: Path, session: dict[str, Any] | None = None,
     records: dict[str, dict[str, Any]] = {}
     starts: dict[str, dict[str, Any]] = {}
     previous = directory / RECORDS_FILE
-    if previous.exists() and session is None:  # recovering a dead session's parts: keep what was combined
-        for rec in _read_lines(previous, problems):
+    if os.path.lexists(previous) and session is None:  # recovering a dead session's parts: keep what was combined
+        for rec in _read_lines(previous, problems, root=directory):
             records[rec["nodeid"]] = rec
-    parts = _part_files(directory, session_id)
+    refused: list[str] = []
+    parts = _part_files(directory, session_id, refused)
+    problems.extend(refused)
     for part in parts:
-        for obj in _read_lines(part, problems, need_nodeid=False):
+        for obj in _read_lines(part, problems, need_nodeid=False, root=directory):
             if obj.get("event") == "collected":
                 continue
             if not isinstance(obj.get("nodeid"), str):
@@ -202,19 +355,19 @@ def combine(directory: Path, session: dict[str, Any] | None = None,
         if rec is None or str(rec.get("time", "")) < str(start.get("time", "")):
             records[nodeid] = _lost(nodeid, start)
             lost.append(nodeid)
-    timings = _timings(directory)
+    timings = _timings(directory, problems)
     for nodeid, rec in records.items():
         if nodeid in timings:
             rec["timings"] = timings[nodeid]
     ordered = [records[k] for k in sorted(records)]
     meta = dict(session) if session is not None else {"complete": False, "ended": "the session did not finish: "
                                                       "no session summary (killed, or it crashed)"}
-    if previous.exists() and (directory / SESSION_FILE).exists() and session is None:
-        try:
-            meta = json.loads((directory / SESSION_FILE).read_text())
-        except ValueError:
-            pass
+    if os.path.lexists(previous) and os.path.lexists(directory / SESSION_FILE) and session is None:
+        meta = _read_session(directory, problems) or meta
     meta["records"] = len(ordered)
+    if refused:
+        meta["complete"] = False
+        meta["ended"] = f"{meta.get('ended')}; part files the tools may not read: {'; '.join(refused)}"
     if lost:
         meta["complete"] = False
         meta["lost"] = sorted(set(meta.get("lost", [])) | set(lost))
@@ -226,9 +379,10 @@ def combine(directory: Path, session: dict[str, Any] | None = None,
         part.unlink(missing_ok=True)
     for folder in sorted({p.parent for p in parts}, key=lambda p: -len(p.parts)) + [directory / PARTS_DIR]:
         try:
+            confined(folder, directory, kind="dir")
             folder.rmdir()
-        except OSError:
-            pass  # another session's parts live there
+        except (OSError, UnsafeInputError):
+            pass  # another session's parts live there (or a link: never removed)
     return ordered, meta
 
 
@@ -254,21 +408,27 @@ def load_run(directory: Path) -> RunRecords | None:
     """The records of one run directory (combined now when the run left only parts); None
     when it has neither."""
     directory = Path(directory)
-    if _part_files(directory, None):
+    refused: list[str] = []
+    if _part_files(directory, None, refused):
         combine(directory)
     path = directory / RECORDS_FILE
-    if not path.exists():
+    if not os.path.lexists(path):
         return None
     problems: list[str] = []
-    records = list(_read_lines(path, problems))
     try:
-        session = json.loads((directory / SESSION_FILE).read_text())
-        if not isinstance(session, dict):
-            raise ValueError("not an object")
-    except (OSError, ValueError) as exc:
-        problems.append(f"{directory / SESSION_FILE}: unreadable ({exc}): the run is taken as incomplete")
-        session = {"complete": False}
+        confined(path, directory)
+    except (UnsafeInputError, OSError) as exc:
+        problems.append(f"{exc}: not read")
+        return RunRecords([], {"complete": False, "ended": f"{path} is not a file the tools may read"},
+                          problems + refused, str(path))
+    records = list(_read_lines(path, problems, root=directory))
+    session = _read_session(directory, problems)
+    if session is None:
+        session = {"complete": False, "ended": f"{directory / SESSION_FILE} unreadable"}
     problems.extend(session.get("problems") or [])
+    if refused:
+        problems.extend(refused)
+        session = dict(session, complete=False, ended=f"part files the tools may not read: {'; '.join(refused)}")
     return RunRecords(records, session, problems, str(path))
 
 
