@@ -126,23 +126,39 @@ function fmt(x) { return x === null || x === undefined ? "-" : (x * 1e3).toPreci
 // 3 significant digits, never an exponent (1357 -> "1360"): the report's sig3
 function sig3(x) { return x === 0 ? "0" : Number(x.toPrecision(3)).toFixed(Math.max(0, 2 - Math.floor(Math.log10(Math.abs(x))))); }
 var COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"];
+// every value from the data (a machine name, an environment, a commit) enters the page as text
+// or as an attribute value, never as markup: the page builds its nodes and parses no HTML (issue 44)
+var SVG_NS = "http://www.w3.org/2000/svg";
+function node(ns, tag, attrs, children) {
+  var e = ns ? document.createElementNS(ns, tag) : document.createElement(tag);
+  Object.keys(attrs || {}).forEach(function (k) { e.setAttribute(k, String(attrs[k])); });
+  (children || []).forEach(function (c) { e.appendChild(typeof c === "string" ? document.createTextNode(c) : c); });
+  return e;
+}
+function h(tag, attrs, children) { return node(null, tag, attrs, children); }
+function s(tag, attrs, children) { return node(SVG_NS, tag, attrs, children); }
+function fill(id, children) {
+  var box = document.getElementById(id); box.textContent = "";
+  children.forEach(function (c) { box.appendChild(c); });
+}
 function draw(series, revs) {
   var W = 900, H = 360, L = 70, B = 30, ymax = 0;
-  series.forEach(function (s) { s.points.forEach(function (p) { ymax = Math.max(ymax, p[1]); }); });
-  if (!ymax || !revs.length) { return "<p>no measurement of this case yet</p>"; }
+  series.forEach(function (t) { t.points.forEach(function (p) { ymax = Math.max(ymax, p[1]); }); });
+  if (!ymax || !revs.length) { return h("p", {}, ["no measurement of this case yet"]); }
   function x(r) { var i = revs.indexOf(r); return L + (revs.length < 2 ? (W - L) / 2 : i * (W - L - 20) / (revs.length - 1)); }
   function y(v) { return H - B - v / ymax * (H - B - 10); }
-  var out = ['<svg width="' + W + '" height="' + H + '">'];
+  var chart = s("svg", {width: W, height: H});
   for (var k = 0; k <= 4; k++) { var v = ymax * k / 4;
-    out.push('<line x1="' + L + '" x2="' + W + '" y1="' + y(v) + '" y2="' + y(v) + '" stroke="#eee"/>');
-    out.push('<text x="' + (L - 5) + '" y="' + (y(v) + 4) + '" text-anchor="end" font-size="11">' + fmt(v) + "</text>"); }
-  series.forEach(function (s) {
-    var pts = s.points.map(function (p) { return x(p[0]) + "," + y(p[1]); }).join(" ");
-    out.push('<polyline class="' + s.side + '" fill="none" stroke-width="2" stroke="' + s.colour + '" points="' + pts + '"/>');
-    s.points.forEach(function (p) { out.push('<circle r="3" fill="' + s.colour + '" cx="' + x(p[0]) + '" cy="' + y(p[1]) + '"><title>' + s.label + " " + fmt(p[1]) + "</title></circle>"); });
+    chart.appendChild(s("line", {x1: L, x2: W, y1: y(v), y2: y(v), stroke: "#eee"}));
+    chart.appendChild(s("text", {x: L - 5, y: y(v) + 4, "text-anchor": "end", "font-size": 11}, [fmt(v)])); }
+  series.forEach(function (t) {
+    var pts = t.points.map(function (p) { return x(p[0]) + "," + y(p[1]); }).join(" ");
+    chart.appendChild(s("polyline", {"class": t.side, fill: "none", "stroke-width": 2, stroke: t.colour, points: pts}));
+    t.points.forEach(function (p) {
+      chart.appendChild(s("circle", {r: 3, fill: t.colour, cx: x(p[0]), cy: y(p[1])},
+                          [s("title", {}, [t.label + " " + fmt(p[1])])])); });
   });
-  out.push("</svg>");
-  return out.join("");
+  return chart;
 }
 function show() {
   var parts = location.hash.slice(1).split("|");
@@ -165,21 +181,25 @@ function show() {
                                   .filter(function (p) { return p[1] !== null && p[1] !== undefined; });
         return {side: side, env: e, label: label, colour: COLOURS[e % COLOURS.length], points: points}; })); }); });
     Promise.all(loads).then(function (all) {
-      var series = all.filter(function (s) { return s.side !== "ratio"; });
-      var revs = []; series.forEach(function (s) { s.points.forEach(function (p) { if (revs.indexOf(p[0]) < 0) revs.push(p[0]); }); });
+      var series = all.filter(function (t) { return t.side !== "ratio"; });
+      var revs = []; series.forEach(function (t) { t.points.forEach(function (p) { if (revs.indexOf(p[0]) < 0) revs.push(p[0]); }); });
       revs.sort(function (a, b) { return a - b; });
-      document.getElementById("chart").innerHTML = draw(series, revs) + "<p>" + series.map(function (s) {
-        return '<span style="color:' + s.colour + '">' + (s.side === "torch" ? "- - " : "&mdash; ") + s.label + "</span>"; }).join(" &nbsp; ") + "</p>";
-      var rows = ["<table><tr><th>commit</th><th>environment</th><th>torch</th><th>Aidge</th>" +
-                  "<th>Aidge / torch (ratio benchmark)</th><th>time_aidge / time_torch</th></tr>"];
+      var legend = h("p");
+      series.forEach(function (t, n) {
+        if (n) { legend.appendChild(document.createTextNode("\u00a0 ")); }
+        legend.appendChild(h("span", {style: "color:" + t.colour}, [(t.side === "torch" ? "- - " : "\u2014 ") + t.label])); });
+      fill("chart", [draw(series, revs), legend]);
+      var table = h("table", {}, [h("tr", {}, ["commit", "environment", "torch", "Aidge", "Aidge / torch (ratio benchmark)",
+                                               "time_aidge / time_torch"].map(function (c) { return h("th", {}, [c]); }))]);
       revs.forEach(function (r) { envs.forEach(function (env, e) {
-        function at(side) { var s = all.filter(function (t) { return t.env === e && t.side === side; })[0];
-          var p = s && s.points.filter(function (q) { return q[0] === r; })[0]; return p ? p[1] : null; }
+        function at(side) { var t = all.filter(function (u) { return u.env === e && u.side === side; })[0];
+          var p = t && t.points.filter(function (q) { return q[0] === r; })[0]; return p ? p[1] : null; }
         var t = at("torch"), a = at("aidge"), q = at("ratio"); if (t === null && a === null) return;
-        rows.push("<tr><td>" + (index.revision_to_hash[r] || r).slice(0, 8) + "</td><td>" + (varying.map(function (k) { return env[k]; }).join(", ") || "-") +
-                  "</td><td>" + fmt(t) + "</td><td>" + fmt(a) + "</td><td>" + (q === null ? "-" : sig3(q)) +
-                  "</td><td>" + (t && a ? sig3(a / t) : "-") + "</td></tr>"); }); });
-      document.getElementById("table").innerHTML = rows.join("") + "</table>";
+        table.appendChild(h("tr", {}, [String(index.revision_to_hash[r] || r).slice(0, 8),
+                                       varying.map(function (k) { return env[k]; }).join(", ") || "-",
+                                       fmt(t), fmt(a), q === null ? "-" : sig3(q), t && a ? sig3(a / t) : "-"]
+                                      .map(function (c) { return h("td", {}, [String(c)]); }))); }); });
+      fill("table", [table]);
     });
   });
 }
@@ -223,7 +243,7 @@ def render(index: dict) -> str:
         if module not in groups:
             continue
         names = sorted(groups[module], key=str.lower)
-        out.append(f"<h2>{title}</h2><nav>" + "".join(
+        out.append(f"<h2>{html.escape(title)}</h2><nav>" + "".join(
             f'<a href="#{html.escape(module)}-{html.escape(g)}">{html.escape(g)}</a>' for g in names) + "</nav>")
         for group in names:
             phases = groups[module][group]
