@@ -3,10 +3,16 @@
   python -m interop.triage update RUN_DIR [--table DIR] [--release X]
       propose the table's changes from the run in RUN_DIR (its records.jsonl + session.json):
       RUN_DIR/triage/proposal.diff (read it) and proposal.json; the table is not touched
-  python -m interop.triage update RUN_DIR --apply
+  python -m interop.triage update RUN_DIR --apply [--table DIR]
       write the reviewed proposal (RUN_DIR/triage/proposal.json) into the table
-  python -m interop.triage apply PROPOSAL.json
+  python -m interop.triage apply PROPOSAL.json [--table DIR]
       the same, for a proposal anywhere
+
+Applying writes into the table folder (--table, default: the one the suites read,
+$INTEROP_EXPECTED_FAILURES or the shipped one) and nowhere else: a proposal made against
+another table, a file outside the folder or reached through a link, a file that changed since,
+rows the table's validator refuses are each refused in one line naming the proposal and the key,
+before anything is written; then every file is written, or none.
   python -m interop.triage diff OLD NEW [--table DIR]
       Markdown: the rows fixed and the rows new from Aidge release OLD to NEW
 
@@ -34,6 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     update.add_argument("--apply", action="store_true", help="write RUN_DIR/triage/proposal.json into the table")
     apply = sub.add_parser("apply", help="write a reviewed proposal into the table")
     apply.add_argument("proposal", type=Path)
+    apply.add_argument("--table", type=Path, default=None, help="the table folder (default: the one the suites read)")
     diff = sub.add_parser("diff", help="rows fixed and new from one Aidge release to another (Markdown)")
     diff.add_argument("old")
     diff.add_argument("new")
@@ -53,7 +60,9 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{path}: no proposal here (run `python -m interop.triage update RUN_DIR` first)",
                       file=sys.stderr)
                 return 2
-            written = tt.apply_proposal(path)
+            from .cases.failure_table import table_dir
+
+            written = tt.apply_proposal(path, args.table or table_dir())
             print(f"applied {path}: {len(written)} file(s) written" + "".join(f"\n  {w}" for w in written))
             return 0
         proposal = tt.propose(args.run_dir, args.table, args.release)
