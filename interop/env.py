@@ -5,8 +5,15 @@ from __future__ import annotations
 
 import math
 import os
+from pathlib import Path
+from typing import Mapping
 
-__all__ = ["env_number", "env_flag", "env_shard", "parse_k_of_n"]
+__all__ = ["env_number", "env_flag", "env_shard", "parse_k_of_n", "env_seed", "env_dir", "SEED_MAX"]
+
+#: the largest seed taken from the environment: every generator the suite seeds (torch's,
+#: numpy's, Python's) takes it; 99999999999999999999999 used to be accepted and fail inside
+#: torch (``Overflow when unpacking long``) without naming the variable
+SEED_MAX = 2 ** 32 - 1
 
 
 def env_number(name: str, default: float, *, kind: type = float, minimum: float | None = None,
@@ -19,13 +26,17 @@ def env_number(name: str, default: float, *, kind: type = float, minimum: float 
     if not raw:
         return default
     what = "an integer" if kind is int else "a finite number"
+
+    def shown(bound: float) -> str:
+        return str(int(bound)) if kind is int else f"{bound:g}"
+
     bounds = []
     if positive:
         bounds.append("> 0")
     elif minimum is not None:
-        bounds.append(f">= {minimum:g}")
+        bounds.append(f">= {shown(minimum)}")
     if maximum is not None:
-        bounds.append(f"<= {maximum:g}")
+        bounds.append(f"<= {shown(maximum)}")
     accepted = f"{what} {' and '.join(bounds)}".strip()
     try:
         value = kind(raw)
@@ -41,11 +52,12 @@ _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
 
 
-def env_flag(name: str, default: bool) -> bool:
+def env_flag(name: str, default: bool, environ: Mapping[str, str] | None = None) -> bool:
     """``$name`` as a switch: ``1/true/yes/on`` or ``0/false/no/off`` (any case; unset or empty:
     ``default``); anything else is a ``ValueError`` naming the variable (a typo such as
-    ``INTEROP_ISOLATE=ture`` used to be read silently as one or the other)."""
-    raw = os.environ.get(name, "").strip().lower()
+    ``INTEROP_ISOLATE=ture`` used to be read silently as one or the other). ``environ``: the
+    environment to read (default ``os.environ``; a child's, as the report's timing pass has)."""
+    raw = (os.environ if environ is None else environ).get(name, "").strip().lower()
     if not raw:
         return default
     if raw in _TRUE:
@@ -83,3 +95,28 @@ def env_sample_cap(name: str, default: int) -> int | None:
     if not raw.isdigit() or int(raw) < 1:
         raise ValueError(f"environment variable {name}={raw!r}: expected an integer >= 1 or 'all'")
     return int(raw)
+
+
+def env_seed(name: str, default: int) -> int:
+    """``$name`` as a seed: an integer from 0 to :data:`SEED_MAX` (``default`` when unset or
+    empty); anything else a ``ValueError`` naming the variable and the range."""
+    return int(env_number(name, default, kind=int, minimum=0, maximum=SEED_MAX))
+
+
+def env_dir(name: str) -> Path | None:
+    """``$name`` as a directory to write into (None when unset or empty): an existing directory,
+    or a path that can become one (created by whoever writes there). A path that is a file, or
+    lies under one, is a ``ValueError`` naming the variable (``INTEROP_RESULTS_DIR`` naming a
+    file used to fail every test with an unnamed ``NotADirectoryError``)."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return None
+    path = Path(raw)
+    for where in (path, *path.parents):
+        if where.is_dir():
+            return path
+        if where.exists() or where.is_symlink():
+            what = "not a directory" if where == path else f"lies under {str(where)!r}, which is not a directory"
+            raise ValueError(f"environment variable {name}={raw!r}: {what} (a file, or a link to nothing): give a "
+                             "directory, or a path where one can be created")
+    return path
