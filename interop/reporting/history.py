@@ -9,18 +9,27 @@ newly failing, new or gone, category changes, and the headline with its change (
 operators pass forward and backward on cpu, +2 since 1a2b3c4d"). :func:`release_changes`: the
 latest line of each Aidge release for a backend, each compared with the release before it
 (``nox -s release-matrix`` runs the suites against each installed release).
+
+``results/history.jsonl`` is read one bounded line at a time; a line that is not JSON, or not a
+history line, or holds a field of an unexpected type, is named (file and line) and costs only
+itself; the file itself must be a regular file inside ``results/`` (a directory, a FIFO, a link
+out: a named problem, never a traceback or a hang). A run's lines are appended only once its
+report and ``run.json`` are in place (:mod:`.run`): a run killed before has no line.
 """
 from __future__ import annotations
 
+import fcntl
 import json
+import os
+import stat
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from ..reading import json_lines
+from ..reading import UnsafeInputError, confined, confined_json_lines
 
 __all__ = ["HISTORY_FILE", "history_entry", "load_history", "append_history", "previous_entry", "compare",
-           "release_changes", "format_trend"]
+           "release_changes", "format_trend", "entry_problem"]
 
 HISTORY_FILE = "history.jsonl"
 
@@ -55,24 +64,80 @@ def history_entry(run: str, session: dict[str, Any], matrix: dict[str, Any], com
                           for op, e in sorted(operators.items())}}
 
 
-def load_history(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
-    """Its lines, and one ``file:line: why`` per line that is not one."""
-    entries, problems = [], []
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def entry_problem(obj: Any) -> str | None:
+    """Why ``obj`` is not a history line the trend can compare with (naming the key), or None."""
+    if not isinstance(obj, dict):
+        return f"not a history line (a JSON object), got {type(obj).__name__}"
+    for key in ("run", "backend"):
+        if not isinstance(obj.get(key), str) or not obj[key]:
+            return f"not a history line: key {key!r}: a non-empty string"
+    if not isinstance(obj.get("operators"), dict):
+        return "not a history line: key 'operators': an object"
+    for key in ("operators_passing", "operators_total"):
+        if not _count(obj.get(key)):
+            return f"key {key!r}: a count (a non-negative integer), got {type(obj.get(key)).__name__}"
+    for key in ("commit", "aidge", "torch", "shard", "date"):
+        if obj.get(key) is not None and not isinstance(obj[key], str):
+            return f"key {key!r}: a string or null, got {type(obj[key]).__name__}"
+    if obj.get("cases") is not None and not _count(obj["cases"]):
+        return f"key 'cases': a count or null, got {type(obj['cases']).__name__}"
+    if "passing" in obj and not (isinstance(obj["passing"], list) and all(isinstance(p, str) for p in obj["passing"])):
+        return "key 'passing': a list of operator names"
+    for op, entry in obj["operators"].items():
+        if not isinstance(entry, dict):
+            return f"key 'operators.{op}': an object, got {type(entry).__name__}"
+        for phase in ("forward", "backward"):
+            pair = entry.get(phase)
+            if pair is not None and not (isinstance(pair, list) and len(pair) == 2 and all(map(_count, pair))):
+                return f"key 'operators.{op}.{phase}': [passed, total], two counts"
+        categories = entry.get("categories")
+        if categories is not None and not (isinstance(categories, dict) and all(map(_count, categories.values()))):
+            return f"key 'operators.{op}.categories': an object of counts"
+    return None
+
+
+def load_history(path: Path, root: Path | None = None) -> tuple[list[dict[str, Any]], list[str]]:
+    """Its lines, and one ``file:line: why`` per line that is not one (or one ``file: why`` when
+    the file itself may not be read: a directory, a FIFO, a link; ``root``: the folder it must
+    lie in, default its own)."""
+    entries: list[dict[str, Any]] = []
+    problems: list[str] = []
     path = Path(path)
-    if not path.exists():
+    if not os.path.lexists(path):
         return entries, problems
-    for number, obj in json_lines(path.read_text(errors="replace"), str(path), problems):
-        if not isinstance(obj, dict) or not isinstance(obj.get("operators"), dict) or not obj.get("backend"):
-            problems.append(f"{path}:{number}: not a history line (backend, operators)")
+    for number, obj in confined_json_lines(path, path.parent if root is None else root, problems):
+        why = entry_problem(obj)
+        if why:
+            problems.append(f"{path}:{number}: {why}: skipped")
             continue
         entries.append(obj)
     return entries, problems
 
 
-def append_history(path: Path, entry: dict[str, Any]) -> None:
-    from ..equivalence.benchlog import append_jsonl
-
-    append_jsonl(Path(path), entry)
+def append_history(path: Path, entry: dict[str, Any], root: Path | None = None) -> None:
+    """One line appended (one locked ``O_APPEND`` write: safe beside other runs), to a regular
+    file inside ``root`` (default: its folder) only: :class:`~interop.reading.UnsafeInputError`
+    naming it otherwise (a directory, a FIFO: never a hang; a link: never followed)."""
+    path = Path(path)
+    root = path.parent if root is None else Path(root)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    confined(path, root, missing_ok=True)
+    data = (json.dumps(entry, sort_keys=True, default=str) + "\n").encode()
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+                 | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0), 0o644)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise UnsafeInputError(path, "not a regular file (it changed after it was checked)")
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)  # the lock goes with it
 
 
 def previous_entry(entries: list[dict[str, Any]], backend: str, *, before_run: str | None = None,

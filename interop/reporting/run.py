@@ -209,34 +209,50 @@ def _run_pytest(args: list[str], run_dir: Path, env: dict[str, str], cwd: Path,
 
 
 def _trend(results: Path, run_dir: Path, run: RunRecords, matrix: dict, commit: str | None,
-           append: bool) -> tuple[dict | None, list]:
-    """Compare with the previous complete run of each backend; append this run's lines to
-    ``results/history.jsonl`` when it is complete."""
+           append: bool, problems: list[str]) -> tuple[dict | None, list, list[dict]]:
+    """Compare with the previous complete run of each backend (a bad line of
+    ``results/history.jsonl`` adds ``file:line: why`` to ``problems``). Returns the trends, the
+    release changes and the lines this run adds to the history when it is complete: appended by
+    :func:`_append_history` once its report and run.json are in place, never before."""
     path = results / HISTORY_FILE
-    entries, problems = load_history(path)
-    run.problems.extend(problems)
-    trends, releases = {}, []
+    entries, bad = load_history(path, results)
+    problems.extend(bad)
+    trends, releases, pending = {}, [], []
     for backend in matrix["operators"]:
         entry = history_entry(run_dir.name, run.session, matrix, commit, backend)
         trends[backend] = compare(previous_entry(entries, backend, before_run=run_dir.name,
                                                  shard=entry["shard"], aidge=entry["aidge"]), entry)
         if append:
-            append_history(path, entry)
+            pending.append(entry)
             entries.append(entry)
         releases += release_changes(entries, backend)
-    return trends, releases
+    return trends, releases, pending
+
+
+def _append_history(results: Path, lines: list[dict]) -> str | None:
+    """This run's lines into ``results/history.jsonl`` (after its report and run.json: a run
+    killed before has none); what went wrong in a line (a directory or a FIFO in its place), or None."""
+    try:
+        for entry in lines:
+            append_history(results / HISTORY_FILE, entry, results)
+    except (OSError, ValueError) as exc:  # UnsafeInputError is a ValueError
+        return f"interop.reporting.run: this run was not added to the history: {exc}"
+    return None
 
 
 def _analyse(run_dir: Path, commit: str | None = None, asv_dir: Path | None = None,
              backend: str | None = None, *, results: Path | None = None,
-             stopped: str | None = None, pytest_killed: str | None = None) -> tuple[int, str, dict | None]:
+             stopped: str | None = None, pytest_killed: str | None = None,
+             history: list[dict] | None = None, add_to_history: bool = True) -> tuple[int, str, dict | None]:
     """(exit status, report text, report: None when nothing could be read); writes report.txt, report.json and the support matrix
     atomically. ``commit`` and ``asv_dir``: where to look for asv's ratios of the same commit.
     ``backend``: the backend this run tested; the report's "Backends" section sets it beside the
     latest complete run of each other backend under ``run_dir``'s ``results`` directory.
     ``stopped``: the signal that stopped the run (it is then incomplete). ``pytest_killed``: the
     signal that ended pytest itself (from outside this process; the run is then incomplete too,
-    even when every record was written: pytest's own output is cut)."""
+    even when every record was written: pytest's own output is cut). ``history``: gets the lines
+    a complete run adds to ``results/history.jsonl`` (``add_to_history`` False: none), for the
+    caller to append once run.json is written (:func:`_append_history`); nothing is appended here."""
     results = run_dir.parent.parent if results is None else results
     try:
         run = load_run(run_dir)
@@ -281,9 +297,12 @@ def _analyse(run_dir: Path, commit: str | None = None, asv_dir: Path | None = No
         if table["rows"]:
             report["porting"] = {"files": [str(p) for p in write_porting(run_dir, table, lines=[
                 f"run {run_dir.name}" + (f", commit {commit}" if commit else "")])], "headlines": headline_of(table)}
-        trends, releases = _trend(results, run_dir, run, matrix, commit,
-                                  append=not report["incomplete"])
+        trends, releases, pending = _trend(results, run_dir, run, matrix, commit,
+                                           append=add_to_history and not report["incomplete"],
+                                           problems=report["problems"])
         report["trend"], report["releases"] = trends, releases
+        if history is not None:
+            history.extend(pending)
     mine = {b: (run_dir.name, [r for r in rows if (r.get("backend") or "cpu") == b])
             for b in {r.get("backend") or "cpu" for r in rows}} if rows else {}
     if backend is not None or mine:
@@ -438,13 +457,17 @@ def _merge_main(sources: list[str], results: Path, cwd: Path) -> int:
     commit = _commit(cwd)
     run_dir = new_run_dir(results, f"{commit}-merged")
     merged = merge_runs(dirs, run_dir)
-    status, text, report = _analyse(run_dir, commit, results / "asv", results=results)
+    history: list[dict] = []
+    status, text, report = _analyse(run_dir, commit, results / "asv", results=results, history=history)
     complete = status == 0
     write_atomically(run_dir / "run.json", json.dumps({
         "run": run_dir.name, "merged_from": [str(d) for d in dirs], "complete": complete,
         "backend": merged.get("backend"),
         "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}, indent=2) + "\n")
     if complete:
+        said = _append_history(results, history)  # the report and run.json are in place: now the history
+        if said:
+            sys.stderr.write(said + "\n")
         point_latest(results, run_dir)
     sys.stdout.write(_summary(run_dir, text, report))
     sys.stdout.write(f"\nreport of the merged run: {run_dir / 'report.txt'}"
@@ -488,15 +511,19 @@ def main(argv: list[str] | None = None, *, results: Path | None = None, cwd: Pat
                 sys.stdout.write(said + "\n")
                 sys.stdout.flush()
         interrupted = interrupted or pass_stopped
+        history: list[dict] = []
         status, text, report = _analyse(run_dir, commit, results / "asv", backend=backend, results=results,
                                         stopped=stop.signal or ("Ctrl-C during the timing pass" if pass_stopped
-                                                                else None), pytest_killed=killed)
+                                                                else None), pytest_killed=killed, history=history)
     complete = status == 0
     write_atomically(run_dir / "run.json", json.dumps({
-        "run": run_dir.name, "started": started, "pytest_args": args, "backend": backend, "pytest_exit": code,
-        "interrupted": interrupted, "stopped_by": stop.signal, "complete": complete,
+        "run": run_dir.name, "commit": commit, "started": started, "pytest_args": args, "backend": backend,
+        "pytest_exit": code, "interrupted": interrupted, "stopped_by": stop.signal, "complete": complete,
         "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}, indent=2) + "\n")
     if complete:
+        said = _append_history(results, history)  # the report and run.json are in place: now the history
+        if said:
+            sys.stderr.write(said + "\n")
         point_latest(results, run_dir)
     sys.stdout.write(_summary(run_dir, text, report))
     where = f"report of this run: {run_dir / 'report.txt'}"
