@@ -109,9 +109,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
     try:
         shard = session_shard(config)
+        directory = records_directory(config)  # INTEROP_RESULTS_DIR naming a file: named, once
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from None
-    directory = records_directory(config)
     if directory is not None or shard is not None:
         config.pluginmanager.register(RecordsPlugin(config, directory, shard), "interop-records")
     # what a replay command needs to reproduce a case from a fresh shell

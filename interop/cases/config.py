@@ -41,9 +41,13 @@ This module imports neither torch nor Aidge at import time (the catalog must sta
 """
 from __future__ import annotations
 
+import collections.abc
 import dataclasses
+import inspect
 import math
 import os
+import re
+import typing
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -61,6 +65,7 @@ __all__ = [
     "build_cases",
     "detect_layout",
     "load_config_file",
+    "specs_by_name_wanted",
 ]
 
 INCLUDE_FORWARD_ONLY_CASES: bool = env_flag("INTEROP_FORWARD_ONLY_CASES", False)
@@ -96,9 +101,11 @@ class OperatorConfig:
     manual_cases: Sequence[Case] | None = None
     #: Aidge attributes of the JSON cases that the torch module does not take
     ignored_attrs: frozenset = frozenset()
-    #: specs by name -> extra torch keywords derived from shapes (in_channels...); raise
-    #: ValueError for a shape the operator cannot take
-    specs_to_kwargs: Callable[[dict[str, dict]], dict[str, Any]] | None = None
+    #: the case's merged input specs (a list, base order: the documented form) -> extra torch
+    #: keywords derived from shapes (in_channels...); raise ValueError for a shape the operator
+    #: cannot take. A function whose first parameter is annotated ``dict``/``Mapping`` gets them
+    #: by name instead (:func:`specs_by_name_wanted`, docs/differences.md)
+    specs_to_kwargs: Callable[[list[dict]], dict[str, Any]] | None = None
     #: reason to skip every case (an operator without a torch reference)
     skip_all: str | None = None
     #: keep the forward-only shape sweeps (``shape``/``shapes`` groups)
@@ -234,7 +241,10 @@ def _walk(tree: Any, prefix: str, file, force_groups: bool = False) -> Iterable[
         if not isinstance(label, str) or not label.strip():
             raise ConfigError("case labels must be non-empty strings", file=file, case=prefix or None)
         path = f"{prefix}.{label}" if prefix else label
-        if not force_groups and _is_leaf(node):
+        if _is_leaf(node) and (not force_groups or not all(isinstance(v, dict) for v in node.values())):
+            # a top-level entry of test_configurations is a group (its labels may be case keys:
+            # ``attributes``), unless it can only be a case: keys among the case keys and a value
+            # that is not an object (``input_specs`` is a list), which no group holds (issue 45)
             yield path, node
         elif isinstance(node, dict) and node and all(isinstance(v, dict) for v in node.values()):
             yield from _walk(node, path, file)
@@ -347,6 +357,50 @@ def _map_attributes(cfg: OperatorConfig, attrs: Mapping[str, Any], file, path) -
     return kwargs
 
 
+_MAPPING_TEXT = re.compile(r"(?:typing\.|collections\.abc\.|abc\.)?(?:dict|Dict|Mapping|MutableMapping)(?:\[.*\])?",
+                           re.DOTALL)
+
+
+def specs_by_name_wanted(fn: Callable) -> bool:
+    """Whether ``fn`` (an ``OperatorConfig.specs_to_kwargs``) takes the merged specs by name
+    (``{name: spec}``, this project's former form) rather than the documented list: decided by
+    the declaration alone, never by trying, so one function always gets one form. By name when
+    its first parameter is annotated ``dict``/``Mapping`` (``Dict``, ``MutableMapping``,
+    parametrised or not, as a type or as the text ``from __future__ import annotations``
+    leaves); the documented list otherwise: another annotation, none (a lambda), or a callable
+    whose signature cannot be read."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    if not params or params[0].kind not in (params[0].POSITIONAL_ONLY, params[0].POSITIONAL_OR_KEYWORD):
+        return False
+    note = params[0].annotation
+    if note is inspect.Parameter.empty:
+        return False
+    if isinstance(note, str):
+        return bool(_MAPPING_TEXT.fullmatch(note.replace(" ", "")))
+    origin = typing.get_origin(note) or note
+    return isinstance(origin, type) and issubclass(origin, collections.abc.Mapping)
+
+
+def _derived_kwargs(cfg: OperatorConfig, specs: list[dict], file, path) -> dict[str, Any]:
+    by_name = specs_by_name_wanted(cfg.specs_to_kwargs)
+    try:
+        derived = cfg.specs_to_kwargs({s["name"]: s for s in specs} if by_name else [dict(s) for s in specs])
+    except (KeyError, TypeError, ValueError, IndexError) as exc:
+        hint = ""
+        if not by_name and isinstance(exc, TypeError) and "list indices" in str(exc):
+            hint = (" (specs_to_kwargs gets the merged input specs as a list, as documented; annotate its first "
+                    "parameter `dict` to get them by name)")
+        raise ConfigError(f"the operator cannot take these input specs: {exc}{hint}", file=file, case=path,
+                          key="input_specs") from exc
+    if not isinstance(derived, dict):
+        raise ConfigError(f"specs_to_kwargs must return a dict of keywords, got {type(derived).__name__}",
+                          file=file, case=path, key="input_specs")
+    return derived
+
+
 def _case_from_leaf(cfg: OperatorConfig, path: str, base: dict, leaf: dict, file) -> Case:
     attrs = _merge_attributes(base.get("attributes"), leaf.get("attributes"), file, path)
     specs = _merge_specs(base.get("input_specs"), leaf.get("input_specs"), file, path, cfg.default_input_size)
@@ -356,11 +410,7 @@ def _case_from_leaf(cfg: OperatorConfig, path: str, base: dict, leaf: dict, file
         raise ConfigError(f"no data input: input_specs must name at least one input that is not a parameter "
                           f"({sorted(PARAM_SPECS)})", file=file, case=path, key="input_specs")
     if cfg.specs_to_kwargs is not None:
-        try:
-            derived = cfg.specs_to_kwargs({s["name"]: s for s in specs})
-        except (KeyError, TypeError, ValueError, IndexError) as exc:
-            raise ConfigError(f"the operator cannot take these input specs: {exc}", file=file, case=path,
-                              key="input_specs") from exc
+        derived = _derived_kwargs(cfg, specs, file, path)
         clash = set(derived) & set(kwargs)
         if clash:
             raise ConfigError(f"keyword(s) {sorted(clash)} come from both the attributes and the input specs",

@@ -16,6 +16,7 @@ from typing import Any
 
 import torch
 
+from ..env import env_seed
 from ..env import env_number  # noqa: F401  (re-exported: interop.equivalence.tester.env_number)
 from ..stages import stage
 from . import timing
@@ -173,7 +174,7 @@ class ModelTester:
         #: ... but never more than this many
         self.bench_max_samples = bench_max_samples
         default_seed = zlib.crc32(self.name.encode()) & 0x7FFFFFFF
-        self.seed = int(env_number(SEED_ENV, default_seed, kind=int, minimum=0))
+        self.seed = env_seed(SEED_ENV, default_seed)
         self.epoch: int | None = None
         self._times = {"forward": timing.PhaseSamples(), "backward": timing.PhaseSamples()}
         self._steppers: tuple[Any, Any] | None = None

@@ -42,6 +42,17 @@ def number_or_none(value: Any) -> bool:
     return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
 
 
+def _finite(value: int | float) -> bool:
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an integer too large for a float (a 400-digit ratio)
+        return False
+
+
+def _shown(value: Any) -> str:
+    return f"a {len(str(abs(value)))}-digit integer" if isinstance(value, int) and not _finite(value) else repr(value)
+
+
 def _check_phase(record: dict[str, Any], phase: str) -> str | None:
     stats = record.get(phase)
     if stats is None:
@@ -60,8 +71,13 @@ def _check_phase(record: dict[str, Any], phase: str) -> str | None:
             continue
         if not number_or_none(value):
             return f"'{phase}.{key}' is not a number: {value!r}"
-        if not math.isfinite(value) or (value < 0 and key != "bridge2") or (key in _POSITIVE and value == 0):
-            return f"'{phase}.{key}' is impossible: {value!r} (a time or a ratio is finite and positive)"
+        if not _finite(value) or (value < 0 and key != "bridge2") or (key in _POSITIVE and value == 0):
+            return f"'{phase}.{key}' is impossible: {_shown(value)} (a time or a ratio is finite and positive)"
+    # ModelTester writes ratio = median2 / median1: a ratio its own medians contradict is a bad
+    # line (1e300 beside medians giving 2.0 was ranked the worst slowdown)
+    m1, m2, ratio = stats.get("median1"), stats.get("median2"), stats.get("ratio")
+    if m1 and m2 and ratio is not None and not math.isclose(ratio, m2 / m1, rel_tol=1e-3):
+        return f"'{phase}.ratio' {ratio:.3g} is not its own medians' median2 / median1 = {m2 / m1:.3g}"
     for key in ("samples", "samples1", "samples2"):
         value = stats.get(key)
         if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):

@@ -1,26 +1,37 @@
 """Shape helpers shared by the ``specs_to_kwargs`` functions (torch-free).
 
-A spec is ``{"name": ..., "shape": [...]}``; a ValueError names what the operator cannot take.
+A spec is ``{"name": ..., "shape": [...]}``; the helpers take the merged specs as
+``specs_to_kwargs`` gets them (the documented list, or a dict by name); a ValueError names what
+the operator cannot take.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 
-def shape(specs: dict, name: str) -> list[int]:
+
+def by_name(specs: list[dict] | Mapping) -> dict:
+    """The merged specs by name, from the documented list (a dict by name as is)."""
+    return dict(specs) if isinstance(specs, Mapping) else {s["name"]: s for s in specs}
+
+
+def shape(specs: list[dict] | Mapping, name: str) -> list[int]:
+    specs = by_name(specs)
     if name not in specs:
         raise ValueError(f"input spec {name!r} is required")
     return list(specs[name]["shape"])
 
 
-def data_shape(specs: dict, rank: int | None = None, name: str = "data_input") -> list[int]:
+def data_shape(specs: list[dict] | Mapping, rank: int | None = None, name: str = "data_input") -> list[int]:
     s = shape(specs, name)
     if rank is not None and len(s) != rank:
         raise ValueError(f"{name} must have rank {rank}, got shape {s}")
     return s
 
 
-def conv_kwargs(specs: dict, spatial: int, transposed: bool = False) -> dict:
+def conv_kwargs(specs: list[dict] | Mapping, spatial: int, transposed: bool = False) -> dict:
     """in/out channels, groups and bias of a (transposed) convolution from the data,
     weight and optional bias specs; the weight shape must agree with the data shape."""
+    specs = by_name(specs)
     x = data_shape(specs, spatial + 2)
     w = shape(specs, "weight")
     if len(w) != spatial + 2:
@@ -53,7 +64,7 @@ def conv_kwargs(specs: dict, spatial: int, transposed: bool = False) -> dict:
     return kwargs
 
 
-def channels(specs: dict, min_rank: int = 2) -> dict:
+def channels(specs: list[dict] | Mapping, min_rank: int = 2) -> dict:
     x = data_shape(specs)
     if len(x) < min_rank:
         raise ValueError(f"data_input must have rank >= {min_rank}, got shape {x}")

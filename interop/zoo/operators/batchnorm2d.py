@@ -19,5 +19,5 @@ class BatchNorm2D(torch.nn.BatchNorm2d):
         self.train(training)
 
 
-def specs_to_kwargs(specs: dict) -> dict:
+def specs_to_kwargs(specs: list[dict]) -> dict:
     return channels(specs, min_rank=4)

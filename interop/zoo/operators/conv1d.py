@@ -12,5 +12,5 @@ class Conv1D(torch.nn.Conv1d):
         super().__init__(in_channels, out_channels, _check_kernel(kernel_size, weight_kernel), **kwargs)
 
 
-def specs_to_kwargs(specs: dict) -> dict:
+def specs_to_kwargs(specs: list[dict]) -> dict:
     return conv_kwargs(specs, spatial=1)

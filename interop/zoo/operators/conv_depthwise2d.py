@@ -16,7 +16,7 @@ class ConvDepthwise2D(torch.nn.Conv2d):
         super().__init__(in_channels, out_channels, _check_kernel(kernel_size, weight_kernel), groups=groups, **kwargs)
 
 
-def specs_to_kwargs(specs: dict) -> dict:
+def specs_to_kwargs(specs: list[dict]) -> dict:
     kwargs = conv_kwargs(specs, spatial=2)
     kwargs.setdefault("groups", 1)
     return kwargs

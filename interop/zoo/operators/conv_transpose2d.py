@@ -12,5 +12,5 @@ class ConvTranspose2D(torch.nn.ConvTranspose2d):
         super().__init__(in_channels, out_channels, _check_kernel(kernel_size, weight_kernel), **kwargs)
 
 
-def specs_to_kwargs(specs: dict) -> dict:
+def specs_to_kwargs(specs: list[dict]) -> dict:
     return conv_kwargs(specs, spatial=2, transposed=True)

@@ -3,14 +3,15 @@ from __future__ import annotations
 
 import torch
 
-from ._specs import data_shape, shape
+from ._specs import by_name, data_shape, shape
 
 
 class FC(torch.nn.Linear):
     pass
 
 
-def specs_to_kwargs(specs: dict) -> dict:
+def specs_to_kwargs(specs: list[dict]) -> dict:
+    specs = by_name(specs)
     x = data_shape(specs, 2)
     w = shape(specs, "weight")
     if len(w) != 2 or w[1] != x[1]:

@@ -16,5 +16,5 @@ class GroupNorm(torch.nn.GroupNorm):
                 self.bias.uniform_(-0.5, 0.5)
 
 
-def specs_to_kwargs(specs: dict) -> dict:
+def specs_to_kwargs(specs: list[dict]) -> dict:
     return {"num_channels": data_shape(specs)[1]}

@@ -15,5 +15,5 @@ class InstanceNorm(torch.nn.InstanceNorm2d):
                 self.bias.uniform_(-0.5, 0.5)
 
 
-def specs_to_kwargs(specs: dict) -> dict:
+def specs_to_kwargs(specs: list[dict]) -> dict:
     return channels(specs, min_rank=4)

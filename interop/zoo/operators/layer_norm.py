@@ -19,5 +19,5 @@ class LayerNorm(torch.nn.LayerNorm):
                 self.bias.uniform_(-0.5, 0.5)
 
 
-def specs_to_kwargs(specs: dict) -> dict:
+def specs_to_kwargs(specs: list[dict]) -> dict:
     return {"input_shape": tuple(data_shape(specs))}
