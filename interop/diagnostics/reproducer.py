@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -42,7 +43,8 @@ from typing import Any
 import numpy as np
 
 __all__ = ["write_bundle", "export_check", "run_repro", "reduce_bundle", "BODY_PATH", "max_bundle_bytes",
-           "repro_script"]
+           "repro_script", "bundle_folder", "record_fields", "first_diverging_node", "FreshServer",
+           "start_fresh_server", "stop_fresh_server"]
 
 BODY_PATH = Path(__file__).with_name("repro_body.py")
 #: a bundle's size bound (MB), beyond which only its reduced graph is kept
@@ -132,19 +134,137 @@ def repro_script(settings: dict[str, Any]) -> str:
     return "\n".join(header) + "\n\n" + body
 
 
-def run_repro(folder: Path, timeout: float = REPRO_TIMEOUT_S) -> dict[str, Any]:
-    """``folder/repro.py`` in a fresh interpreter: ``{"exit": status, "line": its verdict line}``
-    (a negative status: killed by that signal)."""
+def _fresh_env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT")}
     env["OMP_NUM_THREADS"] = "1"
+    return env
+
+
+def _verdict(code: int | None, output: str) -> dict[str, Any]:
+    lines = [line for line in output.splitlines() if line.startswith(("DEFECT PRESENT", "FIXED", "cannot run"))]
+    line = lines[-1] if lines else (output.strip().splitlines() or [""])[-1]
+    return {"exit": code, "line": line[:2000]}
+
+
+def run_repro(folder: Path, timeout: float = REPRO_TIMEOUT_S) -> dict[str, Any]:
+    """``folder/repro.py`` in a fresh interpreter: ``{"exit": status, "line": its verdict line}``
+    (a negative status: killed by that signal). Through this process's :class:`FreshServer` when one
+    was started (a fork of an interpreter that imported numpy, onnx and Aidge only: ~0.1 s instead of
+    ~2 s of imports), else ``python -I`` with torch and interop made unimportable."""
+    server = _SERVER
+    if server is not None:
+        result = server.run(folder, timeout)
+        if result is not None:
+            return result
     try:
-        done = subprocess.run([sys.executable, "-I", "-c", _FRESH, str(folder / "repro.py")], cwd=folder, env=env,
-                              capture_output=True, text=True, timeout=timeout)
+        done = subprocess.run([sys.executable, "-I", "-c", _FRESH, str(folder / "repro.py")], cwd=folder,
+                              env=_fresh_env(), capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return {"exit": None, "line": f"timed out after {timeout:g} s"}
-    lines = [line for line in done.stdout.splitlines() if line.startswith(("DEFECT PRESENT", "FIXED", "cannot run"))]
-    line = lines[-1] if lines else (done.stderr.strip().splitlines() or [""])[-1]
-    return {"exit": done.returncode, "line": line[:2000]}
+    return _verdict(done.returncode, done.stdout + "\n" + done.stderr)
+
+
+#: the fork server's program: imports numpy, onnx and Aidge (torch and interop unimportable), then
+#: for each request line (a bundle folder) forks a child that runs its repro.py as __main__
+_SERVER_CODE = r"""
+import json, os, select, signal, sys, runpy, traceback
+for name in ("torch", "interop"):
+    sys.modules[name] = None
+import numpy, onnx, aidge_core, aidge_backend_cpu, aidge_onnx
+out = os.fdopen(os.dup(1), "w")
+for line in sys.stdin:
+    req = json.loads(line)
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        os.dup2(w, 1)
+        os.dup2(w, 2)
+        code = 0
+        try:
+            os.chdir(req["folder"])
+            sys.argv = [os.path.join(req["folder"], "repro.py")]
+            runpy.run_path(sys.argv[0], run_name="__main__")
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        except BaseException:
+            traceback.print_exc()
+            code = 3
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    os.close(w)
+    chunks, killed = [], False
+    while True:
+        ready, _, _ = select.select([r], [], [], req["timeout"])
+        if not ready:
+            os.kill(pid, signal.SIGKILL)
+            killed = True
+            break
+        data = os.read(r, 65536)
+        if not data:
+            break
+        chunks.append(data)
+    os.close(r)
+    _, status = os.waitpid(pid, 0)
+    code = None if killed else (os.WEXITSTATUS(status) if os.WIFEXITED(status) else -os.WTERMSIG(status))
+    text = b"".join(chunks).decode(errors="replace")[-20000:]
+    out.write(json.dumps({"exit": code, "output": text}) + "\n")
+    out.flush()
+"""
+
+
+class FreshServer:
+    """One clean interpreter per process that writes bundles (see :func:`run_repro`). Started by the
+    parent of the case children (they inherit its pipes); one request at a time."""
+
+    def __init__(self):
+        self.proc = subprocess.Popen([sys.executable, "-I", "-c", _SERVER_CODE], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_fresh_env(),
+                                     text=True, bufsize=1, start_new_session=True)
+
+    def run(self, folder: Path, timeout: float) -> dict[str, Any] | None:
+        """The verdict, or None when the server is gone (the caller falls back to a subprocess)."""
+        if self.proc.poll() is not None:
+            return None
+        try:
+            self.proc.stdin.write(json.dumps({"folder": str(folder), "timeout": timeout}) + "\n")
+            self.proc.stdin.flush()
+            import select
+
+            ready, _, _ = select.select([self.proc.stdout], [], [], timeout + 30)
+            if not ready:  # the server itself hangs: it goes, the caller falls back
+                self.close()
+                return None
+            answer = json.loads(self.proc.stdout.readline())
+        except (OSError, ValueError):
+            return None
+        return _verdict(answer.get("exit"), answer.get("output") or "")
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+_SERVER: FreshServer | None = None
+
+
+def start_fresh_server() -> None:
+    """Start this process's :class:`FreshServer` (once; its children inherit it)."""
+    global _SERVER
+    if _SERVER is None or _SERVER.proc.poll() is not None:
+        try:
+            _SERVER = FreshServer()
+        except OSError:
+            _SERVER = None
+
+
+def stop_fresh_server() -> None:
+    global _SERVER
+    if _SERVER is not None:
+        _SERVER.close()
+        _SERVER = None
 
 
 def _kind(line: str | None) -> str:
@@ -589,3 +709,58 @@ def reduce_bundle(folder: Path, exc: BaseException, data_inputs, inputs, faithfu
         result.update(kept=False, why="the node alone does not fail the same way (state across calls, graph-level "
                                        "shape inference or memory: the full graph is the reproducer)")
     return result
+
+
+# ---------------------------------------------------------------------------------------------
+_SLUG = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def bundle_folder(directory: Path, nodeid: str) -> Path:
+    """The folder of a test's bundle in a run: ``reproducers/<test id, filename-safe>``; a long id is
+    cut and given a hash of the whole, so that two tests never share one."""
+    import hashlib
+
+    slug = _SLUG.sub("_", nodeid.split("::", 1)[-1]).strip("_") or "test"
+    if len(slug) > 120:
+        slug = slug[:100] + "-" + hashlib.sha1(nodeid.encode()).hexdigest()[:12]
+    return Path(directory) / "reproducers" / slug
+
+
+def record_fields(directory: Path, nodeid: str, record: dict[str, Any]) -> dict[str, Any]:
+    """What a failing test's record says of its reproducer (``reproducer``), of the first diverging
+    node (``first_diverging``), and the attribution moved to the export when onnx's checker or
+    onnxruntime refuses the graph that Aidge was given."""
+    folder = bundle_folder(directory, nodeid)
+    meta_path = folder / "meta.json"
+    if not meta_path.is_file() or meta_path.is_symlink():
+        if record.get("category") in ("crash", "hang", "killed"):
+            why = "the case's process died before it could write one (crash or time-out)"
+        else:
+            why = "no Aidge graph was built for this case (the failure came before or outside wrap)"
+        return {"reproducer": {"written": False, "why": why}}
+    try:
+        if meta_path.stat().st_size > 4_000_000:
+            raise ValueError("meta.json over 4 MB")
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        if not isinstance(meta, dict):
+            raise ValueError("not a JSON object")
+    except (OSError, ValueError) as exc:
+        return {"reproducer": {"written": False, "why": f"{meta_path}: unreadable ({exc})"}}
+    reduced = meta.get("reduced") if isinstance(meta.get("reduced"), dict) else {}
+    check = meta.get("export_check") if isinstance(meta.get("export_check"), dict) else {}
+    rel = folder.relative_to(directory).as_posix()
+    out: dict[str, Any] = {"reproducer": {
+        "written": True, "path": rel, "reproduces": bool(meta.get("reproduces")),
+        "line": (meta.get("repro") or {}).get("line"), "nodes": meta.get("nodes"),
+        "reduced": f"{rel}/reduced" if reduced.get("kept") else None,
+        "reduced_nodes": reduced.get("nodes") if reduced.get("kept") else None,
+        "reduced_why": None if reduced.get("kept") else reduced.get("why"),
+        "full_removed": meta.get("full_removed"),
+        "export_valid": check.get("valid"), "onnxruntime_matches_torch": check.get("onnxruntime_matches_torch")}}
+    if isinstance(reduced.get("first_diverging"), dict):
+        out["first_diverging"] = reduced["first_diverging"]
+    if check.get("valid") is False and record.get("attribution") == "aidge":
+        refusal = check.get("checker") if check.get("checker") != "ok" else check.get("onnxruntime")
+        out["attribution"] = "export"
+        out["attribution_reason"] = f"the exported graph is invalid, so Aidge is not blamed: {refusal}"
+    return out

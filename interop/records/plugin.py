@@ -32,6 +32,7 @@ from typing import Any
 
 import pytest
 
+from ..env import env_dir
 from . import shard as _shard
 from .store import SCHEMA, PartWriter, combine, now
 
@@ -48,6 +49,17 @@ _SHARD_KEY = "interop_shard"
 SESSION_ENV = "INTEROP_RECORDS_SESSION"
 #: pytest's summary words (the terminal reporter's stats keys) a session's counts keep
 COUNTED = ("passed", "failed", "error", "skipped", "xfailed", "xpassed", "deselected")
+
+
+REPRODUCERS_ENV = "INTEROP_REPRODUCERS"
+
+
+def reproducers_on() -> bool:
+    """Whether failing cases leave reproducer bundles (``$INTEROP_REPRODUCERS``; ``nox -s report``
+    turns it on, a plain session leaves it off: each bundle costs a few seconds)."""
+    from ..env import env_flag
+
+    return env_flag(REPRODUCERS_ENV, False)
 
 
 def nested() -> bool:
@@ -84,8 +96,7 @@ def records_directory(config: pytest.Config) -> Path | None:
         return None
     if os.environ.get(RECORDS_ENV):
         return Path(os.environ[RECORDS_ENV])
-    results = os.environ.get("INTEROP_RESULTS_DIR")
-    return Path(results) if results else None
+    return env_dir("INTEROP_RESULTS_DIR")  # a file there: a ValueError naming the variable
 
 
 def config_backend(config: pytest.Config) -> str:
@@ -288,12 +299,40 @@ class RecordsPlugin:
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem):
         from ..exporters import export_routes
 
+        capturing = self._start_capture(item)
         with export_routes() as routes:
             self._routes = routes
             try:
                 yield
             finally:
                 self._routes = None
+                if capturing:
+                    self._stop_capture()
+
+    # -- reproducers (interop.diagnostics.reproducer) -----------------------------------------
+    def _start_capture(self, item: pytest.Item) -> bool:
+        """Capture what this test's reproducer needs, when the session writes reproducers
+        (``$INTEROP_REPRODUCERS``, on under ``nox -s report``) and records."""
+        if self.is_controller or self.directory is None or not reproducers_on():
+            return False
+        from ..bridge import capture
+        from ..diagnostics.reproducer import bundle_folder, start_fresh_server, write_bundle
+
+        start_fresh_server()
+        case, _ = _case_of(item)
+        self._log = self.directory / "reproducers" / ".logs" / f"{self.worker or 'main'}-{os.getpid()}.log"
+        capture.start(bundle_folder(self.directory, item.nodeid), item.nodeid, write_bundle, self._log,
+                      getattr(case, "tolerance", None))
+        return True
+
+    def _stop_capture(self) -> None:
+        from ..bridge import capture
+
+        capture.stop()
+        try:
+            self._log.unlink(missing_ok=True)
+        except OSError:
+            pass
 
     def pytest_runtest_logstart(self, nodeid: str, location) -> None:
         if self.is_controller:
@@ -317,6 +356,8 @@ class RecordsPlugin:
         if call.excinfo is not None and not report.passed and state["exc"] is None \
                 and not isinstance(call.excinfo.value, pytest.skip.Exception):
             state["exc"] = call.excinfo.value
+            if "interop.bridge.capture" in sys.modules:  # a case run in this process: its reproducer here
+                sys.modules["interop.bridge.capture"].failed(call.excinfo.value)
 
     def pytest_runtest_logreport(self, report) -> None:
         if self.is_controller:
@@ -379,6 +420,10 @@ class RecordsPlugin:
             rec.update(category="unknown", decided="none", error="failed without an exception (see pytest's output)")
         if outcome in ("failed", "error", "xfailed", "xpassed") or rec["xpass_strict"]:
             rec["replay"] = replay_command(rec.get("seed"), nodeid)
+        if outcome in ("failed", "error", "xfailed") and self.directory is not None and reproducers_on():
+            from ..diagnostics.reproducer import record_fields
+
+            rec.update(record_fields(self.directory, nodeid, rec))
         return rec
 
     def _lost_to_dead_worker(self, report) -> None:
@@ -404,6 +449,8 @@ class RecordsPlugin:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus) -> None:
         if self._writer is not None:
             self._writer.close()
+        if "interop.diagnostics.reproducer" in sys.modules:  # its fork server, if this process started one
+            sys.modules["interop.diagnostics.reproducer"].stop_fresh_server()
         if self._marked and os.environ.get(SESSION_ENV) == self.session_id:
             del os.environ[SESSION_ENV]
         if getattr(self.config, "workerinput", None) is not None or self.directory is None:
