@@ -1,0 +1,187 @@
+"""Reproducer bundles (interop.bridge.capture, interop.diagnostics.reproducer): what a failing case
+leaves for an Aidge developer, run as they would run it (a fresh interpreter where torch and this
+suite cannot be imported), on real Aidge defects of the installed release."""
+from __future__ import annotations
+
+import ast
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from interop import wrap
+from interop.bridge import capture
+from interop.diagnostics import reproducer
+from interop.equivalence.isolation import run_isolated
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _run_case(tmp_path: Path, name: str, fn) -> dict:
+    """``fn`` as a suite runs a case (a forked child) with a capture on; the bundle's meta.json."""
+    folder = tmp_path / name
+    capture.start(folder, name, reproducer.write_bundle, tmp_path / "logs" / f"{name}.log")
+    try:
+        with pytest.raises(Exception):
+            run_isolated(fn, timeout=120)
+    finally:
+        capture.stop()
+    return json.loads((folder / "meta.json").read_text())
+
+
+def _fresh(folder: Path) -> subprocess.CompletedProcess:
+    """``python repro.py`` as an Aidge developer runs it: a new interpreter in isolated mode, where
+    importing torch or interop fails."""
+    code = ("import runpy, sys\nsys.modules['torch'] = None\nsys.modules['interop'] = None\n"
+            "sys.argv = ['repro.py']\nrunpy.run_path('repro.py', run_name='__main__')\n")
+    return subprocess.run([sys.executable, "-I", "-c", code], cwd=folder, capture_output=True, text=True, timeout=120,
+                          env={"PATH": os.environ.get("PATH", ""), "OMP_NUM_THREADS": "1"})
+
+
+def _padded_maxpool1d():
+    wrap(torch.nn.MaxPool1d(3, padding=1), [(1, 2, 8)])
+
+
+def _batchnorm_in_train_mode():
+    from interop import ModelTester
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Conv2d(2, 3, 3), torch.nn.BatchNorm2d(3), torch.nn.ReLU()).train()
+    am = wrap(model, [(2, 2, 6, 6)])
+    ModelTester(model, am, epochs=1, test_backward=False, max_slowdown_ratio=None).test_multiple_step([(2, 2, 6, 6)])
+
+
+def test_import_gap_bundle_holds_the_graph_the_data_aidge_s_log_and_a_script_that_fails(tmp_path):
+    meta = _run_case(tmp_path, "maxpool1d", _padded_maxpool1d)
+    folder = tmp_path / "maxpool1d"
+    for name in ("model.onnx", "repro.py", "aidge.log", "test_data_set_0/input_0.pb", "test_data_set_0/output_0.pb"):
+        assert (folder / name).is_file(), name
+    # Aidge's own words, which the console never showed (quiet_aidge): the converter declined
+    assert "PaddedMaxPooling1D is not supported in Aidge" in (folder / "aidge.log").read_text()
+    assert "\x1b[" not in (folder / "aidge.log").read_text()  # colour codes removed
+    assert meta["export_check"]["valid"] is True and meta["export_check"]["onnxruntime_matches_torch"] is True
+    assert meta["reproduces"] is True
+    done = _fresh(folder)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "DEFECT PRESENT: import" in done.stdout and "GenericOperator" in done.stdout
+    # the expected values are torch's
+    import onnx
+    from onnx import numpy_helper
+
+    x = numpy_helper.to_array(onnx.load_tensor(str(folder / "test_data_set_0/input_0.pb")))
+    want = torch.nn.MaxPool1d(3, padding=1)(torch.from_numpy(x.copy())).numpy()
+    got = numpy_helper.to_array(onnx.load_tensor(str(folder / "test_data_set_0/output_0.pb")))
+    assert np.array_equal(got, want)
+
+
+def test_mismatch_names_the_first_diverging_node_and_the_reduced_graph_compares_for_real(tmp_path):
+    meta = _run_case(tmp_path, "bn", _batchnorm_in_train_mode)
+    assert meta["reproduces"] is True
+    reduced = meta["reduced"]
+    assert reduced["kept"] is True and reduced["nodes"] == 1
+    assert reduced["first_diverging"]["op_type"] == "BatchNormalization"  # not the Conv before it
+    assert reduced["first_diverging"]["aidge_type"] == "BatchNorm2D"
+    folder = tmp_path / "bn" / "reduced"
+    done = _fresh(folder)
+    assert done.returncode == 1 and "DEFECT PRESENT: forward" in done.stdout, done.stdout + done.stderr
+    # The comparison really compares: with Aidge's own outputs as the expected values, it passes.
+    import onnx
+    from onnx import numpy_helper
+
+    x = numpy_helper.to_array(onnx.load_tensor(str(folder / "test_data_set_0/input_0.pb")))
+    values = run_isolated(reproducer._aidge_values, folder, ["x"], [x], False)
+    (node_type, outputs), = [v for v in values.values()]
+    assert node_type == "BatchNorm2D"
+    expected = onnx.load_tensor(str(folder / "test_data_set_0/output_0.pb"))
+    (folder / "test_data_set_0/output_0.pb").write_bytes(
+        numpy_helper.from_array(outputs[0], expected.name).SerializeToString())
+    done = _fresh(folder)
+    assert done.returncode == 0 and "FIXED" in done.stdout, done.stdout + done.stderr
+
+
+def test_an_export_onnx_forbids_is_not_blamed_on_aidge(tmp_path):
+    """int64 MaxPool: ONNX opset 18 defines none; onnxruntime refuses the file."""
+    from onnx import TensorProto, helper
+
+    node = helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[2, 2])
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.INT64, [1, 1, 4, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.INT64, [1, 1, 3, 3])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    path = tmp_path / "model.onnx"
+    path.write_bytes(model.SerializeToString())
+    check = reproducer.export_check(path, {"x": np.zeros((1, 1, 4, 4), np.int64)}, None, 1.3e-6, 1e-5)
+    assert check["valid"] is False
+    assert "int64" in (check["checker"] + check["onnxruntime"]).lower()
+    # the record: attribution moves, with the refusal quoted
+    folder = reproducer.bundle_folder(tmp_path, "tests/t.py::test_x[int64]")
+    folder.mkdir(parents=True)
+    (folder / "meta.json").write_text(json.dumps({"reproduces": True, "export_check": check, "reduced": {}}))
+    fields = reproducer.record_fields(tmp_path, "tests/t.py::test_x[int64]", {"attribution": "aidge"})
+    assert fields["attribution"] == "export"
+    assert "exported graph is invalid" in fields["attribution_reason"]
+    assert fields["reproducer"]["path"] == "reproducers/test_x_int64"
+
+
+def test_record_fields_say_why_there_is_no_bundle(tmp_path):
+    crash = reproducer.record_fields(tmp_path, "t.py::test_a", {"category": "crash"})
+    assert crash["reproducer"]["written"] is False and "died" in crash["reproducer"]["why"]
+    (reproducer.bundle_folder(tmp_path, "t.py::test_b")).mkdir(parents=True)
+    (reproducer.bundle_folder(tmp_path, "t.py::test_b") / "meta.json").write_text("[1, 2")
+    bad = reproducer.record_fields(tmp_path, "t.py::test_b", {})
+    assert bad["reproducer"]["written"] is False and "meta.json" in bad["reproducer"]["why"]
+
+
+def test_bundle_folders_are_distinct_and_safe():
+    a = reproducer.bundle_folder(Path("/r"), "tests/x.py::test_a[" + "x" * 300 + "1]")
+    b = reproducer.bundle_folder(Path("/r"), "tests/x.py::test_a[" + "x" * 300 + "2]")
+    assert a != b and a.parent == Path("/r/reproducers") and len(a.name) < 130
+    assert reproducer.bundle_folder(Path("/r"), "t.py::test[../../etc]").parent == Path("/r/reproducers")
+
+
+def test_the_script_imports_numpy_onnx_and_aidge_only():
+    tree = ast.parse(reproducer.BODY_PATH.read_text())
+    modules = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            modules |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            modules.add((node.module or "").split(".")[0])
+    assert modules <= {"os", "sys", "numpy", "onnx", "aidge_core", "aidge_backend_cpu", "aidge_onnx"}, modules
+
+
+def test_size_bound_keeps_only_the_reduced_graph(tmp_path, monkeypatch):
+    monkeypatch.setenv(reproducer.MAX_MB_ENV, "0.000001")
+    meta = _run_case(tmp_path, "bn", _batchnorm_in_train_mode)
+    folder = tmp_path / "bn"
+    assert "over the bound" in meta["full_removed"] and "reduced graph is kept" in meta["full_removed"]
+    assert not (folder / "model.onnx").exists() and (folder / "reduced" / "model.onnx").is_file()
+    monkeypatch.setenv(reproducer.MAX_MB_ENV, "lots")
+    with pytest.raises(ValueError, match=reproducer.MAX_MB_ENV):
+        reproducer.max_bundle_bytes()
+
+
+def test_fork_server_and_a_new_interpreter_agree(tmp_path):
+    _run_case(tmp_path, "maxpool1d", _padded_maxpool1d)
+    folder = tmp_path / "maxpool1d"
+    server = reproducer.FreshServer()
+    try:
+        by_server = server.run(folder, 60)
+    finally:
+        server.close()
+    by_process = reproducer.run_repro(folder)  # no server started in this process: a new interpreter
+    assert by_server == by_process and by_server["exit"] == 1
+
+
+def test_capture_off_costs_nothing_and_writes_nothing(tmp_path):
+    assert capture.current() is None
+    am = wrap(torch.nn.Linear(3, 2), [(1, 3)])
+    am(torch.randn(1, 3))
+    assert capture.failed(RuntimeError("x")) is None
+    assert not any(tmp_path.iterdir())
