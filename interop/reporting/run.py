@@ -16,7 +16,12 @@
   slowdowns take asv's ratio for the cases asv holds.
 - ``--merge``: the records of several run directories (``INTEROP_SHARD=K/N`` shards, other
   machines, a GPU machine's cuda run) into one new run directory ``<time>-<commit>-merged-<pid>``,
-  with one report and one matrix; complete when every source is.
+  with one report and one matrix; complete when every source is and no shard is missing. Runs
+  that do not belong together (another commit, Aidge or torch version, route to ONNX, shard
+  count; a shard missing or given twice; a source without readable records) are refused, each
+  named, before anything is written (exit 2), unless ``--merge-mismatched``: the merged run is
+  then marked mixed (its session and run.json say why) and is neither ``latest`` nor a line of
+  the history. The merged run names each source it merged (``merged`` in session.json and run.json).
 - Every file is written under a temporary name and renamed when complete: a reader never
   sees half a report. Ctrl-C, SIGTERM or SIGHUP during the tests stop pytest (SIGINT to its
   process group: it prints its totals and combines its records; killed after
@@ -34,9 +39,11 @@ without a result, records that disagree with pytest's summary), 2 when nothing c
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -409,69 +416,239 @@ def _summary(run_dir: Path, text: str, report: dict | None) -> str:
     return text if report is None else format_summary(report, full=str(run_dir / "report.txt"))
 
 
-def merge_runs(sources: list[Path], run_dir: Path) -> dict:
+#: the packages whose versions merged runs must share (torch without its local build tag: a cuda
+#: machine's ``2.13.0+cu126`` and this one's ``2.13.0+cpu`` are one torch)
+MERGE_VERSIONS = ("aidge_core", "aidge_backend_cpu", "aidge_onnx", "torch")
+#: a run directory's name: ``<UTC time>-<commit>-...`` (:func:`new_run_dir`)
+_RUN_NAME = re.compile(r"^\d{8}T\d+Z-(?P<commit>[0-9a-f]{4,40}|nogit)-")
+#: the flag that merges runs that do not belong together, as a run marked mixed
+MERGE_MISMATCHED = "--merge-mismatched"
+
+
+class MergeRefused(ValueError):
+    """Runs that do not belong together, each reason naming them."""
+
+    def __init__(self, reasons: list[str]):
+        self.reasons = reasons
+        super().__init__("; ".join(reasons))
+
+
+@dataclasses.dataclass
+class MergeSource:
+    """One run given to ``--merge``: its records (None: none could be read) and what says where
+    it comes from (commit, versions, backend, shard, route to ONNX)."""
+
+    path: Path
+    run: RunRecords | None
+    commit: str | None
+    versions: dict[str, str]
+    backend: str
+    shard: tuple[int, int] | None
+    exporters: tuple[str, ...]
+    unreadable: str | None = None
+
+    def summary(self) -> dict:
+        return {"dir": str(self.path), "commit": self.commit, "versions": self.versions, "backend": self.backend,
+                "shard": f"{self.shard[0]}/{self.shard[1]}" if self.shard else None, "exporters": list(self.exporters),
+                "records": len(self.run.records) if self.run else 0,
+                "complete": bool(self.run and self.run.complete), "unreadable": self.unreadable}
+
+
+def _source_commit(path: Path, problems: list[str]) -> str | None:
+    """The commit a run was made at: its run.json's ``commit``, else its directory's name."""
+    from ..reading import read_confined_json
+
+    meta = path / "run.json"
+    if os.path.lexists(meta):
+        try:
+            doc = read_confined_json(meta, path)
+        except (OSError, ValueError) as exc:
+            problems.append(f"{meta}: unreadable ({getattr(exc, 'strerror', None) or exc})")
+        else:
+            if isinstance(doc, dict) and isinstance(doc.get("commit"), str):
+                return doc["commit"]
+            if isinstance(doc, dict) and doc.get("commit") is not None:
+                problems.append(f"{meta}: key 'commit': a string, got {type(doc['commit']).__name__}")
+    match = _RUN_NAME.match(Path(os.path.realpath(path)).name)
+    return match.group("commit") if match else None
+
+
+def load_merge_source(path: Path) -> MergeSource:
+    """One source of a merge, read under the rules of :mod:`interop.records.store` (a link out,
+    a FIFO, a field of the wrong type: named in its problems, never a traceback)."""
+    from ..reading import UnsafeInputError, confined
+    from ..records.store import RECORDS_FILE
+
+    unreadable = None
+    records = path / RECORDS_FILE
+    if os.path.lexists(records):
+        try:
+            confined(records, path)
+        except (UnsafeInputError, OSError) as exc:
+            unreadable = str(exc)
+    run = load_run(path)
+    if run is None and unreadable is None:
+        unreadable = f"{records}: no records.jsonl (not the directory of a records run)"
+    session = run.session if run is not None else {}
+    problems = run.problems if run is not None else []
+    commit = _source_commit(path, problems)
+    versions = {k: str(v).split("+")[0] if k == "torch" else str(v)
+                for k, v in (session.get("versions") or {}).items() if k in MERGE_VERSIONS}
+    shard = None
+    if session.get("shard") is not None:
+        from ..env import parse_k_of_n
+
+        try:
+            shard = parse_k_of_n(str(session["shard"]), f"{path / 'session.json'}: key 'shard'")
+        except ValueError as exc:
+            problems.append(str(exc))
+            unreadable = unreadable or str(exc)
+    backends = {r.get("backend") or "cpu" for r in (run.records if run else [])}
+    backend = session.get("backend") or (backends.pop() if len(backends) == 1 else "cpu")
+    exporters = tuple(sorted({r.get("exporter") or "auto" for r in (run.records if run else []) if r.get("kind")}))
+    return MergeSource(path, run, commit, versions, backend, shard, exporters, unreadable)
+
+
+def _differs(label: str, sources: list[MergeSource], value) -> str | None:
+    groups: dict[str, list[str]] = {}
+    for source in sources:
+        shown = value(source)
+        groups.setdefault("unknown" if shown in (None, "", ()) else str(shown), []).append(str(source.path))
+    if len(groups) < 2:
+        return None
+    return f"{label} differ: " + "; ".join(f"{v} ({', '.join(dirs)})" for v, dirs in groups.items())
+
+
+def merge_mismatches(sources: list[MergeSource]) -> tuple[list[str], list[str]]:
+    """(why these runs do not belong together, the shards missing): a source without readable
+    records; a different commit, Aidge or torch version, route to ONNX; shards of different
+    counts, one given twice, sharded beside unsharded runs of a backend, a missing shard. Each
+    reason names the runs."""
+    reasons = [f"{s.path}: {s.unreadable}" if not s.unreadable.startswith(str(s.path)) else s.unreadable
+               for s in sources if s.unreadable]
+    reasons += filter(None, [_differs("commits", sources, lambda s: s.commit)]
+                      + [_differs(f"{k} versions", sources, lambda s, k=k: s.versions.get(k)) for k in MERGE_VERSIONS]
+                      + [_differs("routes to ONNX (--exporter)", sources,
+                                  lambda s: ",".join(s.exporters) if s.exporters else None)])
+    missing: list[str] = []
+    by_backend: dict[str, list[MergeSource]] = {}
+    for source in sources:
+        if not source.unreadable:
+            by_backend.setdefault(source.backend, []).append(source)
+    for backend, group in sorted(by_backend.items()):
+        sharded = [s for s in group if s.shard]
+        if not sharded:
+            continue
+        if len(sharded) < len(group):
+            reasons.append(f"backend {backend}: sharded and unsharded runs together (unsharded: "
+                           f"{', '.join(str(s.path) for s in group if not s.shard)})")
+        counts = {s.shard[1] for s in sharded}
+        if len(counts) > 1:
+            reasons.append(f"backend {backend}: shard counts differ: "
+                           + "; ".join(f"{s.shard[0]}/{s.shard[1]} ({s.path})" for s in sharded))
+            continue
+        (n,) = counts
+        seen: dict[int, list[str]] = {}
+        for s in sharded:
+            seen.setdefault(s.shard[0], []).append(str(s.path))
+        reasons += [f"backend {backend}: shard {k}/{n} given {len(dirs)} times ({', '.join(dirs)})"
+                    for k, dirs in sorted(seen.items()) if len(dirs) > 1]
+        gone = [f"{k}/{n}" for k in range(1, n + 1) if k not in seen]
+        if gone:
+            missing.append(f"backend {backend}: shard{'s' if len(gone) > 1 else ''} {', '.join(gone)} missing "
+                           f"(given: {', '.join(f'{k}/{n}' for k in sorted(seen))})")
+    return reasons + missing, missing
+
+
+def merge_runs(sources: list[Path], run_dir: Path, *, mismatched: bool = False) -> dict:
     """The records of several runs (shards, machines, backends) into ``run_dir``: one record per
-    (test, backend); the session is complete when every source is (a source without records is
-    not). Returns the merged session, whose ``problems`` name a source without records or a
-    test recorded twice for one backend."""
-    problems: list[str] = []
+    (test, backend). Runs that do not belong together (:func:`merge_mismatches`) are refused
+    (:class:`MergeRefused`, nothing written) unless ``mismatched``: the merged run is then
+    marked ``mixed`` with the reasons. Complete when every source is and no shard is missing.
+    Returns the merged session: ``merged`` names each source (dir, commit, versions, backend,
+    shard, route, records), ``problems`` what went wrong reading them."""
+    loaded = [s if isinstance(s, MergeSource) else load_merge_source(Path(s)) for s in sources]
+    reasons, missing = merge_mismatches(loaded)
+    if reasons and not mismatched:
+        raise MergeRefused(reasons)
+    return _write_merged(loaded, run_dir, reasons, missing)
+
+
+def _write_merged(loaded: list[MergeSource], run_dir: Path, reasons: list[str], missing: list[str]) -> dict:
+    problems: list[str] = [f"mixed merge ({MERGE_MISMATCHED}): {r}" for r in reasons]
     merged: dict[tuple[str, str], dict] = {}
     sessions = []
-    for source in sources:
-        run = load_run(source)
+    for source in loaded:
+        run = source.run
         if run is None:
-            problems.append(f"{source}: no records.jsonl (not a run directory of a records run)")
-            sessions.append({"complete": False, "ended": f"{source}: no records"})
+            sessions.append({"complete": False, "ended": f"{source.path}: no records", "source": str(source.path)})
             continue
         problems.extend(run.problems)
-        sessions.append(dict(run.session, source=str(source)))
+        sessions.append(dict(run.session, source=str(source.path)))
         for rec in run.records:
             key = (rec["nodeid"], rec.get("backend") or "cpu")
             if key in merged:
-                problems.append(f"{source}: {rec['nodeid']} on {key[1]} is recorded by an earlier source too "
+                problems.append(f"{source.path}: {rec['nodeid']} on {key[1]} is recorded by an earlier source too "
                                 "(overlapping shards?): the later record is kept")
-            merged[key] = dict(rec, merged_from=str(source))
+            merged[key] = dict(rec, merged_from=str(source.path))
     counts: dict[str, int] = {}
     for session in sessions:
         for key, n in (session.get("pytest_counts") or {}).items():
-            counts[key] = counts.get(key, 0) + int(n)
-    complete = bool(sessions) and all(s.get("complete") for s in sessions)
-    versions = next((s.get("versions") for s in sessions if s.get("versions")), {})
-    session = {"schema": SCHEMA, "merged_from": [str(s) for s in sources], "complete": complete,
-        "ended": "merged" if complete else "; ".join(str(s.get("ended")) for s in sessions if not s.get("complete")),
+            counts[key] = counts.get(key, 0) + n
+    complete = bool(sessions) and all(s.get("complete") is True for s in sessions) and not missing
+    ended = [str(s.get("ended")) for s in sessions if s.get("complete") is not True] + missing
+    versions = {k: v for k, v in (sessions[0].get("versions") or {}).items()
+                if all((s.get("versions") or {}).get(k) == v for s in sessions)} if sessions else {}
+    commits = {s.commit for s in loaded}
+    session = {"schema": SCHEMA, "merged_from": [str(s.path) for s in loaded], "complete": complete,
+        "ended": "merged" if complete else "; ".join(ended),
         "pytest_counts": counts, "started": min((str(s.get("started")) for s in sessions if s.get("started")),
                                                 default=None),
         "finished": max((str(s.get("finished")) for s in sessions if s.get("finished")), default=None),
-        "versions": versions, "shard": None, "problems": problems,
+        "versions": versions, "shard": None, "problems": problems, "commit": commits.pop() if len(commits) == 1 else None,
+        "merged": [s.summary() for s in loaded], **({"mixed": reasons} if reasons else {}),
         "backend": ",".join(sorted({k[1] for k in merged})) or None, "sources": sessions}
     write_run(run_dir, [merged[k] for k in sorted(merged)], session)
     return session
 
 
 def _merge_main(sources: list[str], results: Path, cwd: Path) -> int:
+    mismatched = MERGE_MISMATCHED in sources
+    sources = [s for s in sources if s != MERGE_MISMATCHED]
     dirs = [Path(s) if Path(s).is_absolute() else cwd / s for s in sources]
     missing = [str(d) for d in dirs if not d.is_dir()]
     if not dirs or missing:
         sys.stderr.write(f"interop.reporting.run --merge: not a directory: {', '.join(missing) or '(none given)'}\n")
         return 2
-    commit = _commit(cwd)
-    run_dir = new_run_dir(results, f"{commit}-merged")
-    merged = merge_runs(dirs, run_dir)
+    loaded = [load_merge_source(d) for d in dirs]
+    reasons, _ = merge_mismatches(loaded)
+    if reasons and not mismatched:  # checked before anything is written: no run directory
+        sys.stderr.write("interop.reporting.run --merge: these runs do not belong together (nothing merged; "
+                         f"{MERGE_MISMATCHED} merges them anyway, as a run marked mixed):\n"
+                         + "".join(f"  - {r}\n" for r in reasons))
+        return 2
+    commits = {s.commit for s in loaded}
+    commit = commits.pop() if len(commits) == 1 and None not in commits else _commit(cwd)
+    run_dir = new_run_dir(results, f"{'mixed' if reasons else commit}-merged")
+    merged = merge_runs(loaded, run_dir, mismatched=True)
     history: list[dict] = []
-    status, text, report = _analyse(run_dir, commit, results / "asv", results=results, history=history)
+    status, text, report = _analyse(run_dir, commit, results / "asv", results=results, history=history,
+                                    add_to_history=not reasons)  # a mixed run is no point of the trend
     complete = status == 0
     write_atomically(run_dir / "run.json", json.dumps({
-        "run": run_dir.name, "merged_from": [str(d) for d in dirs], "complete": complete,
+        "run": run_dir.name, "commit": merged.get("commit"), "merged_from": [str(d) for d in dirs],
+        "merged": merged["merged"], "mixed": reasons or None, "complete": complete,
         "backend": merged.get("backend"),
         "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}, indent=2) + "\n")
-    if complete:
+    if complete and not reasons:
         said = _append_history(results, history)  # the report and run.json are in place: now the history
         if said:
             sys.stderr.write(said + "\n")
         point_latest(results, run_dir)
     sys.stdout.write(_summary(run_dir, text, report))
+    why = "INCOMPLETE" if not complete else "MIXED" if reasons else None
     sys.stdout.write(f"\nreport of the merged run: {run_dir / 'report.txt'}"
-                     + ("" if complete else " (INCOMPLETE: results/latest not updated)") + "\n")
+                     + (f" ({why}: results/latest and the history not updated)" if why else "") + "\n")
     return status
 
 
