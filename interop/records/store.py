@@ -159,6 +159,11 @@ def _type_name(kinds: tuple) -> str:
     return " or ".join(names.get(k, k.__name__) for k in kinds)
 
 
+def _of_type(value: Any, kinds: tuple) -> bool:
+    """``isinstance``, except that true/false is not an integer unless ``kinds`` says bool."""
+    return isinstance(value, kinds) and (bool in kinds or not isinstance(value, bool))
+
+
 def record_problem(obj: Any, need_nodeid: bool = True) -> str | None:
     """Why ``obj`` is not a record the tools can use (not an object, a field of the wrong type), or None."""
     if not isinstance(obj, dict):
@@ -166,10 +171,7 @@ def record_problem(obj: Any, need_nodeid: bool = True) -> str | None:
     if need_nodeid and not isinstance(obj.get("nodeid"), str):
         return "not a record (a JSON object with a 'nodeid' string)"
     for key, kinds in RECORD_TYPES.items():
-        if key in obj and not (isinstance(obj[key], kinds) and not (isinstance(obj[key], bool) and bool not in kinds
-                                                                    and int in kinds)):
-            if key == "nodeid" and not need_nodeid:
-                continue
+        if key in obj and not _of_type(obj[key], kinds) and (need_nodeid or key != "nodeid"):
             return f"key {key!r}: {_type_name(kinds)}, got {type(obj[key]).__name__}"
     if isinstance(obj.get("reports"), list) and not all(isinstance(r, dict) for r in obj["reports"]):
         return "key 'reports': a list of objects"
@@ -208,7 +210,7 @@ def checked_session(session: Any, where: str, problems: list[str]) -> dict[str, 
     out = dict(session)
     for key, kinds in _SESSION_TYPES.items():
         value = out.get(key)
-        if key not in out or (isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds)):
+        if key not in out or _of_type(value, kinds):
             continue
         problems.append(f"{where}: key {key!r}: {_type_name(kinds)}, got {type(value).__name__} ({value!r:.60})"
                         + (": the run is taken as incomplete" if key == "complete" else ""))
@@ -217,7 +219,7 @@ def checked_session(session: Any, where: str, problems: list[str]) -> dict[str, 
             out["complete"] = False
     counts = out.get("pytest_counts")
     if isinstance(counts, dict):
-        bad = [k for k, v in counts.items() if not isinstance(v, int) or isinstance(v, bool) or v < 0]
+        bad = [k for k, v in counts.items() if not _of_type(v, (int,)) or v < 0]
         if bad:
             problems.append(f"{where}: key 'pytest_counts': {bad[0]!r} is not a count (a non-negative integer)")
             out["pytest_counts"], out["complete"] = None, False
