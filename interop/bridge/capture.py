@@ -21,8 +21,8 @@ import warnings
 from pathlib import Path
 from typing import Any, Callable
 
-__all__ = ["Capture", "Entry", "start", "stop", "current", "note_export", "note_compile", "note_runner",
-           "note_forward", "note_backward", "failed", "aidge_log_text"]
+__all__ = ["Capture", "Entry", "start", "stop", "current", "suspended", "note_export", "note_compile",
+           "note_runner", "note_forward", "note_backward", "note_error", "failed", "aidge_log_text"]
 
 #: calls whose inputs are kept: the first forward (and the first backward's output gradients)
 _KEPT_CALLS = 1
@@ -56,13 +56,34 @@ class Capture:
     runners: dict = dataclasses.field(default_factory=dict)  # id(runner) -> Entry
     written: bool = False
     log_set: bool = False
+    #: the entry whose Aidge run raised first (the bridge says so: :func:`note_error`)
+    failed_entry: Entry | None = None
 
     def latest(self) -> Entry | None:
+        """The wrap a failure belongs to: the one whose Aidge run raised, else the last one used."""
+        if self.failed_entry is not None:
+            return self.failed_entry
         return self.entries[-1] if self.entries else None
 
 
 _STATE: Capture | None = None
 _LOCK = threading.Lock()
+_SUSPENDED = threading.local()
+
+
+class suspended:
+    """Nothing in the block is captured (the suite's own warm-up wrap in a worker, which is no case's)."""
+
+    def __enter__(self):
+        global _STATE
+        _SUSPENDED.state = _STATE
+        _STATE = None
+        return self
+
+    def __exit__(self, *exc):
+        global _STATE
+        _STATE = getattr(_SUSPENDED, "state", None)
+        return False
 
 
 def current() -> Capture | None:
@@ -165,6 +186,14 @@ def note_forward(runner, inputs) -> None:
     if state.entries and state.entries[-1] is not entry:
         state.entries.remove(entry)
         state.entries.append(entry)
+
+
+def note_error(runner) -> None:
+    """``runner``'s Aidge run raised: a failure of the case belongs to its wrap (the first such)."""
+    state = _STATE
+    if state is None or state.failed_entry is not None:
+        return
+    state.failed_entry = state.runners.get(id(runner))
 
 
 def note_backward(runner, grad_outputs) -> None:

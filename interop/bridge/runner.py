@@ -242,6 +242,7 @@ class _GraphRunner:
                 self.run_forward(tensors)
             except Exception as exc:
                 self.invalidate()
+                capture.note_error(self)
                 raise self._error(exc, "forward") from exc
             self.last_forward_s = perf_counter() - start
         self.aidge_seconds += self.last_forward_s
@@ -284,6 +285,7 @@ class _GraphRunner:
                                f"shape than torch's; the bridge stops it instead of returning a wrong-sized tensor",
                     operator=node.type(), node=node.name())
                 error.outputs = outputs
+                capture.note_error(self)
                 raise error
 
     def _error(self, exc: Exception, phase: str) -> AidgeError:
@@ -333,6 +335,7 @@ class _GraphRunner:
             try:
                 self.scheduler.backward()
             except Exception as exc:
+                capture.note_error(self)
                 raise self._error(exc, "backward") from exc
             self.last_backward_s = perf_counter() - start
             self.aidge_seconds += self.last_backward_s

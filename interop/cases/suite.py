@@ -258,7 +258,9 @@ def _warm_up(backend: str) -> None:
     from ..exporters import routes_not_collected
 
     try:
-        with routes_not_collected(), torch.random.fork_rng(devices=[]):
+        from ..bridge import capture
+
+        with routes_not_collected(), capture.suspended(), torch.random.fork_rng(devices=[]):
             torch.manual_seed(0)
             model = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.ReLU())
             x = torch.randn(2, 4)

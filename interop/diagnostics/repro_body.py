@@ -13,6 +13,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "test_data_set_0")
 
 
+def _c_order(array):
+    """A C-ordered copy that keeps the shape (``np.ascontiguousarray`` makes a 0-d array 1-d)."""
+    return np.array(array, order="C", copy=True)
+
+
 def _load(name):
     return numpy_helper.to_array(onnx.load_tensor(os.path.join(DATA, name)))
 
@@ -79,7 +84,7 @@ def run():
         scheduler = core.SequentialScheduler(graph)
     except Exception as exc:  # noqa: BLE001
         return f"compile: {type(exc).__name__}: {exc}"
-    feeds = [core.Tensor(np.ascontiguousarray(x if FAITHFUL or not np.issubdtype(x.dtype, np.floating)
+    feeds = [core.Tensor(_c_order(x if FAITHFUL or not np.issubdtype(x.dtype, np.floating)
                                               else x.astype(np.float32))) for x in inputs]
     outputs = [node.get_operator().get_output(i) for node, i in graph.get_ordered_outputs()]
     names = [f"output {k} (node {node.name()!r}, {node.type()})" for k, (node, _) in enumerate(graph.get_ordered_outputs())]

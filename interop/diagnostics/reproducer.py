@@ -72,11 +72,16 @@ def max_bundle_bytes() -> int:
     return int(value * 1e6)
 
 
+def _c_order(array):
+    """A C-ordered copy that keeps the shape (``np.ascontiguousarray`` makes a 0-d array 1-d)."""
+    return np.array(array, order="C", copy=True)
+
+
 # ---------------------------------------------------------------------------------------------
 def _tensor_file(path: Path, array: np.ndarray, name: str) -> None:
     from onnx import numpy_helper
 
-    path.write_bytes(numpy_helper.from_array(np.ascontiguousarray(array), name).SerializeToString())
+    path.write_bytes(numpy_helper.from_array(_c_order(array), name).SerializeToString())
 
 
 def _np(t) -> np.ndarray:
@@ -219,13 +224,26 @@ class FreshServer:
     parent of the case children (they inherit its pipes); one request at a time."""
 
     def __init__(self):
+        self.owner = os.getpid()
         self.proc = subprocess.Popen([sys.executable, "-I", "-c", _SERVER_CODE], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_fresh_env(),
                                      text=True, bufsize=1, start_new_session=True)
 
+    def alive(self) -> bool:
+        """Whether the server runs. Only its parent may ask the OS (``Popen.poll`` in a forked child
+        waits for a process that is not its child, and reads that as an exit); a child tells by
+        whether the server's pid still exists."""
+        if os.getpid() == self.owner:
+            return self.proc.poll() is None
+        try:
+            os.kill(self.proc.pid, 0)
+        except OSError:
+            return False
+        return True
+
     def run(self, folder: Path, timeout: float) -> dict[str, Any] | None:
         """The verdict, or None when the server is gone (the caller falls back to a subprocess)."""
-        if self.proc.poll() is not None:
+        if not self.alive():
             return None
         try:
             self.proc.stdin.write(json.dumps({"folder": str(folder), "timeout": timeout}) + "\n")
@@ -242,6 +260,8 @@ class FreshServer:
         return _verdict(answer.get("exit"), answer.get("output") or "")
 
     def close(self) -> None:
+        if os.getpid() != self.owner:  # a child's copy: the server is its parent's
+            return
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
@@ -253,7 +273,7 @@ _SERVER: FreshServer | None = None
 def start_fresh_server() -> None:
     """Start this process's :class:`FreshServer` (once; its children inherit it)."""
     global _SERVER
-    if _SERVER is None or _SERVER.proc.poll() is not None:
+    if _SERVER is None or not _SERVER.alive():
         try:
             _SERVER = FreshServer()
         except OSError:
@@ -550,27 +570,42 @@ def _ort_values(proto, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     return out
 
 
-def _aidge_values(folder: Path, data_inputs, inputs, faithful: bool) -> dict[str, list[np.ndarray]]:
-    """Every Aidge node's outputs after one forward of ``folder/model.onnx`` (node name -> outputs)."""
+def _aidge_values(folder: Path, data_inputs, inputs, faithful: bool) -> dict[str, Any]:
+    """Every Aidge node's outputs after one forward of ``folder/model.onnx`` (node name -> (type,
+    outputs)); when a phase raises, ``{"error": (phase, node name or None, message)}``: the node
+    is the first of the static schedule the scheduler had not finished (as the bridge names it)."""
     import onnx
 
     from ..bridge import runtime as rt
 
     core, aidge_onnx = rt.aidge_core(), rt.aidge_onnx()
     with rt.quiet_aidge():
-        graph = aidge_onnx.convert_onnx_to_aidge(onnx.load(str(folder / "model.onnx")))
-        core.remove_flatten(graph)
-        dims = [list(x.shape) for x in inputs]
-        if faithful:
-            graph.set_backend("cpu")
-            graph.forward_dtype([getattr(core.dtype, x.dtype.name) for x in inputs])
-            graph.forward_dims(dims)
-        else:
-            graph.compile("cpu", core.dtype.float32, dims=dims)
-        scheduler = core.SequentialScheduler(graph)
-        feeds = [core.Tensor(np.ascontiguousarray(x if faithful or not np.issubdtype(x.dtype, np.floating)
-                                                  else x.astype(np.float32))) for x in inputs]
-        scheduler.forward(True, feeds)
+        try:
+            graph = aidge_onnx.convert_onnx_to_aidge(onnx.load(str(folder / "model.onnx")))
+            core.remove_flatten(graph)
+            dims = [list(x.shape) for x in inputs]
+            if faithful:
+                graph.set_backend("cpu")
+                graph.forward_dtype([getattr(core.dtype, x.dtype.name) for x in inputs])
+                graph.forward_dims(dims)
+            else:
+                graph.compile("cpu", core.dtype.float32, dims=dims)
+            scheduler = core.SequentialScheduler(graph)
+        except Exception as exc:  # noqa: BLE001
+            return {"error": ("compile", None, _one_line(exc))}
+        feeds = [core.Tensor(_c_order(x if faithful or not np.issubdtype(x.dtype, np.floating)
+                                      else x.astype(np.float32))) for x in inputs]
+        try:
+            scheduler.forward(True, feeds)
+        except Exception as exc:  # noqa: BLE001
+            node = None
+            try:
+                done = {e.node.name() for e in scheduler.get_forward_scheduling()}
+                node = next((n.name() for n in scheduler.get_sequential_static_scheduling()
+                             if n.type() != "Producer" and n.name() not in done), None)
+            except Exception:  # noqa: BLE001
+                pass
+            return {"error": ("forward", node, _one_line(exc))}
         order = [n for n in scheduler.get_sequential_static_scheduling() if n.type() != "Producer"]
         values = {}
         for node in order:
@@ -585,6 +620,25 @@ def _aidge_values(folder: Path, data_inputs, inputs, faithful: bool) -> dict[str
     return values
 
 
+_REGISTRAR = re.compile(r'registrar key: "\[(?P<dtype>\w+),.*?OperatorImpl_cpuINS_\d+(?P<op>[A-Za-z]+?)_Op')
+
+
+def _node_of_registrar_error(proto, message: str, ort: dict[str, np.ndarray]):
+    """The node a "missing or invalid registrar key" error is about when the scheduler cannot say:
+    the first node of the ONNX graph of that operator type whose first input has the key's dtype."""
+    m = _REGISTRAR.search(message)
+    if not m:
+        return None
+    op, dtype = m.group("op").lower(), m.group("dtype")
+    for node in proto.graph.node:
+        if node.op_type.lower() != op or not node.input:
+            continue
+        value = ort.get(node.input[0])
+        if value is not None and value.dtype.name == dtype:
+            return node
+    return None
+
+
 def first_diverging_node(folder: Path, proto, data_inputs, inputs, faithful: bool, rtol: float, atol: float,
                          ort: dict[str, np.ndarray]):
     """``(onnx node, aidge node type, line)``: the first node, in the ONNX graph's order, whose Aidge
@@ -594,6 +648,10 @@ def first_diverging_node(folder: Path, proto, data_inputs, inputs, faithful: boo
     # in a child of its own: a crash of Aidge here costs the reduction, never the case's result
     aidge = run_isolated(_aidge_values, folder, data_inputs, inputs, faithful, timeout=REPRO_TIMEOUT_S)
     names = _aidge_names(proto)
+    if "error" in aidge:  # Aidge raised on its first call: the node it was running
+        phase, name, message = aidge["error"]
+        node = proto.graph.node[names[name]] if name in names else _node_of_registrar_error(proto, message, ort)
+        return (node, None, f"{phase}: {message}") if node is not None else None
     by_onnx = {}
     for name, (atype, outs) in aidge.items():
         if name in names:
@@ -608,10 +666,7 @@ def first_diverging_node(folder: Path, proto, data_inputs, inputs, faithful: boo
             if want is None or got is None:
                 continue
             if got.shape != want.shape:
-                if got.size == want.size:  # Aidge's 0-d as [1], a flatten it removed: shapes alone
-                    got = got.reshape(want.shape)
-                else:
-                    return node, atype, f"output {i} shape {list(got.shape)}, onnxruntime {list(want.shape)}"
+                return node, atype, f"output {i} shape {list(got.shape)}, onnxruntime {list(want.shape)}"
             if np.issubdtype(want.dtype, np.floating):
                 ok = np.isclose(got.astype(np.float64), want.astype(np.float64), rtol=rtol, atol=atol, equal_nan=True)
             else:
@@ -685,9 +740,12 @@ def reduce_bundle(folder: Path, exc: BaseException, data_inputs, inputs, faithfu
             return {"kept": False, "why": "no node's output differs from onnxruntime's on the full graph's first call "
                                           "(a defect across calls, or in backward: not reduced)"}
         node, atype, line = found
-        how = "the first node whose Aidge output differs from onnxruntime's"
-        result["first_diverging"] = {"onnx_node": node.name, "op_type": node.op_type, "aidge_type": atype,
-                                     "line": line}
+        if atype is None:
+            how = "the node Aidge was running when it raised"
+        else:
+            how = "the first node whose Aidge output differs from onnxruntime's"
+            result["first_diverging"] = {"onnx_node": node.name, "op_type": node.op_type, "aidge_type": atype,
+                                         "line": line}
     model, names, values, expected = _single_node_model(proto, node, ort, set(data_inputs))
     target = folder / "reduced"
     shutil.rmtree(target, ignore_errors=True)

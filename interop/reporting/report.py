@@ -98,7 +98,47 @@ def _finding(row: dict[str, Any]) -> dict[str, Any]:
         "signal": row.get("signal"),
         "message": row.get("message") or "",
         "replay": row.get("replay"),
+        "reproducer": row.get("reproducer") if isinstance(row.get("reproducer"), dict) else None,
+        "first_diverging": row.get("first_diverging") if isinstance(row.get("first_diverging"), dict) else None,
     }
+
+
+def repro_pointer(finding: dict[str, Any]) -> str | None:
+    """Where a finding's reproducer is and what it shows, in a few words (None: no bundle)."""
+    r = finding.get("reproducer") or {}
+    if not r.get("written"):
+        return None
+    where = r.get("reduced") or r.get("path")
+    size = f"{r.get('reduced_nodes') or r.get('nodes')} node(s)"
+    state = "reproduces" if r.get("reproduces") else "does not reproduce alone"
+    node = finding.get("first_diverging") or {}
+    diverging = f", first diverging node {node.get('onnx_node')} ({node.get('op_type')})" if node else ""
+    return f"{where}: {size}, {state}{diverging}"
+
+
+def reproducer_summary(findings: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """How many failing and xfailing cases left a reproducer bundle, how many of those fail the same
+    way in a fresh interpreter, the smallest graph each was reduced to, and why the others have none
+    (None: the run wrote no reproducers)."""
+    with_field = [f for f in findings if f["outcome"] in ("failed", "error", "xfailed") and f.get("reproducer")]
+    if not with_field:
+        return None
+    written = [f for f in with_field if f["reproducer"].get("written")]
+    reproducing = [f for f in written if f["reproducer"].get("reproduces")]
+    sizes = {"1 node": 0, "2-3 nodes": 0, "4+ nodes": 0}
+    for f in reproducing:
+        r = f["reproducer"]
+        n = r.get("reduced_nodes") or r.get("nodes") or 0
+        sizes["1 node" if n <= 1 else "2-3 nodes" if n <= 3 else "4+ nodes"] += 1
+    missing: dict[str, int] = {}
+    for f in with_field:
+        if not f["reproducer"].get("written"):
+            why = str(f["reproducer"].get("why") or "unknown")
+            missing[why] = missing.get(why, 0) + 1
+    return {"cases": len(with_field), "written": len(written), "reproducing": len(reproducing),
+            "smallest": sizes, "not_written": missing,
+            "export_invalid": sum(1 for f in written if f["reproducer"].get("export_valid") is False),
+            "first_diverging": sum(1 for f in findings if f.get("first_diverging"))}
 
 
 def _ratio_ok(stats: Any) -> bool:
@@ -226,6 +266,7 @@ def build_report(run: PytestRun | RunRecords | None = None, bench: BenchData | N
     for who in NOT_AIDGE:
         report[f"{who}_findings"] = _group_bugs([f for f in failing + xfailed if f["attribution"] == who])
     report["expected_failures"] = _by_category(xfailed)
+    report["reproducers"] = reproducer_summary(findings)
     report["unexpected_passes"] = [
         {k: f[k] for k in ("case", "nodeid", "category", "emoji", "operator", "phase", "error")} | {"strict": True}
         for f in findings if f["outcome"] == "xpassed"]
@@ -275,7 +316,8 @@ def _group_bugs(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "operator": f["operator"], "aidge_operator": f.get("aidge_operator"), "category": f["category"],
             "emoji": f["emoji"], "phase": f["phase"], "error": f["error"], "known": f["outcome"] == "xfailed",
             "cases": []})
-        group["cases"].append({"case": f["case"], "nodeid": f["nodeid"], "detail": f["detail"]})
+        group["cases"].append({"case": f["case"], "nodeid": f["nodeid"], "detail": f["detail"],
+                               "repro": repro_pointer(f)})
     by_operator: dict[str, list[dict[str, Any]]] = {}
     for group in groups.values():
         by_operator.setdefault(group["operator"], []).append(group)

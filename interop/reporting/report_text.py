@@ -120,6 +120,8 @@ def _bug_section(add, bugs: list[dict[str, Any]], title: str) -> None:
             for case in bug["cases"]:
                 detail = f" ({_clip(case['detail'], 120)})" if case["detail"] else ""
                 add(f"      - {case['case']}{detail}")
+                if case.get("repro"):
+                    add(f"        repro: {_clip(case['repro'], 150)}")
 
 
 def _head(report: dict[str, Any]) -> list[str]:
@@ -177,6 +179,13 @@ def format_report(report: dict[str, Any]) -> str:
                  "Export findings (torch -> ONNX lowering or ONNX semantics differ; not Aidge bugs)")
     _bug_section(add, report.get("precision_findings", []),
                  "Precision findings (Aidge as close to float64 as torch float32; tolerance questions)")
+    repro = report.get("reproducers")
+    if repro:
+        add("")
+        add("== " + reproducers_line(repro) + " ==")
+        for why, n in sorted(repro["not_written"].items(), key=lambda kv: -kv[1]):
+            add(f"  no bundle for {n} case(s): {why}")
+        add("  how to run one and attach it upstream: docs/reproducers.md")
     add("")
     expected = report["expected_failures"]
     add(f"== Expected failures by category: {sum(v['count'] for v in expected.values())} ==")
@@ -292,6 +301,15 @@ def format_report(report: dict[str, Any]) -> str:
     return _lines(out)
 
 
+def reproducers_line(repro: dict[str, Any]) -> str:
+    """One line: the reproducer bundles of the run (interop.diagnostics.reproducer)."""
+    sizes = ", ".join(f"{n} to {k}" for k, n in repro["smallest"].items() if n)
+    return (f"Reproducers (results run dir, reproducers/): {repro['written']} of {repro['cases']} failing case(s) "
+            f"written, {repro['reproducing']} fail the same way without this suite" + (f" (smallest graph: {sizes})"
+                                                                                    if sizes else "")
+            + (f"; {repro['export_invalid']} export(s) refused by onnx/onnxruntime" if repro["export_invalid"] else ""))
+
+
 def format_summary(report: dict[str, Any], *, full: str = "report.txt", limit: int = 8) -> str:
     """What a findings run prints on the terminal: the summary before the detail (at most about
     60 lines: the headline, the counts, what is new first, the first ``limit`` entries of each
@@ -337,6 +355,9 @@ def format_summary(report: dict[str, Any], *, full: str = "report.txt", limit: i
         for key, label in (("newly_failing", "NEWLY FAILING"), ("newly_passing", "newly passing")):
             if trend.get(key):
                 add(f"{label}: {', '.join(trend[key][:limit])}" + (" ..." if len(trend[key]) > limit else ""))
+    repro = report.get("reproducers")
+    if repro:
+        add(reproducers_line(repro))
     if report["problems"]:
         add(f"Input problems: {len(report['problems'])} (lines skipped; listed in the full report)")
     add(f"full report: {full}")
