@@ -50,6 +50,7 @@ import sys
 import time
 from pathlib import Path
 
+from ..env import env_flag
 from .asv_results import load_asv_ratios
 from .backends import backend_matrix, backend_of, latest_runs, load_runs
 from ..records.benchmarks import parse_benchmarks
@@ -275,14 +276,14 @@ def _analyse(run_dir: Path, commit: str | None = None, asv_dir: Path | None = No
         message = f"interop.reporting.run: {exc}\n"
         write_atomically(run_dir / "report.txt", message)
         return 2, message, None
-    asv = None
+    asv, asv_problems = None, []
     if bench is not None and commit and commit != "nogit" and asv_dir is not None:
         aidge = next((r.get("aidge") for r in bench.records if r.get("aidge")), None)
-        asv = load_asv_ratios(asv_dir, commit, prefer=f"aidge-core{aidge}" if aidge else None)
+        asv = load_asv_ratios(asv_dir, commit, prefer=f"aidge-core{aidge}" if aidge else None, problems=asv_problems)
     timing_problems: list[str] = []
     timings = _load_timings(run_dir / TIMINGS_FILE, timing_problems) if bench is not None else None
     report = build_report(run, bench, asv=asv, timings=timings)
-    report["problems"].extend(timing_problems)
+    report["problems"].extend(timing_problems + asv_problems)
     if timings is None and bench is not None and (run_dir / TIMING_PASS_LOG).exists():
         report["problems"].append(f"the timing pass left no {TIMINGS_FILE} (its output: {run_dir / TIMING_PASS_LOG})")
     if stopped:
@@ -367,7 +368,7 @@ def _timing_pass(run_dir: Path, env: dict[str, str], cwd: Path, backend: str | N
     bench = run_dir / "benchmarks.jsonl"
     if not bench.exists() or not bench.read_text(errors="replace").strip():
         return None, False
-    if env.get("INTEROP_TIMING_PASS", "1").strip() in ("0", "no", "false"):
+    if not env_flag("INTEROP_TIMING_PASS", True, env):
         return "timing pass: off (INTEROP_TIMING_PASS=0): the run's in-test figures only", False
     if backend not in (None, "cpu", "cuda") or not (cwd / TIMING_PASS).exists():
         why = f"backend {backend}" if (cwd / TIMING_PASS).exists() else f"no {TIMING_PASS}"
@@ -669,6 +670,9 @@ def main(argv: list[str] | None = None, *, results: Path | None = None, cwd: Pat
         env.pop(name, None)
     env.pop("INTEROP_RECORDS_SESSION", None)
     env.setdefault("OMP_NUM_THREADS", "1")
+    # every failing case leaves a reproducer bundle in the run (interop.diagnostics.reproducer);
+    # INTEROP_REPRODUCERS=0 turns them off
+    env.setdefault("INTEROP_REPRODUCERS", "1")
     started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     backend = backend_of(args, env)
     sys.stdout.write(f"interop.reporting.run: pytest {' '.join(args)} -> {run_dir} (progress every "
