@@ -45,7 +45,9 @@ def user_export(model, args: tuple, kwargs: dict | None, route: str):
                                         report=False)
             return program.model_proto
         buffer = io.BytesIO()
-        torch.onnx.export(model, tuple(args), buffer, kwargs=dict(kwargs or {}), dynamo=False, verbose=False)
+        # the TorchScript route's documented way to pass keyword arguments: a dict as the last argument
+        call = tuple(args) + ((dict(kwargs),) if kwargs else ())
+        torch.onnx.export(model, call, buffer, dynamo=False, verbose=False)
         return onnx.load_from_string(buffer.getvalue())
 
 

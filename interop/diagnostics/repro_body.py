@@ -54,6 +54,18 @@ def _aidge_dtype(core, array):
     return getattr(core.dtype, {"bool": "boolean"}.get(array.dtype.name, array.dtype.name))
 
 
+#: ``python repro.py --save-actual DIR``: Aidge's own outputs (and gradients) go to DIR under the names
+#: of the expected files, so that a bundle can be checked against itself (the comparison compares)
+SAVE_ACTUAL = sys.argv[sys.argv.index("--save-actual") + 1] if "--save-actual" in sys.argv[:-1] else None
+
+
+def _save(name, array):
+    if SAVE_ACTUAL:
+        os.makedirs(SAVE_ACTUAL, exist_ok=True)
+        with open(os.path.join(SAVE_ACTUAL, name), "wb") as f:
+            f.write(numpy_helper.from_array(_c_order(array), name.rsplit(".", 1)[0]).SerializeToString())
+
+
 def run():
     """The defect's line, or None when Aidge computes what is expected."""
     import aidge_core as core
@@ -93,9 +105,11 @@ def run():
             scheduler.forward(True, feeds)
         except Exception as exc:  # noqa: BLE001
             return f"forward (call {call}): {type(exc).__name__}: {exc}"
-        for name, out, want in zip(names, outputs, expected):
+        for k, (name, out, want) in enumerate(zip(names, outputs, expected)):
+            if call == 1:
+                _save(f"output_{k}.pb", np.array(out, copy=True))
             line = _compare(f"forward call {call}, {name}", np.array(out, copy=True), want)
-            if line:
+            if line and not SAVE_ACTUAL:
                 return line
     if PHASE != "backward":
         return None
@@ -121,16 +135,18 @@ def run():
     for k, name in enumerate(DATA_INPUTS):
         path = os.path.join(DATA, f"grad_input_{k}.pb")
         if os.path.exists(path) and name in by_name:
+            _save(f"grad_input_{k}.pb", np.array(by_name[name].grad, copy=True))
             line = _compare(f"backward, gradient of input {name!r}", np.array(by_name[name].grad, copy=True),
                             _load(f"grad_input_{k}.pb"))
-            if line:
+            if line and not SAVE_ACTUAL:
                 return line
     for k, name in enumerate(PARAMS):
         if name not in producers:
             return f"backward: no Producer named {name!r} in the Aidge graph"
+        _save(f"grad_param_{k}.pb", np.array(producers[name].grad, copy=True))
         line = _compare(f"backward, gradient of parameter {name!r}", np.array(producers[name].grad, copy=True),
                         _load(f"grad_param_{k}.pb"))
-        if line:
+        if line and not SAVE_ACTUAL:
             return line
     return None
 

@@ -132,6 +132,7 @@ def repro_script(settings: dict[str, Any]) -> str:
               "Needs: numpy, onnx, aidge_core, aidge_backend_cpu, aidge_onnx (the Aidge release in meta.json).",
               "Run: python repro.py   Exit status: 1 while the defect is present, 0 once Aidge computes the",
               "expected values (torch's outputs, stored in test_data_set_0/), 2 if the bundle cannot be read.",
+              "python repro.py --save-actual DIR writes Aidge's own outputs (first call) and gradients to DIR.",
               '"""']
     for key, value in settings.items():
         header.append(f"{key} = {value!r}")
