@@ -12,7 +12,13 @@ opinfo       every OpInfo sample in every dtype (tests/test_opinfo.py, INTEROP_O
 moduleinfo   every ModuleInfo sample (tests/test_moduleinfo.py, INTEROP_MODULEINFO_SAMPLES=all) as a findings run
 architectures  the MONAI and transformers architectures through each exporter (--exporter=torchscript,
              then dynamo), then the porting-readiness table of both routes in results/porting/
-report       the main job: suites + categorised findings report in results/runs/<run>/ (results/latest)
+report       the main job: suites + categorised findings report in results/runs/<run>/ (results/latest),
+             with a reproducer bundle per failing case in <run>/reproducers/ (docs/reproducers.md)
+repro-check  random reproducers of results/latest (or the run given after --) run in a virtual
+             environment of numpy, onnx and Aidge only (.nox/repro-venv): exit 1 each, exit 0 with
+             Aidge's own outputs as the expected values
+default-export  every zoo model and architecture exported the way a user does (torch.onnx.export's
+             defaults) beside the suite's export, both through Aidge (docs/default-export.md)
 cuda-recipe  resolve the CUDA environment (pip --dry-run) on any machine
 bench        asv machine --yes, then asv run on HEAD: every benchmark, in asv's own environment
 bench-quick  CI smoke: asv check + one quick sample of a small subset, in the session's environment
@@ -234,6 +240,23 @@ def report(session: nox.Session) -> None:
     # into place when complete, results/latest moved to the run only when it completed.
     # Exit 3: the run is incomplete (the report says why).
     stack.run("python", "-m", "interop.reporting.run", *session.posargs, env=TEST_ENV)
+
+
+@nox.session(name="repro-check", venv_backend="none")
+def repro_check(session: nox.Session) -> None:
+    """Reproducers as an Aidge developer runs them: ``-- RUN_DIR --sample N --seed S`` (default: results/latest,
+    20 bundles); the environment, numpy + onnx + Aidge at this stack's versions, is .nox/repro-venv."""
+    stack = cpu_stack(session)
+    args = session.posargs or [str(ROOT / "results" / "latest")]
+    stack.run("python", "-m", "interop.diagnostics.repro_check", *args, "--venv", str(ROOT / ".nox" / "repro-venv"))
+
+
+@nox.session(name="default-export", venv_backend="none")
+def default_export(session: nox.Session) -> None:
+    """What users export (torch.onnx.export with torch's defaults) beside the suite's export, every zoo model and
+    architecture, both routes, through Aidge: one JSON line per model and route (docs/default-export.md)."""
+    stack = cpu_stack(session)
+    stack.run("python", "-m", "interop.diagnostics.default_export", "--dynamo", *session.posargs, env=TEST_ENV)
 
 
 def _gpu_absent_reason() -> str | None:

@@ -185,3 +185,26 @@ def test_capture_off_costs_nothing_and_writes_nothing(tmp_path):
     am(torch.randn(1, 3))
     assert capture.failed(RuntimeError("x")) is None
     assert not any(tmp_path.iterdir())
+
+
+def test_repro_check_runs_a_bundle_then_checks_it_against_aidge_s_own_outputs(tmp_path):
+    """The checker behind ``nox -s repro-check`` (there in a venv of numpy, onnx and Aidge only; here
+    with this interpreter): a mismatch bundle exits 1, and 0 once Aidge's outputs are the expected
+    values; the run's own files are left as they were."""
+    from interop.diagnostics import repro_check
+
+    run = tmp_path / "run"
+    capture.start(reproducer.bundle_folder(run, "t.py::test_bn"), "t.py::test_bn", reproducer.write_bundle,
+                  tmp_path / "bn.log")
+    try:
+        with pytest.raises(Exception):
+            run_isolated(_batchnorm_in_train_mode, timeout=120)
+    finally:
+        capture.stop()
+    (bundle,) = repro_check.bundles_of(run)
+    assert bundle["folder"].name == "reduced"
+    before = (bundle["folder"] / "test_data_set_0" / "output_0.pb").read_bytes()
+    result = repro_check.check_bundle(Path(sys.executable), bundle)
+    assert result["exit"] == 1 and result["kind"] == "forward"
+    assert result["self_exit"] == 0 and "FIXED" in result["self_line"]
+    assert (bundle["folder"] / "test_data_set_0" / "output_0.pb").read_bytes() == before

@@ -1,0 +1,157 @@
+"""Do a run's reproducers work where an Aidge developer runs them? Random bundles of a run, each
+run in a virtual environment that holds numpy, onnx and the Aidge packages only (no torch, no
+this suite), as that developer would:
+
+1. ``python repro.py`` exits 1 and names the phase the case's record names;
+2. for a value or shape mismatch, ``python repro.py --save-actual D``, Aidge's own outputs copied
+   over the expected ones, then ``python repro.py`` exits 0 (the comparison compares).
+
+Usage::
+
+    python -m interop.diagnostics.repro_check RUN_DIR [--sample N] [--seed S] [--venv DIR]
+
+``--venv DIR`` is created when missing (``python -m venv``, then ``pip install`` of numpy, onnx,
+aidge-core, aidge-backend-cpu and aidge-onnx at the versions installed here) and checked to hold
+no torch. Prints one line per bundle and a summary; exit 0 when every bundle behaved, 1 otherwise,
+2 for bad input. ``nox -s repro-check`` runs it on ``results/latest``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+__all__ = ["bundles_of", "make_venv", "check_bundle", "main", "PACKAGES"]
+
+#: what the reproducers' environment holds (distribution names), pinned to the versions here
+PACKAGES = ("numpy", "onnx", "aidge-core", "aidge-backend-cpu", "aidge-onnx")
+_KINDS = ("import", "compile", "forward", "backward")
+
+
+def bundles_of(run_dir: Path) -> list[dict[str, Any]]:
+    """The run's reproducing bundles: ``{"folder", "nodeid", "phase", "error"}``, the reduced graph
+    when one was kept, else the full one (when it was kept)."""
+    records = {}
+    path = run_dir / "records.jsonl"
+    if path.is_file():
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(rec, dict) and isinstance(rec.get("reproducer"), dict):
+                records[rec["reproducer"].get("path")] = rec
+    out = []
+    for meta_path in sorted((run_dir / "reproducers").glob("*/meta.json")):
+        try:
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        except ValueError:
+            continue
+        if not meta.get("reproduces"):
+            continue
+        folder = meta_path.parent
+        reduced = folder / "reduced"
+        chosen = reduced if (reduced / "repro.py").is_file() else folder
+        if not (chosen / "repro.py").is_file():
+            continue
+        rec = records.get(folder.relative_to(run_dir).as_posix(), {})
+        out.append({"folder": chosen, "nodeid": meta.get("case"), "phase": rec.get("phase"),
+                    "error": rec.get("error") or meta.get("failure"), "calls": meta.get("calls", 1)})
+    return out
+
+
+def make_venv(venv: Path) -> Path:
+    """The environment's python, the environment created when missing."""
+    python = venv / "bin" / "python"
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        pins = [f"{name}=={metadata.version(name)}" for name in PACKAGES]
+        subprocess.run([str(python), "-m", "pip", "install", "-q", *pins], check=True)
+    probe = subprocess.run([str(python), "-I", "-c", "import importlib.util as u; print(u.find_spec('torch') is None, "
+                                               "u.find_spec('interop') is None)"],
+                           capture_output=True, text=True, check=True)
+    if probe.stdout.split() != ["True", "True"]:
+        raise SystemExit(f"{venv}: torch or interop is importable there; a reproducer must run without them")
+    return python
+
+
+def _run(python: Path, folder: Path, *extra: str) -> tuple[int, str]:
+    env = {"PATH": os.environ.get("PATH", ""), "OMP_NUM_THREADS": "1", "HOME": os.environ.get("HOME", "/tmp")}
+    done = subprocess.run([str(python), "repro.py", *extra], cwd=folder, capture_output=True, text=True,
+                          timeout=300, env=env)
+    lines = [line for line in done.stdout.splitlines() if line.startswith(("DEFECT PRESENT", "FIXED", "cannot run"))]
+    return done.returncode, (lines[-1] if lines else (done.stdout + done.stderr).strip()[-300:])
+
+
+def _kind(line: str) -> str:
+    text = line.removeprefix("DEFECT PRESENT: ")
+    return text.split(":")[0].split(" ")[0].split(",")[0]
+
+
+def check_bundle(python: Path, bundle: dict[str, Any]) -> dict[str, Any]:
+    """Both checks of one bundle, on a copy (the run's files are never changed)."""
+    with tempfile.TemporaryDirectory(prefix="repro-check-") as tmp:
+        work = Path(tmp) / "bundle"
+        shutil.copytree(bundle["folder"], work)
+        code, line = _run(python, work)
+        out = {"bundle": str(bundle["folder"]), "exit": code, "line": line, "kind": _kind(line),
+               "record_phase": bundle.get("phase")}
+        out["same_phase"] = bundle.get("phase") in (None, out["kind"]) or out["kind"] not in _KINDS
+        if code == 1 and out["kind"] in ("forward", "backward") and (line.startswith("DEFECT PRESENT: forward call")
+                                                                   or line.startswith("DEFECT PRESENT: backward,")):
+            actual = Path(tmp) / "actual"
+            _run(python, work, "--save-actual", str(actual))
+            for f in actual.glob("*.pb"):
+                shutil.copy(f, work / "test_data_set_0" / f.name)
+            out["self_exit"], out["self_line"] = _run(python, work)
+        return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m interop.diagnostics.repro_check", description=__doc__.split("\n")[0])
+    parser.add_argument("run_dir", type=Path)
+    parser.add_argument("--sample", type=int, default=20)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--venv", type=Path, default=None, help="the environment (default: a new one in a temporary folder)")
+    args = parser.parse_args(argv)
+    if not (args.run_dir / "reproducers").is_dir():
+        sys.stderr.write(f"{args.run_dir}: no reproducers/ folder (a run of nox -s report writes one)\n")
+        return 2
+    bundles = bundles_of(args.run_dir)
+    picked = random.Random(args.seed).sample(bundles, min(args.sample, len(bundles)))
+    tmp = None
+    if args.venv is None:
+        tmp = tempfile.mkdtemp(prefix="repro-venv-")
+        args.venv = Path(tmp) / "venv"
+    try:
+        python = make_venv(args.venv)
+        results = [check_bundle(python, b) for b in picked]
+    finally:
+        if tmp:
+            shutil.rmtree(tmp, ignore_errors=True)
+    bad = 0
+    for r in results:
+        ok = r["exit"] == 1 and r["same_phase"] and r.get("self_exit", 0) == 0
+        bad += not ok
+        self_check = f"; with Aidge's outputs as expected: exit {r['self_exit']}" if "self_exit" in r else ""
+        sys.stdout.write(f"{'ok  ' if ok else 'FAIL'} exit {r['exit']} ({r['kind']}; record: {r['record_phase']})"
+                         f"{self_check}  {Path(r['bundle']).relative_to(args.run_dir)}\n      {r['line'][:200]}\n")
+    mism = [r for r in results if "self_exit" in r]
+    sys.stdout.write(f"{len(results)} of {len(bundles)} reproducing bundle(s) checked in {args.venv} "
+                     f"({', '.join(PACKAGES)} only): {sum(r['exit'] == 1 for r in results)} exit 1, "
+                     f"{sum(r['same_phase'] for r in results)} in the record's phase; "
+                     f"{sum(r['self_exit'] == 0 for r in mism)} of {len(mism)} mismatch bundle(s) exit 0 with Aidge's "
+                     f"own outputs as the expected values\n")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
