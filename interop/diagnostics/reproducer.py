@@ -443,7 +443,12 @@ def write_bundle(state, exc: BaseException) -> dict[str, Any]:
     _write_layout(folder, exported.proto, data_inputs, inputs, outputs, settings, grads)
     from ..bridge.capture import aidge_log_text
 
-    (folder / "aidge.log").write_text(aidge_log_text(state), encoding="utf-8")
+    log = aidge_log_text(state)
+    (folder / "aidge.log").write_text(log, encoding="utf-8")
+    meta["aidge_said"] = aidge_said(log)
+    kind = import_kind(exc)
+    if kind:
+        meta["import_kind"] = kind
     meta["export_check"] = export_check(folder / "model.onnx", dict(zip(data_inputs, inputs)),
                                         outputs if expected else None, rtol, atol)
     if expected is not None:
@@ -459,6 +464,47 @@ def write_bundle(state, exc: BaseException) -> dict[str, Any]:
     _apply_size_bound(folder, meta)
     _write_json(folder / "meta.json", meta)
     return meta
+
+
+def aidge_said(log: str, limit: int = 8) -> list[str]:
+    """Aidge's own warnings and errors of a case (its log's WARNING, ERROR and FATAL entries, each
+    with its continuation lines joined), first ``limit`` distinct ones."""
+    said: list[str] = []
+    current: list[str] | None = None
+    for line in log.splitlines():
+        head, sep, rest = line.partition(":")
+        level = head.strip().split(" ")[0]
+        if sep and level in ("WARNING", "ERROR", "FATAL") and head.strip() == level:
+            current = [rest.strip()]
+            said.append(current)  # type: ignore[arg-type]
+        elif current is not None and line.startswith(("WARNING ", "ERROR ", "FATAL ")):
+            current.append(line.split(None, 1)[1].strip() if len(line.split(None, 1)) > 1 else "")
+        else:
+            current = None
+    out: list[str] = []
+    for parts in said:
+        text = " ".join(p for p in parts if p)  # type: ignore[union-attr]
+        if text and text not in out:
+            out.append(text[:500])
+    return out[:limit]
+
+
+def import_kind(exc: BaseException) -> str | None:
+    """For an ONNX op imported as GenericOperator: ``converter failure`` when aidge_onnx has a converter
+    for that op (it declined or raised on this node's attributes or inputs: its words are in aidge.log),
+    ``no converter`` when it has none; None for any other failure."""
+    if getattr(exc, "phase", None) != "import" or "GenericOperator" not in str(exc):
+        return None
+    op = getattr(exc, "operator", None)
+    if not op:
+        return None
+    try:
+        from ..bridge import runtime as rt
+
+        converters = rt.aidge_onnx().ONNX_NODE_CONVERTER_
+    except Exception:  # noqa: BLE001
+        return None
+    return "converter failure" if str(op).lower() in converters else "no converter"
 
 
 def _grad_inputs_by_position(expected: dict[str, Any], used: list[int]) -> dict[int, np.ndarray]:
@@ -816,6 +862,11 @@ def record_fields(directory: Path, nodeid: str, record: dict[str, Any]) -> dict[
         "reduced_why": None if reduced.get("kept") else reduced.get("why"),
         "full_removed": meta.get("full_removed"),
         "export_valid": check.get("valid"), "onnxruntime_matches_torch": check.get("onnxruntime_matches_torch")}}
+    said = meta.get("aidge_said")
+    if isinstance(said, list) and said:
+        out["aidge_said"] = [str(s) for s in said[:8]]
+    if meta.get("import_kind") in ("converter failure", "no converter"):
+        out["import_kind"] = meta["import_kind"]
     if isinstance(reduced.get("first_diverging"), dict):
         out["first_diverging"] = reduced["first_diverging"]
     if check.get("valid") is False and record.get("attribution") == "aidge":

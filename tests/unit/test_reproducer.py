@@ -66,6 +66,9 @@ def test_import_gap_bundle_holds_the_graph_the_data_aidge_s_log_and_a_script_tha
     # Aidge's own words, which the console never showed (quiet_aidge): the converter declined
     assert "PaddedMaxPooling1D is not supported in Aidge" in (folder / "aidge.log").read_text()
     assert "\x1b[" not in (folder / "aidge.log").read_text()  # colour codes removed
+    # aidge_onnx has a MaxPool converter, which declined this node: a converter failure, in its words
+    assert meta["import_kind"] == "converter failure"
+    assert any("PaddedMaxPooling1D is not supported" in line for line in meta["aidge_said"])
     assert meta["export_check"]["valid"] is True and meta["export_check"]["onnxruntime_matches_torch"] is True
     assert meta["reproduces"] is True
     done = _fresh(folder)
