@@ -301,6 +301,14 @@ def format_report(report: dict[str, Any]) -> str:
     return _lines(out)
 
 
+def defects_line(defects: dict[str, Any]) -> str:
+    """One line: the run's distinct Aidge defects (interop.reporting.ledger)."""
+    kinds = ", ".join(f"{k} {n}" for k, n in sorted(defects["by_kind"].items(), key=lambda kv: -kv[1]))
+    return (f"Aidge defects: {defects['count']} distinct in {defects['cases']} case(s)"
+            + ("" if defects.get("complete", True) else " (run incomplete: what it saw)")
+            + (f": {kinds}" if kinds else "") + " (defects.md)")
+
+
 def reproducers_line(repro: dict[str, Any]) -> str:
     """One line: the reproducer bundles of the run (interop.diagnostics.reproducer)."""
     sizes = ", ".join(f"{n} to {k}" for k, n in repro["smallest"].items() if n)
@@ -358,6 +366,12 @@ def format_summary(report: dict[str, Any], *, full: str = "report.txt", limit: i
     repro = report.get("reproducers")
     if repro:
         add(reproducers_line(repro))
+    defects = report.get("defects")
+    if defects:
+        add(defects_line(defects))
+        for e in defects["top"][:3]:
+            where = f" ({e['reproducer']}, {e['reproducer_nodes']} node(s))" if e.get("reproducer") else ""
+            add(f"  {e['id']} {_clip(e['title'], 90)}: {e['cases']} case(s){where}")
     if report["problems"]:
         add(f"Input problems: {len(report['problems'])} (lines skipped; listed in the full report)")
     add(f"full report: {full}")

@@ -52,6 +52,7 @@ from pathlib import Path
 
 from ..env import env_flag
 from .asv_results import load_asv_ratios
+from .ledger import ledger_summary, write_ledger
 from .backends import backend_matrix, backend_of, latest_runs, load_runs
 from ..records.benchmarks import parse_benchmarks
 from ..reading import UnreadableInput, json_lines
@@ -297,6 +298,8 @@ def _analyse(run_dir: Path, commit: str | None = None, asv_dir: Path | None = No
                                   "the report reads pytest's console output, without the records' fields")
     rows = run.records if isinstance(run, RunRecords) else None
     if rows is not None:
+        ledger = write_ledger(run_dir, rows, complete=not report["incomplete"])
+        report["defects"] = ledger_summary(ledger, complete=not report["incomplete"])
         matrix = support_matrix(rows)
         report["support"] = {"files": [str(p) for p in write_support(run_dir, matrix, lines=[
             f"run {run_dir.name}" + (f", commit {commit}" if commit else "")])],
