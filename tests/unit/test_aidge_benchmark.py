@@ -169,9 +169,11 @@ def test_reduced_cases_carry_the_batch_in_their_id():
 def test_build_cases_reads_an_aidge_benchmark_file_through_the_users_config():
     # issue 27: build_cases used to hand a file with Aidge's keys to Aidge's reader (ids
     # aidge.relu_zeros, the user's configuration ignored); the user's OperatorConfig follows the
-    # documented layouts: relu.json's top-level leaf is not one of them (cases sit in groups), said
-    # naming the file and the case, while Aidge's directory keeps its own reader and ids
-    with pytest.raises(ConfigError, match=r"relu\.json: case 'zeros': neither a case"):
+    # documented layouts. Since issue 45 a flat complete case under test_configurations is a case
+    # (it was refused as "neither a case nor a group"): relu.json's 'zeros' is read as one, and its
+    # input given as a literal without a shape is refused naming the file, the case and the key,
+    # while Aidge's directory keeps its own reader and ids
+    with pytest.raises(ConfigError, match=r"relu\.json: case 'zeros': key 'input_specs.X': input spec without a shape"):
         build_cases(OperatorConfig(name="relu", op_class=torch.nn.ReLU, json_path=CONFIG_DIR / "relu.json"))
     assert [c.id for c in file_cases(read_benchmark_file(CONFIG_DIR / "relu.json"))] == ["aidge.relu_zeros"]
 

@@ -23,9 +23,12 @@ def _suite(tmp_path: Path, body: str) -> Path:
     return project
 
 
-def _report_run(project: Path, *args: str, **kwargs) -> subprocess.Popen:
+def _report_run(project: Path, *args: str, env_extra: dict[str, str] | None = None, **kwargs) -> subprocess.Popen:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    env.pop("INTEROP_RESULTS_DIR", None)
+    # the outer session's settings are not this run's (a report run sets these for its own tests)
+    for name in ("INTEROP_RESULTS_DIR", "INTEROP_TIMING_PASS", "INTEROP_REPRODUCERS"):
+        env.pop(name, None)
+    env.update(env_extra or {})
     return subprocess.Popen([sys.executable, "-m", "interop.reporting.run", *args, "test_sample.py"],
                             cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             **kwargs)
@@ -47,9 +50,9 @@ def test_a_complete_run_gets_its_directory_and_becomes_latest(tmp_path):
     out, err = proc.communicate(timeout=300)
     assert proc.returncode == 0, err
     (run,) = _runs(project)
-    assert sorted(p.name for p in run.iterdir()) == ["pytest.txt", "records.jsonl", "report.json", "report.txt",
-                                                     "run.json", "session.json", "support.html", "support.json",
-                                                     "support.md"]
+    assert sorted(p.name for p in run.iterdir()) == ["defects.json", "defects.md", "pytest.txt", "records.jsonl",
+                                                     "report.json", "report.txt", "run.json", "session.json",
+                                                     "support.html", "support.json", "support.md"]
     assert "pytest: 2 passed" in (run / "report.txt").read_text()
     meta = json.loads((run / "run.json").read_text())
     assert meta["complete"] is True and meta["backend"] == "cpu"
@@ -119,7 +122,9 @@ def test_ctrl_c_stops_the_run_even_when_it_was_started_with_sigint_ignored(tmp_p
     # pytest inherited the ignoring: the forwarded Ctrl-C did nothing, the run ended "complete"
     project = _suite(tmp_path, SLOW)
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    env.pop("INTEROP_RESULTS_DIR", None)
+    # the outer session's settings are not this run's (a report run sets these for its own tests)
+    for name in ("INTEROP_RESULTS_DIR", "INTEROP_TIMING_PASS", "INTEROP_REPRODUCERS"):
+        env.pop(name, None)
     proc = subprocess.Popen([sys.executable, "-m", "interop.reporting.run", "test_sample.py"], cwd=project, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
@@ -245,8 +250,7 @@ def test_the_run_ranks_its_timing_pass_and_never_a_contended_figure(tmp_path, mo
     assert (slow["name"], slow["figure"], slow["ratio"], slow["tester_ratio"]) == ("LeNet_eval", "alone", 12.0, 18.0)
     assert "timing pass: " in out and "Speed, Aidge / torch (1 timed alone after the tests" in out, out
     # off when asked
-    monkeypatch.setenv("INTEROP_TIMING_PASS", "0")
-    out, err = _report_run(project).communicate(timeout=300)
+    out, err = _report_run(project, env_extra={"INTEROP_TIMING_PASS": "0"}).communicate(timeout=300)
     assert "timing pass: off (INTEROP_TIMING_PASS=0)" in out
     assert json.loads((_runs(project)[-1] / "report.json").read_text())["slowdowns_vs_torch"] == []
 
@@ -315,7 +319,9 @@ def test_untriaged_opinfo_failures_get_their_proposed_rows(tmp_path):
     (project / "tests").mkdir(parents=True)
     (project / "tests" / "test_opinfo.py").write_text(OPINFO_FAILING)
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    env.pop("INTEROP_RESULTS_DIR", None)
+    # the outer session's settings are not this run's (a report run sets these for its own tests)
+    for name in ("INTEROP_RESULTS_DIR", "INTEROP_TIMING_PASS", "INTEROP_REPRODUCERS"):
+        env.pop(name, None)
     proc = subprocess.run([sys.executable, "-m", "interop.reporting.run", "tests/test_opinfo.py"],
                           cwd=project, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
