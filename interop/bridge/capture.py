@@ -216,9 +216,22 @@ def failed(exc: BaseException) -> Any:
         return None
     state.written = True
     try:
-        return state.writer(state, exc)
+        return state.writer(state, original_error(exc))
     except Exception as err:  # noqa: BLE001
         return f"reproducer not written: {type(err).__name__}: {err}"
+
+
+def original_error(exc: BaseException) -> BaseException:
+    """The error Aidge or the comparator raised, under what the suite wrapped it in (the expected-failure
+    guard raises ``ExpectedAidgeFailure(...) from exc``): the first of the cause chain that has a phase."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if getattr(current, "phase", None):
+            return current
+        seen.add(id(current))
+        current = current.__cause__
+    return exc
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")

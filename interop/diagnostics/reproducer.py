@@ -774,10 +774,10 @@ def reduce_bundle(folder: Path, exc: BaseException, data_inputs, inputs, faithfu
     if not check.get("valid", True) or check.get("onnxruntime") != "ok":
         return {"kept": False, "why": "onnxruntime cannot run the export: no intermediate values"}
     proto = onnx.load(str(folder / "model.onnx"))
-    if len(proto.graph.node) <= 1:
-        return {"kept": False, "why": "the graph already has one node", "nodes": len(proto.graph.node)}
     ort = _ort_values(proto, dict(zip(data_inputs, inputs)))
-    aidge_node = getattr(exc, "node", None)
+    # a value or shape mismatch: the node the bridge names is an output's, the divergence may start earlier
+    mismatch = type(exc).__name__ in ("EquivalenceError", "OutputShapeError")
+    aidge_node = None if mismatch else getattr(exc, "node", None)
     node = _onnx_node_for(proto, aidge_node)
     how = f"the node Aidge's error names ({aidge_node})" if node is not None else None
     result: dict[str, Any] = {}
@@ -793,6 +793,9 @@ def reduce_bundle(folder: Path, exc: BaseException, data_inputs, inputs, faithfu
             how = "the first node whose Aidge output differs from onnxruntime's"
             result["first_diverging"] = {"onnx_node": node.name, "op_type": node.op_type, "aidge_type": atype,
                                          "line": line}
+    if len(proto.graph.node) <= 1:
+        result.update(kept=False, why="the graph already has one node", nodes=len(proto.graph.node), how=how)
+        return result
     model, names, values, expected = _single_node_model(proto, node, ort, set(data_inputs))
     target = folder / "reduced"
     shutil.rmtree(target, ignore_errors=True)
