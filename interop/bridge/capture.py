@@ -172,11 +172,16 @@ def note_runner(runner, exported, param_producers=()) -> None:
     state.runners[id(runner)] = entry
 
 
-def note_forward(runner, inputs) -> None:
+def _runner_entry(runner) -> tuple[Capture | None, Entry | None]:
+    """The capture and the entry of ``runner``'s wrap (None, None when off or not captured)."""
     state = _STATE
     if state is None:
-        return
-    entry = state.runners.get(id(runner))
+        return None, None
+    return state, state.runners.get(id(runner))
+
+
+def note_forward(runner, inputs) -> None:
+    state, entry = _runner_entry(runner)
     if entry is None:
         return
     entry.forward_calls += 1
@@ -197,10 +202,7 @@ def note_error(runner) -> None:
 
 
 def note_backward(runner, grad_outputs) -> None:
-    state = _STATE
-    if state is None:
-        return
-    entry = state.runners.get(id(runner))
+    _, entry = _runner_entry(runner)
     if entry is None:
         return
     entry.backward_calls += 1
