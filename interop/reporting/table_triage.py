@@ -229,6 +229,8 @@ def _propose(run_dir: Path, run: RunRecords, table_dir, release) -> Proposal:
     new_rows: dict[tuple, dict[str, Any]] = {}
     widened: dict[int, dict[str, Any]] = {}
     edits: dict[tuple, dict[str, Any]] = {}
+    #: rows attributed to Aidge whose cases' exports onnx or onnxruntime refuses (the reproducer's export check)
+    refused: dict[int, dict[str, Any]] = {}
 
     for record in run.records:
         case = _case_of(record)
@@ -238,6 +240,14 @@ def _propose(run_dir: Path, run: RunRecords, table_dir, release) -> Proposal:
         entry = expected_failure(case, case.backend, case.phases, table=current)
         if entry is not None:
             reached.setdefault(id(entry), []).append((entry.selector_for(case.operator, case.label), case.id, outcome))
+            repro = record.get("reproducer") if isinstance(record.get("reproducer"), dict) else {}
+            # an error row only: a mismatch's attribution is the comparator's own (an EquivalenceError carries it,
+            # and a row that disagrees with it fails the case: expected_failures.disagreements)
+            if outcome == "xfailed" and repro.get("export_valid") is False and (entry.attribution or "aidge") == "aidge" \
+                    and entry.category not in ("outputs_differ", "gradients_differ", "output_shape_differs",
+                                               "training_diverges"):
+                refused.setdefault(id(entry), {"entry": entry, "cases": [],
+                                               "why": record.get("attribution_reason") or ""})["cases"].append(case.id)
         if outcome not in ("failed", "error"):
             continue
         old = _row_that_says_it(others, case, record)
@@ -296,6 +306,20 @@ def _propose(run_dir: Path, run: RunRecords, table_dir, release) -> Proposal:
         changes.append({"action": "widen", "file": str(path), "row": index, "operator": row["operator"],
                         "before": before["aidge"], "after": row["aidge"], "cases": sorted(item["cases"]),
                         "why": f"the row's failure reproduces on Aidge {release}"})
+    for key, item in refused.items():
+        hits = reached.get(key, [])
+        if len(set(item["cases"])) != len({h[1] for h in hits if h[2] == "xfailed"}):
+            continue  # some of the cases it decides have a valid export: the row is not the exporter's alone
+        path, index = locate(item["entry"])
+        row = by_file[path][index]
+        reason = item["why"].removeprefix("the exported graph is invalid, so Aidge is not blamed: ")
+        row["attribution"] = "export"
+        row["note"] = (f"{row.get('note', '')} [Export, not Aidge: the exported graph of every case the run reached "
+                       f"is refused by onnx's checker or onnxruntime ({run_dir.name}): {reason[:300]}]").strip()
+        changes.append({"action": "attribute", "file": str(path), "row": index, "operator": row["operator"],
+                        "before": {"attribution": item["entry"].attribution}, "after": {"attribution": "export"},
+                        "cases": sorted(item["cases"]),
+                        "why": f"onnx's checker or onnxruntime refuses the export of each of its cases: {reason[:200]}"})
     split_rows: list[dict[str, Any]] = []
     by_entry: dict[int, list[dict[str, Any]]] = {}
     for item in edits.values():

@@ -267,3 +267,36 @@ def test_a_proposal_from_an_interrupted_run_says_so(run_with_ten_rows_deleted, t
     proc = subprocess.run([sys.executable, "-m", "interop.triage", "update", str(partial), "--table", str(table)],
                           capture_output=True, text=True, timeout=120)
     assert proc.stdout.startswith("RUN INCOMPLETE (interrupted"), proc.stdout
+
+
+def _with_refused_exports(run: Path, into: Path, nodeids: set[str]) -> Path:
+    """A copy of ``run`` whose records of ``nodeids`` say the export check refused their graph."""
+    shutil.copytree(run, into)
+    lines = []
+    for line in (run / "records.jsonl").read_text().splitlines():
+        rec = json.loads(line)
+        if rec.get("nodeid") in nodeids:
+            rec["reproducer"] = {"written": True, "export_valid": False}
+            rec["attribution_reason"] = ("the exported graph is invalid, so Aidge is not blamed: InvalidGraph: "
+                                         "[ONNXRuntimeError] : 10 : INVALID_GRAPH : type int64 is not allowed")
+        lines.append(json.dumps(rec))
+    (into / "records.jsonl").write_text("\n".join(lines) + "\n")
+    return into
+
+
+def test_an_error_row_whose_exports_onnxruntime_refuses_is_proposed_as_the_export_s(run_with_ten_rows_deleted,
+                                                                                      tmp_path):
+    """issue 42: blamed on Aidge only after the export passes. A row all of whose reached cases have an
+    export that onnx's checker or onnxruntime refuses moves to attribution export, the refusal quoted;
+    one case with a valid export keeps the row Aidge's."""
+    run, table, _ = run_with_ten_rows_deleted
+    records = [json.loads(line) for line in (run / "records.jsonl").read_text().splitlines()]
+    reduce_mean = {r["nodeid"] for r in records if r.get("outcome") == "xfailed"
+                  and r.get("category") == "backward_not_implemented" and r.get("aidge_operator") == "ReduceMean"}
+    assert len(reduce_mean) > 1
+    refused = _with_refused_exports(run, tmp_path / "all", reduce_mean)
+    attributed = [c for c in tt.propose(refused, table).changes if c["action"] == "attribute"]
+    assert [(c["operator"], c["after"]) for c in attributed] == [("ReduceMean", {"attribution": "export"})]
+    assert "INVALID_GRAPH" in attributed[0]["why"] and sorted(attributed[0]["cases"])
+    partly = _with_refused_exports(run, tmp_path / "part", set(sorted(reduce_mean)[1:]))
+    assert [c for c in tt.propose(partly, table).changes if c["action"] == "attribute"] == []
