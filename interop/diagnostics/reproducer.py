@@ -303,7 +303,9 @@ def _reproduces(result: dict[str, Any]) -> bool:
 def export_check(model_path: Path, feeds: dict[str, np.ndarray], expected: list[np.ndarray] | None,
                  rtol: float, atol: float) -> dict[str, Any]:
     """Is the export valid? ``onnx.checker`` (full check), an onnxruntime session, and onnxruntime's
-    outputs against torch's. ``valid`` is False when either refuses the file (the exporter's fault)."""
+    outputs against torch's. ``valid`` is False when the checker refuses the file or onnxruntime calls
+    it invalid (the exporter's fault); onnxruntime lacking a kernel (``NOT_IMPLEMENTED``: Erf in
+    float64) says nothing of the file: ``valid`` stays the checker's (:func:`export_valid`)."""
     import onnx
 
     out: dict[str, Any] = {"checker": "ok", "onnxruntime": "ok", "valid": True}
@@ -319,7 +321,8 @@ def export_check(model_path: Path, feeds: dict[str, np.ndarray], expected: list[
         options.log_severity_level = 3
         session = ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
     except Exception as exc:  # noqa: BLE001
-        out.update(onnxruntime=_one_line(exc), valid=False)
+        out.update(onnxruntime=_one_line(exc))
+        out["valid"] = export_valid(out)
         return out
     if expected is None:
         return out
@@ -344,6 +347,15 @@ def export_check(model_path: Path, feeds: dict[str, np.ndarray], expected: list[
             agree &= bool((a == e).all())
     out.update(onnxruntime_matches_torch=agree, onnxruntime_max_abs_diff=worst)
     return out
+
+
+def export_valid(check: dict[str, Any]) -> bool:
+    """The export is valid unless onnx's full check refuses it or onnxruntime refuses it for a reason
+    other than a kernel it lacks (NOT_IMPLEMENTED)."""
+    if check.get("checker", "ok") != "ok":
+        return False
+    ort = str(check.get("onnxruntime", "ok"))
+    return ort == "ok" or ort.startswith("run:") or "NOT_IMPLEMENTED" in ort
 
 
 def _ort_feeds(session, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -855,7 +867,9 @@ def record_fields(directory: Path, nodeid: str, record: dict[str, Any]) -> dict[
     except (OSError, ValueError) as exc:
         return {"reproducer": {"written": False, "why": f"{meta_path}: unreadable ({exc})"}}
     reduced = meta.get("reduced") if isinstance(meta.get("reduced"), dict) else {}
-    check = meta.get("export_check") if isinstance(meta.get("export_check"), dict) else {}
+    check = dict(meta["export_check"]) if isinstance(meta.get("export_check"), dict) else {}
+    if check:
+        check["valid"] = export_valid(check)  # the rule of this version, whatever wrote the bundle
     rel = folder.relative_to(directory).as_posix()
     out: dict[str, Any] = {"reproducer": {
         "written": True, "path": rel, "reproduces": bool(meta.get("reproduces")),

@@ -212,3 +212,15 @@ def test_repro_check_runs_a_bundle_then_checks_it_against_aidge_s_own_outputs(tm
     assert result["exit"] == 1 and result["kind"] == "forward"
     assert result["self_exit"] == 0 and "FIXED" in result["self_line"]
     assert (bundle["folder"] / "test_data_set_0" / "output_0.pb").read_bytes() == before
+
+
+def test_onnxruntime_lacking_a_kernel_does_not_make_an_export_invalid():
+    """Erf in float64: onnxruntime has no kernel (NOT_IMPLEMENTED), ONNX allows it: Aidge stays blamed;
+    a file onnx's own checker refuses is the exporter's."""
+    lacks = {"checker": "ok", "onnxruntime": "NotImplemented: [ONNXRuntimeError] : 9 : NOT_IMPLEMENTED : Could not "
+                                             "find an implementation for Erf(13) node with name '/Erf'"}
+    assert reproducer.export_valid(lacks) is True
+    assert reproducer.export_valid({"checker": "InferenceError: [ShapeInferenceError] (op_type:MaxPool): X typestr: "
+                                               "T, has unsupported type: tensor(int64)", "onnxruntime": "ok"}) is False
+    assert reproducer.export_valid({"checker": "ok", "onnxruntime": "InvalidGraph: [ONNXRuntimeError] : 10 : "
+                                                                    "INVALID_GRAPH : type int64 is not allowed"}) is False
