@@ -136,8 +136,10 @@ def repro_script(settings: dict[str, Any]) -> str:
               '"""']
     for key, value in settings.items():
         header.append(f"{key} = {value!r}")
-    body = BODY_PATH.read_text(encoding="utf-8")
-    return "\n".join(header) + "\n\n" + body
+    lines = BODY_PATH.read_text(encoding="utf-8").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.strip() and not line.startswith("#"))
+    body = "\n".join(["# ---- numpy, onnx and Aidge only from here (no torch, no aidge_torch_interop) ----"] + lines[start:])
+    return "\n".join(header) + "\n\n" + body + "\n"
 
 
 def _fresh_env() -> dict[str, str]:
@@ -546,6 +548,7 @@ def _write_json(path: Path, obj: Any) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         json.dump(obj, f, indent=1, sort_keys=True, default=str)
+    os.chmod(tmp, 0o644)  # mkstemp's 0600: the bundle is to be shared
     os.replace(tmp, path)
 
 
