@@ -188,7 +188,7 @@ def format_ledger_md(ledger: list[dict[str, Any]], *, complete: bool = True) -> 
     return "\n".join(lines)
 
 
-def ledger_summary(ledger: list[dict[str, Any]], *, complete: bool = True, top: int = 5) -> dict[str, Any]:
+def ledger_summary(ledger: list[dict[str, Any]], *, complete: bool = True, top: int = 15) -> dict[str, Any]:
     """What the report says of the ledger: the count by kind and component, and the top entries."""
     by_kind: dict[str, int] = {}
     by_component: dict[str, int] = {}

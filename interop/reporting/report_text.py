@@ -163,6 +163,15 @@ def format_report(report: dict[str, Any]) -> str:
     out = _head(report)
     add = out.append
     trends = report.get("trend") or {}
+    defects = report.get("defects")
+    if defects:
+        add("")
+        add("== " + defects_line(defects) + " ==")
+        add("  by component: " + ", ".join(f"{c} {n}" for c, n in sorted(defects["by_component"].items(),
+                                                                          key=lambda kv: -kv[1])))
+        for e in defects["top"]:
+            where = f" ({e['reproducer']}, {e['reproducer_nodes']} node(s))" if e.get("reproducer") else ""
+            add(f"  {e['id']} [{e['component']}] {_clip(e['title'], 90)}: {e['cases']} case(s){where}")
 
     if report.get("per_source"):
         add("")
@@ -324,6 +333,12 @@ def format_summary(report: dict[str, Any], *, full: str = "report.txt", limit: i
     section), and where the full report is."""
     out = [line for line in _head(report) if line]
     add = out.append
+    defects = report.get("defects")
+    if defects:  # the report leads with defects, not cases
+        add(defects_line(defects))
+        for e in defects["top"][:3]:
+            where = f" ({e['reproducer']}, {e['reproducer_nodes']} node(s))" if e.get("reproducer") else ""
+            add(f"  {e['id']} {_clip(e['title'], 90)}: {e['cases']} case(s){where}")
     new = [(g["operator"], b) for g in report["aidge_bugs"] for b in g["bugs"] if not b["known"]]
     known = sum(g["known"] for g in report["aidge_bugs"])
     add(f"Aidge bugs: {len(report['aidge_bugs'])} operator(s), {sum(g['new'] for g in report['aidge_bugs'])} "
@@ -366,12 +381,6 @@ def format_summary(report: dict[str, Any], *, full: str = "report.txt", limit: i
     repro = report.get("reproducers")
     if repro:
         add(reproducers_line(repro))
-    defects = report.get("defects")
-    if defects:
-        add(defects_line(defects))
-        for e in defects["top"][:3]:
-            where = f" ({e['reproducer']}, {e['reproducer_nodes']} node(s))" if e.get("reproducer") else ""
-            add(f"  {e['id']} {_clip(e['title'], 90)}: {e['cases']} case(s){where}")
     if report["problems"]:
         add(f"Input problems: {len(report['problems'])} (lines skipped; listed in the full report)")
     add(f"full report: {full}")
