@@ -224,3 +224,21 @@ def test_onnxruntime_lacking_a_kernel_does_not_make_an_export_invalid():
                                                "T, has unsupported type: tensor(int64)", "onnxruntime": "ok"}) is False
     assert reproducer.export_valid({"checker": "ok", "onnxruntime": "InvalidGraph: [ONNXRuntimeError] : 10 : "
                                                                     "INVALID_GRAPH : type int64 is not allowed"}) is False
+
+
+def test_an_op_without_a_converter_is_no_converter_even_after_the_importer_met_it(tmp_path):
+    """aidge_onnx's converter table is a defaultdict: importing PRelu adds the key 'prelu' mapped to the
+    generic importer. PRelu has no converter; MaxPool has one (that declined)."""
+    from interop.errors import UnsupportedOperatorError
+
+    meta = _run_case(tmp_path, "prelu", lambda: wrap(torch.nn.PReLU(), [(2, 3)]))
+    assert meta["import_kind"] == "no converter"
+    exc = UnsupportedOperatorError("import", "'MaxPool' (ONNX op MaxPool) imported as GenericOperator",
+                                   operator="MaxPool")
+    assert reproducer.import_kind(exc) == "converter failure"
+    # the record carries it inside its reproducer field, where the ledger reads it
+    folder = reproducer.bundle_folder(tmp_path / "run", "t.py::test_prelu")
+    folder.mkdir(parents=True)
+    (folder / "meta.json").write_text(json.dumps(meta))
+    fields = reproducer.record_fields(tmp_path / "run", "t.py::test_prelu", {"attribution": "aidge"})
+    assert fields["reproducer"]["import_kind"] == "no converter" and fields["reproducer"]["reproduces"] is True
