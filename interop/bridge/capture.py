@@ -58,6 +58,9 @@ class Capture:
     log_set: bool = False
     #: the entry whose Aidge run raised first (the bridge says so: :func:`note_error`)
     failed_entry: Entry | None = None
+    #: called with (capture, entry) once a wrap is exported and again at its first call: what the
+    #: parent needs to finish a bundle when the child dies (a crash writes nothing after it)
+    pending: Callable[["Capture", "Entry"], Any] | None = None
 
     def latest(self) -> Entry | None:
         """The wrap a failure belongs to: the one whose Aidge run raised, else the last one used."""
@@ -91,10 +94,11 @@ def current() -> Capture | None:
 
 
 def start(directory: Path, case: str, writer: Callable | None = None, log_path: Path | None = None,
-          tolerance: Any = None) -> Capture:
+          tolerance: Any = None, pending: Callable | None = None) -> Capture:
     """Capture what the next case's reproducer needs (this process and the children it forks)."""
     global _STATE
     _STATE = Capture(Path(directory), case, writer, Path(log_path) if log_path else None, tolerance)
+    _STATE.pending = pending
     _route_log(_STATE)
     return _STATE
 
@@ -142,9 +146,18 @@ def note_export(traced, example_inputs, exported, backend: str = "cpu") -> None:
             snapshot = copy.deepcopy(traced)
     except Exception as exc:  # noqa: BLE001 - expected values then come from the example inputs
         error = f"{type(exc).__name__}: {exc}"
+    entry = Entry(exported, [x.detach().clone() for x in example_inputs], snapshot, error, backend=backend)
     with _LOCK:
-        state.entries.append(Entry(exported, [x.detach().clone() for x in example_inputs], snapshot, error,
-                                   backend=backend))
+        state.entries.append(entry)
+    _pending(state, entry)
+
+
+def _pending(state: Capture, entry: Entry) -> None:
+    if state.pending is not None:
+        try:
+            state.pending(state, entry)
+        except Exception:  # noqa: BLE001 - a help for crashes, never a failure of the case
+            pass
 
 
 def _entry_of(exported) -> Entry | None:
@@ -187,6 +200,7 @@ def note_forward(runner, inputs) -> None:
     entry.forward_calls += 1
     if entry.first_inputs is None:
         entry.first_inputs = [x.detach().to("cpu", copy=True) for x in inputs]
+        _pending(state, entry)
     # the latest entry used is the one a failure belongs to
     if state.entries and state.entries[-1] is not entry:
         state.entries.remove(entry)

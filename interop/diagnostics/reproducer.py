@@ -44,7 +44,7 @@ import numpy as np
 
 __all__ = ["write_bundle", "export_check", "run_repro", "reduce_bundle", "BODY_PATH", "max_bundle_bytes",
            "repro_script", "bundle_folder", "record_fields", "first_diverging_node", "FreshServer",
-           "start_fresh_server", "stop_fresh_server"]
+           "start_fresh_server", "stop_fresh_server", "write_pending", "complete_pending", "PENDING"]
 
 BODY_PATH = Path(__file__).with_name("repro_body.py")
 #: a bundle's size bound (MB), beyond which only its reduced graph is kept
@@ -869,12 +869,17 @@ def bundle_folder(directory: Path, nodeid: str) -> Path:
     return Path(directory) / "reproducers" / slug
 
 
-def record_fields(directory: Path, nodeid: str, record: dict[str, Any]) -> dict[str, Any]:
+def record_fields(directory: Path, nodeid: str, record: dict[str, Any], log: str = "") -> dict[str, Any]:
     """What a failing test's record says of its reproducer (``reproducer``), of the first diverging
     node (``first_diverging``), and the attribution moved to the export when onnx's checker or
     onnxruntime refuses the graph that Aidge was given."""
     folder = bundle_folder(directory, nodeid)
     meta_path = folder / "meta.json"
+    if record.get("category") in ("crash", "hang") and not meta_path.is_file() and (folder / PENDING).is_dir():
+        try:
+            complete_pending(directory, nodeid, record, log)
+        except Exception:  # noqa: BLE001 - then no bundle, said below
+            pass
     if not meta_path.is_file() or meta_path.is_symlink():
         if record.get("category") in ("crash", "hang", "killed"):
             why = "the case's process died before it could write one (crash or time-out)"
@@ -914,3 +919,83 @@ def record_fields(directory: Path, nodeid: str, record: dict[str, Any]) -> dict[
         out["attribution"] = "export"
         out["attribution_reason"] = f"the exported graph is invalid, so Aidge is not blamed: {refusal}"
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+PENDING = ".pending"
+
+
+def write_pending(state, entry) -> None:
+    """What the parent needs to finish the bundle if the case's process dies: the graph (once per
+    wrap), the inputs (the example inputs, then the first call's), the compile mode. Written by the
+    case child before Aidge runs; removed when the case ends without dying."""
+    from ..bridge.onnx_export import unused_graph_inputs
+
+    import onnx
+
+    folder = Path(state.directory) / PENDING
+    folder.mkdir(parents=True, exist_ok=True)
+    exported = entry.exported
+    if not getattr(entry, "_pending_model", False):
+        onnx.save(exported.proto, str(folder / "model.onnx"))
+        entry._pending_model = True
+    unused = unused_graph_inputs(exported.proto, exported.input_names)
+    used = [k for k, name in enumerate(exported.input_names) if name not in unused]
+    inputs = entry.first_inputs if entry.first_inputs is not None else entry.example_inputs
+    for k, i in enumerate(used):
+        _tensor_file(folder / f"input_{k}.pb", _np(inputs[i]), exported.input_names[i])
+    _write_json(folder / "pending.json", {"data_inputs": [exported.input_names[k] for k in used],
+                                          "faithful": entry.faithful, "exporter": exported.exporter,
+                                          "inputs_from": "first call" if entry.first_inputs is not None
+                                          else "wrap's example inputs"})
+
+
+def complete_pending(run_dir: Path, nodeid: str, record: dict[str, Any], log: str = "") -> dict[str, Any] | None:
+    """The bundle of a case whose process died (a crash or a time-out), finished by the parent from
+    what the child left (:func:`write_pending`): torch's values died with the child, so the expected
+    values are onnxruntime's on the same graph (said in meta.json); the defect is the crash itself,
+    which the repro shows as a death by signal. None when the child left nothing."""
+    import onnx
+    from onnx import numpy_helper
+
+    folder = bundle_folder(run_dir, nodeid)
+    pending = folder / PENDING
+    if not (pending / "pending.json").is_file() or not (pending / "model.onnx").is_file():
+        return None
+    info = json.loads((pending / "pending.json").read_text(encoding="utf-8"))
+    data_inputs = list(info.get("data_inputs") or [])
+    inputs = [numpy_helper.to_array(onnx.load_tensor(str(pending / f"input_{k}.pb"))) for k in range(len(data_inputs))]
+    proto = onnx.load(str(pending / "model.onnx"))
+    error = " ".join(str(record.get("error") or record.get("category") or "the process died").split())[:400]
+    meta: dict[str, Any] = {"case": nodeid, "failure": error, "phase": record.get("phase") or "forward", "calls": 1,
+                            "exporter": info.get("exporter"), "inputs_from": info.get("inputs_from"),
+                            "versions": _versions(), "expected_from": "onnxruntime (the case's process died)"}
+    rtol, atol = _rtol_atol(None, [])
+    meta["tolerance"] = {"rtol": rtol, "atol": atol}
+    outputs: list[np.ndarray] = []
+    try:
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = 1
+        options.log_severity_level = 3
+        session = ort.InferenceSession(proto.SerializeToString(), options, providers=["CPUExecutionProvider"])
+        outputs = [np.asarray(o) for o in session.run(None, _ort_feeds(session, dict(zip(data_inputs, inputs))))]
+    except Exception as exc:  # noqa: BLE001 - the repro then runs the graph without expected values
+        meta["expected_error"] = f"onnxruntime could not compute the expected values: {_one_line(exc)}"
+    settings = {"CASE": nodeid, "WHAT": error, "PHASE": "forward", "CALLS": 1, "RTOL": rtol, "ATOL": atol,
+                "FAITHFUL": bool(info.get("faithful")), "DATA_INPUTS": data_inputs, "N_OUTPUTS": len(outputs),
+                "PARAMS": [], "GRAD_OUTPUTS": []}
+    _write_layout(folder, proto, data_inputs, inputs, outputs, settings)
+    (folder / "aidge.log").write_text(log, encoding="utf-8")
+    meta["aidge_said"] = aidge_said(log)
+    meta["export_check"] = export_check(folder / "model.onnx", dict(zip(data_inputs, inputs)), None, rtol, atol)
+    meta["repro"] = run_repro(folder, timeout=60)
+    meta["reproduces"] = _reproduces(meta["repro"])
+    meta["reduced"] = {"kept": False, "why": "a crash: not reduced (the node alone would need the process to die "
+                                              "the same way; the full graph is the reproducer)"}
+    meta["nodes"] = len(proto.graph.node)
+    shutil.rmtree(pending, ignore_errors=True)
+    _apply_size_bound(folder, meta)
+    _write_json(folder / "meta.json", meta)
+    return meta

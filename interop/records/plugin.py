@@ -316,21 +316,31 @@ class RecordsPlugin:
         if self.is_controller or self.directory is None or not reproducers_on():
             return False
         from ..bridge import capture
-        from ..diagnostics.reproducer import bundle_folder, start_fresh_server, write_bundle
+        from ..diagnostics.reproducer import bundle_folder, start_fresh_server, write_bundle, write_pending
 
         start_fresh_server()
         case, _ = _case_of(item)
         self._log = self.directory / "reproducers" / ".logs" / f"{self.worker or 'main'}-{os.getpid()}.log"
-        capture.start(bundle_folder(self.directory, item.nodeid), item.nodeid, write_bundle, self._log,
-                      getattr(case, "tolerance", None))
+        self._bundle = bundle_folder(self.directory, item.nodeid)
+        capture.start(self._bundle, item.nodeid, write_bundle, self._log, getattr(case, "tolerance", None),
+                      pending=write_pending)
         return True
 
     def _stop_capture(self) -> None:
+        import shutil
+
         from ..bridge import capture
+        from ..diagnostics.reproducer import PENDING
 
         capture.stop()
         try:
             self._log.unlink(missing_ok=True)
+        except OSError:
+            pass
+        # what a dying case would have needed: not needed (the record is written by now)
+        shutil.rmtree(self._bundle / PENDING, ignore_errors=True)
+        try:
+            self._bundle.rmdir()  # the folder of a case that left no bundle
         except OSError:
             pass
 
@@ -421,9 +431,12 @@ class RecordsPlugin:
         if outcome in ("failed", "error", "xfailed", "xpassed") or rec["xpass_strict"]:
             rec["replay"] = replay_command(rec.get("seed"), nodeid)
         if outcome in ("failed", "error", "xfailed") and self.directory is not None and reproducers_on():
+            from ..bridge import capture
             from ..diagnostics.reproducer import record_fields
 
-            rec.update(record_fields(self.directory, nodeid, rec))
+            state = capture.current()
+            log = capture.aidge_log_text(state) if state is not None else ""
+            rec.update(record_fields(self.directory, nodeid, rec, log))
         return rec
 
     def _lost_to_dead_worker(self, report) -> None:

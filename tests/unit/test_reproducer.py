@@ -242,3 +242,34 @@ def test_an_op_without_a_converter_is_no_converter_even_after_the_importer_met_i
     (folder / "meta.json").write_text(json.dumps(meta))
     fields = reproducer.record_fields(tmp_path / "run", "t.py::test_prelu", {"attribution": "aidge"})
     assert fields["reproducer"]["import_kind"] == "no converter" and fields["reproducer"]["reproduces"] is True
+
+
+def _dies_after_its_first_call():
+    am = wrap(torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.ReLU()), [(2, 4)])
+    am(torch.randn(2, 4))
+    os.abort()  # as a crash inside Aidge would end the case's process
+
+
+def test_a_case_whose_process_dies_gets_its_bundle_from_the_parent(tmp_path):
+    """The child writes what the parent needs before Aidge runs (.pending); when it dies, the record's
+    parent finishes the bundle with onnxruntime's values. Here nothing in Aidge crashes (the child
+    aborts itself), so the bundle honestly does not reproduce."""
+    from interop.errors import AidgeCrash
+
+    run = tmp_path / "run"
+    nodeid = "t.py::test_dies"
+    capture.start(reproducer.bundle_folder(run, nodeid), nodeid, reproducer.write_bundle, tmp_path / "log",
+                  pending=reproducer.write_pending)
+    try:
+        with pytest.raises(AidgeCrash):
+            run_isolated(_dies_after_its_first_call, timeout=120)
+        fields = reproducer.record_fields(run, nodeid, {"category": "crash", "phase": "forward",
+                                                         "error": "crash: process killed by SIGABRT"})
+    finally:
+        capture.stop()
+    folder = reproducer.bundle_folder(run, nodeid)
+    meta = json.loads((folder / "meta.json").read_text())
+    assert meta["expected_from"].startswith("onnxruntime")
+    assert not (folder / reproducer.PENDING).exists()
+    assert fields["reproducer"]["written"] is True and fields["reproducer"]["reproduces"] is False
+    assert _fresh(folder).returncode == 0  # Aidge computes onnxruntime's values: no defect to show
