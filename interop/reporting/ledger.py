@@ -6,7 +6,9 @@ A run's Aidge findings (failed and xfailed records attributed to Aidge) are grou
 - **kind**: no importer, converter failure, no kernel, no backward, wrong values, wrong shape,
   memory-unsafe, accepts invalid input, error (Aidge refuses a valid graph);
 - **component**: aidge_onnx (import), aidge_backend_cpu (kernels), aidge_export_cpp, aidge_core;
-- **operator**: the ONNX op of the reduced graph (or the import gap), else Aidge's operator;
+- **operator**: Aidge's operator (the first diverging node's Aidge type for a mismatch, so that a
+  case built from Aidge's own configurations and an ONNX case of one defect agree), the ONNX op
+  for an import gap;
 - **dtype** for a missing kernel (the registrar key's), the **phase**, and Aidge's message with
   its numbers, shapes and node names normalised.
 
@@ -79,8 +81,8 @@ def signature_of(record: dict[str, Any]) -> dict[str, Any]:
     if kind in ("no importer", "converter failure") and m:
         operator = m.group(1)
     first = record.get("first_diverging") if isinstance(record.get("first_diverging"), dict) else None
-    if operator is None and first:
-        operator = first.get("op_type")
+    if operator is None and first:  # Aidge's name for it, as the cases without ONNX (Aidge's configurations) say
+        operator = first.get("aidge_type") or first.get("op_type")
     if operator is None:
         operator = record.get("aidge_operator") or record.get("operator") or "?"
     backend = record.get("backend") or "cpu"

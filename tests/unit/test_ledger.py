@@ -72,3 +72,13 @@ def test_the_smallest_reproducer_is_the_entry_s(tmp_path):
     data = json.loads((tmp_path / "defects.json").read_text())
     assert data["complete"] is False and data["defects"][0]["id"] == entry["id"]
     assert "incomplete" in (tmp_path / "defects.md").read_text()
+
+
+def test_an_onnx_case_and_an_aidge_configuration_of_one_defect_agree_on_its_operator():
+    onnx_case = _rec("tests/test_models.py::test_model[KWS_train]", "model zoo", "outputs_differ", "output differs",
+                     operator="KWS", first_diverging={"onnx_node": "/bn1/BatchNormalization",
+                                                      "op_type": "BatchNormalization", "aidge_type": "BatchNorm2D"})
+    config_case = _rec("tests/test_aidge_configs.py::test_aidge_config[aidge.batchnorm_train]", "Aidge configs",
+                       "outputs_differ", "output differs", operator="BatchNorm2D")
+    (entry,) = build_ledger([onnx_case, config_case])
+    assert entry["operator"] == "BatchNorm2D" and len(entry["cases"]) == 2
