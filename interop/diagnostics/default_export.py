@@ -180,12 +180,39 @@ def _cases():
         yield arch.name, model, tuple(args), dict(kwargs)
 
 
+def _cell(side: dict[str, Any] | None) -> str:
+    if not side:
+        return "-"
+    outcome = side.get("outcome") or side.get("error") or "?"
+    if outcome == "ok":
+        return "runs, matches torch" if side.get("matches_torch") else \
+            f"runs, differs from torch (max {side.get('max_abs_diff', float('nan')):.3g})"
+    return outcome.replace("|", "/")[:110]
+
+
+def format_markdown(rows: list[dict[str, Any]]) -> str:
+    """The table of docs/default-export.md: per model and route, what Aidge does with each export,
+    the differences first."""
+    rows = sorted(rows, key=lambda r: (not r.get("differs"), r.get("name", ""), r.get("route", "")))
+    lines = ["| model | route | differs | the suite's export in Aidge | the user's export in Aidge | graph: suite -> user |",
+             "|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r.get('name')} | {r.get('route')} | {'**yes**' if r.get('differs') else 'no'} | "
+                     f"{_cell(r.get('suite'))} | {_cell(r.get('user'))} | {r.get('graph', r.get('error', '-'))} |")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     import json
 
     from ..equivalence.isolation import run_isolated
 
     argv = list(sys.argv[1:] if argv is None else argv)
+    if "--markdown" in argv:  # format lines written before: --markdown FILE.jsonl
+        path = argv[argv.index("--markdown") + 1]
+        with open(path, encoding="utf-8") as f:
+            sys.stdout.write(format_markdown([json.loads(line) for line in f if line.strip()]))
+        return 0
     routes = ["torchscript"] if "--dynamo" not in argv else ["torchscript", "dynamo"]
     rows = []
     for name, model, args, kwargs in _cases():
