@@ -105,8 +105,13 @@ def check_bundle(python: Path, bundle: dict[str, Any]) -> dict[str, Any]:
         out = {"bundle": str(bundle["folder"]), "exit": code, "line": line, "kind": _kind(line),
                "record_phase": bundle.get("phase")}
         out["same_phase"] = bundle.get("phase") in (None, out["kind"]) or out["kind"] not in _KINDS
-        if code == 1 and out["kind"] in ("forward", "backward") and (line.startswith("DEFECT PRESENT: forward call")
-                                                                   or line.startswith("DEFECT PRESENT: backward,")):
+        # a defect that shows on a later call (the same input, another output: ConvTranspose without bias)
+        # fails whatever the expected values are: nothing to check against itself
+        later_call = line.startswith("DEFECT PRESENT: forward call") and not line.startswith(
+            "DEFECT PRESENT: forward call 1,")
+        out["later_call"] = later_call
+        if code == 1 and not later_call and (line.startswith("DEFECT PRESENT: forward call")
+                                             or line.startswith("DEFECT PRESENT: backward,")):
             actual = Path(tmp) / "actual"
             _run(python, work, "--save-actual", str(actual))
             for f in actual.glob("*.pb"):
@@ -139,17 +144,21 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(tmp, ignore_errors=True)
     bad = 0
     for r in results:
-        ok = r["exit"] == 1 and r["same_phase"] and r.get("self_exit", 0) == 0
+        died = isinstance(r["exit"], int) and r["exit"] < 0  # a crash bundle: the defect is the death
+        ok = (r["exit"] == 1 or died) and r["same_phase"] and r.get("self_exit", 0) == 0
         bad += not ok
         self_check = f"; with Aidge's outputs as expected: exit {r['self_exit']}" if "self_exit" in r else ""
         sys.stdout.write(f"{'ok  ' if ok else 'FAIL'} exit {r['exit']} ({r['kind']}; record: {r['record_phase']})"
                          f"{self_check}  {Path(r['bundle']).relative_to(args.run_dir)}\n      {r['line'][:200]}\n")
     mism = [r for r in results if "self_exit" in r]
+    later = sum(1 for r in results if r.get("later_call"))
     sys.stdout.write(f"{len(results)} of {len(bundles)} reproducing bundle(s) checked in {args.venv} "
-                     f"({', '.join(PACKAGES)} only): {sum(r['exit'] == 1 for r in results)} exit 1, "
+                     f"({', '.join(PACKAGES)} only): {sum(r['exit'] == 1 for r in results)} exit 1 (or die by a "
+                     f"signal: {sum(1 for r in results if isinstance(r['exit'], int) and r['exit'] < 0)}), "
                      f"{sum(r['same_phase'] for r in results)} in the record's phase; "
                      f"{sum(r['self_exit'] == 0 for r in mism)} of {len(mism)} mismatch bundle(s) exit 0 with Aidge's "
-                     f"own outputs as the expected values\n")
+                     f"own outputs as the expected values ({later} more differ on a later call of the same input: "
+                     f"not checkable against themselves)\n")
     return 1 if bad else 0
 
 
