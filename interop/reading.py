@@ -204,41 +204,40 @@ def confined(path: str | os.PathLike, root: str | os.PathLike, *, kind: str = "f
     else:
         raise UnsafeInputError(path, f"outside {root}: refused (the tools read and write only inside the folder "
                                      "they were given)")
+    class _Missing(Exception):
+        pass
+
+    def status(of: Path, follow: bool) -> os.stat_result:
+        try:
+            return os.stat(of) if follow else os.lstat(of)
+        except FileNotFoundError:
+            if missing_ok:
+                raise _Missing from None
+            raise
+
     cur = root_real
     parts = rel.parts
     try:
-        info = os.stat(cur)
-    except FileNotFoundError:
-        if missing_ok:
-            return Path(path)
-        raise
-    for i, part in enumerate(parts):
-        last = i == len(parts) - 1
-        cur = cur / part
-        try:
-            info = os.lstat(cur)
-        except FileNotFoundError:
-            if missing_ok:
-                return Path(path)
-            raise
-        if stat.S_ISLNK(info.st_mode):
-            target = os.path.realpath(cur)
-            if last:
-                raise UnsafeInputError(path, f"a symbolic link (to {target}), not a regular file: refused (the tools "
-                                             "read and write regular files only, never through a link)")
-            real = Path(target)
-            if real != root_real and root_real not in real.parents:
-                raise UnsafeInputError(path, f"{cur.relative_to(root_real)} is a symbolic link to {target}, outside "
-                                             f"{root}: refused (nothing outside is read, written or deleted)")
-            cur = real
-            try:
-                info = os.stat(cur)
-            except FileNotFoundError:
-                if missing_ok:
-                    return Path(path)
-                raise
-        if not last and not stat.S_ISDIR(info.st_mode):
-            raise UnsafeInputError(path, f"{cur.relative_to(root_real)} is not a directory")
+        info = status(cur, True)
+        for i, part in enumerate(parts):
+            last = i == len(parts) - 1
+            cur = cur / part
+            info = status(cur, False)
+            if stat.S_ISLNK(info.st_mode):
+                target = os.path.realpath(cur)
+                if last:
+                    raise UnsafeInputError(path, f"a symbolic link (to {target}), not a regular file: refused (the "
+                                                 "tools read and write regular files only, never through a link)")
+                real = Path(target)
+                if real != root_real and root_real not in real.parents:
+                    raise UnsafeInputError(path, f"{cur.relative_to(root_real)} is a symbolic link to {target}, "
+                                                 f"outside {root}: refused (nothing outside is read, written or deleted)")
+                cur = real
+                info = status(cur, True)
+            if not last and not stat.S_ISDIR(info.st_mode):
+                raise UnsafeInputError(path, f"{cur.relative_to(root_real)} is not a directory")
+    except _Missing:  # a missing component, allowed: the path is to be created
+        return Path(path)
     want = stat.S_ISDIR if kind == "dir" else stat.S_ISREG
     if not want(info.st_mode):
         what = next((k for test, k in _KINDS if test(info.st_mode)), "not a regular file")
