@@ -145,17 +145,28 @@ def json_lines(text: str, source: str, problems: list[str]):
     """``(line number, object)`` for each non-blank line of a JSONL text that is valid JSON
     within the reading policy (:func:`loads_json`); each other line adds one
     ``source:line: why`` to ``problems``, never a traceback."""
-    import json
-
     for number, raw in enumerate(text.splitlines(), 1):
         if not raw.strip():
             continue
-        try:
-            yield number, loads_json(raw, f"{source}:{number}")
-        except json.JSONDecodeError as exc:
-            problems.append(f"{source}:{number}: not valid JSON ({exc.msg} at column {exc.colno})")
-        except UnsafeInputError as exc:  # nested too deeply, a 5,000-digit number
-            problems.append(str(exc))
+        value = _line_value(raw, f"{source}:{number}", problems)
+        if value is not _BAD_LINE:
+            yield number, value
+
+
+#: what :func:`_line_value` returns for a line it could not read (a line may hold ``null``)
+_BAD_LINE = object()
+
+
+def _line_value(text: str, where: str, problems: list[str]) -> Any:
+    """One JSON line read within the reading policy, or :data:`_BAD_LINE` with ``where: why``
+    added to ``problems``."""
+    try:
+        return loads_json(text, where)
+    except json.JSONDecodeError as exc:
+        problems.append(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})")
+    except UnsafeInputError as exc:  # nested too deeply, a 5,000-digit number
+        problems.append(str(exc))
+    return _BAD_LINE
 
 
 # -- the analysis inputs (reports, analyze_results.py) ----------------------------------------
@@ -307,9 +318,6 @@ def confined_json_lines(path: str | os.PathLike, root: str | os.PathLike, proble
             text = raw.decode("utf-8", errors="replace")
             if not text.strip():
                 continue
-            try:
-                yield number, loads_json(text, f"{path}:{number}")
-            except json.JSONDecodeError as exc:
-                problems.append(f"{path}:{number}: not valid JSON ({exc.msg} at column {exc.colno})")
-            except UnsafeInputError as exc:
-                problems.append(str(exc))
+            value = _line_value(text, f"{path}:{number}", problems)
+            if value is not _BAD_LINE:
+                yield number, value

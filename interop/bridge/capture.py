@@ -24,10 +24,6 @@ from typing import Any, Callable
 __all__ = ["Capture", "Entry", "start", "stop", "current", "suspended", "note_export", "note_compile",
            "note_runner", "note_forward", "note_backward", "note_error", "failed", "aidge_log_text"]
 
-#: calls whose inputs are kept: the first forward (and the first backward's output gradients)
-_KEPT_CALLS = 1
-
-
 @dataclasses.dataclass
 class Entry:
     """One ``wrap`` of the case: its export and what ran on it."""
@@ -71,7 +67,6 @@ class Capture:
 
 _STATE: Capture | None = None
 _LOCK = threading.Lock()
-_SUSPENDED = threading.local()
 
 
 class suspended:
@@ -79,13 +74,12 @@ class suspended:
 
     def __enter__(self):
         global _STATE
-        _SUSPENDED.state = _STATE
-        _STATE = None
+        self._saved, _STATE = _STATE, None
         return self
 
     def __exit__(self, *exc):
         global _STATE
-        _STATE = getattr(_SUSPENDED, "state", None)
+        _STATE = self._saved
         return False
 
 
@@ -97,8 +91,8 @@ def start(directory: Path, case: str, writer: Callable | None = None, log_path: 
           tolerance: Any = None, pending: Callable | None = None) -> Capture:
     """Capture what the next case's reproducer needs (this process and the children it forks)."""
     global _STATE
-    _STATE = Capture(Path(directory), case, writer, Path(log_path) if log_path else None, tolerance)
-    _STATE.pending = pending
+    _STATE = Capture(Path(directory), case, writer, Path(log_path) if log_path else None, tolerance,
+                     pending=pending)
     _route_log(_STATE)
     return _STATE
 
@@ -209,10 +203,9 @@ def note_forward(runner, inputs) -> None:
 
 def note_error(runner) -> None:
     """``runner``'s Aidge run raised: a failure of the case belongs to its wrap (the first such)."""
-    state = _STATE
-    if state is None or state.failed_entry is not None:
-        return
-    state.failed_entry = state.runners.get(id(runner))
+    state, entry = _runner_entry(runner)
+    if state is not None and state.failed_entry is None:
+        state.failed_entry = entry
 
 
 def note_backward(runner, grad_outputs) -> None:
@@ -226,7 +219,7 @@ def note_backward(runner, grad_outputs) -> None:
 
 def failed(exc: BaseException) -> Any:
     """Hand the capture to its writer once (the process that saw ``exc``); the writer's own
-    failure is kept on the capture, never raised over the case's."""
+    failure is returned as a line, never raised over the case's."""
     state = _STATE
     if state is None or state.written or state.writer is None or not state.entries:
         return None

@@ -16,7 +16,7 @@ from ..errors import AidgeError, OutputShapeError, aidge_error_from
 from . import capture
 from . import runtime as rt
 
-__all__ = ["SHARE_INPUT_ELEMENTS", "read_tensor", "write_tensor"]
+__all__ = ["SHARE_INPUT_ELEMENTS", "read_tensor", "write_tensor", "unfinished_node"]
 
 #: from this many elements on, a contiguous float32 CPU input is shared with Aidge instead of
 #: copied into the bridge's buffer (benchmarks/speed_bridge.py: at 2 MB the copy cost ~70 us,
@@ -296,20 +296,8 @@ class _GraphRunner:
         return aidge_error_from(exc, phase, node=node.name(), operator=node.type())
 
     def failing_node(self, phase: str):
-        """The node the scheduler was running when it raised: the first node of the static
-        schedule (reversed for backward; Producers skipped) that its record of the run does
-        not hold (the scheduler records a node once it has run). None when unknown."""
-        try:
-            order = list(self.scheduler.get_sequential_static_scheduling())
-            done = (self.scheduler.get_forward_scheduling() if phase == "forward"
-                    else self.scheduler.get_backward_scheduling())
-            finished = {e.node.name() for e in done}
-        except Exception:  # noqa: BLE001  (no scheduling recorded: unknown)
-            return None
-        for node in (order if phase == "forward" else reversed(order)):
-            if node.type() != "Producer" and node.name() not in finished:
-                return node
-        return None
+        """The node the scheduler was running when it raised (:func:`unfinished_node`)."""
+        return unfinished_node(self.scheduler, phase)
 
     def set_output_grads(self, grad_outputs: Sequence[torch.Tensor | None]) -> None:
         """Write the output gradients into Aidge (None: zeros), resizing them if needed."""
@@ -347,6 +335,22 @@ class _GraphRunner:
                                for k, (shape, _dtype) in enumerate(self._signature)]
             param_grads = [read_tensor(self.producer_tensors[n].grad) for n in param_names]
         return input_grads, param_grads
+
+
+def unfinished_node(scheduler, phase: str):
+    """The node ``scheduler`` was running when it raised: the first node of the static schedule
+    (reversed for backward; Producers skipped) that its record of the run does not hold (the
+    scheduler records a node once it has run). None when unknown."""
+    try:
+        order = list(scheduler.get_sequential_static_scheduling())
+        done = scheduler.get_forward_scheduling() if phase == "forward" else scheduler.get_backward_scheduling()
+        finished = {e.node.name() for e in done}
+    except Exception:  # noqa: BLE001  (no scheduling recorded: unknown)
+        return None
+    for node in (order if phase == "forward" else reversed(order)):
+        if node.type() != "Producer" and node.name() not in finished:
+            return node
+    return None
 
 
 def _as_graph_input(x: torch.Tensor, device: torch.device, float_dtype: torch.dtype = torch.float32) -> torch.Tensor:

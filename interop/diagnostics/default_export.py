@@ -24,11 +24,6 @@ import numpy as np
 __all__ = ["user_export", "run_in_aidge", "compare_exports", "graph_summary"]
 
 
-def _c_order(array):
-    """A C-ordered copy that keeps the shape (``np.ascontiguousarray`` makes a 0-d array 1-d)."""
-    return np.array(array, order="C", copy=True)
-
-
 def user_export(model, args: tuple, kwargs: dict | None, route: str):
     """The ONNX ``torch.onnx.export`` gives with torch's defaults on ``route`` (``torchscript``:
     ``dynamo=False``; ``dynamo``: ``dynamo=True``, its optimiser on), the model in its own mode.
@@ -55,26 +50,16 @@ def run_in_aidge(proto, inputs: list[np.ndarray]) -> tuple[str, list[np.ndarray]
     """``("ok", outputs)``, or ``("<phase>: <Aidge's message>", None)``: the graph imported by
     aidge_onnx (a GenericOperator is a refusal), compiled for the CPU in float32 and run once."""
     from ..bridge import runtime as rt
+    from .reproducer import AidgeRefused, load_in_aidge
 
-    core, aidge_onnx = rt.aidge_core(), rt.aidge_onnx()
     rt.load_backend("cpu")
     with rt.quiet_aidge():
         try:
-            graph = aidge_onnx.convert_onnx_to_aidge(proto)
-        except Exception as exc:  # noqa: BLE001
-            return f"import: {type(exc).__name__}: {_line(exc)}", None
-        generic = [n for n in graph.get_nodes() if type(n.get_operator()).__name__ == "GenericOperatorOp"]
-        if generic:
-            return "import: " + ", ".join(f"{n.type()} ({n.name()})" for n in generic[:4]) + \
-                " imported as GenericOperator", None
-        core.remove_flatten(graph)
-        try:
-            graph.compile("cpu", core.dtype.float32, dims=[list(x.shape) for x in inputs])
-            scheduler = core.SequentialScheduler(graph)
-        except Exception as exc:  # noqa: BLE001
-            return f"compile: {type(exc).__name__}: {_line(exc)}", None
-        feeds = [core.Tensor(_c_order(x.astype(np.float32) if np.issubdtype(x.dtype, np.floating) else x))
-                 for x in inputs]
+            graph, scheduler, feeds = load_in_aidge(proto, inputs, refuse_generic=True)
+        except AidgeRefused as exc:
+            cause = exc.cause
+            what = f"{type(cause).__name__}: {_line(cause)}" if isinstance(cause, BaseException) else cause
+            return f"{exc.phase}: {what}", None
         try:
             scheduler.forward(True, feeds)
         except Exception as exc:  # noqa: BLE001

@@ -29,6 +29,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from .reproducer import phase_of, verdict_of
+
 __all__ = ["bundles_of", "make_venv", "check_bundle", "main", "PACKAGES"]
 
 #: what the reproducers' environment holds (distribution names), pinned to the versions here
@@ -87,13 +89,8 @@ def _run(python: Path, folder: Path, *extra: str) -> tuple[int, str]:
     env = {"PATH": os.environ.get("PATH", ""), "OMP_NUM_THREADS": "1", "HOME": os.environ.get("HOME", "/tmp")}
     done = subprocess.run([str(python), "repro.py", *extra], cwd=folder, capture_output=True, text=True,
                           timeout=300, env=env)
-    lines = [line for line in done.stdout.splitlines() if line.startswith(("DEFECT PRESENT", "FIXED", "cannot run"))]
-    return done.returncode, (lines[-1] if lines else (done.stdout + done.stderr).strip()[-300:])
-
-
-def _kind(line: str) -> str:
-    text = line.removeprefix("DEFECT PRESENT: ")
-    return text.split(":")[0].split(" ")[0].split(",")[0]
+    verdict = verdict_of(done.returncode, done.stdout + "\n" + done.stderr)
+    return verdict["exit"], verdict["line"]
 
 
 def check_bundle(python: Path, bundle: dict[str, Any]) -> dict[str, Any]:
@@ -102,7 +99,7 @@ def check_bundle(python: Path, bundle: dict[str, Any]) -> dict[str, Any]:
         work = Path(tmp) / "bundle"
         shutil.copytree(bundle["folder"], work)
         code, line = _run(python, work)
-        out = {"bundle": str(bundle["folder"]), "exit": code, "line": line, "kind": _kind(line),
+        out = {"bundle": str(bundle["folder"]), "exit": code, "line": line, "kind": phase_of(line),
                "record_phase": bundle.get("phase")}
         out["same_phase"] = bundle.get("phase") in (None, out["kind"]) or out["kind"] not in _KINDS
         # a defect that shows on a later call (the same input, another output: ConvTranspose without bias)

@@ -33,6 +33,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import select
 import shutil
 import subprocess
 import sys
@@ -44,7 +45,8 @@ import numpy as np
 
 __all__ = ["write_bundle", "export_check", "run_repro", "reduce_bundle", "BODY_PATH", "max_bundle_bytes",
            "repro_script", "bundle_folder", "record_fields", "first_diverging_node", "FreshServer",
-           "start_fresh_server", "stop_fresh_server", "write_pending", "complete_pending", "PENDING"]
+           "start_fresh_server", "stop_fresh_server", "write_pending", "complete_pending", "PENDING", "verdict_of",
+           "phase_of", "load_in_aidge", "AidgeRefused"]
 
 BODY_PATH = Path(__file__).with_name("repro_body.py")
 #: a bundle's size bound (MB), beyond which only its reduced graph is kept
@@ -93,8 +95,6 @@ def _torch_expected(entry, inputs, backward: bool) -> dict[str, Any]:
     the first backward's output gradients), computed on the capture's copy of the model. An input
     torch cannot differentiate (SoftMarginLoss's target: "not differentiable with respect to
     argument 'target'") is left out of the gradients, the last such first, as the suite does."""
-    import torch
-
     wanted = [backward and x.is_floating_point() for x in inputs]
     while True:
         try:
@@ -130,12 +130,12 @@ def _torch_expected_once(entry, inputs, backward: bool, wanted: list[bool]) -> d
             if pairs and wrt else [None] * len(wrt)
         grads = list(grads)
         result["grad_outputs"] = [None if g is None else _np(g) for g in grads_out]
-        result["grad_inputs"] = {i: (np.zeros(tuple(x.shape), np.float32) if g is None else _np(g))
-                                 for i, (x, g) in enumerate(zip([x for x in xs if x.requires_grad], grads))}
-        n_in = len([x for x in xs if x.requires_grad])
+        differentiated = [i for i, x in enumerate(xs) if x.requires_grad]
+        # keyed by the model input's position (the inputs left out have none)
+        result["grad_inputs"] = {i: (np.zeros(tuple(xs[i].shape), np.float32) if g is None else _np(g))
+                                 for i, g in zip(differentiated, grads)}
         result["grad_params"] = [(p, np.zeros(tuple(params[state[p]].shape), np.float32) if g is None else _np(g))
-                                 for p, g in zip(names, grads[n_in:])]
-        result["input_requires_grad"] = [x.requires_grad for x in xs]
+                                 for p, g in zip(names, grads[len(differentiated):])]
         return result
 
 
@@ -164,7 +164,9 @@ def _fresh_env() -> dict[str, str]:
     return env
 
 
-def _verdict(code: int | None, output: str) -> dict[str, Any]:
+def verdict_of(code: int | None, output: str) -> dict[str, Any]:
+    """``{"exit": code, "line": ...}``: a repro.py run's verdict line (its last DEFECT PRESENT, FIXED or
+    cannot-run line, else the output's last line)."""
     lines = [line for line in output.splitlines() if line.startswith(("DEFECT PRESENT", "FIXED", "cannot run"))]
     line = lines[-1] if lines else (output.strip().splitlines() or [""])[-1]
     return {"exit": code, "line": line[:2000]}
@@ -185,7 +187,7 @@ def run_repro(folder: Path, timeout: float = REPRO_TIMEOUT_S) -> dict[str, Any]:
                               env=_fresh_env(), capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return {"exit": None, "line": f"timed out after {timeout:g} s"}
-    return _verdict(done.returncode, done.stdout + "\n" + done.stderr)
+    return verdict_of(done.returncode, done.stdout + "\n" + done.stderr)
 
 
 #: the fork server's program: imports numpy, onnx and Aidge (torch and interop unimportable), then
@@ -267,8 +269,6 @@ class FreshServer:
         try:
             self.proc.stdin.write(json.dumps({"folder": str(folder), "timeout": timeout}) + "\n")
             self.proc.stdin.flush()
-            import select
-
             ready, _, _ = select.select([self.proc.stdout], [], [], timeout + 30)
             if not ready:  # the server itself hangs: it goes, the caller falls back
                 self.close()
@@ -276,7 +276,7 @@ class FreshServer:
             answer = json.loads(self.proc.stdout.readline())
         except (OSError, ValueError):
             return None
-        return _verdict(answer.get("exit"), answer.get("output") or "")
+        return verdict_of(answer.get("exit"), answer.get("output") or "")
 
     def close(self) -> None:
         if os.getpid() != self.owner:  # a child's copy: the server is its parent's
@@ -306,7 +306,7 @@ def stop_fresh_server() -> None:
         _SERVER = None
 
 
-def _kind(line: str | None) -> str:
+def phase_of(line: str | None) -> str:
     """The phase a reproducer's verdict line names (``import``, ``compile``, ``forward``, ``backward``)."""
     text = (line or "").removeprefix("DEFECT PRESENT: ")
     return text.split(":")[0].split(" ")[0].split(",")[0]
@@ -332,12 +332,7 @@ def export_check(model_path: Path, feeds: dict[str, np.ndarray], expected: list[
     except Exception as exc:  # noqa: BLE001
         out.update(checker=_one_line(exc), valid=False)
     try:
-        import onnxruntime as ort
-
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = 1
-        options.log_severity_level = 3
-        session = ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
+        session = _ort_session(Path(model_path))
     except Exception as exc:  # noqa: BLE001
         out.update(onnxruntime=_one_line(exc))
         out["valid"] = export_valid(out)
@@ -374,6 +369,20 @@ def export_valid(check: dict[str, Any]) -> bool:
         return False
     ort = str(check.get("onnxruntime", "ok"))
     return ort == "ok" or ort.startswith("run:") or "NOT_IMPLEMENTED" in ort
+
+
+def _ort_session(model, *, optimize: bool = True):
+    """An onnxruntime CPU session on ``model`` (a path or serialized bytes), one thread, quiet;
+    ``optimize=False``: none of its graph rewrites (every intermediate is the graph's own)."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.log_severity_level = 3
+    if not optimize:
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    return ort.InferenceSession(str(model) if isinstance(model, Path) else model, options,
+                                providers=["CPUExecutionProvider"])
 
 
 def _ort_feeds(session, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -459,8 +468,7 @@ def write_bundle(state, exc: BaseException) -> dict[str, Any]:
     rtol, atol = _rtol_atol(state.tolerance, outputs)
     meta["tolerance"] = {"rtol": rtol, "atol": atol}
     if expected is not None and backward:
-        grad_inputs = {used.index(i): g for i, g in expected["grad_inputs"].items() if i in used} \
-            if all(expected["input_requires_grad"]) else _grad_inputs_by_position(expected, used)
+        grad_inputs = {used.index(i): g for i, g in expected["grad_inputs"].items() if i in used}
         grads = {"grad_outputs": expected["grad_outputs"], "grad_inputs": grad_inputs,
                  "grad_params": expected["grad_params"]}
     else:
@@ -541,17 +549,6 @@ def import_kind(exc: BaseException) -> str | None:
     return "converter failure" if found is not None and found is not generic else "no converter"
 
 
-def _grad_inputs_by_position(expected: dict[str, Any], used: list[int]) -> dict[int, np.ndarray]:
-    """torch's input gradients (listed for the inputs that required one) keyed by data-input position."""
-    grads, k = {}, 0
-    for i, needs in enumerate(expected["input_requires_grad"]):
-        if needs:
-            if i in used:
-                grads[used.index(i)] = expected["grad_inputs"][k]
-            k += 1
-    return grads
-
-
 def _versions() -> dict[str, str]:
     from importlib import metadata
 
@@ -570,10 +567,6 @@ def _write_json(path: Path, obj: Any) -> None:
         json.dump(obj, f, indent=1, sort_keys=True, default=str)
     os.chmod(tmp, 0o644)  # mkstemp's 0600: the bundle is to be shared
     os.replace(tmp, path)
-
-
-def _size(folder: Path) -> int:
-    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
 
 
 def _apply_size_bound(folder: Path, meta: dict[str, Any]) -> None:
@@ -627,7 +620,6 @@ def _aidge_names(proto) -> dict[str, int]:
 def _ort_values(proto, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Every intermediate value of ``proto`` on ``feeds``, computed by onnxruntime."""
     import onnx
-    import onnxruntime as ort
 
     model = onnx.ModelProto()
     model.CopyFrom(proto)
@@ -637,11 +629,7 @@ def _ort_values(proto, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
             if name and name not in known:
                 model.graph.output.append(onnx.ValueInfoProto(name=name))
                 known.add(name)
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 1
-    options.log_severity_level = 3
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    session = _ort_session(model.SerializeToString(), optimize=False)
     values = session.run(None, _ort_feeds(session, feeds))
     out = dict(feeds)
     out.update({o.name: np.asarray(v) for o, v in zip(session.get_outputs(), values)})
@@ -652,42 +640,68 @@ def _ort_values(proto, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     return out
 
 
-def _aidge_values(folder: Path, data_inputs, inputs, faithful: bool) -> dict[str, Any]:
-    """Every Aidge node's outputs after one forward of ``folder/model.onnx`` (node name -> (type,
-    outputs)); when a phase raises, ``{"error": (phase, node name or None, message)}``: the node
-    is the first of the static schedule the scheduler had not finished (as the bridge names it)."""
-    import onnx
+class AidgeRefused(Exception):
+    """:func:`load_in_aidge` could not take a graph: ``phase`` (import or compile) and the cause."""
 
+    def __init__(self, phase: str, cause: BaseException | str):
+        super().__init__(f"{phase}: {cause}")
+        self.phase, self.cause = phase, cause
+
+
+def load_in_aidge(proto, inputs: list[np.ndarray], *, faithful: bool = False, refuse_generic: bool = False):
+    """``(graph, scheduler, feeds)``: ``proto`` imported by aidge_onnx (which renames it in place),
+    compiled for the CPU as the bridge does (float32, or the inputs' own dtypes when ``faithful``),
+    and the inputs as Aidge tensors; :class:`AidgeRefused` when it cannot be (``refuse_generic``: a
+    node imported as GenericOperator too). The caller holds ``quiet_aidge``."""
     from ..bridge import runtime as rt
 
     core, aidge_onnx = rt.aidge_core(), rt.aidge_onnx()
+    try:
+        graph = aidge_onnx.convert_onnx_to_aidge(proto)
+    except Exception as exc:  # noqa: BLE001
+        raise AidgeRefused("import", exc) from exc
+    if refuse_generic:
+        generic = [n for n in graph.get_nodes() if type(n.get_operator()).__name__ == "GenericOperatorOp"]
+        if generic:
+            raise AidgeRefused("import", ", ".join(f"{n.type()} ({n.name()})" for n in generic[:4])
+                               + " imported as GenericOperator")
+    core.remove_flatten(graph)
+    dims = [list(x.shape) for x in inputs]
+    try:
+        if faithful:
+            graph.set_backend("cpu")
+            graph.forward_dtype([getattr(core.dtype, x.dtype.name) for x in inputs])
+            graph.forward_dims(dims)
+        else:
+            graph.compile("cpu", core.dtype.float32, dims=dims)
+        scheduler = core.SequentialScheduler(graph)
+    except Exception as exc:  # noqa: BLE001
+        raise AidgeRefused("compile", exc) from exc
+    feeds = [core.Tensor(_c_order(x if faithful or not np.issubdtype(x.dtype, np.floating) else x.astype(np.float32)))
+             for x in inputs]
+    return graph, scheduler, feeds
+
+
+def _aidge_values(folder: Path, inputs, faithful: bool) -> dict[str, Any]:
+    """Every Aidge node's outputs after one forward of ``folder/model.onnx`` (node name -> (type,
+    outputs)); when a phase raises, ``{"error": (phase, node name or None, message)}``: the node
+    is the one the scheduler was running (:func:`interop.bridge.runner.unfinished_node`)."""
+    import onnx
+
+    from ..bridge import runtime as rt
+    from ..bridge.runner import unfinished_node
+
     with rt.quiet_aidge():
         try:
-            graph = aidge_onnx.convert_onnx_to_aidge(onnx.load(str(folder / "model.onnx")))
-            core.remove_flatten(graph)
-            dims = [list(x.shape) for x in inputs]
-            if faithful:
-                graph.set_backend("cpu")
-                graph.forward_dtype([getattr(core.dtype, x.dtype.name) for x in inputs])
-                graph.forward_dims(dims)
-            else:
-                graph.compile("cpu", core.dtype.float32, dims=dims)
-            scheduler = core.SequentialScheduler(graph)
-        except Exception as exc:  # noqa: BLE001
-            return {"error": ("compile", None, _one_line(exc))}
-        feeds = [core.Tensor(_c_order(x if faithful or not np.issubdtype(x.dtype, np.floating)
-                                      else x.astype(np.float32))) for x in inputs]
+            _, scheduler, feeds = load_in_aidge(onnx.load(str(folder / "model.onnx")), inputs, faithful=faithful)
+        except AidgeRefused as exc:
+            cause = exc.cause if isinstance(exc.cause, BaseException) else RuntimeError(exc.cause)
+            return {"error": ("compile", None, _one_line(cause))}
         try:
             scheduler.forward(True, feeds)
         except Exception as exc:  # noqa: BLE001
-            node = None
-            try:
-                done = {e.node.name() for e in scheduler.get_forward_scheduling()}
-                node = next((n.name() for n in scheduler.get_sequential_static_scheduling()
-                             if n.type() != "Producer" and n.name() not in done), None)
-            except Exception:  # noqa: BLE001
-                pass
-            return {"error": ("forward", node, _one_line(exc))}
+            node = unfinished_node(scheduler, "forward")
+            return {"error": ("forward", node.name() if node is not None else None, _one_line(exc))}
         order = [n for n in scheduler.get_sequential_static_scheduling() if n.type() != "Producer"]
         values = {}
         for node in order:
@@ -721,14 +735,14 @@ def _node_of_registrar_error(proto, message: str, ort: dict[str, np.ndarray]):
     return None
 
 
-def first_diverging_node(folder: Path, proto, data_inputs, inputs, faithful: bool, rtol: float, atol: float,
+def first_diverging_node(folder: Path, proto, inputs, faithful: bool, rtol: float, atol: float,
                          ort: dict[str, np.ndarray]):
     """``(onnx node, aidge node type, line)``: the first node, in the ONNX graph's order, whose Aidge
     output differs from onnxruntime's on the same graph and inputs; None when none does."""
     from ..equivalence.isolation import run_isolated
 
     # in a child of its own: a crash of Aidge here costs the reduction, never the case's result
-    aidge = run_isolated(_aidge_values, folder, data_inputs, inputs, faithful, timeout=REPRO_TIMEOUT_S)
+    aidge = run_isolated(_aidge_values, folder, inputs, faithful, timeout=REPRO_TIMEOUT_S)
     names = _aidge_names(proto)
     if "error" in aidge:  # Aidge raised on its first call: the node it was running
         phase, name, message = aidge["error"]
@@ -817,7 +831,7 @@ def reduce_bundle(folder: Path, exc: BaseException, data_inputs, inputs, faithfu
     how = f"the node Aidge's error names ({aidge_node})" if node is not None else None
     result: dict[str, Any] = {}
     if node is None:
-        found = first_diverging_node(folder, proto, data_inputs, inputs, faithful, rtol, atol, ort)
+        found = first_diverging_node(folder, proto, inputs, faithful, rtol, atol, ort)
         if found is None:
             return {"kept": False, "why": "no node's output differs from onnxruntime's on the full graph's first call "
                                           "(a defect across calls, or in backward: not reduced)"}
@@ -845,7 +859,7 @@ def reduce_bundle(folder: Path, exc: BaseException, data_inputs, inputs, faithfu
     _write_layout(target, model, names, values, expected, settings, grads)
     run = run_repro(target)
     result.update(node=node.name, op_type=node.op_type, nodes=1, how=how, repro=run)
-    if _reproduces(run) and _kind(run.get("line")) == _kind((meta.get("repro") or {}).get("line")):
+    if _reproduces(run) and phase_of(run.get("line")) == phase_of((meta.get("repro") or {}).get("line")):
         result["kept"] = True
     else:
         shutil.rmtree(target, ignore_errors=True)
@@ -974,12 +988,7 @@ def complete_pending(run_dir: Path, nodeid: str, record: dict[str, Any], log: st
     meta["tolerance"] = {"rtol": rtol, "atol": atol}
     outputs: list[np.ndarray] = []
     try:
-        import onnxruntime as ort
-
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = 1
-        options.log_severity_level = 3
-        session = ort.InferenceSession(proto.SerializeToString(), options, providers=["CPUExecutionProvider"])
+        session = _ort_session(proto.SerializeToString())
         outputs = [np.asarray(o) for o in session.run(None, _ort_feeds(session, dict(zip(data_inputs, inputs))))]
     except Exception as exc:  # noqa: BLE001 - the repro then runs the graph without expected values
         meta["expected_error"] = f"onnxruntime could not compute the expected values: {_one_line(exc)}"

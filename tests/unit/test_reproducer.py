@@ -99,7 +99,7 @@ def test_mismatch_names_the_first_diverging_node_and_the_reduced_graph_compares_
     from onnx import numpy_helper
 
     x = numpy_helper.to_array(onnx.load_tensor(str(folder / "test_data_set_0/input_0.pb")))
-    values = run_isolated(reproducer._aidge_values, folder, ["x"], [x], False)
+    values = run_isolated(reproducer._aidge_values, folder, [x], False)
     (node_type, outputs), = [v for v in values.values()]
     assert node_type == "BatchNorm2D"
     expected = onnx.load_tensor(str(folder / "test_data_set_0/output_0.pb"))
