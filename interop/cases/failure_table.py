@@ -61,11 +61,13 @@ _REQUIRED = {"source": str, "operator": str, "phase": str, "category": str, "quo
              "aidge": (str, list), "cases": list}
 _OPTIONAL = {"attribution": (str, type(None)), "backends": (list, type(None)), "dtypes": (list, type(None)),
              "exporters": (list, type(None)), "memory_unsafe": bool, "other_categories": list, "sample_hash": bool, "run": (str, type(None)),
-             "note": str}
+             "note": str, "defect": str}
 #: the order keys are written in (readable diffs)
-KEY_ORDER = ("source", "operator", "phase", "category", "quote", "attribution", "aidge", "backends", "dtypes",
+KEY_ORDER = ("source", "operator", "phase", "category", "quote", "defect", "attribution", "aidge", "backends", "dtypes",
              "exporters", "memory_unsafe", "other_categories", "sample_hash", "run", "note", "cases")
 #: a label that ends with a sample hash (an OpInfo label too long to print whole)
+#: a defect id of the ledger (interop.reporting.ledger.defect_id)
+DEFECT_ID = re.compile(r"D-[0-9a-f]{8}")
 SAMPLE_HASH = re.compile(r"_[0-9a-f]{8}(?:_(?:float16|float64|int64|bool))?$")
 
 
@@ -110,6 +112,9 @@ class ExpectedFailure:
     sample_hash: bool = False
     #: the run that collects its cases when the default run does not (``"opinfo shard 1/15"``)
     run: str | None = None
+    #: the defect of the ledger (:mod:`interop.reporting.ledger`) its cases fail by: ``D-`` and 8 hex digits,
+    #: kept by ``python -m interop.triage update`` from a run's records; None: not yet triaged into a defect
+    defect: str | None = None
     #: the data file it was read from (what an error tells you to correct)
     file: str = dataclasses.field(default="", compare=False)
     #: its row's index in that file
@@ -250,6 +255,8 @@ def _check_row(row: Any, where: str) -> None:
     for key in ("backends", "dtypes", "exporters", "other_categories"):
         if row.get(key) is not None and not all(isinstance(v, str) and v for v in row[key]):
             _fail(where, f"key {key!r}: a list of names")
+    if "defect" in row and not DEFECT_ID.fullmatch(row["defect"]):
+        _fail(where, f"key 'defect': a defect id of the ledger (D- and 8 hex digits), got {row['defect']!r}")
     hashed = [c for c in cases if SAMPLE_HASH.search(c)]
     if hashed and not row.get("sample_hash"):
         _fail(where, f"key 'cases': {hashed[0]!r} selects by a sample hash: say so with \"sample_hash\": true")
@@ -267,7 +274,8 @@ def entry_of(row: dict, file: str = "", index: int = -1):
         attribution=row.get("attribution"), aidge=row["aidge"] if isinstance(row["aidge"], str)
         else tuple(row["aidge"]), dtypes=tuple(row["dtypes"]) if row.get("dtypes") else None,
         exporters=tuple(row["exporters"]) if row.get("exporters") is not None else None,
-        sample_hash=bool(row.get("sample_hash")), run=row.get("run"), file=file, index=index)
+        sample_hash=bool(row.get("sample_hash")), run=row.get("run"), defect=row.get("defect"), file=file,
+        index=index)
 
 
 def read_table_file(path: Path) -> list:

@@ -13,6 +13,7 @@ wraps (the run's own mismatch figures, node, signal): an xfail keeps what this r
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from ..categories import CATEGORY_TABLE, categorize, kind_of
@@ -140,4 +141,14 @@ def _typed(obj: Any, name: str, kind: type) -> Any:
 def entry_fields(entry: Any) -> dict[str, Any]:
     """An expected-failure table entry as a record holds it."""
     return {"operator": entry.operator, "phase": entry.phase, "category": entry.category, "quote": entry.error,
-            "attribution": entry.attribution, "note": entry.note}
+            "attribution": entry.attribution, "note": entry.note, "defect": entry.defect,
+            "row": _row_ref(entry)}
+
+
+def _row_ref(entry: Any) -> str | None:
+    """``<release folder>/<file>#<row index>`` of a table entry (what the ledger joins a defect's rows by)."""
+    file, index = getattr(entry, "file", ""), getattr(entry, "index", -1)
+    if not file or not isinstance(index, int) or index < 0:
+        return None
+    path = Path(str(file))
+    return f"{path.parent.name}/{path.name}#{index}"
