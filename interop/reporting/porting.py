@@ -17,8 +17,16 @@ an ``auto`` run gives the route each case took. Columns per route:
 - ``forward``: eval and train mode (two calls each): ``ok`` or the category;
 - ``backward``: input and parameter gradients, in the first mode whose forward matched
   (train, else eval): ``ok``, the category, or ``-`` when no forward matched;
-- ``blocked by``: the Aidge operator and node of the first failure (eval before train; the
-  earliest phase), with the first line of the error.
+- ``blocked by``: the operator and node of the first failure (eval before train; the
+  earliest phase), with the first line of the error (the whole error behind a disclosure on the
+  page), and the defect ids of the ledger (``defects.json`` beside the table) its cases belong to.
+
+The operator named beside a node is that node's own (:func:`node_operator`): the one the bridge
+names with the node (``Aidge import failed (operator IsNaN, node 'node_IsNaN_198')``), else the
+ONNX op the import gap lists for it, else the node the ONNX checker refused in an invalid
+export; the expected-failure table's operator (which names the row, not the node: ``CumSum``
+for a graph whose first unsupported node is an ``IsNaN``) is used only where no node is known.
+An import blocked by missing operators lists every ONNX op that has none, with its node count.
 
 Nothing here imports torch or Aidge; :func:`write_porting` writes ``porting.json``,
 ``porting.md`` and ``porting.html`` (self-contained) atomically.
@@ -28,11 +36,15 @@ from __future__ import annotations
 import argparse
 import html
 import json
+import re
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any, Iterable
 
-__all__ = ["porting_table", "format_markdown", "format_html", "write_porting", "PORTING_FILES", "main"]
+__all__ = ["porting_table", "format_markdown", "format_html", "write_porting", "PORTING_FILES", "main",
+           "node_operator", "unsupported_ops", "defects_by_case", "load_defects", "attach_defects", "nav_html",
+           "defect_links", "NAV"]
 
 PORTING_FILES = ("porting.json", "porting.md", "porting.html")
 _PHASE_ORDER = ("export", "import", "compile", "forward", "backward", "step")
@@ -57,6 +69,46 @@ def _failed_phase(rec: dict[str, Any]) -> str | None:
 def _first_line(text: str | None) -> str:
     line = (text or "").strip().splitlines()[0] if (text or "").strip() else ""
     return line if len(line) <= _QUOTE else line[:_QUOTE - 3] + "..."
+
+
+#: the bridge's own words: "Aidge import failed (operator IsNaN, node 'node_IsNaN_198'): ..."
+_BRIDGE_NODE = re.compile(r"\(operator (?P<op>[^,\s()]+), node '(?P<node>[^']*)'\)")
+#: the import gap's list: "'node_IsNaN_198' (ONNX op IsNaN), 'node_cumsum' (ONNX op CumSum)"
+_GAP_NODE = re.compile(r"'(?P<node>[^']*)' \(ONNX op (?P<op>[A-Za-z0-9_]+)\)")
+#: the ONNX checker on an invalid export: "(op_type:Gather, node name: /Gather)"
+_CHECKER_NODE = re.compile(r"op_type:(?P<op>[A-Za-z0-9_]+), node name: (?P<node>[^)]*)\)")
+
+
+def node_operator(rec: dict[str, Any]) -> dict[str, str | None]:
+    """``{"operator", "node", "from"}``: the node a failure quotes and *that node's* operator.
+
+    ``from`` says who named them: ``bridge`` (the bridge's error names the node and its
+    operator), ``import`` (the list of nodes imported without an Aidge operator), ``checker``
+    (the ONNX checker's refusal of an invalid export names the node), ``table`` (no node known:
+    the expected-failure row's or the record's operator), or None (nothing named)."""
+    node = rec.get("aidge_node")
+    texts = [str(rec.get(k) or "") for k in ("message", "error")]
+    if node:
+        for text in texts:
+            for m in _BRIDGE_NODE.finditer(text):
+                if m["node"] == node:
+                    return {"operator": m["op"], "node": node, "from": "bridge"}
+        for text in texts:
+            for m in _GAP_NODE.finditer(text):
+                if m["node"] == node:
+                    return {"operator": m["op"], "node": node, "from": "import"}
+    m = _CHECKER_NODE.search(str(rec.get("attribution_reason") or ""))
+    if m and not node:
+        return {"operator": m["op"], "node": m["node"], "from": "checker"}
+    operator = rec.get("aidge_operator") or (rec.get("expected") or {}).get("operator")
+    if operator and operator == rec.get("operator"):  # the architecture's own name is no operator
+        operator = None
+    return {"operator": operator, "node": node, "from": "table" if operator else None}
+
+
+def unsupported_ops(error: str | None) -> list[tuple[str, int]]:
+    """``[(ONNX op, nodes)]`` of an import gap's list, in the order first met."""
+    return list(Counter(m["op"] for m in _GAP_NODE.finditer(error or "")).items())
 
 
 def porting_table(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
@@ -130,12 +182,17 @@ def _cell(by_mode: dict[str, dict]) -> dict[str, Any]:
         mode, phase, rec = min(failures, key=lambda f: (_PHASE_ORDER.index(f[1]) if f[1] in _PHASE_ORDER else 9,
                                                         f[0] != "eval"))
         operator = rec.get("aidge_operator") or (rec.get("expected") or {}).get("operator")  # the table's row names it
-        blocking = {"mode": mode, "phase": phase, "operator": operator, "node": rec.get("aidge_node"),
+        named = node_operator(rec)
+        blocking = {"mode": mode, "phase": phase, "operator": named["operator"], "node": named["node"],
+                    "operator_from": named["from"], "table_operator": operator,
+                    "unsupported": [list(pair) for pair in unsupported_ops(rec.get("error"))],
                     "category": rec.get("category"), "attribution": rec.get("attribution"),
-                    "error": _first_line(rec.get("error")), "case": rec.get("case"),
-                    "expected": rec.get("outcome") == "xfailed"}
+                    "error": _first_line(rec.get("error")), "full_error": (rec.get("error") or "").strip(),
+                    "case": rec.get("case"), "expected": rec.get("outcome") == "xfailed"}
+    # every failing case of the cell (pytest node ids): what the ledger's defects are keyed by
+    cases = [rec["nodeid"] for _, _, rec in failures if rec.get("nodeid")]
     return {"exports": exports, "nodes": nodes, "import": imported, "forward": forward, "backward": backward,
-            "blocking": blocking}
+            "blocking": blocking, "cases": cases, "defects": []}
 
 
 def _summary(rows: list[dict], routes: list[str]) -> dict[str, dict[str, int]]:
@@ -153,13 +210,50 @@ def _summary(rows: list[dict], routes: list[str]) -> dict[str, dict[str, int]]:
     return out
 
 
-def _blocking_text(blocking: dict | None) -> str:
+def _blocking_text(blocking: dict | None, *, error: bool = True) -> str:
     if not blocking:
         return ""
     where = blocking.get("operator") or blocking.get("category") or blocking.get("phase")
     node = f" `{blocking['node']}`" if blocking.get("node") else ""
     who = f" [{blocking['attribution']}]" if blocking.get("attribution") and blocking["attribution"] != "aidge" else ""
-    return f"{where}{node} ({blocking['phase']}, {blocking['mode']}){who}: {blocking['error']}"
+    gap = blocking.get("unsupported") or []
+    if gap:  # every ONNX op the import has no Aidge operator for, not only the first node's
+        ops = ", ".join(f"{op} ({n} node{'s' if n != 1 else ''})" for op, n in gap)
+        return f"no Aidge operator for ONNX {ops}; first: {where}{node} ({blocking['phase']}, {blocking['mode']}){who}"
+    return f"{where}{node} ({blocking['phase']}, {blocking['mode']}){who}" + (f": {blocking['error']}" if error else "")
+
+
+def load_defects(directory: Path) -> list[dict[str, Any]]:
+    """The ledger's entries (``defects.json`` in ``directory``; [] when absent or unreadable)."""
+    try:
+        data = json.loads((Path(directory) / "defects.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    entries = data.get("defects") if isinstance(data, dict) else data
+    return [e for e in entries or [] if isinstance(e, dict) and isinstance(e.get("id"), str)]
+
+
+def defects_by_case(defects: Iterable[dict[str, Any]]) -> dict[str, list[str]]:
+    """pytest node id -> the ids of the ledger's entries that list it (each id once, in order)."""
+    out: dict[str, list[str]] = {}
+    for entry in defects:
+        for case in entry.get("cases") or []:
+            ids = out.setdefault(str(case), [])
+            if entry["id"] not in ids:
+                ids.append(entry["id"])
+    return out
+
+
+def attach_defects(table: dict[str, Any], defects: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """Each cell's ``defects``: the ledger ids of its failing cases (in place; returns ``table``)."""
+    by_case = defects_by_case(defects)
+    for row in table["rows"]:
+        for cell in row["routes"].values():
+            ids: list[str] = []
+            for case in cell.get("cases") or []:
+                ids += [i for i in by_case.get(case, []) if i not in ids]
+            cell["defects"] = ids
+    return table
 
 
 def _forward_text(forward: dict[str, str]) -> str:
@@ -181,8 +275,8 @@ def format_markdown(table: dict[str, Any], *, title: str = "Porting readiness", 
     """The table as Markdown (``limit``: the first rows only, for the README)."""
     out = [f"## {title}", ""] + [f"{line}  " for line in lines]
     out += [f"- {line}" for line in headline(table)] + [""]
-    out.append("| architecture | route | exports | Aidge import | forward | backward | blocked by |")
-    out.append("|---|---|---|---|---|---|---|")
+    out.append("| architecture | route | exports | Aidge import | forward | backward | blocked by | defects |")
+    out.append("|---|---|---|---|---|---|---|---|")
     rows = table["rows"] if limit is None else table["rows"][:limit]
     for row in rows:
         for route in table["routes"]:
@@ -191,29 +285,57 @@ def format_markdown(table: dict[str, Any], *, title: str = "Porting readiness", 
                 continue
             out.append(f"| {row['architecture']} | {route} | {cell['exports']} | {cell['import']} | "
                        f"{_forward_text(cell['forward'])} | {cell['backward'] or ''} | "
-                       f"{_blocking_text(cell['blocking']).replace('|', '/')} |")
+                       f"{_blocking_text(cell['blocking']).replace('|', '/')} | {' '.join(cell.get('defects') or [])} |")
     return "\n".join(out) + "\n"
 
 
 _STYLE = """body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
+nav a{margin-right:1em}
 table{border-collapse:collapse;font-size:13px}th,td{border:1px solid #ccc;padding:3px 6px;vertical-align:top}
-th{background:#f3f3f3;position:sticky;top:0}td.ok{background:#e6f6e6}td.bad{background:#fbe3e3}
-code{font-size:12px}"""
+th{background:#f3f3f3;position:sticky;top:0;z-index:1}td.ok{background:#e6f6e6}td.bad{background:#fbe3e3}
+td.blocked{min-width:28em;max-width:60em}details pre{white-space:pre-wrap;word-break:break-word;margin:.3em 0}
+code{font-size:12px}a.defect{font-family:monospace;white-space:nowrap;margin-right:.4em}"""
+
+#: the run's other pages, linked from the top of each (the published site holds the same names)
+NAV = (("support.html", "Support matrix"), ("porting.html", "Porting readiness"), ("defects.html", "Defects"))
+
+
+def nav_html(current: str) -> str:
+    """The links between the run's pages (``current`` is not a link)."""
+    return "<nav>" + "".join(f"<b>{html.escape(label)}</b>" if page == current else
+                             f'<a href="{page}">{html.escape(label)}</a>' for page, label in NAV) + "</nav>"
+
+
+def defect_links(ids: Iterable[str], page: str = "defects.html") -> str:
+    """Links to the ledger's entries on the Defects page (``defects.html#D-xxxxxxxx``)."""
+    esc = html.escape
+    return "".join(f'<a class="defect" href="{esc(page)}#{esc(i)}">{esc(i)}</a>' for i in ids)
 
 
 def format_html(table: dict[str, Any], *, title: str = "Porting readiness", lines: Iterable[str] = ()) -> str:
     """One self-contained page (inline style, no script, nothing fetched)."""
     esc = html.escape
     out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-           f"<title>{esc(title)}</title><style>{_STYLE}</style></head><body>", f"<h1>{esc(title)}</h1>"]
+           f"<title>{esc(title)}</title><style>{_STYLE}</style></head><body>", nav_html("porting.html"),
+           f"<h1>{esc(title)}</h1>"]
     out += [f"<p>{esc(line)}</p>" for line in lines]
     out.append("<ul>" + "".join(f"<li>{esc(line)}</li>" for line in headline(table)) + "</ul>")
     out.append('<table id="porting"><thead><tr><th>architecture</th><th>route</th><th>exports</th>'
-               "<th>Aidge import</th><th>forward</th><th>backward</th><th>blocked by</th></tr></thead><tbody>")
+               "<th>Aidge import</th><th>forward</th><th>backward</th><th>blocked by</th><th>defects</th>"
+               "</tr></thead><tbody>")
 
     def td(value: str | None, good: bool | None = None) -> str:
         cls = "" if good is None else (' class="ok"' if good else ' class="bad"')
         return f"<td{cls}>{esc(value or '')}</td>"
+
+    def blocked(blocking: dict | None) -> str:
+        if not blocking:
+            return '<td class="blocked"></td>'
+        text = esc(_blocking_text(blocking, error=not blocking.get("full_error")))
+        full = blocking.get("full_error")
+        if full:  # the whole error, never clipped, one click away
+            text += f"<details><summary>{esc(blocking['error'] or 'error')}</summary><pre>{esc(full)}</pre></details>"
+        return f'<td class="blocked">{text}</td>'
 
     for row in table["rows"]:
         for route in table["routes"]:
@@ -226,7 +348,7 @@ def format_html(table: dict[str, Any], *, title: str = "Porting readiness", line
                        + td(cell["import"], cell["import"] == "ok")
                        + td(_forward_text(cell["forward"]), forward_ok)
                        + td(cell["backward"], cell["backward"] == "ok" if cell["backward"] else None)
-                       + td(_blocking_text(cell["blocking"])) + "</tr>")
+                       + blocked(cell["blocking"]) + f"<td>{defect_links(cell.get('defects') or [])}</td></tr>")
     out.append("</tbody></table></body></html>")
     return "\n".join(out) + "\n"
 
@@ -238,6 +360,7 @@ def write_porting(directory: Path, table: dict[str, Any], *, lines: Iterable[str
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     lines = list(lines)
+    attach_defects(table, load_defects(directory))  # the run's ledger, when written before the table
     write_atomically(directory / "porting.json", json.dumps(table, indent=1, ensure_ascii=False) + "\n")
     write_atomically(directory / "porting.md", format_markdown(table, lines=lines))
     write_atomically(directory / "porting.html", format_html(table, lines=lines))
