@@ -18,6 +18,13 @@ times of that case on one chart (from asv's own ``graphs/*.json``, no library ne
 table beside: per commit, and per Aidge release where the release matrix ran (one colour
 per benchmark environment). The
 files are written atomically. ``nox -s publish`` runs it.
+
+It also mends asv's summary grid (``summarygrid.js``, :func:`patch_summary_grid`): asv draws each
+panel as lines only, so with one benchmarked commit every panel is an empty box (one point, no
+line); the grid now marks each commit with a dot as well, and a panel whose benchmark has no
+figure at all (no case timed: skipped where Aidge cannot run it, e.g. the architectures'
+backward, or not run) says "no measurement" instead of staying blank. ``benchmarks/check_site.py`` fails when a panel
+with figures draws nothing.
 """
 from __future__ import annotations
 
@@ -25,6 +32,7 @@ import argparse
 import html
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from urllib.parse import quote
@@ -278,6 +286,42 @@ def add_nav_entry(page: str) -> str:
     return page
 
 
+#: asv's summary-grid panel options: lines only (one commit: nothing drawn)
+_GRID_LINES = re.compile(r"lines:\s*\{\s*show:\s*true,\s*lineWidth:\s*2\s*\},")
+_GRID_DOTS = "points: {show: true, radius: 2, fill: true}, /* interop: one commit draws */"
+_GRID_FAIL = "// TODO: Handle failure"
+_GRID_NO_DATA = ("plot_div.addClass('no-measurement').text('no measurement: no case of it was timed (skipped, failed or not run)'); "
+                 "/* interop: no figure */")
+_GRID_DONE = ".done(function(data) {"
+_GRID_EMPTY = (".done(function(data) { /* interop: a panel without any figure says so */ "
+               "if (!data || !data.some(function (p) { return p[1] !== null && p[1] !== undefined; })) { "
+               "plot_div.addClass('no-measurement').text('no measurement: no case of it was timed (skipped, failed or not run)'); return; }")
+
+
+class GridPatchError(RuntimeError):
+    pass
+
+
+def patch_summary_grid(html_dir: Path) -> bool:
+    """Make asv's summary grid draw with one commit (a dot per commit beside the line) and say
+    "no measurement" in a panel without figures; idempotent. False when already patched or when
+    there is no ``summarygrid.js``; raises
+    :class:`GridPatchError` when ``summarygrid.js`` is not the asv 0.6 code it expects."""
+    path = html_dir / "summarygrid.js"
+    if not path.is_file():  # no asv grid in this directory: nothing to mend
+        return False
+    text = path.read_text(encoding="utf-8")
+    if "/* interop: one commit draws */" in text:
+        return False
+    lines = _GRID_LINES.search(text)
+    if not lines or _GRID_FAIL not in text or text.count(_GRID_DONE) != 1:
+        raise GridPatchError(f"{path}: not asv 0.6's summary grid (update patch_summary_grid in {Path(__file__).name})")
+    text = text[:lines.end()] + " " + _GRID_DOTS + text[lines.end():]
+    text = text.replace(_GRID_FAIL, _GRID_NO_DATA).replace(_GRID_DONE, _GRID_EMPTY)
+    write_atomically(path, text)
+    return True
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--html-dir", type=Path, default=ROOT / "results" / "html")
@@ -300,6 +344,11 @@ def main(argv: list[str] | None = None) -> int:
     page = args.html_dir / "index.html"
     if page.exists():
         write_atomically(page, add_nav_entry(page.read_text(encoding="utf-8")))
+    try:
+        patch_summary_grid(args.html_dir)
+    except GridPatchError as exc:
+        print(f"case_index: {exc}", file=sys.stderr)
+        return 1
     print(f"{args.html_dir / 'cases.html'}: every case, linked from the navigation bar")
     print(f"{args.html_dir / 'support.html'}: the support matrix "
           + (f"of {args.support.resolve().parent.name}" if args.support.is_file() else "(no findings run yet)"))

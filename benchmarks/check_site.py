@@ -13,8 +13,13 @@ checks that
 
 1. nothing outside the local server was requested (the site renders offline: ``nox -s
    publish`` copies jQuery, flot... next to it) and no page raised a JavaScript error;
-2. the grid (``index.html``) draws one panel per benchmark and links "All cases" and "Support
-   matrix", and ``support.html`` draws the matrix (a row per operator, cells with a verdict);
+2. the grid (``index.html``) has one panel per benchmark, links "All cases" and "Support
+   matrix", and *draws*: every panel whose benchmark has a figure (``graphs/summary/<name>.json``
+   holds a value) shows pixels of the series colour on its canvas (counted in the page), a
+   panel without any figure says "no measurement", and a grid that draws nothing fails (asv's
+   own grid draws lines only: with one commit benchmarked every panel is an empty box;
+   ``case_index.py`` adds a dot per commit); ``support.html`` draws the matrix (a row per
+   operator, cells with a verdict), torch rows first, and its search box and source filter work;
 3. ``cases.html`` links every case of every operator and model of ``index.json``, each
    phase, and every operator and model has its section;
 4. for one case per operator and model (the first), asv's graph page with that case
@@ -108,6 +113,78 @@ def _measured_case(html_dir: Path, index: dict, module: str, phases: dict[str, l
     return phase, _NoData(values[0])
 
 
+#: in the page: per summary-grid panel, the pixels of the series colour on its flot canvas
+_GRID_INK = """() => {
+  const probe = document.createElement('canvas').getContext('2d');
+  probe.fillStyle = $.asv.colors[0];
+  const hex = probe.fillStyle;  // normalised to #rrggbb
+  const want = [1, 3, 5].map(i => parseInt(hex.slice(i, i + 2), 16));
+  const out = {};
+  document.querySelectorAll('.benchmark-plot').forEach(div => {
+    const name = div.id.replace(/^summarygrid-/, '');
+    const canvas = div.querySelector('canvas.flot-base');
+    let ink = 0;
+    if (canvas && canvas.width && canvas.height) {
+      const px = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+      for (let i = 0; i < px.length; i += 4) {
+        if (px[i + 3] > 0 && Math.abs(px[i] - want[0]) + Math.abs(px[i + 1] - want[1]) + Math.abs(px[i + 2] - want[2]) < 60) ink++;
+      }
+    }
+    out[name] = {ink: ink, canvas: !!canvas, text: div.classList.contains('no-measurement') ? div.textContent : ''};
+  });
+  return out;
+}"""
+
+
+def _summary_has_figure(html_dir: Path, name: str) -> int:
+    """How many commits the grid's summary of ``name`` has a value for (0: no figure)."""
+    path = html_dir / "graphs" / "summary" / f"{name}.json"
+    if not path.is_file():
+        return 0
+    return sum(1 for row in json.loads(path.read_text(encoding="utf-8")) if row[1] is not None)
+
+
+def check_grid(page, base: str, html_dir: Path, index: dict) -> str:
+    """``index.html``'s summary grid draws: each panel with a figure has ink, the others say so."""
+    page.goto(base + "index.html")
+    page.wait_for_selector(".benchmark-container", timeout=60_000)
+    panels = page.locator(".benchmark-container").count()
+    expected = len(index["benchmarks"])
+    if panels < expected:
+        raise SiteError(f"index.html: {panels} grid panels for {expected} benchmarks")
+    if page.locator('a[href="cases.html"]').count() != 1:
+        raise SiteError("index.html: no 'All cases' entry in the navigation bar")
+    if page.locator('a[href="support.html"]').count() != 1:
+        raise SiteError("index.html: no 'Support matrix' entry in the navigation bar")
+    # asv draws a panel when it scrolls into view: bring each one in and wait for its canvas or note
+    figures = {name: _summary_has_figure(html_dir, name) for name in index["benchmarks"]}
+    for name in index["benchmarks"]:
+        plot = page.locator(f'[id="summarygrid-{name}"]')
+        plot.scroll_into_view_if_needed()
+        page.evaluate("() => window.dispatchEvent(new Event('scroll'))")
+        try:
+            page.wait_for_function(
+                "id => { const d = document.getElementById(id); return d && (d.querySelector('canvas.flot-base') "
+                "|| d.classList.contains('no-measurement')); }", arg=f"summarygrid-{name}", timeout=10_000)
+        except Exception:  # playwright's TimeoutError: judged below with the rest
+            pass
+    drawn = page.evaluate(_GRID_INK)
+    blank = sorted(n for n, c in figures.items() if c and not drawn.get(n, {}).get("ink"))
+    if blank:
+        raise SiteError(f"index.html: {len(blank)} grid panel(s) with figures draw nothing, e.g. {blank[:4]}")
+    with_ink = [n for n in figures if drawn.get(n, {}).get("ink")]
+    if not with_ink:
+        raise SiteError(f"index.html: the summary grid is empty: none of its {panels} panels draws a figure "
+                        "(benchmark a commit: asv run; then nox -s publish)")
+    silent = sorted(n for n, c in figures.items() if not c and not drawn.get(n, {}).get("text"))
+    if silent:
+        raise SiteError(f"index.html: {len(silent)} panel(s) without any figure are blank instead of saying so, "
+                        f"e.g. {silent[:4]}")
+    commits = max(figures.values())
+    return (f"grid: {len(with_ink)} of {panels} panels draw their figures (up to {commits} commit(s) each), "
+            f"{panels - len(with_ink)} say 'no measurement'; 'All cases' and 'Support matrix' linked")
+
+
 def check_support_page(page, base: str) -> str:
     """``support.html`` draws the matrix (a row per operator, a cell per column) or says that no
     findings run exists yet."""
@@ -160,17 +237,7 @@ def check(html_dir: Path, chromium: str, sample: int) -> list[str]:
         page.route("**/*", route)
         page.on("pageerror", lambda e: js_errors.append(str(e)))
 
-        page.goto(base + "index.html")
-        page.wait_for_selector(".benchmark-container", timeout=60_000)
-        panels = page.locator(".benchmark-container").count()
-        expected = len(index["benchmarks"])
-        if panels < expected:
-            raise SiteError(f"index.html: {panels} grid panels for {expected} benchmarks")
-        if page.locator('a[href="cases.html"]').count() != 1:
-            raise SiteError("index.html: no 'All cases' entry in the navigation bar")
-        if page.locator('a[href="support.html"]').count() != 1:
-            raise SiteError("index.html: no 'Support matrix' entry in the navigation bar")
-        done.append(f"grid: {panels} panels for {expected} benchmarks, 'All cases' and 'Support matrix' linked")
+        done.append(check_grid(page, base, html_dir, index))
         done.append(check_support_page(page, base))
         done.append(check_porting_page(page, base))
 
