@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import sys
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -116,6 +117,17 @@ def _is_aidge(record: dict[str, Any]) -> bool:
     return kind_of(category) == "aidge" and record.get("attribution") not in NOT_AIDGE
 
 
+def _said_about(said: Any, operator: str, *, kind: str) -> str | None:
+    """Aidge's log line that says why an import failed (a converter's own words, which the error
+    the suite sees does not hold); None for the other kinds, where the error the suite saw is
+    Aidge's own message (a full model's log opens with warnings about other nodes)."""
+    lines = [str(x) for x in said] if isinstance(said, list) else []
+    if kind not in ("converter failure", "no importer") or not lines:
+        return None
+    op = operator.lower()
+    return next((x for x in lines if op and op in x.lower()), lines[0] if kind == "converter failure" else None)
+
+
 def _title(sig: dict[str, Any]) -> str:
     op, kind, phase = sig["operator"], sig["kind"], sig["phase"]
     dtype = f" for {sig['dtype']}" if sig.get("dtype") else ""
@@ -131,36 +143,189 @@ def _title(sig: dict[str, Any]) -> str:
     return texts.get(kind, f"{op}: {kind} in {phase}")
 
 
-def build_ledger(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The distinct Aidge defects of ``records``, by impact (cases, then sources)."""
+def _table_rows(table_dir: str | Path | None) -> dict[str, dict[str, Any]]:
+    """``<release>/<file>#<index>`` -> the row, for every row of the expected-failure table."""
+    from ..cases import failure_table as ft
+
+    folder = Path(table_dir) if table_dir is not None else ft.TABLE_DIR
+    out: dict[str, dict[str, Any]] = {}
+    for path in sorted(folder.glob("*/*.json")):
+        ft.read_table_file(path)  # checked as the test run reads it
+        for i, row in enumerate(json.loads(path.read_text(encoding="utf-8"))["rows"]):
+            if isinstance(row, dict):
+                out[f"{path.parent.name}/{path.name}#{i}"] = row
+    return out
+
+
+def triaged_releases(table_dir: str | Path | None = None) -> list[str]:
+    """The Aidge releases the table was triaged for (its release folders), oldest first."""
+    from packaging.version import InvalidVersion, Version
+
+    from ..cases import failure_table as ft
+
+    folder = Path(table_dir) if table_dir is not None else ft.TABLE_DIR
+    names = []
+    for p in folder.iterdir() if folder.is_dir() else ():
+        try:
+            names.append((Version(p.name), p.name))
+        except InvalidVersion:
+            continue
+    return [n for _, n in sorted(names)]
+
+
+def _quotes(row: dict[str, Any]) -> str:
+    return " || ".join([row["quote"]] if isinstance(row.get("quote"), str) else list(row.get("quote") or []))
+
+
+def _row_of(record: dict[str, Any], rows: dict[str, dict[str, Any]]) -> str | None:
+    """The table row that decided ``record`` (its reference, or the row that says the same)."""
+    expected = record.get("expected") if isinstance(record.get("expected"), dict) else None
+    if not expected:
+        return None
+    ref = expected.get("row")
+    if isinstance(ref, str) and ref in rows:
+        return ref
+    # records written before rows were referenced: the row of this source that says exactly this
+    for key, row in rows.items():
+        if (row.get("source") == record.get("kind") and row.get("operator") == expected.get("operator")
+                and row.get("phase") == expected.get("phase") and row.get("category") == expected.get("category")
+                and _quotes(row) == expected.get("quote")):
+            return key
+    return None
+
+
+def _blocked(cases: list[str]) -> dict[str, list[str]]:
+    """The architectures and zoo models among ``cases`` (their names, without the mode)."""
+    out: dict[str, set[str]] = {"architectures": set(), "models": set()}
+    for nodeid in cases:
+        m = _ARCH.search(str(nodeid))
+        if m:
+            out["architectures"].add(m.group(1))
+            continue
+        m = _MODEL.search(str(nodeid))
+        if m:
+            out["models"].add(m.group(1))
+    return {k: sorted(v) for k, v in out.items()}
+
+
+_FORWARD_PHASES = ("export", "import", "compile", "forward")
+_ARCH = re.compile(r"test_architecture\[arch_(.+?)_(?:eval|train)\]$")
+_MODEL = re.compile(r"tests/test_models\.py::test_model\[(.+?)_(?:eval|train)\]$")
+
+
+def _releases_of(entry: dict[str, Any], rows: dict[str, dict[str, Any]], triaged: list[str], installed: str | None,
+                 checked: dict[str, set[str]]) -> None:
+    """``releases`` (where a row of the defect holds), ``first_seen`` and ``since`` of ``entry``."""
+    from ..cases import failure_table as ft
+
+    held = [r for r in triaged if any(ft.release_matches(rows[k]["aidge"], r) for k in entry["rows"])]
+    if installed and entry["new"] and installed not in held:
+        held.append(installed)  # failures no row says yet: this release, unexpected
+    entry["releases"] = held
+    entry["first_seen"] = held[0] if held else installed
+    entry["since"] = None
+    if installed in triaged and triaged.index(installed) > 0:
+        before = triaged[triaged.index(installed) - 1]
+        if before in held:
+            entry["since"] = f"holds since {entry['first_seen']}"
+        elif set(entry["source_kinds"]) & checked.get(before, set()):
+            entry["since"] = f"new since {before}"
+        else:
+            entry["since"] = f"not checked on {before}"
+
+
+def build_ledger(records: Iterable[dict[str, Any]], *, table_dir: str | Path | None = None,
+                 release: str | None = None) -> list[dict[str, Any]]:
+    """The distinct Aidge defects of ``records``, by impact (cases, architectures and models blocked,
+    sources). Each entry also names the table rows that hold its expected cases (``rows``), the
+    releases those rows hold in (``releases``, ``first_seen``, ``since``: new since the release
+    before ``release``, when that release's run checked one of its sources) and the architectures and
+    zoo models it blocks."""
+    records = [r for r in records if isinstance(r, dict)]
+    try:
+        rows = _table_rows(table_dir)
+        triaged = triaged_releases(table_dir)
+    except Exception:  # noqa: BLE001  a table that cannot be read is the test run's error, not the ledger's
+        rows, triaged = {}, []
     entries: dict[str, dict[str, Any]] = {}
     for rec in records:
-        if not isinstance(rec, dict) or not _is_aidge(rec):
+        if not _is_aidge(rec):
             continue
         sig = signature_of(rec)
         did = defect_id(sig)
         entry = entries.setdefault(did, {"id": did, **sig, "title": _title(sig), "cases": [], "sources": {},
                                          "aidge_said": None, "error": None, "reproducer": None,
-                                         "reproducer_nodes": None, "known": 0, "new": 0})
+                                         "reproducer_nodes": None, "known": 0, "new": 0, "rows": [],
+                                         "table_defects": []})
         repro = rec.get("reproducer") if isinstance(rec.get("reproducer"), dict) else {}
         entry["cases"].append(rec.get("nodeid"))
         source = rec.get("source") or "?"
         entry["sources"][source] = entry["sources"].get(source, 0) + 1
         entry["known" if rec.get("outcome") == "xfailed" else "new"] += 1
         entry["error"] = entry["error"] or str(rec.get("error") or "")[:400]
-        if repro.get("aidge_said") and not entry["aidge_said"]:
-            entry["aidge_said"] = repro["aidge_said"][0]
+        ref = _row_of(rec, rows)
+        if ref and ref not in entry["rows"]:
+            entry["rows"].append(ref)
+            said = rows[ref].get("defect")
+            if said and said not in entry["table_defects"]:
+                entry["table_defects"].append(said)
+        if not entry["aidge_said"]:
+            entry["aidge_said"] = _said_about(repro.get("aidge_said"), sig["operator"], kind=sig["kind"])
         if repro.get("reproduces"):
             where = repro.get("reduced") or repro.get("path")
             nodes = repro.get("reduced_nodes") or repro.get("nodes")
             if where and (entry["reproducer_nodes"] is None or (nodes or 1e9) < entry["reproducer_nodes"]):
                 entry["reproducer"], entry["reproducer_nodes"] = where, nodes
                 entry["repro_line"] = repro.get("line")
-    return sorted(entries.values(), key=lambda e: (-len(e["cases"]), -len(e["sources"]), e["id"]))
+    # the sources each triaged release's runs checked: those of the rows that hold in it
+    from ..cases import failure_table as ft
+    checked: dict[str, set[str]] = {r: {row.get("source") for row in rows.values()
+                                        if ft.release_matches(row["aidge"], r)} for r in triaged}
+    kinds = {rec.get("source") or "?": rec.get("kind") for rec in records}
+    installed = release or _installed(records)
+    for entry in entries.values():
+        entry["rows"].sort()
+        entry["blocks"] = _blocked(entry["cases"])
+        entry["source_kinds"] = sorted({str(kinds.get(s) or s) for s in entry["sources"]})
+        _releases_of(entry, rows, triaged, installed, checked)
+    return sorted(entries.values(), key=lambda e: (-len(e["cases"]), -len(e["blocks"]["architectures"])
+                                                   - len(e["blocks"]["models"]), -len(e["sources"]), e["id"]))
 
 
-def format_ledger_md(ledger: list[dict[str, Any]], *, complete: bool = True) -> str:
-    lines = ["# Aidge defects of this run", ""]
+def _installed(records: list[dict[str, Any]]) -> str | None:
+    """The Aidge release a run's records ran on (a mismatch's record names no version: the table's reader's)."""
+    from ..cases import failure_table as ft
+
+    try:
+        return ft.aidge_release()
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def ledger_headline(ledger: list[dict[str, Any]], records: Iterable[dict[str, Any]], *, complete: bool = True) -> str:
+    """"N distinct Aidge defects (K new since R), blocking M of A architectures", from a ledger and its run."""
+    archs = {m.group(1) for r in records if isinstance(r, dict) for m in [_ARCH.search(str(r.get("nodeid") or ""))] if m}
+    blocked = {a for e in ledger for a in e["blocks"]["architectures"]}
+    # an architecture case checks backward in eval mode too: inference is blocked by a defect before backward
+    inference = {a for e in ledger if e["phase"] in _FORWARD_PHASES for a in e["blocks"]["architectures"]}
+    new = [e for e in ledger if (e.get("since") or "").startswith("new since")]
+    since = new[0]["since"].removeprefix("new since ") if new else None
+    unexpected = sum(1 for e in ledger if e["new"] and not e["known"])
+    text = f"{len(ledger)} distinct Aidge defect(s)"
+    extra = []
+    if since:
+        extra.append(f"{len(new)} new since {since}")
+    if unexpected:
+        extra.append(f"{unexpected} not in the table")
+    if extra:
+        text += f" ({', '.join(extra)})"
+    if archs:
+        text += f", blocking {len(blocked)} of {len(archs)} architectures ({len(inference)} in inference)"
+    return text + ("" if complete else " (run incomplete: what it saw)")
+
+
+def format_ledger_md(ledger: list[dict[str, Any]], *, complete: bool = True, headline: str | None = None) -> str:
+    lines = ["# Aidge defects of this run", ""] + ([headline, ""] if headline else [])
     if not complete:
         lines += ["**This run is incomplete: the ledger lists what it saw, not every defect.**", ""]
     by_kind: dict[str, int] = {}
@@ -172,7 +337,8 @@ def format_ledger_md(ledger: list[dict[str, Any]], *, complete: bool = True) -> 
     for e in ledger:
         sources = ", ".join(f"{s} {n}" for s, n in sorted(e["sources"].items()))
         repro = f"`{e['reproducer']}` ({e['reproducer_nodes']} node(s))" if e.get("reproducer") else "none"
-        lines.append(f"| {e['id']} | {e['component']} | {e['title']} | {len(e['cases'])} | {sources} | {repro} |")
+        lines.append(f"| [{e['id']}](#{e['id'].lower()}) | {e['component']} | {e['title']} | {len(e['cases'])} | {sources} | "
+                     f"{repro} |")
     lines.append("")
     for e in ledger:
         lines += [f"## {e['id']}: {e['title']}", "",
@@ -184,29 +350,132 @@ def format_ledger_md(ledger: list[dict[str, Any]], *, complete: bool = True) -> 
             lines.append(f"- Aidge said: {e['aidge_said']}")
         if e.get("reproducer"):
             lines.append(f"- reproducer: `{e['reproducer']}/repro.py`: {e.get('repro_line') or ''}")
+        if e.get("issue"):
+            lines.append(f"- upstream report: `{e['issue']}`" + (f", one-file script `{e['standalone']}`"
+                                                                if e.get("standalone") else ""))
+        blocks = e.get("blocks") or {}
+        if blocks.get("architectures") or blocks.get("models"):
+            lines.append("- blocks: " + ", ".join(list(blocks.get("architectures") or []) + list(blocks.get("models") or [])))
+        if e.get("releases"):
+            lines.append(f"- releases (the table): {', '.join(e['releases'])}" + (f"; {e['since']}" if e.get("since") else "")
+                         + (f"; rows {', '.join(e['rows'])}" if e.get("rows") else ""))
         lines.append("- affected: " + ", ".join(f"`{c}`" for c in e["cases"][:12])
                      + (f" and {len(e['cases']) - 12} more" if len(e["cases"]) > 12 else ""))
         lines.append("")
     return "\n".join(lines)
 
 
-def ledger_summary(ledger: list[dict[str, Any]], *, complete: bool = True, top: int = 15) -> dict[str, Any]:
-    """What the report says of the ledger: the count by kind and component, and the top entries."""
+_HTML_STYLE = """body{font-family:sans-serif;margin:1em;max-width:100%}table{border-collapse:collapse;width:100%}
+th,td{border:1px solid #bbb;padding:3px 6px;text-align:left;vertical-align:top;font-size:13px}
+th{background:#eee;position:sticky;top:0}tr:target{background:#ffd}code{font-size:12px;word-break:break-all}
+.kind{white-space:nowrap}.n{text-align:right}details{margin:2px 0}#q{width:30em;font-size:14px;padding:3px}
+.warn{color:#a00;font-weight:bold}"""
+_HTML_SCRIPT = """function f(){var q=document.getElementById('q').value.toLowerCase(),
+k=document.getElementById('k').value;var n=0;document.querySelectorAll('tbody tr').forEach(function(r){
+var ok=r.textContent.toLowerCase().indexOf(q)>=0&&(!k||r.dataset.kind==k);r.style.display=ok?'':'none';if(ok)n++;});
+document.getElementById('shown').textContent=n;}"""
+
+
+def format_ledger_html(ledger: list[dict[str, Any]], *, complete: bool = True, headline: str | None = None,
+                       title: str = "Aidge defects") -> str:
+    """One self-contained page (no script, style or font from the network): a row per defect, with
+    an anchor per id (``defects.html#D-xxxxxxxx``), a search box and a filter by kind."""
+    import html
+
+    esc = html.escape
+    kinds = sorted({e["kind"] for e in ledger})
+    out = ["<!DOCTYPE html><html><head><meta charset='utf-8'>",
+           f"<title>{esc(title)}</title><style>{_HTML_STYLE}</style><script>{_HTML_SCRIPT}</script></head><body>",
+           f"<h1>{esc(title)}</h1>"]
+    if not complete:
+        out.append("<p class='warn'>This run is incomplete: the ledger lists what it saw, not every defect.</p>")
+    if headline:
+        out.append(f"<p>{esc(headline)}</p>")
+    out.append("<p><label>Search <input id='q' oninput='f()' placeholder='operator, kind, case, id...'></label> "
+               "<label>Kind <select id='k' onchange='f()'><option value=''>all</option>"
+               + "".join(f"<option>{esc(k)}</option>" for k in kinds)
+               + f"</select></label> <span id='shown'>{len(ledger)}</span> of {len(ledger)} shown</p>")
+    out.append("<table><thead><tr><th>id</th><th>component</th><th>kind</th><th>defect</th><th>cases</th>"
+               "<th>blocks</th><th>releases</th><th>report</th></tr></thead><tbody>")
+    for e in ledger:
+        blocks = e.get("blocks") or {}
+        blocked = ", ".join(list(blocks.get("architectures") or []) + list(blocks.get("models") or []))
+        cases = e.get("cases") or []
+        sources = ", ".join(f"{s} {n}" for s, n in sorted((e.get("sources") or {}).items()))
+        report = []
+        if e.get("issue"):
+            report.append(f"<a href='{esc(e['issue'])}'>ISSUE.md</a>")
+        if e.get("standalone"):
+            report.append(f"<a href='{esc(e['standalone'])}'>standalone.py</a>")
+        if e.get("reproducer"):
+            report.append(f"<code>{esc(str(e['reproducer']))}</code> ({esc(str(e.get('reproducer_nodes')))} node(s))")
+        said = e.get("aidge_said") or e.get("error") or ""
+        out.append(
+            f"<tr id='{esc(e['id'])}' data-kind='{esc(e['kind'])}'><td><a href='#{esc(e['id'])}'>{esc(e['id'])}</a></td>"
+            f"<td>{esc(e['component'])}</td><td class='kind'>{esc(e['kind'])}</td>"
+            f"<td>{esc(e['title'])}<details><summary>Aidge said</summary><code>{esc(said)}</code></details></td>"
+            f"<td class='n'>{len(cases)}<details><summary>{esc(sources)}</summary>"
+            + "<br>".join(f"<code>{esc(str(c))}</code>" for c in cases) + "</details></td>"
+            f"<td>{esc(blocked)}</td><td>{esc(', '.join(e.get('releases') or []))}"
+            f"{'<br>' + esc(e['since']) if e.get('since') else ''}</td><td>{' '.join(report)}</td></tr>")
+    out.append("</tbody></table></body></html>")
+    return "\n".join(out)
+
+
+def ledger_summary(ledger: list[dict[str, Any]], *, complete: bool = True, top: int = 15,
+                   records: Iterable[dict[str, Any]] = ()) -> dict[str, Any]:
+    """What the report says of the ledger: its headline (:func:`ledger_headline`, with the run's
+    ``records``), the count by kind and component, and the top entries."""
     by_kind: dict[str, int] = {}
     by_component: dict[str, int] = {}
     for e in ledger:
         by_kind[e["kind"]] = by_kind.get(e["kind"], 0) + 1
         by_component[e["component"]] = by_component.get(e["component"], 0) + 1
-    return {"count": len(ledger), "cases": sum(len(e["cases"]) for e in ledger), "by_kind": by_kind,
-            "by_component": by_component, "complete": complete, "files": ["defects.md", "defects.json"],
-            "top": [{k: e.get(k) for k in ("id", "title", "component", "reproducer", "reproducer_nodes")}
+    return {"count": len(ledger), "headline": ledger_headline(ledger, list(records), complete=complete),
+            "cases": sum(len(e["cases"]) for e in ledger), "by_kind": by_kind,
+            "by_component": by_component, "complete": complete,
+            "files": ["defects.md", "defects.json", "defects.html", "defects/<id>/ISSUE.md"],
+            "top": [{k: e.get(k) for k in ("id", "title", "component", "reproducer", "reproducer_nodes", "issue", "since")}
                     | {"cases": len(e["cases"])} for e in ledger[:top]]}
 
 
-def write_ledger(run_dir: Path, records: list[dict[str, Any]], *, complete: bool = True) -> list[dict[str, Any]]:
-    """``defects.json`` and ``defects.md`` of a run (atomically); returns the ledger."""
-    ledger = build_ledger(records)
-    write_atomically(Path(run_dir) / "defects.json",
-                     json.dumps({"complete": complete, "defects": ledger}, indent=1, default=str))
-    write_atomically(Path(run_dir) / "defects.md", format_ledger_md(ledger, complete=complete))
+def write_ledger(run_dir: Path, records: list[dict[str, Any]], *, complete: bool = True,
+                 table_dir: str | Path | None = None) -> list[dict[str, Any]]:
+    """``defects.json``, ``defects.md``, ``defects.html`` and ``defects/<id>/ISSUE.md`` (with
+    ``standalone.py``) of a run, each file atomically; returns the ledger (its entries name their
+    ``issue`` and ``standalone`` files)."""
+    from .defect_issue import versions_of, write_issues
+
+    run_dir = Path(run_dir)
+    records = list(records)
+    ledger = build_ledger(records, table_dir=table_dir)
+    write_issues(run_dir, ledger, versions=versions_of(run_dir))
+    headline = ledger_headline(ledger, records, complete=complete)
+    write_atomically(run_dir / "defects.json",
+                     json.dumps({"complete": complete, "headline": headline, "defects": ledger}, indent=1, default=str))
+    write_atomically(run_dir / "defects.md", format_ledger_md(ledger, complete=complete, headline=headline))
+    write_atomically(run_dir / "defects.html", format_ledger_html(ledger, complete=complete, headline=headline))
     return ledger
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m interop.reporting.ledger RUN_DIR``: the ledger of a run rebuilt from its records
+    (after the table gained defect ids, or for a run written before the ledger's last change)."""
+    import argparse
+
+    from ..records.store import load_run
+
+    parser = argparse.ArgumentParser(prog="python -m interop.reporting.ledger", description=main.__doc__)
+    parser.add_argument("run_dir")
+    args = parser.parse_args(argv)
+    run = load_run(Path(args.run_dir))
+    if run is None:
+        parser.error(f"{args.run_dir}: no records.jsonl")
+    ledger = write_ledger(Path(args.run_dir), run.records, complete=run.complete)
+    sys.stdout.write(ledger_headline(ledger, run.records, complete=run.complete) + "\n"
+                     f"{Path(args.run_dir) / 'defects.md'}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

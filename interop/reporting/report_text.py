@@ -171,7 +171,8 @@ def format_report(report: dict[str, Any]) -> str:
                                                                           key=lambda kv: -kv[1])))
         for e in defects["top"]:
             where = f" ({e['reproducer']}, {e['reproducer_nodes']} node(s))" if e.get("reproducer") else ""
-            add(f"  {e['id']} [{e['component']}] {_clip(e['title'], 90)}: {e['cases']} case(s){where}")
+            add(f"  {e['id']} [{e['component']}] {_clip(e['title'], 90)}: {e['cases']} case(s){where}"
+                + (f"; report {e['issue']}" if e.get("issue") else ""))
 
     if report.get("per_source"):
         add("")
@@ -313,6 +314,8 @@ def format_report(report: dict[str, Any]) -> str:
 def defects_line(defects: dict[str, Any]) -> str:
     """One line: the run's distinct Aidge defects (interop.reporting.ledger)."""
     kinds = ", ".join(f"{k} {n}" for k, n in sorted(defects["by_kind"].items(), key=lambda kv: -kv[1]))
+    if defects.get("headline"):
+        return f"{defects['headline']}; {defects['cases']} case(s): {kinds} (defects.md, defects.html)"
     return (f"Aidge defects: {defects['count']} distinct in {defects['cases']} case(s)"
             + ("" if defects.get("complete", True) else " (run incomplete: what it saw)")
             + (f": {kinds}" if kinds else "") + " (defects.md)")

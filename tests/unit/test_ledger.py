@@ -82,3 +82,141 @@ def test_an_onnx_case_and_an_aidge_configuration_of_one_defect_agree_on_its_oper
                        "outputs_differ", "output differs", operator="BatchNorm2D")
     (entry,) = build_ledger([onnx_case, config_case])
     assert entry["operator"] == "BatchNorm2D" and len(entry["cases"]) == 2
+
+
+# --- the table's rows, releases, impact, the upstream report and the page ---------------------------
+def _table(tmp_path, rows_by_release):
+    folder = tmp_path / "table"
+    for release, rows in rows_by_release.items():
+        (folder / release).mkdir(parents=True)
+        (folder / release / "operator.aidge_error.json").write_text(json.dumps({"release": release, "rows": rows}))
+    return folder
+
+
+def _row(quote, aidge, source="operator", **extra):
+    return {"source": source, "operator": "Slice", "phase": "forward", "category": "aidge_error", "quote": quote,
+            "aidge": aidge, "cases": ["Slice:*"], **extra}
+
+
+def test_an_entry_names_its_rows_and_the_releases_they_hold_in(tmp_path):
+    table = _table(tmp_path, {"0.10.0.post3": [_row("Step (-1) is negative", ">=0.10.0.post3")],
+                              "0.10.1": [_row("empty slice", "==0.10.1")]})
+    held = _rec("tests/test_operators.py::test_Slice_interop[Slice_neg]", "operators", "aidge_error",
+                "Slice: Step (-1) is negative, we must have End (3) < Start (2) on axis 0", kind="operator",
+                expected={"row": "0.10.0.post3/operator.aidge_error.json#0", "quote": "Step (-1) is negative",
+                          "operator": "Slice", "phase": "forward", "category": "aidge_error"})
+    new = _rec("tests/test_operators.py::test_Slice_interop[Slice_empty]", "operators", "aidge_error",
+               "Slice_Op: empty slice detected on axis 0", kind="operator",
+               expected={"quote": "empty slice", "operator": "Slice", "phase": "forward", "category": "aidge_error"})
+    ledger = {e["cases"][0].rsplit("_", 1)[1]: e for e in build_ledger([held, new], table_dir=table, release="0.10.1")}
+    assert ledger["neg]"]["rows"] == ["0.10.0.post3/operator.aidge_error.json#0"]
+    assert ledger["neg]"]["releases"] == ["0.10.0.post3", "0.10.1"]
+    assert ledger["neg]"]["since"] == "holds since 0.10.0.post3"
+    # found by its quote (a record written before rows were referenced); its source was checked on 0.10.0.post3
+    assert ledger["empty]"]["rows"] == ["0.10.1/operator.aidge_error.json#0"]
+    assert ledger["empty]"]["releases"] == ["0.10.1"] and ledger["empty]"]["since"] == "new since 0.10.0.post3"
+
+
+def test_a_source_the_older_release_never_ran_is_not_called_new(tmp_path):
+    table = _table(tmp_path, {"0.10.0.post3": [_row("x", "==0.10.0.post3")],
+                              "0.10.1": [_row("Step (-1) is negative", ">=0.10.1", source="architecture")]})
+    arch = _rec("tests/test_architectures.py::test_architecture[arch_monai_BasicUNet_eval]", "architectures",
+                "aidge_error", "Slice: Step (-1) is negative", kind="architecture",
+                expected={"quote": "Step (-1) is negative", "operator": "Slice", "phase": "forward",
+                          "category": "aidge_error"})
+    (entry,) = build_ledger([arch], table_dir=table, release="0.10.1")
+    assert entry["since"] == "not checked on 0.10.0.post3"
+    assert entry["blocks"] == {"architectures": ["monai_BasicUNet"], "models": []}
+
+
+def test_the_headline_counts_defects_new_ones_and_blocked_architectures(tmp_path):
+    from interop.reporting.ledger import ledger_headline
+
+    arch_ok = _rec("tests/test_architectures.py::test_architecture[arch_hf_Bert_eval]", "architectures", "x", "",
+                   outcome="passed")
+    arch_bad = dict(OPINFO_PAD, nodeid="tests/test_architectures.py::test_architecture[arch_monai_UNet_train]")
+    ledger = build_ledger([arch_ok, arch_bad, SLICE_BACKWARD])
+    text = ledger_headline(ledger, [arch_ok, arch_bad, SLICE_BACKWARD])
+    assert text.startswith("2 distinct Aidge defect(s)") and "blocking 1 of 2 architectures (1 in inference)" in text
+    assert "incomplete" in ledger_headline(ledger, [], complete=False)
+
+
+def _bundle(folder, *, exit_code=1):
+    """A reproducer bundle: a one-node graph, its data, and a repro.py that exits as the defect would."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    import numpy as np
+
+    folder.mkdir(parents=True)
+    node = helper.make_node("Slice", ["x", "starts", "ends"], ["y"])
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+                              [numpy_helper.from_array(np.array([0], np.int64), "starts"),
+                               numpy_helper.from_array(np.array([2], np.int64), "ends")])
+    onnx.save(helper.make_model(graph), str(folder / "model.onnx"))
+    (folder / "test_data_set_0").mkdir()
+    (folder / "test_data_set_0" / "input_0.pb").write_bytes(
+        numpy_helper.from_array(np.arange(4, dtype=np.float32), "x").SerializeToString())
+    (folder / "repro.py").write_text(
+        "import os, sys\n"
+        "here = os.path.dirname(os.path.abspath(__file__))\n"
+        "assert os.path.isfile(os.path.join(here, 'test_data_set_0', 'input_0.pb'))\n"
+        f"print('DEFECT PRESENT: forward: <Slice & co>'); sys.exit({exit_code})\n")
+
+
+def test_each_defect_gets_an_upstream_report_and_a_one_file_script_that_runs_without_the_suite(tmp_path):
+    import subprocess
+    import sys
+
+    run = tmp_path / "run"
+    _bundle(run / "reproducers" / "a" / "reduced")
+    (run / "session.json").write_text(json.dumps({"versions": {"aidge_core": "0.10.1", "onnx": "1.23"},
+                                                  "python": "3.11.7"}))
+    rec = dict(OPINFO_PAD, reproducer={"reproduces": True, "path": "reproducers/a", "reduced": "reproducers/a/reduced",
+                                       "reduced_nodes": 1, "line": "DEFECT PRESENT: forward (call 1): Slice: Step"})
+    (entry,) = write_ledger(run, [rec])
+    issue = (run / entry["issue"]).read_text()
+    assert issue.startswith("# [aidge_core] Slice refuses a valid graph in forward")
+    assert "aidge_core 0.10.1" in issue and "Slice(x: float[4]" in issue and "```python" in issue
+    assert "opinfo 1" in issue and "Step (-1) is negative" in issue
+    script = run / entry["standalone"]
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    moved = elsewhere / "standalone.py"
+    moved.write_text(script.read_text())  # one file: it needs nothing beside it
+    done = subprocess.run([sys.executable, str(moved)], cwd=elsewhere, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and "DEFECT PRESENT" in done.stdout
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["standalone.py"]  # unpacked in a temporary folder
+    page = (run / "defects.html").read_text()
+    assert f"id='{entry['id']}'" in page and "ISSUE.md" in page
+
+
+def test_a_bundle_path_out_of_the_run_gives_a_report_without_a_script(tmp_path):
+    run = tmp_path / "run"
+    _bundle(tmp_path / "outside")
+    run.mkdir()
+    rec = dict(OPINFO_PAD, reproducer={"reproduces": True, "path": "../outside", "nodes": 1, "line": "x"})
+    (entry,) = write_ledger(run, [rec])
+    assert "standalone" not in entry
+    assert "No script: the reproducer bundle ../outside cannot be read" in (run / entry["issue"]).read_text()
+    assert sorted(p.name for p in (tmp_path / "outside").iterdir()) == ["model.onnx", "repro.py", "test_data_set_0"]
+
+
+def test_the_page_escapes_what_it_quotes():
+    from interop.reporting.ledger import format_ledger_html
+
+    evil = dict(OPINFO_PAD, error="<script>alert(1)</script> Slice failed", nodeid="t.py::x[<img src=x>]")
+    page = format_ledger_html(build_ledger([evil]), complete=False, headline="<b>h</b>")
+    assert "<script>alert" not in page and "<img" not in page and "&lt;b&gt;h" in page
+    assert "incomplete" in page
+
+
+def test_shards_merge_into_the_same_ledger():
+    first, second = [OPINFO_PAD, SLICE_BACKWARD], [MODULEINFO_PAD]
+    merged = build_ledger(first + second)
+    shards = build_ledger(first) + build_ledger(second)
+    assert {e["id"] for e in merged} == {e["id"] for e in shards}
+    by_id: dict[str, set] = {}
+    for e in shards:
+        by_id.setdefault(e["id"], set()).update(e["cases"])
+    assert {e["id"]: set(e["cases"]) for e in merged} == by_id
