@@ -11,7 +11,9 @@ cases selected (``index.html#operators.Forward.time_aidge?p-case='ReLU_rank_2'``
 form asv's own pages use), forward and backward. It adds "All cases" and "Support matrix"
 entries to the navigation bar of ``index.html`` (and "Porting readiness": ``porting.html``, the
 table of ``nox -s architectures``, ``results/porting/porting.html``, else the latest findings
-run's); ``support.html`` is the support matrix of the
+run's; and "Defects": ``defects.html``, the defect ledger of the same run as the support matrix,
+with its ``defects/<id>/ISSUE.md`` reports); each of those pages gets the site's navigation
+(:func:`with_site_nav`); ``support.html`` is the support matrix of the
 latest complete findings run (``results/latest/support.html``, written by ``nox -s report``;
 a page saying there is none yet otherwise). Each case row also links ``pair.html``, which draws torch's and Aidge's
 times of that case on one chart (from asv's own ``graphs/*.json``, no library needed) with a
@@ -45,6 +47,11 @@ PHASES = ("Forward", "Backward")
 NAV_ENTRY = '<li id="nav-li-cases"><a href="cases.html">All cases</a></li>'
 NAV_SUPPORT = '<li id="nav-li-support"><a href="support.html">Support matrix</a></li>'
 NAV_PORTING = '<li id="nav-li-porting"><a href="porting.html">Porting readiness</a></li>'
+NAV_DEFECTS = '<li id="nav-li-defects"><a href="defects.html">Defects</a></li>'
+#: the navigation the project's pages get on the site (their own links between the run's pages,
+#: plus the way back to the benchmark grid and the case index)
+SITE_PAGES = (("index.html", "Benchmark grid"), ("cases.html", "All cases"), ("support.html", "Support matrix"),
+              ("porting.html", "Porting readiness"), ("defects.html", "Defects"))
 #: the porting-readiness table: both routes (``nox -s architectures``), else the latest findings run's
 PORTING_SOURCES = (ROOT / "results" / "porting" / "porting.html", ROOT / "results" / "latest" / "porting.html")
 NO_PORTING_PAGE = """<!DOCTYPE html>
@@ -59,7 +66,34 @@ NO_SUPPORT_PAGE = """<!DOCTYPE html>
 <body><h1>Aidge support matrix</h1><p id="no-run">No complete findings run yet: <code>nox -s report</code>
 writes results/runs/&lt;run&gt;/support.html, then <code>nox -s publish</code> copies it here.</p></body></html>
 """
+#: the defect ledger of the same findings run as the support matrix (``defects.html`` beside
+#: ``support.html``; its ``defects/<id>/`` reports are copied with it, the page links them)
+NO_DEFECTS_PAGE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>Aidge defects</title></head>
+<body><h1>Aidge defects</h1><p id="no-run">No defect ledger yet: <code>nox -s report</code>
+writes results/runs/&lt;run&gt;/defects.html, then <code>nox -s publish</code> copies it here.</p></body></html>
+"""
 _NAV_ANCHOR = '<li id="nav-li-regressions">'
+
+
+def site_nav(current: str) -> str:
+    """The project's navigation on a published page (``current`` in bold, not a link)."""
+    return ('<nav id="site-nav" style="margin-bottom:.8em">' + " ".join(
+        f"<b>{html.escape(label)}</b>" if page == current else f'<a href="{page}">{html.escape(label)}</a>'
+        for page, label in SITE_PAGES) + "</nav>")
+
+
+def with_site_nav(page: str, current: str) -> str:
+    """A run page as published: the run's own links between its pages (a ``<nav>`` naming the
+    support matrix) replaced by the site's, or the site's put first in the body; idempotent."""
+    if 'id="site-nav"' in page:
+        return page
+    nav = site_nav(current)
+    m = re.search(r"<nav>.*?</nav>", page, re.DOTALL)
+    if m and "support.html" in m.group(0):
+        return page[:m.start()] + nav + page[m.end():]
+    body = re.search(r"<body[^>]*>", page)
+    return page[:body.end()] + nav + page[body.end():] if body else nav + page
 
 
 def group_of(case: str) -> str:
@@ -272,6 +306,30 @@ def render(index: dict) -> str:
     return "\n".join(out) + "\n"
 
 
+#: what the Defects page links under ``defects/<id>/``: the report to file upstream and its script
+_REPORT_FILES = ("ISSUE.md", "standalone.py")
+
+
+def _copy_reports(source: Path, target: Path) -> int:
+    """``defects/<id>/ISSUE.md`` and ``standalone.py`` of the run (plain files only, no link
+    followed) into the site; the site's previous copy is replaced. Returns the files copied."""
+    import shutil
+
+    if target.is_dir() and not target.is_symlink():
+        shutil.rmtree(target)
+    n = 0
+    for entry in sorted(source.iterdir()):
+        if not re.fullmatch(r"D-[0-9a-f]{8}", entry.name) or entry.is_symlink() or not entry.is_dir():
+            continue
+        for name in _REPORT_FILES:
+            f = entry / name
+            if f.is_file() and not f.is_symlink():
+                (target / entry.name).mkdir(parents=True, exist_ok=True)
+                write_atomically(target / entry.name / name, f.read_text(encoding="utf-8"))
+                n += 1
+    return n
+
+
 def write_atomically(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.partial")
     tmp.write_text(text, encoding="utf-8")
@@ -279,8 +337,8 @@ def write_atomically(path: Path, text: str) -> None:
 
 
 def add_nav_entry(page: str) -> str:
-    """``index.html`` with "All cases", "Support matrix" and "Porting readiness" entries before asv's "Regressions" (once each)."""
-    for entry in (NAV_ENTRY, NAV_SUPPORT, NAV_PORTING):
+    """``index.html`` with "All cases", "Support matrix", "Porting readiness" and "Defects" entries before asv's "Regressions" (once each)."""
+    for entry in (NAV_ENTRY, NAV_SUPPORT, NAV_PORTING, NAV_DEFECTS):
         if entry not in page and _NAV_ANCHOR in page:
             page = page.replace(_NAV_ANCHOR, entry + "\n\t" + _NAV_ANCHOR, 1)
     return page
@@ -326,7 +384,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--html-dir", type=Path, default=ROOT / "results" / "html")
     parser.add_argument("--support", type=Path, default=SUPPORT_SOURCE,
-                        help="the support matrix page to publish (default: results/latest/support.html)")
+                        help="the support matrix page to publish (default: results/latest/support.html); "
+                             "the defect ledger defects.html beside it is published with it")
+    parser.add_argument("--porting", type=Path, default=None,
+                        help="the porting-readiness page to publish (default: results/porting/porting.html, "
+                             "else results/latest/porting.html)")
     args = parser.parse_args(argv)
     index_json = args.html_dir / "index.json"
     if not index_json.exists():
@@ -337,10 +399,17 @@ def main(argv: list[str] | None = None) -> int:
     write_atomically(args.html_dir / "pair.html", PAIR_PAGE)
     # the support matrix (one self-contained page) of the latest complete findings run
     support = args.support.read_text(encoding="utf-8") if args.support.is_file() else NO_SUPPORT_PAGE
-    write_atomically(args.html_dir / "support.html", support)
-    porting = next((p for p in PORTING_SOURCES if p.is_file()), None)
-    write_atomically(args.html_dir / "porting.html",
-                     porting.read_text(encoding="utf-8") if porting is not None else NO_PORTING_PAGE)
+    write_atomically(args.html_dir / "support.html", with_site_nav(support, "support.html"))
+    porting = next((p for p in ([args.porting] if args.porting else PORTING_SOURCES) if p.is_file()), None)
+    write_atomically(args.html_dir / "porting.html", with_site_nav(
+        porting.read_text(encoding="utf-8") if porting is not None else NO_PORTING_PAGE, "porting.html"))
+    # the defect ledger of the same run (its ids are what the matrix and the table link to)
+    ledger = args.support.parent / "defects.html"
+    defects = ledger.read_text(encoding="utf-8") if args.support.is_file() and ledger.is_file() else NO_DEFECTS_PAGE
+    write_atomically(args.html_dir / "defects.html", with_site_nav(defects, "defects.html"))
+    reports = args.support.parent / "defects"
+    if defects is not NO_DEFECTS_PAGE and reports.is_dir() and not reports.is_symlink():
+        _copy_reports(reports, args.html_dir / "defects")
     page = args.html_dir / "index.html"
     if page.exists():
         write_atomically(page, add_nav_entry(page.read_text(encoding="utf-8")))
@@ -352,6 +421,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{args.html_dir / 'cases.html'}: every case, linked from the navigation bar")
     print(f"{args.html_dir / 'support.html'}: the support matrix "
           + (f"of {args.support.resolve().parent.name}" if args.support.is_file() else "(no findings run yet)"))
+    print(f"{args.html_dir / 'defects.html'}: the defect ledger "
+          + (f"of {args.support.resolve().parent.name}" if defects is not NO_DEFECTS_PAGE else "(no ledger yet)"))
     print(f"{args.html_dir / 'porting.html'}: the porting-readiness table "
           + (f"from {porting}" if porting is not None else "(no architecture run yet)"))
     return 0

@@ -156,6 +156,8 @@ def check_grid(page, base: str, html_dir: Path, index: dict) -> str:
         raise SiteError("index.html: no 'All cases' entry in the navigation bar")
     if page.locator('a[href="support.html"]').count() != 1:
         raise SiteError("index.html: no 'Support matrix' entry in the navigation bar")
+    if page.locator('a[href="defects.html"]').count() != 1:
+        raise SiteError("index.html: no 'Defects' entry in the navigation bar")
     # asv draws a panel when it scrolls into view: bring each one in and wait for its canvas or note
     figures = {name: _summary_has_figure(html_dir, name) for name in index["benchmarks"]}
     for name in index["benchmarks"]:
@@ -182,27 +184,124 @@ def check_grid(page, base: str, html_dir: Path, index: dict) -> str:
                         f"e.g. {silent[:4]}")
     commits = max(figures.values())
     return (f"grid: {len(with_ink)} of {panels} panels draw their figures (up to {commits} commit(s) each), "
-            f"{panels - len(with_ink)} say 'no measurement'; 'All cases' and 'Support matrix' linked")
+            f"{panels - len(with_ink)} say 'no measurement'; 'All cases', 'Support matrix' and 'Defects' linked")
+
+
+#: characters that need an emoji font (empty boxes in a Chromium without one)
+_EMOJI = ("\u2705", "\u274c", "\u26a0", "\U0001f7e0", "\U0001f534", "\U0001f4a5")
+
+
+def _visible_rows(page) -> list[dict]:
+    return page.evaluate("""() => Array.from(document.querySelectorAll('#support tbody tr.row'))
+        .filter(r => !r.hidden && r.offsetParent !== null)
+        .map(r => ({op: r.querySelector('td.op').textContent, source: r.getAttribute('data-source'),
+                    failing: r.getAttribute('data-failing'), text: r.textContent.toLowerCase()}))""")
 
 
 def check_support_page(page, base: str) -> str:
     """``support.html`` draws the matrix (a row per operator, a cell per column) or says that no
-    findings run exists yet."""
+    findings run exists yet; when it does: torch rows before Aidge's own (``aidge.*``), marks as
+    text (no emoji), failing cases closed behind a disclosure, the header and first column stay
+    in view when the table scrolls, and the search box and the source filter work (typed and
+    clicked as a person does; the shown rows checked)."""
     page.goto(base + "support.html")
     if page.locator("#no-run").count():
         return "support.html: no findings run published yet (the page says so)"
     page.wait_for_selector("#support tbody tr", timeout=30_000)
-    rows = page.locator("#support tbody tr").count()
+    rows = page.locator("#support tbody tr.row").count()
     columns = page.locator("#support thead th").count() - 2
     marked = page.locator("#support td.ok, #support td.bad, #support td.some").count()
     if rows == 0 or columns <= 0 or marked == 0:
         raise SiteError(f"support.html: {rows} rows, {columns} columns, {marked} cells with a verdict")
-    return f"support.html: {rows} operators x {columns} columns, {marked} cells with a verdict"
+    body = page.inner_text("body")
+    emoji = sorted({c for c in _EMOJI if c in body})
+    if emoji:
+        raise SiteError(f"support.html: marks need an emoji font: {[hex(ord(c[0])) for c in emoji]}")
+    ops = page.eval_on_selector_all("#support tbody tr.row td.op", "els => els.map(e => e.textContent)")
+    aidge = [i for i, op in enumerate(ops) if op.startswith("aidge.")]
+    if aidge and (aidge[0] == 0 or aidge != list(range(aidge[0], aidge[0] + len(aidge)))
+                  or any(not op.startswith("aidge.") for op in ops[aidge[-1] + 1:] if "no torch" not in op)):
+        raise SiteError(f"support.html: Aidge configuration rows are not after the torch rows (first row {ops[0]!r})")
+    if page.locator("#support details[open]").count():
+        raise SiteError("support.html: failing cases shown open (they belong behind a disclosure)")
+    if not page.locator("#controls").is_visible():
+        raise SiteError("support.html: the search and filter controls are hidden (its script did not run)")
+    done = [f"{rows} rows x {columns} columns, {marked} cells with a verdict, text marks, torch rows first"
+            + (f" (first aidge.* row: {aidge[0] + 1})" if aidge else "")]
+
+    # sticky header and first column: scroll the table's box and see they stay at its edges
+    box = page.evaluate("""() => { const w = document.querySelector('.wrap');
+        const before = [document.querySelector('#support thead th').getBoundingClientRect().top,
+                        document.querySelector('#support tbody tr.row td.op').getBoundingClientRect().left];
+        w.scrollTop = 400; w.scrollLeft = 600;
+        const th = document.querySelector('#support thead th').getBoundingClientRect().top;
+        const op = document.querySelector('#support tbody tr.row td.op').getBoundingClientRect().left;
+        const r = w.getBoundingClientRect();
+        const out = {scrolled: [w.scrollTop, w.scrollLeft], th: th - r.top, op: op - r.left, before: before,
+                     wide: w.scrollWidth > w.clientWidth};
+        w.scrollTop = 0; w.scrollLeft = 0; return out; }""")
+    if box["scrolled"][0] > 0 and abs(box["th"]) > 2:
+        raise SiteError(f"support.html: the header scrolls away with the rows ({box})")
+    if box["wide"] and box["scrolled"][1] > 0 and abs(box["op"]) > 2:
+        raise SiteError(f"support.html: the operator column scrolls away sideways ({box})")
+    done.append("header and operator column stay in view when the table scrolls"
+                + (" (both ways)" if box["wide"] else " (the table fits: no sideways scroll)"))
+
+    # search: an operator's name, then a failing case id (behind its disclosure)
+    total = len(_visible_rows(page))
+    target = next((op for op in ops if op.startswith("torch.")), ops[0])
+    page.fill("#q", target)
+    shown = _visible_rows(page)
+    if not shown or any(target.lower() not in r["text"] for r in shown) or target not in [r["op"] for r in shown]:
+        raise SiteError(f"support.html: searching {target!r} shows {[r['op'] for r in shown][:5]}")
+    said = page.inner_text("#shown")
+    if not said.startswith(f"{len(shown)} of {rows}"):
+        raise SiteError(f"support.html: {len(shown)} rows shown, the page says {said!r}")
+    case = page.evaluate("() => { const li = document.querySelector('#support details li'); "
+                         "return li ? li.textContent : null; }")
+    if case:
+        page.fill("#q", case)
+        shown = _visible_rows(page)
+        if not shown or any(case.lower() not in r["text"] for r in shown):
+            raise SiteError(f"support.html: searching the failing case {case!r} shows {[r['op'] for r in shown][:5]}")
+    page.fill("#q", "")
+    if len(_visible_rows(page)) != total:
+        raise SiteError("support.html: clearing the search does not bring every row back")
+    done.append(f"search: {target!r} -> {said.split(' rows')[0]} rows"
+                + (f", failing case {case!r} -> its row" if case else ""))
+
+    # filter: one source alone, then every source back; then only rows with a failure
+    sources = page.eval_on_selector_all("#sources input", "els => els.map(e => e.value)")
+    keep = next((src for src in sources if src.lower().startswith("opinfo")), sources[0])
+    for src in sources:
+        if src != keep:
+            page.locator(f'#sources input[value="{src}"]').uncheck()
+    shown = _visible_rows(page)
+    if not shown or {r["source"] for r in shown} != {keep}:
+        raise SiteError(f"support.html: source filter {keep!r} shows sources {sorted({r['source'] for r in shown})}")
+    only = len(shown)
+    for src in sources:
+        page.locator(f'#sources input[value="{src}"]').check()
+    page.locator("#failing-only").check()
+    failing = _visible_rows(page)
+    if not failing or any(r["failing"] != "1" for r in failing):
+        raise SiteError("support.html: 'only rows with a failure' shows rows without one")
+    page.locator("#failing-only").uncheck()
+    if len(_visible_rows(page)) != total:
+        raise SiteError("support.html: the filters do not bring every row back")
+    done.append(f"source filter: {keep} alone -> {only} rows, all {len(sources)} sources -> {total}; "
+                f"only failing -> {len(failing)}")
+
+    links = page.eval_on_selector_all("#support .defects a", "els => els.map(e => e.getAttribute('href'))")
+    if links and not all(h.startswith("defects.html#D-") for h in links):
+        raise SiteError(f"support.html: defect links not to the Defects page: {links[:3]}")
+    done.append(f"{len(links)} defect links to defects.html#<id>")
+    return "support.html: " + "; ".join(done)
 
 
 def check_porting_page(page, base: str) -> str:
     """``porting.html`` draws the porting-readiness table (a row per architecture and route) or
-    says that no architecture run exists yet."""
+    says that no architecture run exists yet; its defect links go to the Defects page."""
     page.goto(base + "porting.html")
     if page.locator("#no-run").count():
         return "porting.html: no architecture run published yet (the page says so)"
@@ -211,7 +310,62 @@ def check_porting_page(page, base: str) -> str:
     marked = page.locator("#porting td.ok, #porting td.bad").count()
     if rows == 0 or marked == 0:
         raise SiteError(f"porting.html: {rows} rows, {marked} cells with a verdict")
-    return f"porting.html: {rows} architecture x route rows, {marked} cells with a verdict"
+    links = page.eval_on_selector_all("#porting a.defect", "els => els.map(e => e.getAttribute('href'))")
+    if links and not all(h.startswith("defects.html#D-") for h in links):
+        raise SiteError(f"porting.html: defect links not to the Defects page: {links[:3]}")
+    return f"porting.html: {rows} architecture x route rows, {marked} cells with a verdict, {len(links)} defect links"
+
+
+def _site_links(page, name: str) -> None:
+    """The page links the site's other pages (the benchmark grid, the matrix, the table, the ledger)."""
+    hrefs = set(page.eval_on_selector_all("a", "els => els.map(e => e.getAttribute('href'))"))
+    missing = [h for h in ("index.html", "support.html", "porting.html", "defects.html")
+               if h != name and h not in hrefs]
+    if missing:
+        raise SiteError(f"{name}: no link to {missing}")
+
+
+def check_defects_page(page, base: str, html_dir: Path, linked: set[str]) -> str:
+    """``defects.html`` (the ledger of the run the support matrix comes from) lists a row per
+    defect with its id as anchor; every defect id the matrix and the porting table link to has
+    its row; the search box and the kind filter work; the reports it links are on the site."""
+    page.goto(base + "defects.html")
+    _site_links(page, "defects.html")
+    if page.locator("#no-run").count():
+        if linked:
+            raise SiteError(f"defects.html: no ledger published, but {len(linked)} defect ids are linked to it")
+        return "defects.html: no ledger published yet (the page says so)"
+    ids = page.eval_on_selector_all('tr[id^="D-"]', "els => els.map(e => e.id)")
+    if not ids:
+        raise SiteError("defects.html: no defect row (tr id=D-...)")
+    dangling = sorted(linked - set(ids))
+    if dangling:
+        raise SiteError(f"defects.html: {len(dangling)} linked defect id(s) have no row, e.g. {dangling[:3]}")
+    visible = "() => Array.from(document.querySelectorAll('tr[id^=\"D-\"]')).filter(r => r.offsetParent !== null)" \
+              ".map(r => ({id: r.id, kind: r.getAttribute('data-kind'), text: r.textContent}))"
+    target = ids[len(ids) // 2]
+    page.fill("#q", target)
+    shown = page.evaluate(visible)
+    if target not in [r["id"] for r in shown] or any(target not in r["text"] for r in shown):
+        raise SiteError(f"defects.html: searching {target} shows {[r['id'] for r in shown][:5]}")
+    page.fill("#q", "")
+    kinds = [k for k in page.eval_on_selector_all("#k option", "els => els.map(e => e.value)") if k]
+    kind_note = ""
+    if kinds:
+        page.select_option("#k", kinds[0])
+        shown = page.evaluate(visible)
+        if not shown or any(r["kind"] != kinds[0] for r in shown):
+            raise SiteError(f"defects.html: kind filter {kinds[0]!r} shows kinds {sorted({r['kind'] for r in shown})}")
+        kind_note = f", kind {kinds[0]!r} -> {len(shown)} rows"
+        page.select_option("#k", "")
+    if len(page.evaluate(visible)) != len(ids):
+        raise SiteError("defects.html: clearing the search and the filter does not bring every row back")
+    reports = page.eval_on_selector_all('a[href^="defects/"]', "els => els.map(e => e.getAttribute('href'))")
+    absent = [h for h in reports if not (html_dir / h).is_file()]
+    if absent:
+        raise SiteError(f"defects.html: {len(absent)} linked report(s) not on the site, e.g. {absent[:3]}")
+    return (f"defects.html: {len(ids)} defects, every one of the {len(linked)} ids linked from the matrix and the "
+            f"porting table has its row; search {target} -> its row{kind_note}; {len(reports)} reports linked, all present")
 
 
 def check(html_dir: Path, chromium: str, sample: int) -> list[str]:
@@ -238,8 +392,17 @@ def check(html_dir: Path, chromium: str, sample: int) -> list[str]:
         page.on("pageerror", lambda e: js_errors.append(str(e)))
 
         done.append(check_grid(page, base, html_dir, index))
+        linked: set[str] = set()
         done.append(check_support_page(page, base))
+        if not page.locator("#no-run").count():
+            _site_links(page, "support.html")
+        linked |= {h.split("#", 1)[1] for h in page.eval_on_selector_all(
+            "a", "els => els.map(e => e.getAttribute('href') || '')") if h.startswith("defects.html#")}
         done.append(check_porting_page(page, base))
+        _site_links(page, "porting.html")
+        linked |= {h.split("#", 1)[1] for h in page.eval_on_selector_all(
+            "a", "els => els.map(e => e.getAttribute('href') || '')") if h.startswith("defects.html#")}
+        done.append(check_defects_page(page, base, html_dir, linked))
 
         page.goto(base + "cases.html")
         hrefs = set(page.eval_on_selector_all("a", "els => els.map(e => e.getAttribute('href'))"))

@@ -290,11 +290,12 @@ def format_markdown(table: dict[str, Any], *, title: str = "Porting readiness", 
 
 
 _STYLE = """body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
-nav a{margin-right:1em}
+nav a,nav b{margin-right:1em}
 table{border-collapse:collapse;font-size:13px}th,td{border:1px solid #ccc;padding:3px 6px;vertical-align:top}
 th{background:#f3f3f3;position:sticky;top:0;z-index:1}td.ok{background:#e6f6e6}td.bad{background:#fbe3e3}
-td.blocked{min-width:28em;max-width:60em}details pre{white-space:pre-wrap;word-break:break-word;margin:.3em 0}
-code{font-size:12px}a.defect{font-family:monospace;white-space:nowrap;margin-right:.4em}"""
+td.blocked{min-width:24em;max-width:40em;overflow-wrap:anywhere}
+details pre{white-space:pre-wrap;overflow-wrap:anywhere;margin:.3em 0}details{font-size:12px;color:#444}
+code{font-size:12px}a.defect{font-family:monospace;white-space:nowrap;display:block}"""
 
 #: the run's other pages, linked from the top of each (the published site holds the same names)
 NAV = (("support.html", "Support matrix"), ("porting.html", "Porting readiness"), ("defects.html", "Defects"))

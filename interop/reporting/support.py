@@ -78,7 +78,7 @@ def support_matrix(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
             cell = cells.setdefault(key, {"operator": key[0], "source": key[1], "phase": phase, "backend": key[3],
                                           "dtype": key[4], "passed": 0, "total": 0, "skipped": 0, "lost": 0,
                                           "categories": Counter(), "failing": [], "aidge_operators": set(),
-                                          "routes": Counter()})
+                                          "routes": Counter(), "failing_nodeids": []})
             if rec.get("export_route"):
                 cell["routes"][rec["export_route"]] += 1
             if state == "skipped":
@@ -92,12 +92,15 @@ def support_matrix(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
                 else:
                     cell["categories"][category] += 1
                     cell["failing"].append(rec.get("case") or rec["nodeid"])
+                    if rec.get("nodeid"):
+                        cell["failing_nodeids"].append(rec["nodeid"])
                     if rec.get("aidge_operator") and category != "not_reached":
                         cell["aidge_operators"].add(rec["aidge_operator"])
     out = []
     for key in sorted(cells, key=lambda k: (k[0].lower(), k[1], k[3], k[4], k[2])):
         cell = cells[key]
         out.append(dict(cell, categories=dict(sorted(cell["categories"].items())), failing=sorted(cell["failing"]),
+                        failing_nodeids=sorted(cell["failing_nodeids"]),
                         aidge_operators=sorted(cell["aidge_operators"]), routes=dict(sorted(cell["routes"].items()))))
     columns = sorted({(c["phase"], c["backend"], c["dtype"]) for c in out},
                      key=lambda c: (c[1], c[2] != "float32", c[2], c[0] != "forward"))
@@ -128,28 +131,58 @@ def headline(matrix: dict[str, Any], backend: str) -> str:
     return f"{passing} of {len(ran)} operators pass forward and backward on {backend}"
 
 
-def _cell_text(cell: dict[str, Any] | None) -> str:
-    if cell is None:
-        return ""
-    if cell["total"] == 0:
-        return "skipped" if cell["skipped"] else ("lost" if cell["lost"] else "")
-    mark = "✅" if cell["passed"] == cell["total"] else ("❌" if cell["passed"] == 0 else "⚠️")
+#: the cell's verdict as a word (the page's marks are text on a coloured badge: no emoji font needed)
+MARK_WORDS = {"ok": "pass", "some": "part", "bad": "fail"}
+_EMOJI = {"ok": "\u2705", "some": "\u26a0\ufe0f", "bad": "\u274c"}
+
+
+def _verdict(cell: dict[str, Any]) -> str:
+    """``ok`` (every case passed), ``bad`` (none), ``some``."""
+    return "ok" if cell["passed"] == cell["total"] else ("bad" if cell["passed"] == 0 else "some")
+
+
+def _cell_detail(cell: dict[str, Any]) -> str:
+    """The categories of the failures, the Aidge operators they name, the route to ONNX."""
     why = ", ".join(f"{c} {n}" for c, n in cell["categories"].items())
     aidge = f" (Aidge {', '.join(cell['aidge_operators'])})" if cell["aidge_operators"] else ""
     # the route to ONNX, said where it is not the TorchScript one alone (auto fell back to dynamo)
     routes = cell.get("routes") or {}
     route = f" [export: {', '.join(f'{r} {n}' for r, n in routes.items())}]" if set(routes) - {"torchscript"} else ""
-    return f"{mark} {cell['passed']}/{cell['total']}" + (f" {why}{aidge}" if why else "") + route
+    return (f"{why}{aidge}" if why else "") + route
+
+
+def _cell_text(cell: dict[str, Any] | None) -> str:
+    if cell is None:
+        return ""
+    if cell["total"] == 0:
+        return "skipped" if cell["skipped"] else ("lost" if cell["lost"] else "")
+    detail = _cell_detail(cell)
+    return f"{_EMOJI[_verdict(cell)]} {cell['passed']}/{cell['total']}" + (f" {detail}" if detail else "")
 
 
 def _column_name(col: dict[str, str]) -> str:
     return f"{col['phase']} {col['backend']} {col['dtype']}"
 
 
+def row_group(operator: str, source: str) -> int:
+    """Where a row stands: 0 torch operators (catalog, OpInfo, ModuleInfo), 1 models and
+    architectures, 2 what has no torch counterpart (Aidge's own configurations ``aidge.*``,
+    Aidge-only operators): torch first, the way a torch user looks for it."""
+    if operator.startswith("aidge.") or source.lower().startswith("aidge") or "no torch counterpart" in operator:
+        return 2
+    if source.startswith(("model zoo", "architectures")):
+        return 1
+    return 0
+
+
+GROUP_NAMES = ("torch operators", "models and architectures", "Aidge only (aidge.* configurations)")
+
+
 def _grid(matrix: dict[str, Any]) -> tuple[list[dict[str, str]], list[tuple[str, str]], dict[tuple, dict]]:
     columns = matrix["columns"]
     index = {(c["operator"], c["source"], c["phase"], c["backend"], c["dtype"]): c for c in matrix["cells"]}
-    rows = sorted({(c["operator"], c["source"]) for c in matrix["cells"]}, key=lambda r: (r[0].lower(), r[1]))
+    rows = sorted({(c["operator"], c["source"]) for c in matrix["cells"]},
+                  key=lambda r: (row_group(*r), r[0].lower(), r[1]))
     return columns, rows, index
 
 
@@ -168,35 +201,125 @@ def format_markdown(matrix: dict[str, Any], *, title: str = "Aidge support matri
     return "\n".join(out) + "\n"
 
 
-_STYLE = """body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
-table{border-collapse:collapse;font-size:13px}th,td{border:1px solid #ccc;padding:3px 6px;vertical-align:top}
-th{background:#f3f3f3;position:sticky;top:0}td.ok{background:#e6f6e6}td.bad{background:#fbe3e3}
-td.some{background:#fff4d6}td.none{color:#999}code{font-size:12px}.case{font-size:11px;color:#555}"""
+_STYLE = """body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}nav a,nav b{margin-right:1em}
+#controls{margin:.8em 0;display:flex;flex-wrap:wrap;gap:.6em 1.5em;align-items:center}
+#controls fieldset{border:1px solid #ccc;padding:.2em .6em}#controls label{white-space:nowrap;margin-right:.6em}
+#q{width:22em;padding:3px}
+.wrap{overflow:auto;max-height:80vh;border:1px solid #ccc}
+table{border-collapse:separate;border-spacing:0;font-size:13px}
+th,td{border-right:1px solid #ccc;border-bottom:1px solid #ccc;padding:3px 6px;vertical-align:top;background:#fff}
+td.cell{min-width:12em}
+thead th{background:#f3f3f3;position:sticky;top:0;z-index:2}
+td.op{position:sticky;left:0;z-index:1;background:#fafafa;min-width:16em}thead th.op{left:0;z-index:3}
+tr[hidden]{display:none}tr.group td{background:#e8eef7;font-weight:bold;position:sticky;left:0}
+td.ok{background:#e6f6e6}td.bad{background:#fbe3e3}td.some{background:#fff4d6}td.none{color:#999}
+.mark{display:inline-block;min-width:2.6em;text-align:center;border-radius:3px;padding:0 .3em;font-size:11px;
+font-weight:bold;color:#fff;text-transform:uppercase}
+.ok .mark{background:#2e7d32}.bad .mark{background:#c62828}.some .mark{background:#a35f00}
+code{font-size:12px}.why{color:#333}.defects a{font-family:monospace;margin-right:.4em;white-space:nowrap}
+details{font-size:11px;color:#555}details ul{margin:.2em 0;padding-left:1.2em}"""
+
+#: the page's filter: search words (operator, source, case ids), sources, rows with a failure.
+#: Plain DOM, inline, nothing fetched; without scripts the whole table shows and the controls stay hidden.
+_SCRIPT = r"""(function () {
+  var controls = document.getElementById("controls");
+  var q = document.getElementById("q"), failing = document.getElementById("failing-only");
+  var shown = document.getElementById("shown");
+  var boxes = Array.prototype.slice.call(document.querySelectorAll("#sources input"));
+  var rows = Array.prototype.slice.call(document.querySelectorAll("#support tbody tr.row"));
+  var groups = Array.prototype.slice.call(document.querySelectorAll("#support tbody tr.group"));
+  var text = rows.map(function (r) { return r.textContent.toLowerCase(); });
+  function apply() {
+    var words = q.value.toLowerCase().split(/\s+/).filter(Boolean);
+    var on = {};
+    boxes.forEach(function (b) { on[b.value] = b.checked; });
+    var n = 0, seen = {};
+    rows.forEach(function (r, i) {
+      var keep = on[r.getAttribute("data-source")] !== false &&
+        (!failing.checked || r.getAttribute("data-failing") === "1") &&
+        words.every(function (w) { return text[i].indexOf(w) >= 0; });
+      r.hidden = !keep;
+      if (keep) { n++; seen[r.getAttribute("data-group")] = true; }
+    });
+    groups.forEach(function (g) { g.hidden = !seen[g.getAttribute("data-group")]; });
+    shown.textContent = n + " of " + rows.length + " rows shown";
+  }
+  q.addEventListener("input", apply);
+  failing.addEventListener("change", apply);
+  boxes.forEach(function (b) { b.addEventListener("change", apply); });
+  controls.hidden = false;
+  apply();
+})();"""
 
 
-def format_html(matrix: dict[str, Any], *, title: str = "Aidge support matrix", lines: list[str] = ()) -> str:
-    """One self-contained page (inline style, no script, nothing fetched)."""
+def _defect_ids(cell: dict[str, Any], by_case: dict[str, list[str]]) -> list[str]:
+    ids: list[str] = []
+    for nodeid in cell.get("failing_nodeids") or []:
+        ids += [i for i in by_case.get(nodeid, []) if i not in ids]
+    return ids
+
+
+def format_html(matrix: dict[str, Any], *, title: str = "Aidge support matrix", lines: list[str] = (),
+                defects: dict[str, list[str]] | None = None) -> str:
+    """One self-contained page (inline style and script, nothing fetched): torch rows first, a
+    search box and a filter by source, the failing case ids behind a disclosure, the ledger's
+    defect ids linked (``defects``: pytest node id -> ids), marks as text on coloured badges,
+    a sticky header and first column in a scrolling box."""
+    from .porting import defect_links, nav_html
+
     columns, rows, index = _grid(matrix)
+    by_case = defects or {}
     esc = html.escape
     out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-           f"<title>{esc(title)}</title><style>{_STYLE}</style></head><body>", f"<h1>{esc(title)}</h1>"]
+           f"<title>{esc(title)}</title><style>{_STYLE}</style></head><body>", nav_html("support.html"),
+           f"<h1>{esc(title)}</h1>"]
     out += [f"<p>{esc(line)}</p>" for line in lines]
     out.append("<ul>" + "".join(f"<li>{esc(headline(matrix, b))}</li>" for b in matrix["operators"]) + "</ul>")
-    out.append('<table id="support"><thead><tr><th>operator</th><th>source</th>'
+    sources: dict[str, int] = {}
+    for _, source in rows:
+        sources[source] = sources.get(source, 0) + 1
+    out.append('<div id="controls" hidden><label>Search <input id="q" type="search" '
+               'placeholder="operator, model, source or case id" autocomplete="off"></label>'
+               '<fieldset id="sources"><legend>Sources</legend>'
+               + "".join(f'<label><input type="checkbox" value="{esc(src)}" checked> {esc(src)} ({n})</label>'
+                         for src, n in sorted(sources.items(), key=lambda kv: (row_group("", kv[0]), kv[0].lower())))
+               + '</fieldset><label><input type="checkbox" id="failing-only"> only rows with a failure</label>'
+               f'<span id="shown">{len(rows)} of {len(rows)} rows shown</span></div>')
+    out.append('<p class="legend">Each cell: cases passed of those run, <span class="ok"><span class="mark">pass</span>'
+               '</span> all, <span class="some"><span class="mark">part</span></span> some, <span class="bad">'
+               '<span class="mark">fail</span></span> none; then the categories of the failures, the defect ids of '
+               "the ledger (Defects page), and the failing cases behind the disclosure.</p>")
+    out.append('<div class="wrap"><table id="support"><thead><tr><th class="op">operator</th><th>source</th>'
                + "".join(f"<th>{esc(_column_name(c))}</th>" for c in columns) + "</tr></thead><tbody>")
+    group = None
     for operator, source in rows:
-        tds = []
+        g = row_group(operator, source)
+        if g != group:
+            group = g
+            out.append(f'<tr class="group" data-group="{g}"><td colspan="{len(columns) + 2}">'
+                       f"{esc(GROUP_NAMES[g])}</td></tr>")
+        tds, failing_row = [], False
         for c in columns:
             cell = index.get((operator, source, c["phase"], c["backend"], c["dtype"]))
             if cell is None or cell["total"] == 0:
-                tds.append(f'<td class="none">{esc(_cell_text(cell))}</td>')
+                tds.append(f'<td class="cell none">{esc(_cell_text(cell))}</td>')
                 continue
-            cls = "ok" if cell["passed"] == cell["total"] else ("bad" if cell["passed"] == 0 else "some")
-            failing = "".join(f'<div class="case">{esc(case)}</div>' for case in cell["failing"][:20])
-            more = f'<div class="case">... {len(cell["failing"]) - 20} more</div>' if len(cell["failing"]) > 20 else ""
-            tds.append(f'<td class="{cls}">{esc(_cell_text(cell))}{failing}{more}</td>')
-        out.append(f"<tr><td><code>{esc(operator)}</code></td><td>{esc(source)}</td>{''.join(tds)}</tr>")
-    out.append("</tbody></table></body></html>")
+            verdict = _verdict(cell)
+            failing_row = failing_row or verdict != "ok"
+            detail = _cell_detail(cell)
+            body = (f'<span class="mark">{MARK_WORDS[verdict]}</span> {cell["passed"]}/{cell["total"]}'
+                    + (f' <span class="why">{esc(detail)}</span>' if detail else ""))
+            ids = _defect_ids(cell, by_case)
+            if ids:
+                body += f'<div class="defects">{defect_links(ids)}</div>'
+            if cell["failing"]:
+                n = len(cell["failing"])
+                body += (f"<details><summary>{n} failing case{'s' if n != 1 else ''}</summary><ul>"
+                         + "".join(f"<li>{esc(case)}</li>" for case in cell["failing"]) + "</ul></details>")
+            tds.append(f'<td class="cell {verdict}">{body}</td>')
+        out.append(f'<tr class="row" data-group="{g}" data-source="{esc(source)}" data-failing="{int(failing_row)}">'
+                   f'<td class="op"><code>{esc(operator)}</code></td><td>{esc(source)}</td>{"".join(tds)}</tr>')
+    out.append(f"</tbody></table></div><script>{_SCRIPT}</script></body></html>")
     return "\n".join(out) + "\n"
 
 
@@ -204,9 +327,15 @@ def write_support(directory: Path, matrix: dict[str, Any], *, lines: list[str] =
     """``support.json`` / ``.md`` / ``.html`` into ``directory``, each written atomically."""
     from ..records.store import write_atomically
 
+    from .porting import defects_by_case, load_defects
+
     directory = Path(directory)
+    # the run's ledger (written before the matrix): each cell names the defects of its failing cases
+    by_case = defects_by_case(load_defects(directory))
+    for cell in matrix["cells"]:
+        cell["defects"] = _defect_ids(cell, by_case)
     data = dict(meta or {}, headlines={b: headline(matrix, b) for b in matrix["operators"]}, **matrix)
     write_atomically(directory / "support.json", json.dumps(data, indent=1, ensure_ascii=False) + "\n")
     write_atomically(directory / "support.md", format_markdown(matrix, lines=list(lines)))
-    write_atomically(directory / "support.html", format_html(matrix, lines=list(lines)))
+    write_atomically(directory / "support.html", format_html(matrix, lines=list(lines), defects=by_case))
     return [directory / name for name in SUPPORT_FILES]

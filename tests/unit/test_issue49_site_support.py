@@ -1,0 +1,113 @@
+"""Issue 49: the support matrix as a page people use (interop/reporting/support.py): torch rows
+before Aidge's own configurations, a search box and a source filter, failing case ids behind a
+disclosure, marks as text, a sticky header and first column, defect ids linked; checked in
+headless Chromium with the network blocked by benchmarks/check_site.check_support_page."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from interop.reporting.support import format_html, format_markdown, row_group, support_matrix, write_support
+
+
+def _rec(op, source, outcome="passed", case=None, **extra):
+    case = case or f"{op}_case"
+    return dict({"kind": "operator", "torch_op": op, "operator": op, "source": source, "outcome": outcome,
+                 "case": case, "nodeid": f"tests/test_x.py::test_x[{case}]", "phases": ["forward", "backward"]},
+                **extra)
+
+
+RECORDS = [
+    _rec("aidge.abs", "Aidge configs (aidge-benchmark)"),
+    _rec("aidge.conv", "Aidge configs (aidge-benchmark)", "xfailed", case="aidge.conv_bad", phase="forward",
+         category="outputs_differ"),
+    _rec("torch.nn.functional.relu", "OpInfo"),
+    _rec("torch.nn.functional.relu", "OpInfo", "xfailed", case="opinfo_relu_<img src=x>", phase="backward",
+         category="backward_not_implemented", aidge_operator="ReLU"),
+    _rec("torch.abs", "catalog JSON", "failed", case="Abs_1", phase="forward", category="aidge_error"),
+    _rec("LeNet", "model zoo"),
+    _rec("Aidge SDShiftGELU (no torch counterpart)", "catalog JSON"),
+]
+DEFECTS = {"complete": True, "defects": [
+    {"id": "D-0000abcd", "cases": ["tests/test_x.py::test_x[opinfo_relu_<img src=x>]"]},
+    {"id": "D-1111ffff", "cases": ["tests/test_x.py::test_x[Abs_1]", "tests/test_x.py::test_x[aidge.conv_bad]"]}]}
+
+
+def _page(tmp_path: Path) -> str:
+    (tmp_path / "defects.json").write_text(json.dumps(DEFECTS))
+    write_support(tmp_path, support_matrix(RECORDS), lines=["run <b>x</b>"])
+    return (tmp_path / "support.html").read_text()
+
+
+def test_torch_rows_first_aidge_configurations_last():
+    assert [row_group(*r) for r in [("torch.abs", "OpInfo"), ("LeNet", "model zoo"),
+                                    ("aidge.abs", "Aidge configs (aidge-benchmark)"),
+                                    ("Aidge X (no torch counterpart)", "catalog JSON")]] == [0, 1, 2, 2]
+    md = format_markdown(support_matrix(RECORDS))
+    order = [line.split("`")[1] for line in md.splitlines() if line.startswith("| `")]
+    assert order == ["torch.abs", "torch.nn.functional.relu", "LeNet", "Aidge SDShiftGELU (no torch counterpart)",
+                     "aidge.abs", "aidge.conv"]
+
+
+def test_page_marks_disclosures_defects_escaping(tmp_path):
+    page = _page(tmp_path)
+    for emoji in ("\u2705", "\u274c", "\u26a0"):
+        assert emoji not in page
+    assert '<span class="mark">fail</span>' in page and '<span class="mark">part</span>' in page
+    assert "<details><summary>1 failing case</summary>" in page and "<details open" not in page
+    assert "<img src=x>" not in page and "opinfo_relu_&lt;img src=x&gt;" in page and "run &lt;b&gt;x&lt;/b&gt;" in page
+    assert 'href="defects.html#D-0000abcd"' in page and 'href="defects.html#D-1111ffff"' in page
+    assert '<a href="porting.html">' in page and '<a href="defects.html">' in page
+    assert "http" not in page  # nothing fetched, no address outside the run
+    cells = {(c["operator"], c["phase"]): c for c in json.loads((tmp_path / "support.json").read_text())["cells"]}
+    assert cells[("torch.abs", "forward")]["defects"] == ["D-1111ffff"]
+    assert cells[("torch.nn.functional.relu", "backward")]["defects"] == ["D-0000abcd"]
+    assert cells[("torch.nn.functional.relu", "forward")]["defects"] == []
+
+
+def test_page_without_a_ledger_has_no_defect_links():
+    page = format_html(support_matrix(RECORDS))
+    assert "defects.html#" not in page
+
+
+def _chromium() -> str:
+    pytest.importorskip("playwright.sync_api")
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    if path is None:
+        pytest.skip("no Chromium (apt-get install chromium)")
+    return path
+
+
+def test_search_and_filter_in_headless_chromium_network_blocked(tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    from benchmarks.check_site import check_support_page, serve
+
+    chromium = _chromium()
+    _page(tmp_path)
+    blocked: list[str] = []
+    errors: list[str] = []
+    with serve(tmp_path) as base, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, headless=True)
+        page = browser.new_page(viewport={"width": 900, "height": 600})
+        host = base.split("/")[2]
+
+        def route(r):
+            if r.request.url.split("/")[2] == host:
+                r.continue_()
+            else:
+                blocked.append(r.request.url)
+                r.abort()
+
+        page.route("**/*", route)
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        said = check_support_page(page, base)
+        # a search for nothing that exists shows no row, and says so
+        page.fill("#q", "no-such-operator")
+        assert page.inner_text("#shown").startswith("0 of 6")
+        browser.close()
+    assert "6 rows x 2 columns" in said and "search: 'torch.abs'" in said and "source filter" in said
+    assert not blocked and not errors
