@@ -12,6 +12,7 @@ from torch.utils import _pytree as pytree
 from ..errors import ExportError, ShapeSpecializedError, aidge_error_from
 from . import capture
 from . import runtime as rt
+from . import value_check as vc
 from .onnx_export import ExportedModel, default_input_names, graph_differences, unused_graph_inputs
 from .runner import _GraphRunner, _SchedulerHandle, read_tensor, write_tensor
 
@@ -22,13 +23,15 @@ class _AidgeFunction(torch.autograd.Function):
     """Autograd node: forward and backward both computed by Aidge."""
 
     @staticmethod
-    def forward(ctx, module: "AidgeModule", n_inputs: int, *args):
+    def forward(ctx, module: "AidgeModule", n_inputs: int, reference, *args):
         inputs = args[:n_inputs]
         with module._runner.lock:  # the forward and the count that identifies it, together
             outputs = module._runner.forward(inputs)
             ctx.forward_id = module._runner.forward_count
         ctx.module = module
         ctx.n_inputs = n_inputs
+        #: torch's computation of this call (first call at a signature whose gradients are unchecked)
+        ctx.reference = reference if reference is not None and reference.grad else None
         ctx.inputs = [x.detach() for x in inputs]
         ctx.input_dtypes = [x.dtype for x in inputs]
         ctx.mark_non_differentiable(*[o for o in outputs if not o.is_floating_point()])
@@ -37,6 +40,9 @@ class _AidgeFunction(torch.autograd.Function):
     @staticmethod
     def backward(ctx, *grad_outputs):
         module: AidgeModule = ctx.module
+        if module._backward_defects and not vc.checks_are_deferred():
+            known = module._backward_defects[0]
+            raise type(known)(str(known), known.defect, known.nodes)  # a fresh error for each backward
         with module._runner.lock:  # the recompute and the backward as one step
             return _AidgeFunction._backward(ctx, module, grad_outputs)
 
@@ -52,12 +58,15 @@ class _AidgeFunction(torch.autograd.Function):
             ctx.forward_id = runner.forward_count
         input_grads, param_grads = runner.backward(grad_outputs, module._trainable_producers)
         in_grads = [
-            (g if g.dtype == dtype else g.to(dtype)) if ctx.needs_input_grad[2 + i] and dtype.is_floating_point
+            (g if g.dtype == dtype else g.to(dtype)) if ctx.needs_input_grad[3 + i] and dtype.is_floating_point
             else None
             for i, (g, dtype) in enumerate(zip(input_grads, ctx.input_dtypes))
         ]
-        p_grads = [g if ctx.needs_input_grad[2 + ctx.n_inputs + i] else None for i, g in enumerate(param_grads)]
-        return (None, None, *in_grads, *p_grads)
+        p_grads = [g if ctx.needs_input_grad[3 + ctx.n_inputs + i] else None for i, g in enumerate(param_grads)]
+        reference, ctx.reference = ctx.reference, None
+        if reference is not None:  # the first backward at this signature: Aidge's gradients against torch's
+            module._check_gradients(reference, grad_outputs, in_grads, p_grads)
+        return (None, None, None, *in_grads, *p_grads)
 
 
 def _float_dtype(example_inputs: Sequence[torch.Tensor]) -> torch.dtype:
@@ -77,7 +86,9 @@ class AidgeModule(torch.nn.Module):
     def __init__(self, torch_model: torch.nn.Module, exported: ExportedModel, graph, *,
                  backend: str, verbose: bool, example_inputs: Sequence[torch.Tensor], out_spec=None,
                  reexport=None, compute_dtype: torch.dtype | None = torch.float32,
-                 output_shapes: Sequence[tuple[int, ...]] | None = None, torch_shapes=None, binding=None):
+                 output_shapes: Sequence[tuple[int, ...]] | None = None, torch_shapes=None, binding=None,
+                 reference_model: torch.nn.Module | None = None, reference_modes: dict[str, bool] | None = None,
+                 backward_defects: Sequence[Exception] = ()):
         super().__init__()
         self._exported = exported
         self._graph = graph
@@ -100,6 +111,21 @@ class AidgeModule(torch.nn.Module):
                                     float_dtype=compute_dtype or _float_dtype(example_inputs))
         self._runner.check_signature = self._check_signature
         self._optimizer: AidgeSGD | None = None
+        # the first-call value check (interop.bridge.value_check): the torch module exported (the
+        # model, or the model bound to its call) and the mode of each of its submodules in the export
+        object.__setattr__(self, "_reference_model", reference_model)  # not a submodule of this module
+        self._reference_modes = reference_modes
+        random = vc.random_nodes(exported.proto)
+        self._value_check_off = (f"the graph holds random nodes ({', '.join(random[:3])}): torch and Aidge draw "
+                                 f"other numbers" if random else
+                                 "no torch reference" if reference_model is None else None)
+        #: KnownDefectError of each known backward defect of the graph: raised by every backward
+        #: (wrap(known_defects="refuse")), outside checks_deferred()
+        self._backward_defects = list(backward_defects)
+        self._values_checked: set = set()  # signatures whose outputs matched torch's on their first call
+        self._grads_checked: set = set()  # ... and whose gradients matched torch's on their first backward
+        self._last_checked: list | None = None  # the latest signature found fully checked (fast path)
+        self._pending_shapes: tuple | None = None  # (input shapes, torch's output shapes) of the call being checked
         state_to_producer = {state: prod for prod, state in exported.initializer_to_state.items()
                              if prod in self._runner.producers}
         self.unmapped_state: list[str] = []
@@ -134,10 +160,7 @@ class AidgeModule(torch.nn.Module):
         """Called by the runner before it runs new input shapes or dtypes: refuse what the
         compiled graph cannot take, before Aidge runs; return the output shapes torch gives
         at these input shapes (the runner's shape guard), cached per shape set."""
-        for i, (x, dtype) in enumerate(zip(inputs, self._input_dtypes)):
-            if x.dtype != dtype and not (x.is_floating_point() and dtype.is_floating_point):
-                raise TypeError(f"input {i} has dtype {x.dtype}, but this AidgeModule was wrapped with "
-                                f"{dtype} for it (the Aidge graph is compiled for that type)")
+        self._check_dtypes(inputs)
         shapes = tuple(tuple(x.shape) for x in inputs)
         if shapes not in self._shapes_checked:
             why = self._shape_difference(inputs)
@@ -151,7 +174,16 @@ class AidgeModule(torch.nn.Module):
                 f"model again at these shapes: wrap(model, {list(shapes)})")
         return expected
 
+    def _check_dtypes(self, inputs: Sequence[torch.Tensor]) -> None:
+        for i, (x, dtype) in enumerate(zip(inputs, self._input_dtypes)):
+            if x.dtype != dtype and not (x.is_floating_point() and dtype.is_floating_point):
+                raise TypeError(f"input {i} has dtype {x.dtype}, but this AidgeModule was wrapped with "
+                                f"{dtype} for it (the Aidge graph is compiled for that type)")
+
     def _torch_output_shapes(self, inputs: Sequence[torch.Tensor]) -> list | None:
+        pending = self._pending_shapes  # the value check already ran torch on this very call
+        if pending is not None and pending[0] == tuple(tuple(x.shape) for x in inputs):
+            return list(pending[1])
         if self._torch_shapes is None:
             return None
         return [tuple(s) for s in self._torch_shapes([x.detach().to("cpu") for x in inputs])]
@@ -214,8 +246,15 @@ class AidgeModule(torch.nn.Module):
             self._sync_to_aidge()
         needs_grad = torch.is_grad_enabled() and (
             any(p.requires_grad for p in self._train_params) or any(x.requires_grad for x in inputs))
+        if self._value_check_off is None:
+            signature = [(x.shape, x.dtype, needs_grad) for x in inputs]
+            if signature != self._last_checked and not vc.checks_are_deferred():
+                outputs = self._checked_call(inputs, needs_grad, signature)
+                if self._out_spec is None:
+                    return outputs[0] if len(outputs) == 1 else tuple(outputs)
+                return pytree.tree_unflatten(list(outputs), self._out_spec)
         if needs_grad:
-            outputs = _AidgeFunction.apply(self, self._n_inputs, *inputs, *self._train_params)
+            outputs = _AidgeFunction.apply(self, self._n_inputs, None, *inputs, *self._train_params)
         else:
             outputs = self._runner.forward(inputs, share=True)
             if self._one_tensor_out:
@@ -223,6 +262,170 @@ class AidgeModule(torch.nn.Module):
         if self._out_spec is None:
             return outputs[0] if len(outputs) == 1 else tuple(outputs)
         return pytree.tree_unflatten(list(outputs), self._out_spec)
+
+    # -- the first-call value check ------------------------------------------------
+    @property
+    def value_check(self) -> str:
+        """``"on"``: the first call at each input signature compares Aidge's outputs (and the first
+        backward there its input and parameter gradients) with torch's computation of the same
+        call on this module's weights, and raises :class:`~interop.bridge.value_check.ValueMismatchError`
+        instead of returning a differing value; else ``"off: <why>"``."""
+        return "on" if self._value_check_off is None else f"off: {self._value_check_off}"
+
+    def _checked_call(self, inputs, needs_grad: bool, signature: list):
+        """A call at a signature not yet checked: torch's computation first (its output shapes
+        also serve the shape guard), then Aidge's, compared before anything is returned."""
+        self._check_dtypes(inputs)  # before torch runs: a wrong dtype is the caller's error, said so
+        key = tuple((tuple(x.shape), x.dtype) for x in inputs)
+        with self._runner.lock:
+            values_done = key in self._values_checked
+            want_grads = needs_grad and key not in self._grads_checked
+            if values_done and not want_grads:  # checked by another call meanwhile
+                self._last_checked = signature
+                if needs_grad:
+                    return _AidgeFunction.apply(self, self._n_inputs, None, *inputs, *self._train_params)
+                return self._runner.forward(inputs, share=True)
+            reference = self._reference(inputs, grad=want_grads)
+            self._pending_shapes = (tuple(s for s, _ in key), [tuple(x.shape) for x in reference.leaves])
+            try:
+                if needs_grad:
+                    outputs = _AidgeFunction.apply(self, self._n_inputs, reference if want_grads else None, *inputs,
+                                                   *self._train_params)
+                else:
+                    outputs = self._runner.forward(inputs, share=True)
+            finally:
+                self._pending_shapes = None
+            if not values_done:
+                self._check_outputs(inputs, outputs, reference)
+                self._values_checked.add(key)
+            if not needs_grad or key in self._grads_checked:
+                self._last_checked = signature
+        return outputs
+
+    def _reference(self, inputs, *, grad: bool, dtype: torch.dtype | None = None) -> "_Reference":
+        """torch's computation of a call on this module's own weights (``torch.func.functional_call``
+        of the exported torch module, in the modes it was exported in, the RNG forked): the torch
+        model's own state is not read, so weights changed on either side since ``wrap`` do not
+        count as a mismatch. ``grad``: kept differentiable with respect to the inputs that require
+        grad and the trainable parameters. ``dtype``: floating values cast (the float64 tie-break)."""
+        def cast(t: torch.Tensor) -> torch.Tensor:
+            t = t.detach()
+            if t.device.type != "cpu":
+                t = t.to("cpu")
+            return t.to(dtype) if dtype is not None and t.is_floating_point() else t
+
+        train = set(self._train_names)
+        state: dict[str, torch.Tensor] = {}
+        for name, p in self.named_parameters():
+            t = cast(p)
+            state[name] = t.requires_grad_(True) if grad and name in train and t.is_floating_point() else t
+        for name, b in self.named_buffers():
+            state[name] = cast(b).clone()  # a training forward updates BatchNorm's statistics: on a copy
+        xs = []
+        for x, wrapped in zip(inputs, self._input_dtypes):
+            t = cast(x).clone()
+            if dtype is None and t.is_floating_point() and t.dtype != wrapped:
+                t = t.to(wrapped)  # what the graph computes on: the input in the dtype it was wrapped with
+            xs.append(t.requires_grad_(True) if grad and x.requires_grad and t.is_floating_point() else t)
+        model = self._reference_model
+        with _export_modes(model, self._reference_modes), torch.random.fork_rng(devices=[]), \
+                torch.set_grad_enabled(grad):
+            out = torch.func.functional_call(model, state, tuple(xs))
+        return _Reference(pytree.tree_leaves(out), xs, state, grad)
+
+    def _output_names(self, n: int) -> list[str]:
+        if self._out_spec is not None and not self._one_tensor_out:
+            try:
+                paths, _ = pytree.tree_flatten_with_path(pytree.tree_unflatten(list(range(n)), self._out_spec))
+                return [f"output {pytree.keystr(path)}" for path, _ in paths]
+            except Exception:  # noqa: BLE001 - only for the message
+                pass
+        return [f"output [{k}]" if n > 1 else "output" for k in range(n)]
+
+    def _feeds(self, inputs) -> dict[str, np.ndarray]:
+        """The call's inputs as onnxruntime takes them for the exported graph (its declared types)."""
+        import onnx.helper
+
+        declared = {i.name: i.type.tensor_type.elem_type for i in self._exported.proto.graph.input}
+        feeds = {}
+        for name, x in zip(default_input_names(self._n_inputs), inputs):
+            value = x.detach().cpu().numpy()
+            if name in declared and declared[name]:
+                value = value.astype(onnx.helper.tensor_dtype_to_np_dtype(declared[name]), copy=False)
+            feeds[name] = value
+        return feeds
+
+    def _check_outputs(self, inputs, outputs, reference: "_Reference") -> None:
+        """Aidge's outputs of this call against torch's: ValueMismatchError on the first that differs."""
+        expected = reference.leaves
+        if len(expected) != len(outputs):
+            return  # the export's outputs are not torch's leaves (checked at wrap): nothing to pair
+        found = vc.check_leaves("forward", [], outputs, expected,
+                                lambda: self._reference(inputs, grad=False, dtype=torch.float64).leaves)
+        if found is None:
+            return
+        k, figures = found
+        what = self._output_names(len(outputs))[k]
+        feeds = self._feeds(inputs)
+        attribution, why = vc.attribute(self._exported.proto, feeds, [o.detach() for o in outputs],
+                                        [e.detach() for e in expected])
+        node = aidge_node = None
+        where = ""
+        if self._backend == "cpu":
+            with self._runner.lock:
+                found_node = vc.first_diverging_node(self._exported.proto, self._graph, feeds)
+            if found_node is not None:
+                node, aidge_node = found_node
+                where = (f"; the first node whose Aidge output differs from onnxruntime's on the same ONNX graph: "
+                         f"ONNX node {node.name or node.output[0]!r} ({node.op_type}), Aidge node "
+                         f"{aidge_node.name()!r} ({aidge_node.type()})")
+        self._values_checked.discard(tuple((tuple(x.shape), x.dtype) for x in inputs))
+        raise vc.ValueMismatchError(
+            f"AidgeModule: {what} differs from torch's on the first call at input shapes "
+            f"{[tuple(x.shape) for x in inputs]} ({vc.describe(figures)}); {why}{where}. Aidge's value is not "
+            f"returned.", phase="forward", what=what, attribution=attribution,
+            node=aidge_node.name() if aidge_node is not None else None,
+            operator=aidge_node.type() if aidge_node is not None else None,
+            onnx_node=(node.name or node.op_type) if node is not None else None,
+            values=[o.detach() for o in outputs], mismatch=figures)
+
+    def _check_gradients(self, reference: "_Reference", grad_outputs, in_grads, p_grads) -> None:
+        """Aidge's input and parameter gradients of this backward against torch's for the same
+        output gradients: ValueMismatchError on the first that differs, before torch sees them."""
+        inputs = [x for x in reference.inputs]
+        key = tuple((tuple(x.shape), x.dtype) for x in inputs)
+
+        def torch_grads(ref: "_Reference", dtype=None):
+            pairs = [(o, g if dtype is None else g.to(dtype)) for o, g in zip(ref.leaves, grad_outputs)
+                     if g is not None and isinstance(o, torch.Tensor) and o.requires_grad]
+            wrt = [x for x in ref.inputs if x.requires_grad] + [ref.state[n] for n in self._train_names]
+            if not pairs or not wrt:
+                return [None] * len(wrt)
+            grads = torch.autograd.grad([o for o, _ in pairs], wrt, [g.detach().cpu() for _, g in pairs],
+                                        allow_unused=True)
+            return [g if g is not None else torch.zeros_like(w) for g, w in zip(grads, wrt)]
+
+        names = [f"input grad [{i}]" for i, x in enumerate(inputs) if x.requires_grad]
+        names += [f"grad of {n}" for n in self._train_names]
+        actual = [g for g, x in zip(in_grads, inputs) if x.requires_grad] + list(p_grads)
+        expected = torch_grads(reference)
+
+        def exact():
+            plain = [x.detach() for x in inputs]
+            for x, r in zip(plain, inputs):
+                x.requires_grad_(r.requires_grad)
+            return torch_grads(self._reference(plain, grad=True, dtype=torch.float64), torch.float64)
+
+        found = vc.check_leaves("backward", names, actual, expected, exact)
+        if found is None:
+            self._grads_checked.add(key)
+            return
+        k, figures = found
+        raise vc.ValueMismatchError(
+            f"AidgeModule: {names[k]} differs from torch's on the first backward at input shapes "
+            f"{[tuple(x.shape) for x in inputs]} ({vc.describe(figures)}); torch's float64 gradient does not side "
+            f"with Aidge. Aidge's gradients are not returned.", phase="backward", what=names[k], attribution="aidge",
+            values=[g.detach() if g is not None else None for g in actual], mismatch=figures)
 
     def reload_weights(self, source) -> None:
         """Copy the current parameters and buffers of ``source`` (the torch model, or a state
@@ -368,6 +571,40 @@ class AidgeSGD:
                 raise aidge_error_from(exc, "step") from exc
             if module._copied_tensors:
                 module._sync_from_aidge()
+
+
+class _Reference:
+    """torch's computation of one call: its output leaves, the inputs and state it ran on."""
+
+    __slots__ = ("leaves", "inputs", "state", "grad")
+
+    def __init__(self, leaves, inputs, state, grad: bool):
+        self.leaves, self.inputs, self.state, self.grad = leaves, inputs, state, grad
+
+
+class _export_modes:
+    """Each submodule of ``model`` in the mode it was exported in (``modes``: name -> training),
+    restored on exit; nothing is touched when the modes are already those."""
+
+    def __init__(self, model: torch.nn.Module, modes: dict[str, bool] | None):
+        self._model, self._modes, self._saved = model, modes, None
+
+    def __enter__(self):
+        if self._modes:
+            current = {name: m.training for name, m in self._model.named_modules()}
+            if any(current.get(name, mode) != mode for name, mode in self._modes.items()):
+                self._saved = current
+                for name, m in self._model.named_modules():
+                    if name in self._modes:
+                        m.training = self._modes[name]
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        if self._saved is not None:
+            for name, m in self._model.named_modules():
+                if name in self._saved:
+                    m.training = self._saved[name]
+        return False
 
 
 def _register(root: torch.nn.Module, dotted: str, tensor: torch.Tensor, buffer: bool = False) -> None:

@@ -3,6 +3,7 @@
 accepts and the structure of the model's outputs."""
 from __future__ import annotations
 
+import warnings
 from typing import Any, Sequence
 
 import torch
@@ -13,6 +14,7 @@ from ..stages import stage
 from . import capture
 from . import runtime as rt
 from .binding import BoundModule, CallBinding, needs_binding
+from .known_defects import check_policy
 from .graph import _compile, _import_graph, compute_dtype
 from .module import AidgeModule
 from .onnx_export import (ExportedModel, _model_name, check_exporter, check_value_dependence, default_exporter,
@@ -44,6 +46,7 @@ def wrap(
     on_trace_warning: str = "error",
     dformat: str | None = None,
     exporter: str | None = None,
+    known_defects: str = "refuse",
 ) -> "AidgeModule | ExportCppModule":
     """Export ``torch_model`` to ONNX (in memory), import it into Aidge and return an
     :class:`AidgeModule` on the same weights.
@@ -87,11 +90,29 @@ def wrap(
     shapes are exported again through it. An export that fails on every route tried raises
     :class:`~interop.errors.ExportError` naming each route and torch's error.
 
+    ``known_defects``: what to do with a graph holding a pattern the installed Aidge release is
+    known to compute wrongly where the first-call value check cannot see it
+    (:data:`interop.bridge.known_defects.KNOWN_DEFECTS`: a ConvTranspose without bias, wrong from
+    its second call; a tensor read by a Transpose and another node, whose gradient is one
+    consumer's share): ``"refuse"`` (default) raises
+    :class:`~interop.bridge.known_defects.KnownDefectError` naming the defect, at ``wrap`` for a
+    forward defect and at the first backward for a backward one; ``"warn"`` builds the module
+    and warns (:class:`~interop.bridge.known_defects.KnownDefectWarning`) that its later values
+    or its gradients will be wrong. Inside :func:`~interop.bridge.value_check.checks_deferred`
+    (a harness that compares every call with torch itself) neither.
+
+    Values: the first call at each input signature compares the module's outputs, and the
+    first backward there its input and parameter gradients, with torch's computation of the
+    same call on the module's weights (:attr:`AidgeModule.value_check`); a difference raises
+    :class:`~interop.bridge.value_check.ValueMismatchError` naming the output and the first
+    diverging node instead of returning it.
+
     Side effects: none. The caller's model keeps its mode, weights and buffers (BatchNorm
     running statistics included), nothing is written to disk or printed, and global
     warning filters and RNG state are left untouched.
     """
     exporter = check_exporter(exporter) if exporter is not None else default_exporter()
+    check_policy(known_defects)
     if example_inputs is None:
         if input_sizes is None and not example_kwargs:
             raise TypeError("wrap() needs input_sizes, example_inputs or example_kwargs")
@@ -113,7 +134,8 @@ def wrap(
         example_inputs = [torch.as_tensor(x).detach().cpu() for x in example_inputs]
     try:
         return _wrap(torch_model, traced, binding, example_inputs, backend=backend, training=training,
-                     verbose=verbose, on_trace_warning=on_trace_warning, dformat=dformat, exporter=exporter)
+                     verbose=verbose, on_trace_warning=on_trace_warning, dformat=dformat, exporter=exporter,
+                     known_defects=known_defects)
     except ExportError as exc:
         if binding is not None and not isinstance(exc, TracingError):  # a trace that depends on values says why
             exc.add_note(f"wrap() called the model as {binding.describe()}. What can help: name the inputs "
@@ -136,7 +158,7 @@ def _check_dtypes(example_inputs) -> None:
 
 
 def _wrap(torch_model, traced, binding, example_inputs, *, backend, training, verbose, on_trace_warning, dformat,
-          exporter):
+          exporter, known_defects="refuse"):
     rt.load_backend(backend)  # first: Aidge's imports under quiet_import (the caller's warning filters kept)
     _check_dtypes(example_inputs)
     if backend == "export_cpp":
@@ -152,6 +174,8 @@ def _wrap(torch_model, traced, binding, example_inputs, *, backend, training, ve
     capture.note_export(traced, example_inputs, exported, backend)
     with stage("export: value check"):
         check_value_dependence(traced, example_inputs, exported, on_trace_warning)
+    with stage("export: known defects"):
+        backward_defects = _known_defects(exported, known_defects)
     with stage("torch"):
         out_spec, out_leaves = _output_structure(traced, example_inputs, exported)
     dtype = compute_dtype(example_inputs, exported)
@@ -168,7 +192,47 @@ def _wrap(torch_model, traced, binding, example_inputs, *, backend, training, ve
                            reexport=lambda inputs: export_to_onnx(traced, inputs, training=exported.export_training,
                                                                   exporter=exported.exporter),
                            output_shapes=[tuple(leaf.shape) for leaf in out_leaves], binding=binding,
-                           torch_shapes=lambda inputs: _torch_output_shapes(traced, inputs))
+                           torch_shapes=lambda inputs: _torch_output_shapes(traced, inputs),
+                           reference_model=traced, reference_modes=_export_modes(traced, exported),
+                           backward_defects=backward_defects)
+
+
+def _known_defects(exported: ExportedModel, policy: str) -> list:
+    """The known Aidge defects the graph shows (:mod:`interop.bridge.known_defects`): a forward one
+    refused here (``"refuse"``) or warned about (``"warn"``); the backward ones returned, for the
+    module to refuse at its first backward (``"refuse"``; warned about here under ``"warn"``).
+    Nothing inside ``checks_deferred()``: the harness compares every call itself."""
+    from .known_defects import KnownDefectError, KnownDefectWarning, defects_in, describe, installed_release
+    from .value_check import checks_are_deferred
+
+    if checks_are_deferred():
+        return []
+    release = installed_release()
+    refused = []
+    for defect, nodes in defects_in(exported.proto, release):
+        state = exported.initializer_to_state
+        nodes = [f"{n} ({state[n]})" if n in state else n for n in nodes]  # a weight: its torch name too
+        text = describe(defect, nodes, release)
+        if policy == "warn":
+            tail = ("its outputs from the second call on will be wrong" if defect.phase == "forward"
+                    else "its gradients may be wrong")
+            warnings.warn(KnownDefectWarning(f"wrap(known_defects='warn'): {text} The module is built anyway: {tail}."),
+                          stacklevel=4)
+        elif defect.phase == "forward":
+            raise KnownDefectError(f"wrap() refuses this graph: {text} wrap(..., known_defects='warn') builds the "
+                                   f"module anyway, with a warning.", defect, nodes)
+        else:
+            refused.append(KnownDefectError(
+                f"AidgeModule refuses this backward: {text} The forward is not concerned; wrap(..., "
+                f"known_defects='warn') computes the gradients anyway, with a warning.", defect, nodes))
+    return refused
+
+
+def _export_modes(model: torch.nn.Module, exported: ExportedModel) -> dict[str, bool]:
+    """The mode each submodule of ``model`` was exported in: the export's ``training`` flag for
+    all, or (a mixed-mode export) each submodule's own mode at wrap time."""
+    flag = exported.export_training
+    return {name: (m.training if flag is None else bool(flag)) for name, m in model.named_modules()}
 
 
 def _torch_output(model: torch.nn.Module, inputs):

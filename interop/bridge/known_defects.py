@@ -1,0 +1,169 @@
+"""Graph patterns an Aidge release is known to compute wrongly where the first-call value check
+(:mod:`interop.bridge.value_check`) cannot see it: on later calls, or in a backward whose result
+depends on an order that changes from one ``wrap`` to the next. One table,
+:data:`KNOWN_DEFECTS`, each entry keyed to the Aidge releases it was measured on and, where the
+suite has one, to its expected-failure row (``interop/cases/expected/<release>/``).
+
+``wrap`` looks the exported graph up here (:func:`defects_in`): by default a forward defect is
+refused at ``wrap`` and a backward defect at the first backward (the forward of such a graph is
+right), with :class:`KnownDefectError` naming the defect, the nodes and the row; with
+``known_defects="warn"`` the module is built and a :class:`KnownDefectWarning` says what will be
+wrong. A harness that compares every call with torch itself
+(:func:`~interop.bridge.value_check.checks_deferred`) gets neither: it measures the defect.
+"""
+from __future__ import annotations
+
+import dataclasses
+import fnmatch
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Callable
+
+from ..errors import InteropError
+
+__all__ = ["KnownDefect", "KNOWN_DEFECTS", "KNOWN_DEFECT_POLICIES", "KnownDefectError", "KnownDefectWarning",
+           "defects_in", "installed_release", "check_policy"]
+
+#: what ``wrap(known_defects=...)`` accepts
+KNOWN_DEFECT_POLICIES = ("refuse", "warn")
+
+#: the expected-failure tables, one folder per Aidge release (data read here, never imported)
+_EXPECTED = Path(__file__).resolve().parents[1] / "cases" / "expected"
+
+
+class KnownDefectError(InteropError, RuntimeError):
+    """The graph holds a pattern the installed Aidge release computes wrongly (see
+    :data:`KNOWN_DEFECTS`): refused instead of returning a wrong value. ``defect``: the
+    :class:`KnownDefect`; ``nodes``: the ONNX nodes showing it; ``phase``, ``operator`` as the
+    defect says."""
+
+    def __init__(self, message: str, defect: "KnownDefect", nodes: list[str]):
+        super().__init__(message)
+        self.defect = defect
+        self.nodes = nodes
+        self.phase = defect.phase
+        self.operator = defect.operator
+        self.node = nodes[0] if nodes else None
+
+    @property
+    def category(self) -> str:
+        return self.defect.category
+
+
+class KnownDefectWarning(UserWarning):
+    """``wrap(known_defects="warn")`` built a module whose graph holds a known Aidge defect."""
+
+
+def _convtranspose_without_bias(proto) -> list[str]:
+    return [n.name or n.output[0] for n in proto.graph.node
+            if n.op_type == "ConvTranspose" and (len(n.input) < 3 or not n.input[2])]
+
+
+def _fan_out_through_transpose(proto) -> list[str]:
+    """Tensors read by a Transpose and by at least one other node input."""
+    readers: dict[str, list[str]] = {}
+    for n in proto.graph.node:
+        for name in n.input:
+            if name:
+                readers.setdefault(name, []).append(n.op_type)
+    return [name for name, ops in readers.items() if len(ops) > 1 and "Transpose" in ops]
+
+
+@dataclasses.dataclass(frozen=True)
+class KnownDefect:
+    """One pattern the Aidge releases ``releases`` compute wrongly. ``phase``: where the wrong
+    value shows (``forward``: from the second call on; ``backward``); ``row``: ``(file stem,
+    case pattern)`` of its expected-failure row, when the suite has one; ``match``: the ONNX
+    nodes (or tensors) of a graph that show it."""
+
+    key: str
+    releases: tuple[str, ...]
+    phase: str
+    operator: str
+    what: str
+    measured: str
+    match: Callable[[object], list[str]]
+    row: tuple[str, str] | None = None
+
+    @property
+    def category(self) -> str:
+        return "gradients_differ" if self.phase == "backward" else "outputs_differ"
+
+
+#: the table: every known pattern, keyed to the releases it was measured on
+KNOWN_DEFECTS: tuple[KnownDefect, ...] = (
+    KnownDefect(
+        key="convtranspose-without-bias", releases=("0.10.0.post3", "0.10.1"), phase="forward",
+        operator="ConvTranspose2D",
+        what="a ConvTranspose without bias returns the right output on its first call and a wrong one on every "
+             "later call, the first input again included (with a bias every call matches)",
+        measured="measured 2026-12-03 on 0.10.1: nn.ConvTranspose2d(3, 2, 3, bias=False), three calls (x, x, x): "
+                 "max |diff| 1.8e-7, 1.36, 2.72; MONAI LocalNet, SegResNetDS and a DCGAN generator are wrong from "
+                 "their second call",
+        match=_convtranspose_without_bias, row=("operator.outputs_differ", "ConvTranspose2D:no_bias*")),
+    KnownDefect(
+        key="fan-out-through-transpose", releases=("0.10.1",), phase="backward", operator="Transpose",
+        what="a tensor read by a Transpose and by another node gets, in backward, the gradient of whichever "
+             "consumer's backward runs last instead of the sum (as if the Transpose's backward wrote the gradient "
+             "instead of adding to it), and that order changes from one wrap to the next: a weight shared through its "
+             "transpose (a tied autoencoder's F.linear(h, enc.weight.t())) or an input used twice",
+        measured="measured 2026-12-03 on 0.10.1 through the dynamo route: a tied autoencoder's enc.weight gradient "
+                 "wrong in 3 of 8 wraps (up to 1.6 off), an input read by Linear and by Transpose wrong in 5 of 8; "
+                 "a tensor read by Linear and Add, 0 of 8",
+        match=_fan_out_through_transpose, row=("architecture.gradients_differ", "TiedAutoencoder_*")),
+)
+
+
+def installed_release() -> str | None:
+    """The installed aidge_core release (its distribution version), None when unknown."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("aidge_core")
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def defects_in(proto, release: str | None = None) -> list[tuple[KnownDefect, list[str]]]:
+    """``(defect, nodes)`` of every entry of :data:`KNOWN_DEFECTS` for ``release`` (default: the
+    installed one) that ``proto`` (an ONNX ModelProto) shows."""
+    release = installed_release() if release is None else release
+    found = []
+    for defect in KNOWN_DEFECTS:
+        if release in defect.releases:
+            nodes = defect.match(proto)
+            if nodes:
+                found.append((defect, nodes))
+    return found
+
+
+@lru_cache(maxsize=None)
+def _row(release: str, stem: str, pattern: str) -> dict | None:
+    """The expected-failure row of ``release`` in ``<stem>.json`` whose cases include ``pattern``."""
+    try:
+        data = json.loads((_EXPECTED / release / f"{stem}.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    for row in data.get("rows", []):
+        if any(fnmatch.fnmatchcase(pattern, case) or case == pattern for case in row.get("cases", [])):
+            return row
+    return None
+
+
+def describe(defect: KnownDefect, nodes: list[str], release: str | None) -> str:
+    """The defect in words: what is wrong, where in this graph, how it was measured, its row."""
+    shown = ", ".join(repr(n) for n in nodes[:4]) + (f" and {len(nodes) - 4} more" if len(nodes) > 4 else "")
+    text = (f"Aidge {release} has a known defect this graph shows ({defect.key}, {defect.operator}, {defect.phase}; "
+            f"at {shown}): {defect.what}. {defect.measured[0].upper()}{defect.measured[1:]}.")
+    row = _row(release, *defect.row) if defect.row is not None and release else None
+    if row is not None:
+        text += (f" Expected-failure row: interop/cases/expected/{release}/{defect.row[0]}.json, cases "
+                 f"{row.get('cases')}, {row.get('category')} in {row.get('phase')}: {row.get('quote')!r}.")
+    return text
+
+
+def check_policy(policy: str) -> str:
+    if policy not in KNOWN_DEFECT_POLICIES:
+        raise ValueError(f"known_defects={policy!r}: expected one of {KNOWN_DEFECT_POLICIES}")
+    return policy
