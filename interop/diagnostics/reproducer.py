@@ -921,6 +921,9 @@ def record_fields(directory: Path, nodeid: str, record: dict[str, Any], log: str
         "reduced_why": None if reduced.get("kept") else reduced.get("why"),
         "full_removed": meta.get("full_removed"),
         "export_valid": check.get("valid"), "onnxruntime_matches_torch": check.get("onnxruntime_matches_torch")}}
+    op = _single_op(folder / "reduced" if reduced.get("kept") else folder)
+    if op:
+        out["reproducer"]["op"] = op
     said = meta.get("aidge_said")
     if isinstance(said, list) and said:
         out["reproducer"]["aidge_said"] = [str(s) for s in said[:8]]
@@ -933,6 +936,21 @@ def record_fields(directory: Path, nodeid: str, record: dict[str, Any], log: str
         out["attribution"] = "export"
         out["attribution_reason"] = f"the exported graph is invalid, so Aidge is not blamed: {refusal}"
     return out
+
+
+def _single_op(folder: Path) -> str | None:
+    """The ONNX op of a bundle's graph when it has one node (what the ledger names a defect by when
+    Aidge's message names no operator); None otherwise or when the graph cannot be read."""
+    model = folder / "model.onnx"
+    try:
+        if model.is_symlink() or not model.is_file() or model.stat().st_size > 64_000_000:
+            return None
+        import onnx
+
+        nodes = onnx.load(str(model), load_external_data=False).graph.node
+    except Exception:  # noqa: BLE001 - a name is a help, not a need
+        return None
+    return nodes[0].op_type if len(nodes) == 1 else None
 
 
 # ---------------------------------------------------------------------------------------------

@@ -31,7 +31,8 @@ from ..categories import kind_of
 from ..records.sources import NOT_AIDGE
 from ..records.store import write_atomically
 
-__all__ = ["signature_of", "defect_id", "build_ledger", "write_ledger", "format_ledger_md", "ledger_summary",
+__all__ = ["signature_of", "row_signature", "is_aidge_finding", "defect_id", "triaged_releases", "ledger_headline",
+           "format_ledger_html", "build_ledger", "write_ledger", "format_ledger_md", "ledger_summary",
            "KIND_OF_CATEGORY"]
 
 #: failure category -> defect kind
@@ -84,7 +85,11 @@ def signature_of(record: dict[str, Any]) -> dict[str, Any]:
     first = record.get("first_diverging") if isinstance(record.get("first_diverging"), dict) else None
     if operator is None and first:  # Aidge's name for it, as the cases without ONNX (Aidge's configurations) say
         operator = first.get("aidge_type") or first.get("op_type")
-    if operator is None:
+    if operator is None:  # the operator Aidge's own message names
+        operator = aidge_operator_named(error)
+    if operator is None and repro.get("op"):  # the one node of the smallest graph that fails (its ONNX op)
+        operator = str(repro["op"])
+    if operator is None:  # the case's own name for it (a torch op where nothing above says more)
         operator = record.get("aidge_operator") or record.get("operator") or "?"
     backend = record.get("backend") or "cpu"
     component = "aidge_export_cpp" if backend == "export_cpp" else _COMPONENT.get(kind, "aidge_core")
@@ -105,9 +110,57 @@ def signature_of(record: dict[str, Any]) -> dict[str, Any]:
             "phase": phase, "backend": backend, "message": _normalise(words)}
 
 
+_NAMED = (re.compile(r"\(operator (\w+), node"),
+          re.compile(r"registrable object N5Aidge\d+([A-Za-z]+?)(?:_Op|Impl)?(?:IL\w*?(\d)EE)?E"),
+          re.compile(r"(?:^|\):\s*)([A-Z][A-Za-z0-9]*?)(?:_Op)?: "),
+          re.compile(r"implemented (?:yet )?for (?:operator of type )?(\w+?)(?:_Op)?(?: on|$|\s)"),
+          re.compile(r"for (\w+) operator"))
+
+
+def aidge_operator_named(message: str) -> str | None:
+    """The Aidge operator an Aidge message names: ``(operator X, node ...)`` (the bridge's words),
+    a registrar's object (``N5Aidge13MaxPooling_OpILh3EEE``: MaxPooling3D), an operator's own prefix
+    (``Shape_Op: ...``, ``Slice: Step ...``), ``not implemented for X_Op``, ``for FC operator``."""
+    text = str(message or "")
+    for pattern in _NAMED:
+        m = pattern.search(text)
+        if m:
+            name = m.group(1)
+            if pattern.groups > 1 and m.group(2):
+                name += f"{m.group(2)}D"
+            if pattern is _NAMED[1] or not (name == "Aidge" or name.endswith(("Error", "Exception", "Warning"))):
+                return name
+    return None
+
+
 def defect_id(signature: dict[str, Any]) -> str:
     text = json.dumps(signature, sort_keys=True)
     return "D-" + hashlib.sha1(text.encode()).hexdigest()[:8]
+
+
+def row_signature(entry: Any) -> dict[str, Any]:
+    """The signature of a table row (an :class:`~interop.cases.failure_table.ExpectedFailure`) no run
+    has reached: what :func:`signature_of` reads from a record, read from the row's own words (its
+    first quote stands for Aidge's message). Gives the id of a row that names no defect."""
+    kind = KIND_OF_CATEGORY.get(entry.category, "error")
+    backend = entry.backend if isinstance(entry.backend, str) else (entry.backend or ("cpu",))[0]
+    component = "aidge_export_cpp" if backend == "export_cpp" else _COMPONENT.get(kind, "aidge_core")
+    quote = entry.quotes[0] if entry.quotes else ""
+    dtype = None
+    if kind == "no kernel":
+        dm = re.search(r'registrar key: "\[(\w+)', quote)
+        dtype = dm.group(1) if dm else None
+    words = "" if kind in ("no importer", "wrong values", "wrong shape") else quote
+    operator = entry.operator
+    if kind not in ("no importer", "converter failure"):  # an OpInfo row names its torch op: Aidge's words say more
+        operator = aidge_operator_named(quote) or operator
+    return {"kind": kind, "component": component, "operator": operator, "dtype": dtype, "phase": entry.phase,
+            "backend": backend, "message": _normalise(words)}
+
+
+def is_aidge_finding(record: dict[str, Any]) -> bool:
+    """Whether a record is a finding of the ledger: failed or xfailed, in an Aidge category, attributed to Aidge."""
+    return _is_aidge(record)
 
 
 def _is_aidge(record: dict[str, Any]) -> bool:

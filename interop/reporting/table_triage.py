@@ -41,6 +41,8 @@ from ..cases import failure_table as ft
 from ..cases.case import PHASES, normalized_label  # normalized_label: the one normalisation of labels
 from ..cases.expected_failures import disagreements, expected_failure, quotes_failure
 from ..records.store import RunRecords, load_run, write_atomically
+from .ledger import defect_id, is_aidge_finding, row_signature, signature_of
+from .ledger import _title as defect_title
 from .triage import quote_of, split_opinfo_id
 
 __all__ = ["Proposal", "propose", "write_proposal", "apply_proposal", "release_diff", "widen", "narrow",
@@ -169,6 +171,11 @@ class Proposal:
     #: why the run is incomplete (interrupted, a dead worker...), None when it ran to its end: a
     #: proposal from a partial run says so
     incomplete: str | None = None
+    #: the proposal in terms of defects (:mod:`.ledger`): ``new`` (a defect no row names yet),
+    #: ``fixed`` (every row naming it is fixed), ``changed`` (its rows move: reworded, widened,
+    #: narrowed, selectors dropped, a row's defect id set or changed), each a list of
+    #: ``{"id", "title", "rows", "cases"}``
+    defects: dict[str, list[dict[str, Any]]] = dataclasses.field(default_factory=dict)
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -232,20 +239,32 @@ def _propose(run_dir: Path, run: RunRecords, table_dir, release) -> Proposal:
     #: rows attributed to Aidge whose cases' exports onnx or onnxruntime refuses (the reproducer's export check)
     refused: dict[int, dict[str, Any]] = {}
 
+    #: id(entry) -> the ledger's defect ids of the Aidge findings it decided (xfailed) or met (failed)
+    row_defects: dict[int, dict[str, int]] = {}
+    titles: dict[str, str] = {}
     for record in run.records:
         case = _case_of(record)
         if case is None:
             continue
         outcome = _outcome(record)
         entry = expected_failure(case, case.backend, case.phases, table=current)
+        finding = None
+        if is_aidge_finding(record):
+            sig = signature_of(record)
+            finding = defect_id(sig)
+            titles[finding] = defect_title(sig)
         if entry is not None:
             reached.setdefault(id(entry), []).append((entry.selector_for(case.operator, case.label), case.id, outcome))
+            if finding and outcome == "xfailed":
+                counts = row_defects.setdefault(id(entry), {})
+                counts[finding] = counts.get(finding, 0) + 1
             repro = record.get("reproducer") if isinstance(record.get("reproducer"), dict) else {}
             # an error row only: a mismatch's attribution is the comparator's own (an EquivalenceError carries it,
-            # and a row that disagrees with it fails the case: expected_failures.disagreements)
+            # and a row that disagrees with it fails the case: expected_failures.disagreements). A crash or a hang
+            # stays Aidge's: a graph onnx refuses is to be refused by Aidge too, not to kill the process
             if outcome == "xfailed" and repro.get("export_valid") is False and (entry.attribution or "aidge") == "aidge" \
                     and entry.category not in ("outputs_differ", "gradients_differ", "output_shape_differs",
-                                               "training_diverges"):
+                                               "training_diverges", "crash", "hang"):
                 refused.setdefault(id(entry), {"entry": entry, "cases": [],
                                                "why": record.get("attribution_reason") or ""})["cases"].append(case.id)
         if outcome not in ("failed", "error"):
@@ -258,6 +277,7 @@ def _propose(run_dir: Path, run: RunRecords, table_dir, release) -> Proposal:
             left_out.append({"case": case.id, "why": f"{Path(entry.file).name} row {entry.index} says this failure, "
                                                      "but the test was not marked (it takes no case object?)"})
             continue
+        defect = finding
         finding = quote_of(record)
         if finding is None or isinstance(finding, str):
             left_out.append({"case": case.id, "why": finding or "no quote"})
@@ -276,9 +296,10 @@ def _propose(run_dir: Path, run: RunRecords, table_dir, release) -> Proposal:
         # a run on one route (--exporter=torchscript / dynamo) says what that route meets
         route = record.get("exporter") or "auto"
         key = (case.kind, operator, phase, category, quote, attribution, case.backend,
-               dtype if case.kind == "opinfo" else None, route)
+               dtype if case.kind == "opinfo" else None, route, defect)
         row = new_rows.setdefault(key, {"source": case.kind, "operator": operator, "phase": phase,
-                                        "category": category, "quote": quote, "attribution": attribution,
+                                        "category": category, "quote": quote,
+                                        **({"defect": defect} if defect else {}), "attribution": attribution,
                                         "aidge": f"=={release}" if others else f">={release}",
                                         "backends": [case.backend],
                                         **({"dtypes": [dtype]} if case.kind == "opinfo" else {}),
@@ -393,6 +414,23 @@ def _propose(run_dir: Path, run: RunRecords, table_dir, release) -> Proposal:
                                 "operator": row["operator"], "before": sorted(fixed), "after": None,
                                 "cases": sorted(h[1] for h in passed if h[0] in fixed),
                                 "why": "only passing cases matched these selectors"})
+    for entry in current:
+        counts = row_defects.get(id(entry))
+        path, index = locate(entry)
+        if not counts or (path, index) in deleted:
+            continue
+        best = max(sorted(counts), key=lambda d: counts[d])
+        row = by_file[path][index]
+        if row.get("defect") != best:
+            others = {d: n for d, n in counts.items() if d != best}
+            changes.append({"action": "defect", "file": str(path), "row": index, "operator": row["operator"],
+                            "before": row.get("defect"), "after": best,
+                            "cases": sorted(h[1] for h in reached.get(id(entry), ()) if h[2] == "xfailed"),
+                            "why": f"its cases fail by defect {best} ({titles.get(best, '?')}): the ledger's signature "
+                                   "of their records" + (f"; {sum(others.values())} of them by other defects "
+                                                         f"({', '.join(sorted(others))}): split the row by hand"
+                                                         if others else "")})
+            row["defect"] = best
     unreached = [{"file": str(Path(e.file)), "row": e.index, "operator": e.operator, "cases": list(e.cases)}
                  for e in current if id(e) not in reached and _run_collects(e, run)]
     for row in split_rows + sorted(new_rows.values(),
@@ -415,7 +453,46 @@ def _propose(run_dir: Path, run: RunRecords, table_dir, release) -> Proposal:
         if new_text != old_text:
             out_files[str(path)] = (_sha(old_text), new_text)
     incomplete = None if run.complete else (run.session.get("ended") or "the run did not finish")
-    return Proposal(release, str(table_dir), str(run_dir), changes, unreached, left_out, out_files, incomplete)
+    return Proposal(release, str(table_dir), str(run_dir), changes, unreached, left_out, out_files, incomplete,
+                    _defect_changes(changes, everything, by_file, deleted, titles))
+
+
+def _defect_changes(changes: list[dict[str, Any]], everything, by_file, deleted, titles) -> dict[str, list]:
+    """The proposal in terms of defects: new, fixed, changed (see :attr:`Proposal.defects`)."""
+    def ref(change) -> str:
+        return f"{Path(change['file']).parent.name}/{Path(change['file']).name}#{change['row']}"
+
+    named = {e.defect for e in everything if e.defect}
+    out: dict[str, dict[str, dict[str, Any]]] = {"new": {}, "fixed": {}, "changed": {}}
+
+    def note(bucket: str, did: str | None, change) -> None:
+        if not did:
+            return
+        item = out[bucket].setdefault(did, {"id": did, "title": titles.get(did, ""), "rows": [], "cases": 0})
+        item["rows"].append(ref(change))
+        item["cases"] += len(change.get("cases") or ())
+
+    fixed_rows: dict[str, list] = {}
+    for change in changes:
+        row = (by_file.get(Path(change["file"])) or [])
+        current = row[change["row"]] if change["row"] < len(row) else {}
+        did = change["after"].get("defect") if change["action"] == "add" and isinstance(change["after"], dict) \
+            else current.get("defect") if isinstance(current, dict) else None
+        if change["action"] == "add":
+            note("new" if did not in named else "changed", did, change)
+        elif change["action"] == "fixed":
+            entry = next((e for e in everything if Path(e.file) == Path(change["file"]) and e.index == change["row"]),
+                         None)
+            did = entry.defect if entry is not None else did
+            fixed_rows.setdefault(did or "", []).append(change)
+        else:
+            note("changed", did or change.get("after") if change["action"] == "defect" else did, change)
+    for did, rows in fixed_rows.items():
+        still = [e for e in everything if e.defect == did and (Path(e.file), e.index) not in deleted
+                 and not any(Path(c["file"]) == Path(e.file) and c["row"] == e.index for c in rows)]
+        for change in rows:
+            note("changed" if still else "fixed", did, change)
+    return {bucket: sorted(items.values(), key=lambda i: (-i["cases"], i["id"])) for bucket, items in out.items()}
 
 
 def _run_collects(entry, run: RunRecords) -> bool:
@@ -614,33 +691,75 @@ def apply_proposal(path: str | Path, table_dir: str | Path | None = None) -> lis
 
 def release_diff(old: str, new: str, table_dir: str | Path | None = None, backend: str | None = "cpu",
                  all_runs: bool = False) -> str:
-    """Markdown: what changed in the table from Aidge ``old`` to ``new`` (rows that stop
-    applying: fixed; rows that start: new defects), over the rows of ``backend`` (None: all) and
-    of the default run (``all_runs``: the rows of other runs too, such as an OpInfo shard's), so
-    that only what both releases were measured on is compared."""
+    """Markdown: the changelog from Aidge ``old`` to ``new`` as defects (:mod:`.ledger`): each row
+    names its defect (a row that names none: the id of its own signature, :func:`.ledger.row_signature`).
+    A defect is *fixed* when rows of it hold on ``old`` and none on ``new``, *new* when the reverse,
+    *changed* when it holds on both but its rows differ (reworded, cases added or gone), and holds
+    otherwise. Over the rows of ``backend`` (None: all) and of the default run (``all_runs``: the rows
+    of other runs too, such as an OpInfo shard's), so that only what both releases were measured on
+    is compared; the rows attributed to the export or to precision are no Aidge defect and are left out."""
     every = ft.load_table(table_dir)
-    table = [e for e in every if (all_runs or not e.run) and (
+    table = [e for e in every if (all_runs or not e.run) and (e.attribution or "aidge") == "aidge" and (
         backend is None or e.backend is None or backend == e.backend
         or (isinstance(e.backend, tuple) and backend in e.backend))]
-    before = [e for e in table if ft.release_matches(e.aidge, old)]
-    after = [e for e in table if ft.release_matches(e.aidge, new)]
-    fixed = [e for e in before if not ft.release_matches(e.aidge, new)]
-    added = [e for e in after if not ft.release_matches(e.aidge, old)]
-    lines = [f"Expected failures on Aidge {old}: {len(before)} rows; on {new}: {len(after)} rows; "
-             f"{len(before) - len(fixed)} rows hold on both"
+    # only the sources both releases' runs were checked on (a source with rows for each of them)
+    checked = {e.kind for e in table if ft.release_matches(e.aidge, old)} & \
+        {e.kind for e in table if ft.release_matches(e.aidge, new)}
+    unchecked = sorted({e.kind for e in table} - checked)
+    table = [e for e in table if e.kind in checked]
+    defects: dict[str, dict[str, Any]] = {}
+    for e in table:
+        did = e.defect or defect_id(row_signature(e))
+        d = defects.setdefault(did, {"id": did, "title": defect_title(row_signature(e)), "old": [], "new": []})
+        for release, key in ((old, "old"), (new, "new")):
+            if ft.release_matches(e.aidge, release):
+                d[key].append(e)
+    fixed = [d for d in defects.values() if d["old"] and not d["new"]]
+    added = [d for d in defects.values() if d["new"] and not d["old"]]
+    both = [d for d in defects.values() if d["old"] and d["new"]]
+    changed = [d for d in both if {id(e) for e in d["old"]} != {id(e) for e in d["new"]}]
+    n_old = sum(1 for d in defects.values() if d["old"])
+    n_new = sum(1 for d in defects.values() if d["new"])
+    rows_old = sum(len(d["old"]) for d in defects.values())
+    rows_new = sum(len(d["new"]) for d in defects.values())
+    lines = [f"Aidge defects on {old}: {n_old} ({rows_old} rows); on {new}: {n_new} ({rows_new} rows). "
+             f"Fixed in {new}: {len(fixed)}; new in {new}: {len(added)}; holding on both: {len(both)}, "
+             f"{len(changed)} of them changed"
              + (f" (backend {backend}" if backend else " (every backend")
-             + (", every run)." if all_runs else ", the default run's rows; the rows of other runs, such as the "
-                                                 "full OpInfo run's shard, are left out).")
-             + f" Table: {len(every)} rows in all.", ""]
-    for title, entries in ((f"Fixed in {new} (rows of {old} that no longer apply)", fixed),
-                           (f"New in {new} (rows that do not apply to {old})", added)):
-        lines.append(f"**{title}: {len(entries)}**")
+             + (", every run" if all_runs else ", the default run's rows; the rows of other runs, such as the full "
+                                               "OpInfo run's shard, are left out")
+             + f"; the {sum(1 for e in every if (e.attribution or 'aidge') != 'aidge')} rows attributed to the export "
+               f"or to precision are no Aidge defect). Sources compared: {', '.join(sorted(checked))}"
+             + (f"; left out, as no run of {old} checked them: {', '.join(unchecked)}" if unchecked else "")
+             + f". Table: {len(every)} rows in all.", ""]
+
+    def cases(entries) -> int:
+        return sum(len(e.cases) for e in entries)
+
+    def table_of(items, key: str, header: str) -> None:
+        lines.append(f"**{header}: {len(items)}**")
         lines.append("")
-        if entries:
-            lines += ["| source | Aidge operator | phase | category | quote | cases |", "|---|---|---|---|---|---|"]
-            for e in sorted(entries, key=lambda e: (e.kind, e.operator, e.phase)):
-                quote = e.quotes[0].replace("|", "\\|")
-                quote = quote if len(quote) <= 70 else quote[:67] + "..."
-                lines.append(f"| {e.kind} | {e.operator} | {e.phase} | {e.category} | {quote} | {len(e.cases)} |")
-            lines.append("")
+        if not items:
+            return
+        lines.extend(["| defect | component | what | rows | selectors | quote |", "|---|---|---|---|---|---|"])
+        for d in sorted(items, key=lambda d: (-cases(d[key]), d["id"])):
+            e = d[key][0]
+            quote = e.quotes[0].replace("|", "\\|")
+            quote = quote if len(quote) <= 70 else quote[:67] + "..."
+            sources = ", ".join(sorted({x.kind for x in d[key]}))
+            lines.append(f"| {d['id']} | {row_signature(e)['component']} | {d['title']} ({sources}) | {len(d[key])} | "
+                         f"{cases(d[key])} | {quote} |")
+        lines.append("")
+
+    table_of(fixed, "old", f"Defects fixed in {new} (rows of {old}, none on {new})")
+    table_of(added, "new", f"Defects new in {new} (rows of {new}, none on {old})")
+    lines.append(f"**Defects changed from {old} to {new} (rows of both releases, not the same rows): {len(changed)}**")
+    lines.append("")
+    if changed:
+        lines.extend(["| defect | what | rows on " + old + " | rows on " + new + " | selectors " + old + " -> " + new + " |",
+                      "|---|---|---|---|---|"])
+        for d in sorted(changed, key=lambda d: (-cases(d["new"]), d["id"])):
+            lines.append(f"| {d['id']} | {d['title']} | {len(d['old'])} | {len(d['new'])} | "
+                         f"{cases(d['old'])} -> {cases(d['new'])} |")
+        lines.append("")
     return "\n".join(lines)

@@ -100,18 +100,54 @@ def test_release_ranges_widen_and_narrow():
     assert tt.narrow(">=0.10.0.post3", "0.10.0.post3") == ">=0.10.1"  # a widened row narrowed back
 
 
-def test_the_release_diff_lists_fixed_and_new_rows(tmp_path):
-    both = dict(ROW, aidge=">=0.10.0.post3")
-    fixed = dict(ROW, operator="Neg", cases=["Neg:*"], aidge="==0.10.0.post3")
-    new = dict(ROW, operator="Erf", cases=["Erf:*"], aidge=">=0.10.1")
-    root = _table(tmp_path, [both, new])
+def test_the_release_diff_lists_defects_fixed_new_and_changed(tmp_path):
+    both = dict(ROW, aidge=">=0.10.0.post3", defect="D-0000000b")
+    fixed = dict(ROW, operator="Neg", cases=["Neg:*"], aidge="==0.10.0.post3", defect="D-0000000f")
+    new = dict(ROW, operator="Erf", cases=["Erf:*"], aidge=">=0.10.1", defect="D-0000000e")
+    # one defect, reworded by Aidge: a row per release, the same defect id
+    old_words = dict(ROW, operator="Sin", cases=["Sin:*"], quote="old words", aidge="==0.10.0.post3",
+                     defect="D-0000000c")
+    new_words = dict(ROW, operator="Sin", cases=["Sin:*", "Sin:x"], aidge=">=0.10.1", defect="D-0000000c")
+    export = dict(ROW, operator="Cos", cases=["Cos:*"], aidge=">=0.10.0.post3", attribution="export")
+    root = _table(tmp_path, [both, new, new_words, export])
     (root / "0.10.0.post3").mkdir()
     (root / "0.10.0.post3" / "operator.backward_not_implemented.json").write_text(
-        ft.format_rows("0.10.0.post3", [fixed]))
+        ft.format_rows("0.10.0.post3", [fixed, old_words]))
     text = tt.release_diff("0.10.0.post3", "0.10.1", root)
-    assert "on 0.10.1: 2 rows; 1 rows hold on both" in text
-    assert "Fixed in 0.10.1 (rows of 0.10.0.post3 that no longer apply): 1**" in text and "| Neg |" in text
-    assert "New in 0.10.1 (rows that do not apply to 0.10.0.post3): 1**" in text and "| Erf |" in text
+    assert text.startswith("Aidge defects on 0.10.0.post3: 3 (3 rows); on 0.10.1: 3 (3 rows). Fixed in 0.10.1: 1; "
+                           "new in 0.10.1: 1; holding on both: 2, 1 of them changed")
+    assert "the 1 rows attributed to the export or to precision are no Aidge defect" in text
+    assert "**Defects fixed in 0.10.1 (rows of 0.10.0.post3, none on 0.10.1): 1**" in text and "| D-0000000f |" in text
+    assert "**Defects new in 0.10.1 (rows of 0.10.1, none on 0.10.0.post3): 1**" in text and "| D-0000000e |" in text
+    assert "| D-0000000c | Sin has no backward on cpu | 1 | 1 | 1 -> 2 |" in text
+    assert "D-0000000b" not in text  # holds, unchanged
+
+
+def test_a_row_without_a_defect_id_is_its_own_signature_s_defect(tmp_path):
+    from interop.reporting.ledger import defect_id, row_signature
+
+    root = _table(tmp_path, [dict(ROW, aidge=">=0.10.1")])
+    (root / "0.10.0.post3").mkdir()  # a row of the source on the older release: the source was checked there
+    (root / "0.10.0.post3" / "operator.backward_not_implemented.json").write_text(
+        ft.format_rows("0.10.0.post3", [dict(ROW, operator="Neg", cases=["Neg:*"], aidge="==0.10.0.post3")]))
+    (entry,) = [e for e in ft.load_table(root) if e.operator == "Abs"]
+    text = tt.release_diff("0.10.0.post3", "0.10.1", root)
+    assert f"| {defect_id(row_signature(entry))} |" in text.split("Defects new in 0.10.1")[1]
+
+
+def test_a_source_the_older_release_never_checked_is_left_out_of_the_diff(tmp_path):
+    root = _table(tmp_path, [dict(ROW, aidge=">=0.10.1"), dict(ROW, source="architecture", operator="Erf",
+                                                              cases=["ResNet:train"], aidge=">=0.10.1")])
+    (root / "0.10.0.post3").mkdir()
+    (root / "0.10.0.post3" / "operator.backward_not_implemented.json").write_text(
+        ft.format_rows("0.10.0.post3", [dict(ROW, aidge="==0.10.0.post3")]))
+    text = tt.release_diff("0.10.0.post3", "0.10.1", root)
+    assert "left out, as no run of 0.10.0.post3 checked them: architecture" in text and "Erf" not in text
+
+
+def test_a_defect_id_is_checked(tmp_path):
+    with pytest.raises(ft.TableError, match="key 'defect'"):
+        ft.load_table(_table(tmp_path, [dict(ROW, defect="Slice is broken")]))
 
 
 # ---------------------------------------------------------------------------------------
@@ -300,3 +336,26 @@ def test_an_error_row_whose_exports_onnxruntime_refuses_is_proposed_as_the_expor
     assert "INVALID_GRAPH" in attributed[0]["why"] and sorted(attributed[0]["cases"])
     partly = _with_refused_exports(run, tmp_path / "part", set(sorted(reduce_mean)[1:]))
     assert [c for c in tt.propose(partly, table).changes if c["action"] == "attribute"] == []
+
+
+def test_the_proposal_speaks_in_defects(run_with_ten_rows_deleted):
+    from interop.reporting.ledger import defect_id, signature_of
+    from interop.records.store import load_run
+
+    run, table, deleted = run_with_ten_rows_deleted
+    proposal = tt.propose(run, table)
+    failed = [(tt._case_of(r), r) for r in load_run(run).records if r.get("outcome") in ("failed", "error")]
+    added = [c for c in proposal.changes if c["action"] == "add"]
+    listed = {d["id"] for bucket in ("new", "changed") for d in proposal.defects[bucket]}
+    assert added
+    for change in added:
+        row = change["after"]
+        entry = ft.entry_of(row)
+        ids = {defect_id(signature_of(r)) for case, r in failed
+               if case is not None and entry.covers(case.kind, case.operator, case.label, case.backend)
+               and r.get("category") == row["category"] and r.get("phase") == row["phase"]}
+        assert row.get("defect") in ids, (row, ids)  # a new row names the defect of the failures it decides
+        assert row["defect"] in listed
+    # a row whose quote Aidge reworded is an edit: its defect changed
+    assert any(c["action"] == "edit" for c in proposal.changes)
+    assert proposal.defects["changed"]
