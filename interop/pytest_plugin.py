@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import re
 import zlib
+from pathlib import Path
 
 import pytest
 
@@ -90,6 +91,21 @@ _REPLAY_SAVED = pytest.StashKey[dict]()
 _TORCH_DEVICE = re.compile(r"^(auto|cpu|mps|cuda(:\d+)?)$")
 
 
+#: the suites' test folder of a checkout (tests/unit holds the tools' own tests, which need no table)
+_SUITES = Path(__file__).resolve().parents[1] / "tests"
+
+
+def _collects_suites(config) -> bool:
+    """Whether the session collects a suite module of this checkout (``tests/``, not ``tests/unit``)."""
+    for arg in getattr(config, "args", None) or []:
+        path = Path(str(arg).split("::")[0])
+        path = Path(os.path.abspath(config.invocation_params.dir / path))
+        if (path == _SUITES or _SUITES in path.parents) and not (path == _SUITES / "unit" or
+                                                                 _SUITES / "unit" in path.parents):
+            return True
+    return False
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
@@ -114,6 +130,12 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(exc)) from None
     if directory is not None or shard is not None:
         config.pluginmanager.register(RecordsPlugin(config, directory, shard), "interop-records")
+    if getattr(config, "workerinput", None) is None and _collects_suites(config):
+        from .cases.expected_failures import suite_input_problem
+
+        problem = suite_input_problem()  # the table or the configuration folder: one error, naming the file
+        if problem:
+            raise pytest.UsageError(problem)
     # what a replay command needs to reproduce a case from a fresh shell
     from .equivalence.tester import REPLAY_CONTEXT
 

@@ -48,6 +48,16 @@ def _config_dir() -> Path:
 
 CONFIG_DIR = _config_dir()
 
+
+def config_folder_problem() -> str | None:
+    """Why the operator configuration folder cannot be read (missing, not a folder), naming it
+    and where it came from; None when it can."""
+    where = "INTEROP_CONFIG_DIR" if os.environ.get("INTEROP_CONFIG_DIR") else "the checkout's configs/"
+    if CONFIG_DIR.is_dir():
+        return None
+    what = "not a folder" if os.path.lexists(CONFIG_DIR) else "no such folder"
+    return f"{CONFIG_DIR}: the operator configuration folder ({where}): {what}"
+
 _ZOO = "interop.zoo.operators"
 
 

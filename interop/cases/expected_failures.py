@@ -79,6 +79,24 @@ def _table():
     return failure_table.applicable(failure_table.load_table())
 
 
+def suite_input_problem() -> str | None:
+    """Why the suites cannot build their cases, in one line naming the file (and the row and
+    key), or None: the expected-failure table does not load (a malformed file, a FIFO, a missing
+    folder, ``INTEROP_AIDGE_RELEASE`` not a release) or the operator configuration folder is not
+    there. Checked once when a session collects the suites (:mod:`interop.pytest_plugin`): it was
+    every operator's ``<Op>_config_error``, blamed on ``configs/<Op>.json``, and with ``-k`` a
+    run that said only "56 deselected"."""
+    from .failure_table import TableError
+
+    try:
+        _table()
+    except (TableError, ValueError) as exc:  # packaging's InvalidVersion is a ValueError
+        return f"the expected-failure table cannot be loaded: {exc}"
+    from .catalog import config_folder_problem
+
+    return config_folder_problem()
+
+
 @functools.lru_cache(maxsize=1)
 def _index():
     from .failure_table import TableIndex

@@ -201,6 +201,13 @@ def aidge_release() -> str | None:
     ``aidge_core``'s version (no import of Aidge), else None."""
     forced = os.environ.get("INTEROP_AIDGE_RELEASE")
     if forced:
+        from packaging.version import InvalidVersion, Version
+
+        try:
+            Version(forced)
+        except InvalidVersion:  # it was every operator's <Op>_config_error, blamed on its configuration
+            raise TableError(f"environment variable INTEROP_AIDGE_RELEASE={forced!r}: not a release (a PEP 440 "
+                             "version such as 0.10.1)") from None
         return forced
     from importlib import metadata
 
@@ -281,8 +288,13 @@ def entry_of(row: dict, file: str = "", index: int = -1):
 def read_table_file(path: Path) -> list:
     """The entries of one data file, every row checked (a :class:`TableError` names the file,
     the row and the key)."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+    from ..reading import UnsafeInputError, read_confined_json
+
+    path = Path(path)
+    try:  # under the rule of the folders the tools own: a regular file of the table (a FIFO hung the session)
+        data = read_confined_json(path, path.parent.parent)
+    except UnsafeInputError as exc:
+        raise TableError(f"{path}: {exc.reason}") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise TableError(f"{path}: not a readable JSON file ({exc})") from exc
     if not isinstance(data, dict) or set(data) != {"release", "rows"} or not isinstance(data["rows"], list):
@@ -308,7 +320,8 @@ def read_table_file(path: Path) -> list:
 def _load(directory: str) -> tuple:
     root = Path(directory)
     if not root.is_dir():
-        raise TableError(f"{root}: no expected-failure table here")
+        raise TableError(f"{root}: no expected-failure table here (INTEROP_EXPECTED_FAILURES, or the package's "
+                         "interop/cases/expected/)")
     entries = []
     for path in sorted(root.glob("*/*.json")):
         entries.extend(read_table_file(path))

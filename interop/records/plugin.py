@@ -34,7 +34,8 @@ import pytest
 
 from ..env import env_dir
 from . import shard as _shard
-from .store import SCHEMA, PartWriter, combine, now
+from ..reading import UnsafeInputError, confined
+from .store import PARTS_DIR, SCHEMA, PartWriter, combine, now
 
 __all__ = ["RecordsPlugin", "records_directory", "case_fields", "torch_op_of", "route_fields"]
 
@@ -216,6 +217,14 @@ def route_fields(routes: list, exporter: str) -> dict[str, Any]:
     return out
 
 
+def _records_error(directory: Path, exc: BaseException) -> str:
+    """A records folder or file that could not be made or written, in one line naming it."""
+    if isinstance(exc, UnsafeInputError):
+        return f"interop records: {exc}"
+    where = getattr(exc, "filename", None) or directory
+    return f"interop records: cannot write {where}: {getattr(exc, 'strerror', None) or exc}"
+
+
 def _outcome(reports: list[dict[str, Any]]) -> str:
     """The test's outcome: its first status other than passed (pytest's words), else passed."""
     statuses = [r["status"] for r in reports if r["status"]]
@@ -238,6 +247,8 @@ class RecordsPlugin:
             self._marked = True
         self.is_controller = False
         self._writer: PartWriter | None = None
+        #: why this process's records could not be written (None: they were)
+        self.write_error: str | None = None
         self._state: dict[str, dict[str, Any]] = {}
         self.started = now()
 
@@ -248,15 +259,42 @@ class RecordsPlugin:
                 "worker": self.worker, "pid": os.getpid(), **fields}
 
     def _write(self, obj: dict[str, Any]) -> None:
-        if self.directory is None:  # registered for the shard alone
+        """One line into this process's part file. A part file that cannot be made or written (the
+        folder a link out, refused by :func:`interop.reading.confined`; a full or read-only disk)
+        is said once, by name, and the session goes on without records: it ends incomplete
+        (:meth:`pytest_sessionfinish`), never in a traceback per test."""
+        if self.directory is None or self.write_error is not None:  # registered for the shard alone / broken
             return
-        if self._writer is None:
-            self._writer = PartWriter(self.directory, self.worker, self.session_id)
-        self._writer.write(obj)
+        try:
+            if self._writer is None:
+                self._writer = PartWriter(self.directory, self.worker, self.session_id)
+            self._writer.write(obj)
+        except (UnsafeInputError, OSError) as exc:
+            self.write_error = _records_error(self.directory, exc)
+            self._say(self.write_error)
+
+    def _say(self, text: str) -> None:
+        """An error of the records on the terminal (pytest's reporter; stderr for an xdist worker)."""
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None and getattr(self.config, "workerinput", None) is None:
+            reporter.write_line(f"ERROR: {text}", red=True, bold=True)
+        else:
+            sys.stderr.write(f"ERROR: {text}\n")
+            sys.stderr.flush()
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         # xdist's controller (DSession, registered at configure) runs no test itself
         self.is_controller = self.config.pluginmanager.has_plugin("dsession")
+        if self.directory is None or getattr(self.config, "workerinput", None) is not None:
+            return
+        # the records folder checked before any test runs: one clear error (exit 4), never a
+        # traceback inside a hook (INTERNALERROR) nor a folder made through a link
+        try:
+            confined(self.directory / PARTS_DIR, self.directory, kind="dir", missing_ok=True)
+            if not self.is_controller:
+                self._writer = PartWriter(self.directory, self.worker, self.session_id)
+        except (UnsafeInputError, OSError) as exc:
+            raise pytest.UsageError(_records_error(self.directory, exc)) from None
 
     # -- xdist: the controller hands the directory to its workers ---------------------------
     @pytest.hookimpl(optionalhook=True)
@@ -492,10 +530,20 @@ class RecordsPlugin:
                 versions[dist] = md.version(dist)
             except md.PackageNotFoundError:
                 pass
-        combine(self.directory, session_id=self.session_id, session={
-            "schema": SCHEMA, "started": self.started, "finished": now(), "exitstatus": code,
-            "interrupted": interrupted, "complete": complete, "ended": why or "ran to its end",
-            "pytest_counts": counts, "collected": getattr(session, "testscollected", None),
-            "backend": config_backend(self.config),
-            "shard": self.shard_text, "args": list(self.config.invocation_params.args),
-            "versions": versions, "python": platform.python_version(), "platform": sys.platform})
+        if self.write_error is not None:
+            complete = False
+            why = f"{why + '; ' if why else ''}the records could not be written: {self.write_error}"
+        try:
+            combine(self.directory, session_id=self.session_id, session={
+                "schema": SCHEMA, "started": self.started, "finished": now(), "exitstatus": code,
+                "interrupted": interrupted, "complete": complete, "ended": why or "ran to its end",
+                "pytest_counts": counts, "collected": getattr(session, "testscollected", None),
+                "backend": config_backend(self.config),
+                "shard": self.shard_text, "args": list(self.config.invocation_params.args),
+                "versions": versions, "python": platform.python_version(), "platform": sys.platform})
+        except (UnsafeInputError, OSError) as exc:
+            self.write_error = self.write_error or _records_error(self.directory, exc)
+            self._say(f"{_records_error(self.directory, exc)} (the records were not combined: "
+                      "the next reader of the run combines what is left, as incomplete)")
+        if self.write_error is not None and session.exitstatus in (0, 1, 5):
+            session.exitstatus = pytest.ExitCode.INTERNAL_ERROR  # the run's records are not whole

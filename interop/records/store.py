@@ -84,9 +84,11 @@ def write_atomically(path: Path, text: str, root: Path | None = None) -> None:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and exc.filename is None:  # a full disk: say which file could not be written
+            exc.filename = str(path)
         raise
 
 
@@ -107,8 +109,15 @@ class PartWriter:
     ``O_APPEND`` descriptor (whole lines even when the process is killed right after)."""
 
     def __init__(self, directory: Path, name: str, session: str = "session"):
-        parts = Path(directory) / PARTS_DIR / session
-        parts.mkdir(parents=True, exist_ok=True)
+        base = Path(directory) / PARTS_DIR
+        # records.d a link out: refused by name before anything is made (mkdir followed it, and
+        # made the session's folder outside)
+        confined(base, directory, kind="dir", missing_ok=True)
+        base.mkdir(parents=True, exist_ok=True)
+        confined(base, directory, kind="dir")
+        parts = base / session
+        confined(parts, directory, kind="dir", missing_ok=True)
+        parts.mkdir(exist_ok=True)
         confined(parts, directory, kind="dir")  # records.d/<session> a link out: refused, by name
         self.path = parts / f"{name}-{os.getpid()}.jsonl"
         if os.path.lexists(self.path):
@@ -119,8 +128,13 @@ class PartWriter:
     def write(self, obj: dict[str, Any]) -> None:
         data = (json.dumps(json_safe(obj), sort_keys=True, default=str, allow_nan=False) + "\n").encode()
         view = memoryview(data)
-        while view:
-            view = view[os.write(self._fd, view):]
+        try:
+            while view:
+                view = view[os.write(self._fd, view):]
+        except OSError as exc:  # a full disk: name the file
+            if exc.filename is None:
+                exc.filename = str(self.path)
+            raise
 
     def close(self) -> None:
         if self._fd is not None:

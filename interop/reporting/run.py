@@ -41,6 +41,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime
+import errno
 import json
 import os
 import re
@@ -159,6 +160,159 @@ class _CtrlC:
             self._old = None
 
 
+#: prctl(2)'s PR_SET_PDEATHSIG: the signal the kernel sends a process when its parent dies
+_PR_SET_PDEATHSIG = 1
+
+
+def _child_setup(parent: int):
+    """What runs in pytest's (or the timing pass's) process before it starts: SIGINT at its
+    default (:func:`_default_sigint`), and on Linux ``PR_SET_PDEATHSIG`` = SIGKILL: the kernel
+    kills it the moment this process dies, however it dies (SIGKILL included, which no handler
+    sees); a parent already gone by then (the race prctl's manual names) kills it at once. That
+    reaches pytest only, not its xdist workers and their case children (its process group):
+    :class:`_Watchdog` kills the group."""
+    def setup() -> None:
+        _default_sigint()
+        if sys.platform.startswith("linux"):
+            try:
+                import ctypes
+
+                libc = ctypes.CDLL(None, use_errno=True)
+                libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            except (OSError, AttributeError):
+                pass
+        if os.getppid() != parent:
+            os.kill(os.getpid(), signal.SIGKILL)
+    return setup
+
+
+class _Watchdog:
+    """A small process that outlives this one by design: it reads a pipe that only this process
+    holds; when the pipe ends without the word ``done`` (this process was killed by SIGKILL, the
+    OOM killer, or crashed), it kills the process groups it was told of (pytest with its xdist
+    workers and case children, the timing pass) and writes the run's report and ``run.json`` from
+    what the run left, marked incomplete with the cause (:func:`_salvage`). Why a watchdog and not
+    only ``PR_SET_PDEATHSIG`` (:func:`_child_setup`): the kernel's signal reaches the direct
+    child alone (pytest, not its workers: they ran on to their end), and nothing writes a report
+    then. Why not a thread or a handler: SIGKILL runs no code in the process it kills. The
+    watchdog is in a session of its own (a Ctrl-C or a hang-up of the terminal never reaches it)
+    and ends as soon as it reads ``done`` (this process wrote run.json)."""
+
+    def __init__(self, run_dir: Path, cwd: Path, meta: dict):
+        read_fd, self._fd = os.pipe()
+        os.set_inheritable(read_fd, False)
+        package_root = str(Path(__file__).resolve().parents[2])  # where ``interop`` is imported from
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [package_root,
+                                                                      os.environ.get("PYTHONPATH")])))
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-c", _WATCHDOG_CODE, str(run_dir), json.dumps(meta)], stdin=read_fd,
+                stdout=subprocess.DEVNULL, cwd=cwd, env=env, start_new_session=True)
+        finally:
+            os.close(read_fd)
+
+    def _say(self, line: str) -> None:
+        if self._fd is None:
+            return
+        with contextlib.suppress(OSError):
+            os.write(self._fd, (line + "\n").encode())
+
+    def guard(self, pgid: int) -> None:
+        """Kill process group ``pgid`` if this process dies."""
+        self._say(f"group {pgid}")
+
+    def done(self) -> None:
+        """This process finished (run.json is in place, or it ended on its own error): the watchdog ends."""
+        self._say("done")
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=10)
+
+
+#: the watchdog's program (:class:`_Watchdog`): standard library only until it has a run to report
+_WATCHDOG_CODE = """
+import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+groups, data = [], b""
+while True:
+    try:
+        chunk = os.read(0, 4096)
+    except InterruptedError:
+        continue
+    if not chunk:
+        break
+    data += chunk
+    *lines, data = data.split(b"\\n")
+    for line in lines:
+        word, _, arg = line.decode().partition(" ")
+        if word == "done":
+            sys.exit(0)
+        if word == "group":
+            groups.append(int(arg))
+for pgid in groups:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except OSError:
+        pass
+from interop.reporting.run import _salvage
+sys.exit(_salvage(sys.argv[1], sys.argv[2]))
+"""
+
+
+def _salvage(run_dir: str, meta: str) -> int:
+    """The watchdog's report of a run whose report process died (:class:`_Watchdog`): pytest's
+    output put in place, the records combined as they are, the report marked incomplete with that
+    cause, ``run.json`` (complete: false); never ``results/latest``, never a line of the history.
+    Nothing is done when run.json is already there (the report process died after its report)."""
+    run_dir = Path(run_dir)
+    if os.path.lexists(run_dir / "run.json"):
+        return 0
+    info = json.loads(meta)
+    partial = run_dir / ".pytest.txt.partial"
+    if os.path.lexists(partial) and not os.path.lexists(run_dir / "pytest.txt"):
+        os.replace(partial, run_dir / "pytest.txt")
+    cause = ("the report process died (killed by SIGKILL, the OOM killer, or it crashed): pytest and what it "
+             "started were stopped by the run's watchdog, this report was written from what the run left")
+    try:
+        status, text, _ = _analyse(run_dir, info.get("commit"), None, results=run_dir.parent.parent,
+                                   add_to_history=False, causes=[cause])
+        write_atomically(run_dir / "run.json", json.dumps(dict(
+            info, run=run_dir.name, complete=False, ended=cause, salvaged_by="watchdog",
+            finished=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")), indent=2) + "\n")
+    except OSError as exc:
+        sys.stderr.write(_cannot_write(exc, run_dir))
+        return 2
+    sys.stderr.write(f"interop.reporting.run: {cause}: {run_dir / 'report.txt'}\n")
+    return 3
+
+
+def _cannot_write(exc: OSError, run_dir: Path | None) -> str:
+    """The error of a disk that refused a file of the run: the path, the system's words, what is left."""
+    where = exc.filename or (str(run_dir) if run_dir is not None else "results/")
+    if run_dir is None:
+        left = "; no run was started"
+    elif os.path.lexists(run_dir / "run.json"):
+        left = f"; the run {run_dir} has its report, results/latest or the history was not updated"
+    else:
+        left = f"; the run {run_dir} has no report (its records, if any, are there)"
+    return (f"interop.reporting.run: cannot write {where}: {exc.strerror or exc} (the results folder is full, "
+            f"read-only or not writable){left}\n")
+
+
+def _remove_partials(folders: list[Path]) -> None:
+    """This process's temporaries (``.<name>.<pid>.partial``, ``.pytest.txt.partial``) in ``folders``:
+    a run that stops on a full or read-only disk leaves none behind. Another process's are its own."""
+    mine = (f".{os.getpid()}.partial", ".pytest.txt.partial")
+    for folder in folders:
+        with contextlib.suppress(OSError):
+            for entry in os.scandir(folder):
+                if entry.name.startswith(".") and entry.name.endswith(mine) and not entry.is_dir(follow_symlinks=False):
+                    with contextlib.suppress(OSError):
+                        os.unlink(entry.path)
+
+
 def _default_sigint() -> None:
     """In pytest's process, before it starts: SIGINT at its default disposition. A process
     started with SIGINT ignored (a background job of a non-interactive shell, a pytest-xdist
@@ -169,23 +323,39 @@ def _default_sigint() -> None:
 
 
 def _run_pytest(args: list[str], run_dir: Path, env: dict[str, str], cwd: Path,
-                stop: _Stop | None = None, progress_every: float | None = None) -> tuple[int | None, bool]:
+                stop: _Stop | None = None, progress_every: float | None = None, *,
+                ctrl_c: _CtrlC | None = None, watchdog: _Watchdog | None = None) -> tuple[int | None, bool]:
     """pytest into ``run_dir/pytest.txt``; (exit code, interrupted). pytest runs in a process
     group of its own, so that stopping it stops its xdist workers and their case children too.
     ``progress_every``: seconds between two progress lines on stdout (read from the records'
-    part files: tests done of collected, rate, ETA, failures so far)."""
+    part files: tests done of collected, rate, ETA, failures so far). ``ctrl_c``: the Ctrl-C
+    handler the caller installed before the run directory existed (a Ctrl-C already pressed:
+    pytest is not started, exit code None). ``watchdog``: told pytest's process group (it kills
+    the group when this process dies)."""
     partial = run_dir / ".pytest.txt.partial"
     interrupted = False
     progress = Progress(run_dir) if progress_every else None
     next_line = time.monotonic() + (progress_every or 0)
     with partial.open("w") as out:
+        ctrl_c = ctrl_c if ctrl_c is not None else _CtrlC(None)  # before the start: a Ctrl-C meanwhile is seen
+        if ctrl_c.pressed or (stop is not None and stop.signal):
+            out.write("interop.reporting.run: stopped before pytest started\n")
+            out.close()
+            ctrl_c.restore()
+            os.replace(partial, run_dir / "pytest.txt")
+            return None, True
         proc = subprocess.Popen([sys.executable, "-m", "pytest", "-ra", "-v", "-p", "no:cacheprovider", *args],
                                 stdout=out, stderr=subprocess.STDOUT, env=env, cwd=cwd, start_new_session=True,
-                                preexec_fn=_default_sigint)
+                                preexec_fn=_child_setup(os.getpid()))
+        if watchdog is not None:
+            watchdog.guard(proc.pid)
         if stop is not None:
             stop.proc = proc
         deadline = None
-        ctrl_c = _CtrlC(proc)
+        ctrl_c.proc = proc
+        if ctrl_c.pressed or (stop is not None and stop.signal):  # while pytest started: passed on now
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGINT)
         while True:
             try:
                 if ((stop is not None and stop.signal) or ctrl_c.pressed) and deadline is None:
@@ -211,6 +381,7 @@ def _run_pytest(args: list[str], run_dir: Path, env: dict[str, str], cwd: Path,
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(proc.pid, signal.SIGINT)
         ctrl_c.restore()
+        interrupted = interrupted or ctrl_c.pressed  # pressed as pytest ended (the same wait)
         with contextlib.suppress(ProcessLookupError):  # nothing of the run outlives it
             os.killpg(proc.pid, signal.SIGKILL)
     os.replace(partial, run_dir / "pytest.txt")
@@ -249,10 +420,76 @@ def _append_history(results: Path, lines: list[dict]) -> str | None:
     return None
 
 
+#: the errors of a disk that cannot take the run's files: full, over quota, read-only, not ours,
+#: a file too large (RLIMIT_FSIZE), an I/O error
+WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EFBIG, errno.EIO})
+#: pytest's last lines a report without results quotes (its own error: a bad variable, option or file)
+PYTEST_TAIL_LINES = 15
+
+
+#: pytest's exit statuses that end a run before its tests (pytest.ExitCode, without importing pytest here)
+_PYTEST_EXITS = {2: "interrupted", 3: "internal error", 4: "usage error"}
+
+
+def _fault_causes(stopped: str | None, pytest_killed: str | None, interrupted: bool, pytest_exit: int | None,
+                  causes: list[str] | None) -> list[str]:
+    """What ended a run that left nothing to read, in words."""
+    out = list(causes or [])
+    if stopped:
+        out.append(f"the report process got {stopped}: the run was stopped")
+    if interrupted:
+        out.append("interrupted (Ctrl-C) before pytest wrote any result")
+    if pytest_killed:
+        out.append(f"pytest was killed by {pytest_killed} before it wrote any result")
+    elif pytest_exit is None and not (stopped or interrupted or causes):
+        out.append("pytest did not run")
+    elif stopped or interrupted:  # the signal passed on to pytest ended it: said above
+        pass
+    elif pytest_exit is not None and pytest_exit < 0:
+        out.append(f"pytest was killed by {_signal_name(-pytest_exit)} before it wrote any result")
+    elif pytest_exit not in (None, 0, 1, 5):
+        name = _PYTEST_EXITS.get(pytest_exit)
+        out.append(f"pytest ended with exit status {pytest_exit}{f' ({name})' if name else ''} before any test "
+                   "ran: its own words below")
+    return out or ["pytest wrote no result"]
+
+
+def _signal_name(signum: int) -> str:
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
+
+
+def _fault_report(run_dir: Path, why: str, causes: list[str]) -> str:
+    """The report of a run of which nothing can be read: marked incomplete (never read as a clean
+    run), what ended it, and pytest's own last lines (its error: ``INTEROP_SHARD`` malformed, an
+    unknown option...), control characters escaped."""
+    from .report_text import escape_controls
+
+    tail: list[str] = []
+    console = run_dir / "pytest.txt"
+    with contextlib.suppress(OSError):
+        with open(console, "rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            handle.seek(max(0, handle.tell() - 64 * 1024))
+            tail = [line.rstrip() for line in handle.read().decode("utf-8", "replace").splitlines() if line.strip()]
+    tail = tail[-PYTEST_TAIL_LINES:]
+    lines = [f"Aidge <-> PyTorch interop results (run {run_dir.name})", "",
+             "== RUN INCOMPLETE: no test result could be read, do not read this as a clean run ==",
+             *(f"  ⚠️ {c}" for c in causes), f"  ⚠️ {why}", ""]
+    if tail:
+        lines += [f"pytest's last lines ({console}):", *(f"  {line}" for line in tail)]
+    else:
+        lines.append(f"pytest wrote nothing ({console})")
+    return "\n".join(escape_controls(line) for line in lines) + "\n"
+
+
 def _analyse(run_dir: Path, commit: str | None = None, asv_dir: Path | None = None,
              backend: str | None = None, *, results: Path | None = None,
              stopped: str | None = None, pytest_killed: str | None = None,
-             history: list[dict] | None = None, add_to_history: bool = True) -> tuple[int, str, dict | None]:
+             history: list[dict] | None = None, add_to_history: bool = True, interrupted: bool = False,
+             pytest_exit: int | None = None, causes: list[str] | None = None) -> tuple[int, str, dict | None]:
     """(exit status, report text, report: None when nothing could be read); writes report.txt, report.json and the support matrix
     atomically. ``commit`` and ``asv_dir``: where to look for asv's ratios of the same commit.
     ``backend``: the backend this run tested; the report's "Backends" section sets it beside the
@@ -261,7 +498,11 @@ def _analyse(run_dir: Path, commit: str | None = None, asv_dir: Path | None = No
     signal that ended pytest itself (from outside this process; the run is then incomplete too,
     even when every record was written: pytest's own output is cut). ``history``: gets the lines
     a complete run adds to ``results/history.jsonl`` (``add_to_history`` False: none), for the
-    caller to append once run.json is written (:func:`_append_history`); nothing is appended here."""
+    caller to append once run.json is written (:func:`_append_history`); nothing is appended here.
+    ``interrupted`` (Ctrl-C), ``pytest_exit`` (pytest's exit status) and ``causes`` (more reasons
+    the run is incomplete: the report process died) name what ended a run; when nothing of it can
+    be read they make its report (:func:`_fault_report`: marked incomplete, the cause and pytest's
+    own last lines), never a bare "no pytest output found"."""
     results = run_dir.parent.parent if results is None else results
     try:
         run = load_run(run_dir)
@@ -274,9 +515,12 @@ def _analyse(run_dir: Path, commit: str | None = None, asv_dir: Path | None = No
         # gets its report, without a benchmark section
         bench = parse_benchmarks(text, source=str(log)) if text.strip() else None
     except (UnreadableInput, OSError) as exc:
-        message = f"interop.reporting.run: {exc}\n"
+        if isinstance(exc, OSError) and exc.errno in WRITE_ERRNOS:
+            raise  # the disk (full, read-only): the caller says so, naming the path
+        message = _fault_report(run_dir, str(exc), _fault_causes(stopped, pytest_killed, interrupted, pytest_exit,
+                                                                   causes))
         write_atomically(run_dir / "report.txt", message)
-        return 2, message, None
+        return (3 if interrupted or stopped else 2), message, None
     asv, asv_problems = None, []
     if bench is not None and commit and commit != "nogit" and asv_dir is not None:
         aidge = next((r.get("aidge") for r in bench.records if r.get("aidge")), None)
@@ -287,6 +531,8 @@ def _analyse(run_dir: Path, commit: str | None = None, asv_dir: Path | None = No
     report["problems"].extend(timing_problems + asv_problems)
     if timings is None and bench is not None and (run_dir / TIMING_PASS_LOG).exists():
         report["problems"].append(f"the timing pass left no {TIMINGS_FILE} (its output: {run_dir / TIMING_PASS_LOG})")
+    for cause in reversed(causes or []):
+        report["incomplete"].insert(0, cause)
     if stopped:
         report["incomplete"].insert(0, f"the report process got {stopped}: the run was stopped")
     if pytest_killed:
@@ -299,7 +545,7 @@ def _analyse(run_dir: Path, commit: str | None = None, asv_dir: Path | None = No
     rows = run.records if isinstance(run, RunRecords) else None
     if rows is not None:
         ledger = write_ledger(run_dir, rows, complete=not report["incomplete"])
-        report["defects"] = ledger_summary(ledger, complete=not report["incomplete"])
+        report["defects"] = ledger_summary(ledger, complete=not report["incomplete"], records=rows)
         matrix = support_matrix(rows)
         report["support"] = {"files": [str(p) for p in write_support(run_dir, matrix, lines=[
             f"run {run_dir.name}" + (f", commit {commit}" if commit else "")])],
@@ -363,7 +609,7 @@ def _load_timings(path: Path, problems: list[str]) -> dict[tuple[str, str], dict
 
 
 def _timing_pass(run_dir: Path, env: dict[str, str], cwd: Path, backend: str | None,
-                 stop: _Stop | None = None) -> tuple[str | None, bool]:
+                 stop: _Stop | None = None, watchdog: _Watchdog | None = None) -> tuple[str | None, bool]:
     """Time the cases the run timed again, alone, now that no test runs (:data:`TIMING_PASS`):
     the figures the report ranks. Returns (what happened in a line, or None when there is
     nothing to time; whether the pass was stopped: Ctrl-C, SIGTERM, SIGHUP stop it at once, it
@@ -385,10 +631,13 @@ def _timing_pass(run_dir: Path, env: dict[str, str], cwd: Path, backend: str | N
         try:
             proc = subprocess.Popen([sys.executable, str(cwd / TIMING_PASS), "--bench", str(bench),
                                      "--out", str(run_dir / TIMINGS_FILE)], cwd=cwd, env=env, stdout=log,
-                                    stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_default_sigint)
+                                    stderr=subprocess.STDOUT, start_new_session=True,
+                                    preexec_fn=_child_setup(os.getpid()))
         except BaseException:
             ctrl_c.restore()
             raise
+        if watchdog is not None:
+            watchdog.guard(proc.pid)
         ctrl_c.proc = proc
         if stop is not None:
             stop.proc = proc
@@ -660,11 +909,36 @@ def main(argv: list[str] | None = None, *, results: Path | None = None, cwd: Pat
     args = list(sys.argv[1:] if argv is None else argv) or list(DEFAULT_PYTEST_ARGS)
     cwd = Path.cwd() if cwd is None else cwd
     results = (cwd / "results") if results is None else results
-    results.mkdir(parents=True, exist_ok=True)
     if args[0] == "--merge":
-        return _merge_main(args[1:], results, cwd)
-    commit = _commit(cwd)
-    run_dir = new_run_dir(results, commit)
+        try:
+            results.mkdir(parents=True, exist_ok=True)
+            return _merge_main(args[1:], results, cwd)
+        except OSError as exc:
+            if exc.errno not in WRITE_ERRNOS:
+                raise
+            _remove_partials([results] + sorted(results.glob("runs/*-merged-*")))
+            sys.stderr.write(_cannot_write(exc, None))
+            return 2
+    ctrl_c = _CtrlC(None)  # from the start: a Ctrl-C before pytest runs stops the run, with its report
+    run_dir = None
+    try:
+        with _Stop() as stop:
+            results.mkdir(parents=True, exist_ok=True)
+            commit = _commit(cwd)
+            run_dir = new_run_dir(results, commit)
+            return _run(args, cwd, results, run_dir, commit, stop, ctrl_c)
+    except OSError as exc:
+        if exc.errno not in WRITE_ERRNOS:
+            raise
+        _remove_partials([results] + ([run_dir] if run_dir is not None else []))
+        sys.stderr.write(_cannot_write(exc, run_dir))
+        return 2
+    finally:
+        ctrl_c.restore()
+
+
+def _run(args: list[str], cwd: Path, results: Path, run_dir: Path, commit: str, stop: _Stop, ctrl_c: _CtrlC) -> int:
+    """The report run of ``main``, in ``run_dir`` (just created)."""
     env = dict(os.environ, INTEROP_RESULTS_DIR=str(run_dir))
     env["INTEROP_RECORDS_DIR"] = str(run_dir)  # the run's records go into the run's directory
     # this run is nobody's nested session (started from a test, under pytest-xdist, its records
@@ -678,32 +952,49 @@ def main(argv: list[str] | None = None, *, results: Path | None = None, cwd: Pat
     env.setdefault("INTEROP_REPRODUCERS", "1")
     started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     backend = backend_of(args, env)
+    meta = {"commit": commit, "started": started, "pytest_args": args, "backend": backend}
+    watchdog = _Watchdog(run_dir, cwd, meta)
+    try:
+        return _run_watched(args, cwd, results, run_dir, stop, ctrl_c, env, meta, watchdog)
+    finally:
+        watchdog.done()  # this process ends on its own: the watchdog has nothing to do
+
+
+def _run_watched(args, cwd, results, run_dir, stop, ctrl_c, env, meta, watchdog) -> int:
+    commit, backend = meta["commit"], meta["backend"]
     sys.stdout.write(f"interop.reporting.run: pytest {' '.join(args)} -> {run_dir} (progress every "
                      f"{PROGRESS_EVERY_S:g} s; pytest's own output: {run_dir / '.pytest.txt.partial'})\n")
     sys.stdout.flush()
-    with _Stop() as stop:
-        code, interrupted = _run_pytest(args, run_dir, env, cwd, stop, progress_every=PROGRESS_EVERY_S)
-        killed = None
-        if code is not None and code < 0 and not stop.signal and not interrupted:
-            with contextlib.suppress(ValueError):
-                killed = signal.Signals(-code).name
-            killed = killed or f"signal {-code}"
-        pass_stopped = False
-        if not (interrupted or stop.signal or killed):
-            said, pass_stopped = _timing_pass(run_dir, env, cwd, backend, stop)
-            if said:
-                sys.stdout.write(said + "\n")
-                sys.stdout.flush()
-        interrupted = interrupted or pass_stopped
-        history: list[dict] = []
-        status, text, report = _analyse(run_dir, commit, results / "asv", backend=backend, results=results,
-                                        stopped=stop.signal or ("Ctrl-C during the timing pass" if pass_stopped
-                                                                else None), pytest_killed=killed, history=history)
+    code, interrupted = _run_pytest(args, run_dir, env, cwd, stop, progress_every=PROGRESS_EVERY_S,
+                                    ctrl_c=ctrl_c, watchdog=watchdog)
+    killed = None
+    if code is not None and code < 0 and not stop.signal and not interrupted:
+        killed = _signal_name(-code)
+    pass_stopped = False
+    if not (interrupted or stop.signal or killed):
+        said, pass_stopped = _timing_pass(run_dir, env, cwd, backend, stop, watchdog)
+        if said:
+            sys.stdout.write(said + "\n")
+            sys.stdout.flush()
+    interrupted = interrupted or pass_stopped
+    history: list[dict] = []
+    status, text, report = _analyse(run_dir, commit, results / "asv", backend=backend, results=results,
+                                    stopped=stop.signal or ("Ctrl-C during the timing pass" if pass_stopped
+                                                            else None), pytest_killed=killed, history=history,
+                                    interrupted=interrupted and not pass_stopped, pytest_exit=code)
     complete = status == 0
+    if complete:
+        ended = None
+    elif report is not None:
+        ended = "; ".join(report.get("incomplete") or []) or "incomplete"
+    else:  # nothing could be read: the fault report's causes
+        ended = "; ".join(line.strip()[2:].strip() for line in text.splitlines() if line.startswith("  ⚠️"))
     write_atomically(run_dir / "run.json", json.dumps({
-        "run": run_dir.name, "commit": commit, "started": started, "pytest_args": args, "backend": backend,
+        "run": run_dir.name, "commit": commit, "started": meta["started"], "pytest_args": args, "backend": backend,
         "pytest_exit": code, "interrupted": interrupted, "stopped_by": stop.signal, "complete": complete,
+        **({"ended": ended} if ended else {}),
         "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}, indent=2) + "\n")
+    watchdog.done()  # run.json is in place: whatever happens next, the run has its report
     if complete:
         said = _append_history(results, history)  # the report and run.json are in place: now the history
         if said:
