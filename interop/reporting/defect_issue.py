@@ -159,7 +159,8 @@ def issue_text(defect: dict[str, Any], run_dir: Path, *, versions: dict[str, str
     said = defect.get("aidge_said") or defect.get("error")
     if said:
         lines += ["Aidge says:", "", *_fence(str(said)), ""]
-    bundle = run_dir / defect["reproducer"] if defect.get("reproducer") else None
+    root = Path(defect["reproducer_root"]) if defect.get("reproducer_root") else run_dir
+    bundle = root / defect["reproducer"] if defect.get("reproducer") else None
     lines += ["## Reproduce", ""]
     if bundle is not None and (bundle / "model.onnx").is_file():
         try:
@@ -211,10 +212,11 @@ def write_issues(run_dir: Path, ledger: list[dict[str, Any]], *, versions: dict[
         folder.mkdir(parents=True, exist_ok=True)
         confined(folder, run_dir, kind="dir")
         script, problem = None, None
-        bundle = run_dir / entry["reproducer"] if entry.get("reproducer") else None
+        root = Path(entry["reproducer_root"]) if entry.get("reproducer_root") else run_dir  # merged: the source run
+        bundle = root / entry["reproducer"] if entry.get("reproducer") else None
         if bundle is not None:
             try:
-                confined(bundle, run_dir, kind="dir")
+                confined(bundle, root, kind="dir")
                 script = standalone_script(bundle, entry)
             except (OSError, UnsafeInputError) as exc:
                 problem = f"the reproducer bundle {entry['reproducer']} cannot be read ({exc})"

@@ -330,6 +330,8 @@ def build_ledger(records: Iterable[dict[str, Any]], *, table_dir: str | Path | N
             if where and (entry["reproducer_nodes"] is None or (nodes or 1e9) < entry["reproducer_nodes"]):
                 entry["reproducer"], entry["reproducer_nodes"] = where, nodes
                 entry["repro_line"] = repro.get("line")
+                # a merged run's record: its bundle lies in the run it was merged from
+                entry["reproducer_root"] = rec.get("merged_from") if isinstance(rec.get("merged_from"), str) else None
     # the sources each triaged release's runs checked: those of the rows that hold in it
     from ..cases import failure_table as ft
     checked: dict[str, set[str]] = {r: {row.get("source") for row in rows.values()

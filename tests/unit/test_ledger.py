@@ -220,3 +220,15 @@ def test_shards_merge_into_the_same_ledger():
     for e in shards:
         by_id.setdefault(e["id"], set()).update(e["cases"])
     assert {e["id"]: set(e["cases"]) for e in merged} == by_id
+
+
+def test_a_merged_run_s_reports_take_their_scripts_from_the_runs_it_merged(tmp_path):
+    shard = tmp_path / "shard1"
+    _bundle(shard / "reproducers" / "a")
+    merged = tmp_path / "merged"
+    merged.mkdir()
+    rec = dict(OPINFO_PAD, merged_from=str(shard),
+               reproducer={"reproduces": True, "path": "reproducers/a", "nodes": 1, "line": "DEFECT PRESENT: x"})
+    (entry,) = write_ledger(merged, [rec, dict(MODULEINFO_PAD, merged_from=str(tmp_path / "shard2"))])
+    assert entry["id"] == build_ledger([OPINFO_PAD])[0]["id"] and len(entry["cases"]) == 2
+    assert (merged / entry["standalone"]).is_file() and "```python" in (merged / entry["issue"]).read_text()
