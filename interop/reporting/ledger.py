@@ -343,8 +343,10 @@ def build_ledger(records: Iterable[dict[str, Any]], *, table_dir: str | Path | N
         entry["blocks"] = _blocked(entry["cases"])
         entry["source_kinds"] = sorted({str(kinds.get(s) or s) for s in entry["sources"]})
         _releases_of(entry, rows, triaged, installed, checked)
-    return sorted(entries.values(), key=lambda e: (-len(e["cases"]), -len(e["blocks"]["architectures"])
-                                                   - len(e["blocks"]["models"]), -len(e["sources"]), e["id"]))
+    # what is new first (failures no row says: this run's news), then by impact
+    return sorted(entries.values(), key=lambda e: (0 if e["new"] and not e["known"] else 1, -len(e["cases"]),
+                                                   -len(e["blocks"]["architectures"]) - len(e["blocks"]["models"]),
+                                                   -len(e["sources"]), e["id"]))
 
 
 def _installed(records: list[dict[str, Any]]) -> str | None:
@@ -388,12 +390,23 @@ def format_ledger_md(ledger: list[dict[str, Any]], *, complete: bool = True, hea
         by_kind[e["kind"]] = by_kind.get(e["kind"], 0) + 1
     lines.append(f"{len(ledger)} distinct defect(s) in {sum(len(e['cases']) for e in ledger)} case(s): "
                  + ", ".join(f"{k} {n}" for k, n in sorted(by_kind.items(), key=lambda kv: -kv[1])))
-    lines += ["", "| id | component | defect | cases | sources | reproducer |", "|---|---|---|---|---|---|"]
+    unexpected = [e for e in ledger if e["new"] and not e["known"]]
+    if unexpected:
+        lines += ["", f"**Not in the expected-failure table ({len(unexpected)}): new in this run, listed first.**"]
+    news = [e for e in ledger if (e.get("since") or "").startswith("new since")]
+    if news:
+        lines += ["", f"{news[0]['since'].capitalize()} (by the table's rows; {len(news)}): "
+                  + ", ".join(f"[{e['id']}](#{e['id'].lower()}) {e['title']}" for e in news[:20])
+                  + (f" and {len(news) - 20} more" if len(news) > 20 else "")]
+    lines += ["", "| id | component | defect | cases | blocks | releases | sources | reproducer |",
+              "|---|---|---|---|---|---|---|---|"]
     for e in ledger:
         sources = ", ".join(f"{s} {n}" for s, n in sorted(e["sources"].items()))
         repro = f"`{e['reproducer']}` ({e['reproducer_nodes']} node(s))" if e.get("reproducer") else "none"
-        lines.append(f"| [{e['id']}](#{e['id'].lower()}) | {e['component']} | {e['title']} | {len(e['cases'])} | {sources} | "
-                     f"{repro} |")
+        blocks = e.get("blocks") or {}
+        blocked = len(blocks.get("architectures") or ()) + len(blocks.get("models") or ())
+        lines.append(f"| [{e['id']}](#{e['id'].lower()}) | {e['component']} | {e['title']} | {len(e['cases'])} | "
+                     f"{blocked or ''} | {', '.join(e.get('releases') or [])} | {sources} | {repro} |")
     lines.append("")
     for e in ledger:
         lines += [f"## {e['id']}: {e['title']}", "",

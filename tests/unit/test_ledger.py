@@ -232,3 +232,11 @@ def test_a_merged_run_s_reports_take_their_scripts_from_the_runs_it_merged(tmp_p
     (entry,) = write_ledger(merged, [rec, dict(MODULEINFO_PAD, merged_from=str(tmp_path / "shard2"))])
     assert entry["id"] == build_ledger([OPINFO_PAD])[0]["id"] and len(entry["cases"]) == 2
     assert (merged / entry["standalone"]).is_file() and "```python" in (merged / entry["issue"]).read_text()
+
+
+def test_a_defect_no_row_says_comes_first_then_impact():
+    unexpected = dict(SLICE_BACKWARD, outcome="failed")
+    ledger = build_ledger([OPINFO_PAD, MODULEINFO_PAD, unexpected])
+    assert [e["kind"] for e in ledger] == ["no backward", "error"]  # 1 new case before 2 known ones
+    assert "Not in the expected-failure table (1)" in __import__("interop.reporting.ledger", fromlist=["x"]) \
+        .format_ledger_md(ledger)
