@@ -20,6 +20,20 @@ parent's thread pool has more than one thread waits forever at its first paralle
 one matmul on 2 threads; docs/aidge-notes.md, "Forking after OpenMP"). So both pools are set
 to one thread for the instant of the fork (:func:`_single_threaded_fork`) and restored in the
 parent right after: the child computes on one thread, the parent keeps its setting.
+
+Memory: each child may grow by at most :func:`memory_bound` bytes of private writable memory over
+what it inherited (``RLIMIT_DATA`` set in the child to its ``VmData`` at the fork plus the bound;
+the parent is never bound; RLIMIT_DATA rather than RLIMIT_AS: see :func:`_bound_memory`).
+``INTEROP_CASE_MEMORY`` sets it (``8G``, ``512M``, a number of bytes; ``0``, ``off`` or ``none``:
+no bound); the default is half the machine's physical memory. A leaking case then fails in the
+child (an allocation fails: Python's ``MemoryError``, Aidge's ``std::bad_alloc`` through
+pybind11, torch's "can't allocate memory") instead of growing until something outside the suite
+kills it, and the verdict says memory: an :class:`AidgeCrash` whose message names the bound and
+the variable (``memory_bound_hit``), the child's own error quoted. Only a child whose peak
+resident memory grew to the bound is called so: one allocation too large for any bound (Aidge's
+``std::bad_alloc`` of a wrong shape, an expected failure) stays the error it is. A child that dies
+of it anyway (an abort on a failed allocation, the OOM killer) is a crash whose message gives the
+child's peak memory beside its bound.
 """
 from __future__ import annotations
 
@@ -30,6 +44,7 @@ import importlib
 import os
 import pickle
 import re
+import resource
 import select
 import signal as _signal
 import sys
@@ -44,7 +59,8 @@ from ..stages import add_stage_times, collecting, stage, stage_times
 
 from ..errors import AidgeCrash, InteropError
 
-__all__ = ["run_isolated", "IsolatedError", "phase_from_stack", "fork_available", "in_isolated_child"]
+__all__ = ["run_isolated", "IsolatedError", "phase_from_stack", "fork_available", "in_isolated_child",
+           "memory_bound", "MEMORY_ENV"]
 
 _IN_CHILD = False
 
@@ -80,6 +96,126 @@ class IsolatedError(InteropError):
     its own type; the message starts with the child's exception type."""
 
 
+#: the variable of the memory bound of a case child (:func:`memory_bound`)
+MEMORY_ENV = "INTEROP_CASE_MEMORY"
+_SIZE = re.compile(r"(?P<n>\d+(?:\.\d+)?)\s*(?P<unit>[kmgt]?)(?:i?b)?", re.IGNORECASE)
+#: what an allocation that failed says (Python, pybind11's std::bad_alloc, torch's CPU allocator, errno 12)
+_OUT_OF_MEMORY = re.compile(r"can't allocate memory|Cannot allocate memory|std::bad_alloc|out of memory|"
+                            r"DefaultCPUAllocator", re.IGNORECASE)
+#: the share of its bound a dead child must have grown by for its death to be called memory's
+_NEAR_BOUND = 0.75
+
+
+def memory_bound() -> int | None:
+    """Bytes of memory a case child may add to what it inherits: ``$INTEROP_CASE_MEMORY``
+    (``8G``, ``512M``, ``1.5GiB``, bytes; ``0``/``off``/``none``: None, no bound), default half the
+    physical memory (None where it is unknown). Anything else is a ValueError naming the variable."""
+    raw = os.environ.get(MEMORY_ENV, "").strip()
+    if not raw:
+        try:
+            return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2
+        except (ValueError, OSError, AttributeError):
+            return None
+    if raw.lower() in ("0", "off", "none", "no", "false"):
+        return None
+    m = _SIZE.fullmatch(raw)
+    if not m:
+        raise ValueError(f"environment variable {MEMORY_ENV}={raw!r}: expected a size (8G, 512M, bytes) or 0/off")
+    value = int(float(m["n"]) * 1024 ** "_kmgt".index((m["unit"] or "_").lower()))
+    if value < 16 << 20:
+        raise ValueError(f"environment variable {MEMORY_ENV}={raw!r}: below 16M, no case could start")
+    return value
+
+
+def _mib(n: float) -> str:
+    return f"{n / (1 << 20):,.0f} MiB"
+
+
+def _status_bytes(*keys: str) -> int:
+    """The sum of ``keys`` (``VmData``, ``RssAnon``...) of /proc/self/status in bytes; 0 where /proc
+    is not there."""
+    total = 0
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key in keys:
+                    total += int(value.split()[0]) * 1024
+    except (OSError, ValueError, IndexError):
+        return 0
+    return total
+
+
+def _vm_data() -> int:
+    """This process's private writable memory in bytes (``VmData``, what ``RLIMIT_DATA`` counts)."""
+    return _status_bytes("VmData")
+
+
+def _bound_memory(bound: int | None) -> None:
+    """In the child: ``RLIMIT_DATA`` at its private writable memory now (the parent's) plus ``bound``.
+    RLIMIT_DATA and not RLIMIT_AS: it counts what malloc, torch and Aidge allocate, and not the
+    address space a runtime only reserves (CUDA's, glibc's arenas), which RLIMIT_AS would count
+    and which made CUDA fail to start under it."""
+    if bound is None:
+        return
+    size = _vm_data()
+    if not size:
+        return
+    _, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    soft = size + bound
+    if hard != resource.RLIM_INFINITY:
+        soft = min(soft, hard)
+    with contextlib.suppress(ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_DATA, (soft, hard))
+
+
+def _at_bound(start: int, bound: int | None) -> bool:
+    """Whether this child's memory grew to its bound (a leak: its peak resident memory), not one
+    allocation too large for any bound (Aidge's std::bad_alloc of a wrong shape stays the Aidge
+    error it is)."""
+    if not bound:
+        return False
+    return _peak(resource.getrusage(resource.RUSAGE_SELF)) - start >= _NEAR_BOUND * bound
+
+
+def _unbound_memory() -> None:
+    """In the child, once ``fn`` ended: the bound lifted (sending the result back must not fail for it)."""
+    with contextlib.suppress(ValueError, OSError):
+        _, hard = resource.getrlimit(resource.RLIMIT_DATA)
+        resource.setrlimit(resource.RLIMIT_DATA, (hard, hard))
+
+
+def _out_of_memory(exc: BaseException) -> bool:
+    """Whether ``exc`` (or what it was raised from) is an allocation that failed."""
+    seen = 0
+    while exc is not None and seen < 8:
+        if isinstance(exc, MemoryError) or _OUT_OF_MEMORY.search(str(exc)[:2000]):
+            return True
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return False
+
+
+def _phase_of_traceback(exc: BaseException) -> str | None:
+    """The phase of the innermost bridge frame of a raised exception (as :func:`phase_from_stack`)."""
+    phase = None
+    for frame in _tb.extract_tb(exc.__traceback__):
+        base = os.path.basename(frame.filename)
+        parent = os.path.basename(os.path.dirname(frame.filename))
+        phase = _PHASE_FRAMES.get((f"{parent}/{base}", frame.name), phase)
+    return phase
+
+
+def _memory_crash(info: dict[str, Any], bound: int) -> AidgeCrash:
+    phase = info.get("phase") or "unknown"
+    where = f"during {phase}" if info.get("phase") else "outside the bridge's phases"
+    message = (f"crash: process ran out of memory {where}: the case child reached its memory bound "
+               f"({_mib(bound)} over what it inherited; {MEMORY_ENV} sets it, 0 turns it off): "
+               f"{info['qualname']}: {info['message'][:300]}")
+    crash = AidgeCrash(phase, message, traceback=info.get("traceback", ""))
+    crash.memory_bound_hit = True
+    return crash
+
+
 def fork_available() -> bool:
     return hasattr(os, "fork") and sys.platform != "win32"
 
@@ -105,6 +241,10 @@ def run_isolated(fn: Callable[..., Any], *args: Any, timeout: float | None = Non
     ``timed_out=True``. Without ``os.fork`` (Windows) ``fn`` runs in this process."""
     if not fork_available():
         return fn(*args, **kwargs)
+    bound = memory_bound()  # a malformed variable: its ValueError, before anything is forked
+    # what a child's resident memory starts from: the parent's anonymous memory (fork copies its
+    # page tables; a file's pages, libtorch's code, are faulted in again as the child runs)
+    resident = _status_bytes("RssAnon", "RssShmem") if bound is not None else 0
     timed = collecting()  # the cost profile: the child times its stages, the parent the fork
     started = time.perf_counter() if timed else 0.0
     read_fd, write_fd = os.pipe()
@@ -114,7 +254,7 @@ def run_isolated(fn: Callable[..., Any], *args: Any, timeout: float | None = Non
     pid = _single_threaded_fork()
     if pid == 0:  # ---- child: never returns
         os.close(read_fd)
-        _child(write_fd, stack_file, fn, args, kwargs, timed)
+        _child(write_fd, stack_file, fn, args, kwargs, timed, bound)
     # ---- parent
     os.close(write_fd)
     try:
@@ -122,7 +262,7 @@ def run_isolated(fn: Callable[..., Any], *args: Any, timeout: float | None = Non
         if timed_out:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, _signal.SIGKILL)
-        status = _wait(pid, AFTER_RESULT_S if data and not timed_out and _capturing() else None)
+        status, peak = _wait(pid, AFTER_RESULT_S if data and not timed_out and _capturing() else None)
         pid = 0
         stack_file.seek(0)
         stack = stack_file.read().decode(errors="replace")
@@ -139,10 +279,10 @@ def run_isolated(fn: Callable[..., Any], *args: Any, timeout: float | None = Non
         raise _crash(f"timed out after {timeout:g} s", stack, signal="SIGKILL", timed_out=True)
     if os.WIFSIGNALED(status) and not data:
         name = _signal_name(os.WTERMSIG(status))
-        raise _crash(f"killed by {name}", stack, signal=name)
+        raise _with_peak(_crash(f"killed by {name}", stack, signal=name), peak - resident, bound)
     if not data:
         code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else status
-        raise _crash(f"exited with status {code} without a result", stack)
+        raise _with_peak(_crash(f"exited with status {code} without a result", stack), peak - resident, bound)
     kind, payload, routes, stages = pickle.loads(data)
     if timed:
         child_s = stages.pop("", 0.0)  # the child's time in fn
@@ -154,7 +294,22 @@ def run_isolated(fn: Callable[..., Any], *args: Any, timeout: float | None = Non
         note_routes(routes)
     if kind == "ok":
         return payload
+    if payload.get("out_of_memory") and bound is not None:
+        raise _memory_crash(payload, bound)
     raise _rebuild(payload)
+
+
+def _with_peak(crash: AidgeCrash, grown: int, bound: int | None) -> AidgeCrash:
+    """A dead child's crash with its memory beside its bound: near the bound, the death is called
+    memory's (``memory_bound_hit``), with the variable that sets it."""
+    if bound is None or grown < _NEAR_BOUND * bound:  # far from it: the crash's words stay as they are
+        return crash
+    note = (f"memory: the case child grew by {_mib(grown)} at its peak (resident), its bound is {_mib(bound)} "
+            f"({MEMORY_ENV}, 0 turns it off): it died at its memory bound, most likely of it")
+    crash = AidgeCrash(crash.phase, f"{crash.aidge_message}; {note}", signal=crash.signal,
+                       timed_out=crash.timed_out, traceback=crash.traceback)
+    crash.memory_bound_hit = True
+    return crash
 
 
 # --------------------------------------------------------------------------------------
@@ -213,13 +368,15 @@ def _single_threaded_fork() -> int:
         return pid
 
 
-def _child(write_fd: int, stack_file, fn, args, kwargs, timed: bool = False) -> None:
+def _child(write_fd: int, stack_file, fn, args, kwargs, timed: bool = False, bound: int | None = None) -> None:
     global _IN_CHILD
     _IN_CHILD = True
     status = 0
     failure = None
     try:
         faulthandler.enable(file=stack_file, all_threads=False)
+        _bound_memory(bound)
+        start = _peak(resource.getrusage(resource.RUSAGE_SELF)) if bound is not None else 0  # resident now
         routes: list = []
         stages: dict = {}
         timer = stage_times() if timed else contextlib.nullcontext({})
@@ -231,6 +388,7 @@ def _child(write_fd: int, stack_file, fn, args, kwargs, timed: bool = False) -> 
                         result = fn(*args, **kwargs)
                 finally:
                     stages[""] = time.perf_counter() - start  # the parent's fork time is the rest
+                    _unbound_memory()
             payload = ("ok", result, routes, stages)
             try:
                 data = pickle.dumps(payload)
@@ -239,7 +397,11 @@ def _child(write_fd: int, stack_file, fn, args, kwargs, timed: bool = False) -> 
                     f"run_isolated: the result of {getattr(fn, '__name__', fn)!r} cannot be pickled: {exc}")),
                     routes, stages))
         except BaseException as exc:  # noqa: BLE001 - everything goes back to the parent
-            data = pickle.dumps(("error", _describe(exc), routes, stages))
+            _unbound_memory()
+            info = _describe(exc)
+            if _out_of_memory(exc) and _at_bound(start, bound):
+                info.update(out_of_memory=True, phase=_phase_of_traceback(exc))
+            data = pickle.dumps(("error", info, routes, stages))
             failure = exc
         view = memoryview(data)
         while view:
@@ -269,22 +431,30 @@ def _capturing() -> bool:
     return module is not None and module.current() is not None
 
 
-def _wait(pid: int, limit: float | None) -> int:
-    """The child's exit status; after ``limit`` seconds (None: no limit) it is killed first."""
+def _wait(pid: int, limit: float | None) -> tuple[int, int]:
+    """(the child's exit status, its peak resident memory in bytes); after ``limit`` seconds
+    (None: no limit) it is killed first."""
     if limit is None:
-        return os.waitpid(pid, 0)[1]
+        _, status, usage = os.wait4(pid, 0)
+        return status, _peak(usage)
     deadline = time.monotonic() + limit
     delay = 0.0005
     while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
+        done, status, usage = os.wait4(pid, os.WNOHANG)
         if done:
-            return status
+            return status, _peak(usage)
         if time.monotonic() > deadline:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, _signal.SIGKILL)
-            return os.waitpid(pid, 0)[1]
+            _, status, usage = os.wait4(pid, 0)
+            return status, _peak(usage)
         time.sleep(delay)
         delay = min(delay * 2, 0.05)
+
+
+def _peak(usage) -> int:
+    """ru_maxrss in bytes (kilobytes on Linux, bytes on macOS)."""
+    return int(usage.ru_maxrss) * (1 if sys.platform == "darwin" else 1024)
 
 
 def _read_all(fd: int, timeout: float | None) -> tuple[bytes, bool]:
