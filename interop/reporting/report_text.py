@@ -101,8 +101,58 @@ def _clip(text: str | None, width: int = 160) -> str:
     return text if len(text) <= width else text[:width - 3] + "..."
 
 
-def _bug_section(add, bugs: list[dict[str, Any]], title: str) -> None:
-    """One section of grouped findings (Aidge bugs, export findings, precision findings)."""
+_GAP_OP = re.compile(r"\(ONNX op ([A-Za-z0-9_]+)\)")
+#: what a crash on an invalid export is, beside the export's fault (issue 49)
+CRASH_CATEGORIES = ("crash",)
+
+
+def aidge_operator_words(bug: dict[str, Any], operator: str) -> str:
+    """`` -> Aidge X`` after a finding, only where X is an operator Aidge (or its importer) named:
+    an import gap names every ONNX op without an Aidge operator (not the table row's one); a name
+    that is the torch function's own (``index_select`` for ``torch.index_select``: the
+    expected-failure row's, not Aidge's) is not given as Aidge's; a crash without a node says so."""
+    name = bug.get("aidge_operator")
+    if bug.get("category") == "unsupported_operator":
+        ops = list(dict.fromkeys(_GAP_OP.findall(bug.get("error") or "")))
+        if ops:
+            return f" -> no Aidge operator for ONNX {', '.join(ops)}"
+    torch_name = str(operator).rsplit(".", 1)[-1]
+    if name and name == torch_name and name[:1].islower():
+        name = None  # the torch function's name, from the table row
+    if not name:
+        return " -> the process died before Aidge named a node" if bug.get("category") in CRASH_CATEGORIES else ""
+    return f" -> Aidge {name}" if name != operator else ""
+
+
+def _bug_lines(add, group: dict[str, Any], bug: dict[str, Any], note: str = "") -> None:
+    state = "known" if bug["known"] else "NEW"
+    phase = f" [{bug['phase']}]" if bug["phase"] else ""
+    node = aidge_operator_words(bug, group["operator"])
+    add(f"  {bug['emoji']} {bug['category']} ({state}){phase}{node}{note}: {_clip(bug['error'])}")
+    for case in bug["cases"]:
+        detail = f" ({_clip(case['detail'], 120)})" if case["detail"] else ""
+        add(f"      - {case['case']}{detail}")
+        if case.get("repro"):
+            add(f"        repro: {_clip(case['repro'], 150)}")
+
+
+def crashes_on_invalid_exports(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """The export findings where Aidge *crashed* on the invalid graph: the export's fault, and
+    Aidge's failure to reject the graph (listed in both sections)."""
+    out = []
+    for group in report.get("export_findings") or []:
+        bugs = [b for b in group["bugs"] if b["category"] in CRASH_CATEGORIES]
+        if bugs:
+            out.append(dict(group, bugs=bugs, new=sum(len(b["cases"]) for b in bugs if not b["known"]),
+                            known=sum(len(b["cases"]) for b in bugs if b["known"])))
+    return out
+
+
+def _bug_section(add, bugs: list[dict[str, Any]], title: str, *, also: list[dict[str, Any]] = (),
+                 crash_note: str = "") -> None:
+    """One section of grouped findings (Aidge bugs, export findings, precision findings);
+    ``also``: the crashes on invalid exports, listed after the Aidge bugs as Aidge's failure to
+    reject the graph; ``crash_note``: said beside each crash of the export findings."""
     new = sum(g["new"] for g in bugs)
     known = sum(g["known"] for g in bugs)
     add("")
@@ -112,16 +162,17 @@ def _bug_section(add, bugs: list[dict[str, Any]], title: str) -> None:
     for group in bugs:
         add(f"{group['operator']}")
         for bug in group["bugs"]:
-            state = "known" if bug["known"] else "NEW"
-            phase = f" [{bug['phase']}]" if bug["phase"] else ""
-            node = (f" -> Aidge {bug['aidge_operator']}" if bug.get("aidge_operator")
-                    and bug["aidge_operator"] != group["operator"] else "")
-            add(f"  {bug['emoji']} {bug['category']} ({state}){phase}{node}: {_clip(bug['error'])}")
-            for case in bug["cases"]:
-                detail = f" ({_clip(case['detail'], 120)})" if case["detail"] else ""
-                add(f"      - {case['case']}{detail}")
-                if case.get("repro"):
-                    add(f"        repro: {_clip(case['repro'], 150)}")
+            _bug_lines(add, group, bug, crash_note if bug["category"] in CRASH_CATEGORIES else "")
+    if also:
+        n = sum(len(b["cases"]) for g in also for b in g["bugs"])
+        add("")
+        add(f"-- and Aidge's failure to reject an invalid graph: {n} case(s) of {len(also)} operator(s) where "
+            "the export is invalid (the ONNX checker or onnxruntime refuses it) and Aidge crashed instead of "
+            "refusing it (the export's fault too: under Export findings) --")
+        for group in also:
+            add(f"{group['operator']}")
+            for bug in group["bugs"]:
+                _bug_lines(add, group, bug, " [invalid export, not rejected]")
 
 
 def _head(report: dict[str, Any]) -> list[str]:
@@ -184,9 +235,11 @@ def format_report(report: dict[str, Any]) -> str:
                 add("      by category: " + ", ".join(f"{c} {n}" for c, n in sorted(e["by_category"].items())))
             if e["by_attribution"]:
                 add("      by attribution: " + ", ".join(f"{a} {n}" for a, n in sorted(e["by_attribution"].items())))
-    _bug_section(add, report["aidge_bugs"], "Aidge bugs to report")
+    _bug_section(add, report["aidge_bugs"], "Aidge bugs to report", also=crashes_on_invalid_exports(report))
     _bug_section(add, report.get("export_findings", []),
-                 "Export findings (torch -> ONNX lowering or ONNX semantics differ; not Aidge bugs)")
+                 "Export findings (torch -> ONNX lowering or ONNX semantics differ; Aidge's part only where "
+                 "it crashed instead of rejecting the graph)",
+                 crash_note=" [also Aidge's: it crashed instead of rejecting the invalid graph]")
     _bug_section(add, report.get("precision_findings", []),
                  "Precision findings (Aidge as close to float64 as torch float32; tolerance questions)")
     repro = report.get("reproducers")
@@ -340,14 +393,20 @@ def format_summary(report: dict[str, Any], *, full: str = "report.txt", limit: i
     if defects:  # the report leads with defects, not cases
         add(defects_line(defects))
         for e in defects["top"][:3]:
-            where = f" ({e['reproducer']}, {e['reproducer_nodes']} node(s))" if e.get("reproducer") else ""
+            where = f"{e['reproducer_nodes']}-node reproducer" if e.get("reproducer") else "no reproducer"
+            where = f" ({e['issue']}; {where})" if e.get("issue") else f" ({where})"
             add(f"  {e['id']} {_clip(e['title'], 90)}: {e['cases']} case(s){where}")
     new = [(g["operator"], b) for g in report["aidge_bugs"] for b in g["bugs"] if not b["known"]]
     known = sum(g["known"] for g in report["aidge_bugs"])
     add(f"Aidge bugs: {len(report['aidge_bugs'])} operator(s), {sum(g['new'] for g in report['aidge_bugs'])} "
         f"new failure(s) in {len(new)} group(s), {known} known (xfail)")
+    crashes = crashes_on_invalid_exports(report)
+    if crashes:
+        add(f"  + {sum(len(b['cases']) for g in crashes for b in g['bugs'])} case(s) where Aidge crashed on an invalid "
+            f"export instead of rejecting it ({', '.join(g['operator'] for g in crashes[:4])}"
+            f"{', ...' if len(crashes) > 4 else ''}; the export's fault too)")
     for operator, bug in new[:limit]:
-        node = f" -> Aidge {bug['aidge_operator']}" if bug.get("aidge_operator") and bug["aidge_operator"] != operator else ""
+        node = aidge_operator_words(bug, operator)
         add(f"  NEW {operator}{node}: {bug['category']} [{bug['phase'] or '?'}] {_clip(bug['error'], 100)} "
             f"({len(bug['cases'])} case(s))")
     if len(new) > limit:
