@@ -91,3 +91,9 @@ __all__ = sorted(_EXPORTS)
 
 
 __getattr__, __dir__ = lazy_attributes(__name__, _EXPORTS, _SUBMODULES)
+
+# The OpenMP default (OMP_WAIT_POLICY=PASSIVE when the caller set nothing and no OpenMP runtime
+# is loaded yet; INTEROP_OPENMP_POLICY=keep: nothing): interop/threads_policy.py, docs/openmp-threads.md
+from .threads_policy import apply_default as _apply_openmp_default  # noqa: E402
+
+_apply_openmp_default()
