@@ -31,7 +31,8 @@ bench-export-cpp  HEAD on backend export_cpp in an asv environment of its own (t
 noise-floor  the same commit benchmarked twice on a subset: run-to-run ratios per benchmark kind
 publish      asv publish -> results/html + cases.html (every case linked; libraries served locally when
              npm is there); serve it over HTTP
-site-check   the published site in headless Chromium (network blocked): every case linked and drawn
+site-check   the published site in headless Chromium (network blocked): the grid draws, every case linked and
+             drawn, the support matrix's search and filter work, every linked defect has its row
 aidge-configs-full  Aidge's own benchmark configurations (aidge-benchmark 0.10.1) at their full sizes
 compare      asv compare main HEAD (both benchmarked first), at the factor the noise floor supports
 """
@@ -381,12 +382,26 @@ def noise_floor(session: nox.Session) -> None:
 
 @nox.session(venv_backend="none")
 def publish(session: nox.Session) -> None:
-    """asv publish into results/html + cases.html (every case linked) + the libraries from npm (when installed)."""
+    """asv publish into results/html + the project's pages (cases, side by side, support matrix, porting,
+    defects; the grid drawing from one commit) + the libraries from npm (when installed): not asv
+    publish alone, which deletes those pages and points the site back at CDNs."""
     import shutil
 
     stack = _asv_session(session)
-    stack.run("asv", "publish", *session.posargs)
-    stack.run("python", "benchmarks/case_index.py")  # cases.html: every case one click away
+    # a commit benchmarked on a local branch is graphed on its own line, not left out ("Couldn't
+    # find <hash> in branches (main)"): a config with those branches added, when there are any
+    said = str(stack.run("python", "benchmarks/publish_offline.py", "--branch-config", silent=True) or "")
+    config = next((line.strip() for line in said.splitlines() if line.strip().endswith(".conf.json")), "")
+    for line in said.splitlines():
+        if line.strip() and line.strip() != config:
+            session.log(line)
+    try:
+        stack.run("asv", *(["--config", config] if config else []), "publish", *session.posargs)
+    finally:
+        if config:
+            Path(config).unlink(missing_ok=True)
+    # cases.html, pair.html, support.html, porting.html, defects.html, the grid's dots and notes
+    stack.run("python", "benchmarks/case_index.py")
     if shutil.which("npm") is None:
         session.warn("npm not found: results/html still loads jQuery, flot... from their CDNs (needs the "
                      "network); install npm (Node.js) for a site that renders offline")
@@ -397,7 +412,8 @@ def publish(session: nox.Session) -> None:
 
 @nox.session(name="site-check", python=PYTHON)
 def site_check(session: nox.Session) -> None:
-    """The published site (nox -s publish first) in headless Chromium, network blocked: every case linked and drawn."""
+    """The published site (nox -s publish first) in headless Chromium, network blocked: the grid draws (fails on
+    an empty grid), every case linked and drawn, the support matrix's search and filter, the defects page."""
     import shutil
 
     chromium = next((p for p in (shutil.which("chromium"), shutil.which("chromium-browser")) if p), None)

@@ -16,6 +16,15 @@ blank (the browser blocks the page's requests for its JSON data).
 
 A reference this script cannot map fails the run (exit 1) naming the URL, so a new asv
 release with another CDN library is noticed, not silently published half-online.
+
+``--branch-config`` (run by ``nox -s publish`` before ``asv publish``): asv graphs only the
+commits of ``asv.conf.json``'s branches (``main``) and leaves any other benchmarked commit out
+with "Couldn't find <hash> in branches (main)" (a commit benchmarked on a local branch, ``asv
+continuous main HEAD`` from a branch). This writes ``asv-publish-<pid>.conf.json`` beside
+``asv.conf.json`` with the local branches that hold such commits added (each its own line on
+the graphs; the grid's summary spans them) and prints its path, or prints nothing when every
+benchmarked commit is on a configured branch; a commit on no branch at all (amended, rebased
+away) is named on stderr, it cannot be graphed.
 """
 from __future__ import annotations
 
@@ -24,6 +33,7 @@ import base64
 import hashlib
 import html.parser
 import json
+import os
 import posixpath
 import re
 import shutil
@@ -226,11 +236,80 @@ def make_offline(html_dir: Path, cache: Path) -> list[dict]:
     return list(rows.values())
 
 
+def _git(repo: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True)
+
+
+def read_asv_config(path: Path) -> dict:
+    """asv.conf.json (its whole-line ``//`` comments dropped, as asv reads it)."""
+    text = "\n".join(line for line in path.read_text(encoding="utf-8").splitlines()
+                     if not line.lstrip().startswith("//"))
+    return json.loads(text)
+
+
+def benchmarked_commits(results_dir: Path) -> set[str]:
+    """The commit hashes asv holds results of (``<results_dir>/<machine>/<hash>-<env>.json``)."""
+    out = set()
+    for path in results_dir.glob("*/*.json"):
+        if path.name in ("machine.json", "benchmarks.json"):
+            continue
+        try:
+            commit = json.loads(path.read_text(encoding="utf-8")).get("commit_hash")
+        except (OSError, ValueError):
+            continue
+        if isinstance(commit, str) and re.fullmatch(r"[0-9a-f]{7,40}", commit):
+            out.add(commit)
+    return out
+
+
+def branches_to_graph(repo: Path, commits: set[str], configured: list[str]) -> tuple[list[str], list[str]]:
+    """(local branches to add so that every benchmarked commit is graphed, commits on no branch)."""
+    extra: list[str] = []
+    orphans: list[str] = []
+    for commit in sorted(commits):
+        if any(_git(repo, "merge-base", "--is-ancestor", commit, b).returncode == 0 for b in configured + extra):
+            continue
+        holders = _git(repo, "for-each-ref", "--contains", commit, "--format=%(refname:short)", "refs/heads").stdout.split()
+        if holders:
+            extra.append(sorted(holders)[0])
+        else:
+            orphans.append(commit)
+    return extra, orphans
+
+
+def write_branch_config(root: Path = ROOT) -> Path | None:
+    """``asv-publish-<pid>.conf.json`` beside asv.conf.json with the branches that hold benchmarked
+    commits outside the configured ones (None: nothing to add)."""
+    config = read_asv_config(root / "asv.conf.json")
+    configured = list(config.get("branches") or ["main"])
+    results = root / config.get("results_dir", ".asv/results")
+    extra, orphans = branches_to_graph(Path(config.get("repo") and (root / config["repo"]) or root),
+                                       benchmarked_commits(results), configured)
+    for commit in orphans:
+        print(f"publish_offline: benchmarked commit {commit[:8]} is on no branch (amended or rebased away?): "
+              "asv cannot graph it", file=sys.stderr)
+    if not extra:
+        return None
+    config["branches"] = configured + extra
+    path = root / f"asv-publish-{os.getpid()}.conf.json"
+    path.write_text(json.dumps(config, indent=1) + "\n", encoding="utf-8")
+    print(f"publish_offline: graphing branch(es) {', '.join(extra)} beside {', '.join(configured)} "
+          "(benchmarked commits not on them)", file=sys.stderr)
+    return path
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--html-dir", type=Path, default=ROOT / "results" / "html")
     parser.add_argument("--cache", type=Path, default=ROOT / ".asv" / "npm-cache")
+    parser.add_argument("--branch-config", action="store_true",
+                        help="write an asv config graphing the branches of benchmarked commits outside main; print its path")
     args = parser.parse_args(argv)
+    if args.branch_config:
+        path = write_branch_config()
+        if path is not None:
+            print(path)
+        return 0
     if shutil.which("npm") is None:
         print("publish_offline: npm not found (it fetches the page's libraries from the npm registry)",
               file=sys.stderr)
