@@ -978,10 +978,17 @@ def _run_watched(args, cwd, results, run_dir, stop, ctrl_c, env, meta, watchdog)
             sys.stdout.flush()
     interrupted = interrupted or pass_stopped
     history: list[dict] = []
-    status, text, report = _analyse(run_dir, commit, results / "asv", backend=backend, results=results,
-                                    stopped=stop.signal or ("Ctrl-C during the timing pass" if pass_stopped
-                                                            else None), pytest_killed=killed, history=history,
-                                    interrupted=interrupted and not pass_stopped, pytest_exit=code)
+    try:
+        status, text, report = _analyse(run_dir, commit, results / "asv", backend=backend, results=results,
+                                        stopped=stop.signal or ("Ctrl-C during the timing pass" if pass_stopped
+                                                                else None), pytest_killed=killed, history=history,
+                                        interrupted=interrupted and not pass_stopped, pytest_exit=code)
+    except KeyboardInterrupt:  # no report (never a half one), but run.json says why
+        write_atomically(run_dir / "run.json", json.dumps(dict(
+            meta, run=run_dir.name, pytest_exit=code, interrupted=True, stopped_by=stop.signal, complete=False,
+            ended="Ctrl-C during the analysis: no report (pytest.txt and the records are in place)",
+            finished=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")), indent=2) + "\n")
+        raise
     complete = status == 0
     if complete:
         ended = None

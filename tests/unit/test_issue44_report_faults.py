@@ -238,3 +238,24 @@ def test_a_full_disk_while_the_report_is_written_leaves_no_partial_file(tmp_path
     assert caught.value.errno == errno.ENOSPC and caught.value.filename.startswith(str(run))
     assert not list(run.glob(".*partial"))
     assert run_module._cannot_write(caught.value, run).startswith(f"interop.reporting.run: cannot write {run}/")
+
+
+def test_ctrl_c_during_the_analysis_leaves_run_json_saying_so(tmp_path, monkeypatch):
+    # the report is never half written (tests/unit/test_report_run.py); run.json says why there is none
+    from interop.reporting import run as run_module
+
+    project = _project(tmp_path)
+
+    def interrupted(report):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(run_module, "format_report", interrupted)
+    for name, value in _env().items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("INTEROP_RESULTS_DIR", raising=False)
+    with pytest.raises(KeyboardInterrupt):
+        run_module.main(["test_sample.py"], results=project / "results", cwd=project)
+    run = _only_run(project)
+    meta = json.loads((run / "run.json").read_text())
+    assert meta["complete"] is False and meta["ended"].startswith("Ctrl-C during the analysis: no report")
+    assert not (run / "report.txt").exists() and not list(run.glob(".*partial"))
