@@ -24,6 +24,8 @@ EVERY_S = 30.0
 #: models) runs at a tenth of its first minutes' rate, and an ETA at the average rate said
 #: "35 s" for ten minutes (measured 2026-12-03, nox -s report on a loaded 2-core VM)
 RECENT_S = 120.0
+#: the most a poll reads of one part file (the rest waits for the next poll)
+POLL_BYTES = 16 << 20
 
 
 def _duration(seconds: float) -> str:
@@ -48,21 +50,32 @@ class Progress:
         self._seen: list[tuple[float, int]] = []  # (clock, tests done) at each line()
 
     def poll(self) -> None:
+        """Read what the part files gained since the last call. Under the rule of the run's files
+        (:func:`interop.reading.confined`): a FIFO, a link or a directory among them is passed over
+        (a FIFO hung the report process), at most :data:`POLL_BYTES` a file a call, and a line that is
+        not a JSON object is skipped (one such line, a test's doing, ended the report in a traceback)."""
+        from ..reading import UnsafeInputError, open_confined
+
         parts = self.directory / PARTS_DIR
         for path in sorted(parts.glob("*/*.jsonl")) if parts.is_dir() else []:
             offset = self._offsets.get(path, 0)
             try:
-                with path.open("rb") as f:
+                with open_confined(path, self.directory) as f:
                     f.seek(offset)
-                    data = f.read()
-            except OSError:
+                    data = f.read(POLL_BYTES)
+            except (OSError, UnsafeInputError):
                 continue
             end = data.rfind(b"\n") + 1  # whole lines only: the writer may be mid-line
+            if not end and len(data) >= POLL_BYTES:  # one line longer than a poll reads: passed over
+                end = len(data)
+                data = b""
             self._offsets[path] = offset + end
             for raw in data[:end].splitlines():
                 try:
                     obj = json.loads(raw)
-                except ValueError:
+                except (ValueError, RecursionError):
+                    continue
+                if not isinstance(obj, dict):
                     continue
                 if obj.get("event") == "collected" and isinstance(obj.get("count"), int):
                     self.collected = max(self.collected or 0, obj["count"])

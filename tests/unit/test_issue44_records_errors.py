@@ -84,3 +84,23 @@ def test_a_part_file_that_cannot_be_written_is_said_once_and_the_session_is_inco
     if (run / "session.json").exists():
         session = json.loads((run / "session.json").read_text())
         assert session["complete"] is False and "could not be written" in session["ended"]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs: POSIX")
+def test_the_progress_line_never_hangs_on_a_fifo_nor_dies_on_a_line_that_is_no_object(tmp_path):
+    # before: a FIFO among the part files hung the report process; a line such as [1] (a test's
+    # doing) ended it in AttributeError
+    from interop.records.progress import Progress
+
+    parts = tmp_path / "records.d" / "1-session"
+    parts.mkdir(parents=True)
+    os.mkfifo(parts / "gw0-1.jsonl")
+    (parts / "gw1-2.jsonl").write_text('[1]\n"text"\n{"event": "collected", "count": 4}\n'
+                                       '{"event": "record", "outcome": "passed"}\n')
+    outside = tmp_path.parent / f"{tmp_path.name}-outside.jsonl"
+    outside.write_text('{"event": "record", "outcome": "failed"}\n')
+    (parts / "gw2-3.jsonl").symlink_to(outside)
+    progress = Progress(tmp_path)
+    progress.poll()
+    assert progress.collected == 4 and dict(progress.outcomes) == {"passed": 1}
+    assert progress.line().startswith("1 / 4 tests (25%)")
