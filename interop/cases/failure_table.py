@@ -61,11 +61,33 @@ _REQUIRED = {"source": str, "operator": str, "phase": str, "category": str, "quo
              "aidge": (str, list), "cases": list}
 _OPTIONAL = {"attribution": (str, type(None)), "backends": (list, type(None)), "dtypes": (list, type(None)),
              "exporters": (list, type(None)), "memory_unsafe": bool, "other_categories": list, "sample_hash": bool, "run": (str, type(None)),
-             "note": str, "defect": str}
+             "note": str, "defect": str, "detected_by": str}
 #: the order keys are written in (readable diffs)
-KEY_ORDER = ("source", "operator", "phase", "category", "quote", "defect", "attribution", "aidge", "backends", "dtypes",
+KEY_ORDER = ("source", "operator", "phase", "category", "quote", "detected_by", "defect", "attribution", "aidge", "backends", "dtypes",
              "exporters", "memory_unsafe", "other_categories", "sample_hash", "run", "note", "cases")
 #: a label that ends with a sample hash (an OpInfo label too long to print whole)
+#: the suite's own words for what Aidge says nothing about, and the check that says them: a row quoting
+#: them names that check (key ``detected_by``) instead of passing them off as Aidge's message
+_OUR_WORDS = (
+    (re.compile(r"^(Tensors are not close|Shapes do not match|output differs|.*differs between model1"
+                r"|Mismatched elements|output: shapes or structure differ|\w[\w \[\]\d]* differs$|actual \S+, expected )"),
+     "comparator"),
+    (re.compile(r"^(Aidge does not compute on empty tensors|Aidge has no native operator|\(ONNX op \w+\)$"
+                r"|Aidge cannot compute the output dims|forward_dims\(\) returned False)"), "bridge guard"),
+    (re.compile(r"^(crash: process|hang: |timed out)"), "process supervisor"),
+    (re.compile(r"^Aidge accepts invalid input"), "negative case"),
+)
+
+
+def detected_by(category: str, quote: str) -> str | None:
+    """The check of this suite whose words ``quote`` is (see :data:`_OUR_WORDS`), None when the quote
+    is Aidge's own message. A hang has no message of Aidge's: the process supervisor saw it."""
+    for pattern, check in _OUR_WORDS:
+        if pattern.search(str(quote or "")):
+            return check
+    return "process supervisor" if category == "hang" else None
+
+
 #: a defect id of the ledger (interop.reporting.ledger.defect_id)
 DEFECT_ID = re.compile(r"D-[0-9a-f]{8}")
 SAMPLE_HASH = re.compile(r"_[0-9a-f]{8}(?:_(?:float16|float64|int64|bool))?$")
@@ -115,6 +137,9 @@ class ExpectedFailure:
     #: the defect of the ledger (:mod:`interop.reporting.ledger`) its cases fail by: ``D-`` and 8 hex digits,
     #: kept by ``python -m interop.triage update`` from a run's records; None: not yet triaged into a defect
     defect: str | None = None
+    #: the check of this suite that saw the defect when the quote is the suite's words, not Aidge's
+    #: (:func:`detected_by`: comparator, bridge guard, process supervisor, negative case); None: Aidge's own words
+    detected_by: str | None = None
     #: the data file it was read from (what an error tells you to correct)
     file: str = dataclasses.field(default="", compare=False)
     #: its row's index in that file
@@ -262,6 +287,11 @@ def _check_row(row: Any, where: str) -> None:
     for key in ("backends", "dtypes", "exporters", "other_categories"):
         if row.get(key) is not None and not all(isinstance(v, str) and v for v in row[key]):
             _fail(where, f"key {key!r}: a list of names")
+    ours = detected_by(row["category"], quotes[0])
+    if row.get("detected_by") != ours:
+        _fail(where, f"key 'detected_by': the quote is the suite's words, seen by its {ours}: say so with "
+                     f"\"detected_by\": \"{ours}\"" if ours else
+              "key 'detected_by': the quote is Aidge's own words (no check of the suite's said it): remove the key")
     if "defect" in row and not DEFECT_ID.fullmatch(row["defect"]):
         _fail(where, f"key 'defect': a defect id of the ledger (D- and 8 hex digits), got {row['defect']!r}")
     hashed = [c for c in cases if SAMPLE_HASH.search(c)]
@@ -281,7 +311,8 @@ def entry_of(row: dict, file: str = "", index: int = -1):
         attribution=row.get("attribution"), aidge=row["aidge"] if isinstance(row["aidge"], str)
         else tuple(row["aidge"]), dtypes=tuple(row["dtypes"]) if row.get("dtypes") else None,
         exporters=tuple(row["exporters"]) if row.get("exporters") is not None else None,
-        sample_hash=bool(row.get("sample_hash")), run=row.get("run"), defect=row.get("defect"), file=file,
+        sample_hash=bool(row.get("sample_hash")), run=row.get("run"), defect=row.get("defect"),
+        detected_by=row.get("detected_by"), file=file,
         index=index)
 
 

@@ -142,6 +142,7 @@ def entry_fields(entry: Any) -> dict[str, Any]:
     """An expected-failure table entry as a record holds it."""
     return {"operator": entry.operator, "phase": entry.phase, "category": entry.category, "quote": entry.error,
             "attribution": entry.attribution, "note": entry.note, "defect": entry.defect,
+            "detected_by": getattr(entry, "detected_by", None),
             "row": _row_ref(entry)}
 
 

@@ -156,9 +156,12 @@ def issue_text(defect: dict[str, Any], run_dir: Path, *, versions: dict[str, str
     else:
         lines += [f"Expected: Aidge runs the graph's {defect['phase']} (onnxruntime runs the same graph and matches "
                   f"torch). Actual: {line}", ""]
-    said = defect.get("aidge_said") or defect.get("error")
+    said = defect.get("aidge_said") or (None if defect.get("detected_by") else defect.get("error"))
     if said:
         lines += ["Aidge says:", "", *_fence(str(said)), ""]
+    elif defect.get("detected_by"):
+        lines += [f"Aidge says nothing about it: the suite's {defect['detected_by']} saw it, in these words:", "",
+                  *_fence(str(defect.get("error") or "")), ""]
     root = Path(defect["reproducer_root"]) if defect.get("reproducer_root") else run_dir
     bundle = root / defect["reproducer"] if defect.get("reproducer") else None
     lines += ["## Reproduce", ""]

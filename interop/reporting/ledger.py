@@ -181,6 +181,19 @@ def _said_about(said: Any, operator: str, *, kind: str) -> str | None:
     return next((x for x in lines if op and op in x.lower()), lines[0] if kind == "converter failure" else None)
 
 
+def _detected_by(record: dict[str, Any]) -> str | None:
+    """The suite's check that saw a record's failure when its message is the suite's words (the
+    table row's ``detected_by``, else the table's rule on the record's error)."""
+    from ..cases.failure_table import detected_by
+
+    expected = record.get("expected") if isinstance(record.get("expected"), dict) else {}
+    if expected.get("detected_by"):
+        return str(expected["detected_by"])
+    error = str(record.get("error") or "")
+    return detected_by(str(record.get("category") or ""), error.split(": ", 1)[-1] if error.startswith("crash") else error) \
+        or detected_by(str(record.get("category") or ""), error)
+
+
 def _title(sig: dict[str, Any]) -> str:
     op, kind, phase = sig["operator"], sig["kind"], sig["phase"]
     dtype = f" for {sig['dtype']}" if sig.get("dtype") else ""
@@ -316,6 +329,8 @@ def build_ledger(records: Iterable[dict[str, Any]], *, table_dir: str | Path | N
         entry["sources"][source] = entry["sources"].get(source, 0) + 1
         entry["known" if rec.get("outcome") == "xfailed" else "new"] += 1
         entry["error"] = entry["error"] or str(rec.get("error") or "")[:400]
+        if "detected_by" not in entry:  # the suite's words, or Aidge's own (None)
+            entry["detected_by"] = _detected_by(rec)
         ref = _row_of(rec, rows)
         if ref and ref not in entry["rows"]:
             entry["rows"].append(ref)

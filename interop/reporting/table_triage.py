@@ -299,6 +299,8 @@ def _propose(run_dir: Path, run: RunRecords, table_dir, release) -> Proposal:
                dtype if case.kind == "opinfo" else None, route, defect)
         row = new_rows.setdefault(key, {"source": case.kind, "operator": operator, "phase": phase,
                                         "category": category, "quote": quote,
+                                        **({"detected_by": ft.detected_by(category, quote)}
+                                           if ft.detected_by(category, quote) else {}),
                                         **({"defect": defect} if defect else {}), "attribution": attribution,
                                         "aidge": f"=={release}" if others else f">={release}",
                                         "backends": [case.backend],
@@ -367,6 +369,7 @@ def _propose(run_dir: Path, run: RunRecords, table_dir, release) -> Proposal:
                                 "why": f"its cases fail another way on Aidge {release} (Aidge reworded its error, or "
                                        "the failure moved)"})
                 row.update(what)
+                _say_who_saw(row)
             else:  # other releases keep the row as it is; this release gets its own
                 before = row["aidge"]
                 row["aidge"] = narrow(row["aidge"], release) or row["aidge"]
@@ -374,9 +377,10 @@ def _propose(run_dir: Path, run: RunRecords, table_dir, release) -> Proposal:
                                 "before": before, "after": row["aidge"], "cases": cases,
                                 "why": f"on Aidge {release} its cases fail another way ({', '.join(sorted(what))}): "
                                        "a row of its own below"})
-                split_rows.append(dict(row, **what, aidge=f"=={release}",
-                                       note=f"{row.get('note', '')} [On Aidge {release}: {', '.join(sorted(what))} "
-                                            f"differ, proposed by python -m interop.triage from {run_dir.name}.]".strip()))
+                split_rows.append(_say_who_saw(dict(
+                    row, **what, aidge=f"=={release}",
+                    note=f"{row.get('note', '')} [On Aidge {release}: {', '.join(sorted(what))} "
+                         f"differ, proposed by python -m interop.triage from {run_dir.name}.]".strip())))
         elif all((i["phase"], i["category"], i["attribution"] or row.get("attribution"))
                  == (row["phase"], row["category"], row.get("attribution") or i["attribution"]) for i in items):
             new = [i["quote"] for i in items if i["quote"] not in quotes]
@@ -493,6 +497,16 @@ def _defect_changes(changes: list[dict[str, Any]], everything, by_file, deleted,
         for change in rows:
             note("changed" if still else "fixed", did, change)
     return {bucket: sorted(items.values(), key=lambda i: (-i["cases"], i["id"])) for bucket, items in out.items()}
+
+
+def _say_who_saw(row: dict[str, Any]) -> dict[str, Any]:
+    """``row`` with ``detected_by`` as its (first) quote calls for (:func:`~interop.cases.failure_table.detected_by`)."""
+    quote = row["quote"] if isinstance(row["quote"], str) else row["quote"][0]
+    row.pop("detected_by", None)
+    check = ft.detected_by(row["category"], quote)
+    if check:
+        row["detected_by"] = check
+    return row
 
 
 def _run_collects(entry, run: RunRecords) -> bool:

@@ -184,7 +184,8 @@ def run_with_ten_rows_deleted(tmp_path_factory):
     (layer_norm,) = [r for r in rows if r["cases"] == ["LayerNorm:*"]]
     layer_norm["quote"] = REWORDED
     made_up = dict(ROW, operator="Conv2D", phase="forward", category="outputs_differ",
-                   quote="output differs between model1 (Conv2D) and model2 (AidgeModule)", cases=[PASSING])
+                   quote="output differs between model1 (Conv2D) and model2 (AidgeModule)", detected_by="comparator",
+                   cases=[PASSING])
     ft.write_table_file(folder / "operator.backward_not_implemented.json", "0.10.1", rows)
     ft.write_table_file(folder / "operator.outputs_differ.json", "0.10.1",
                         _rows(folder / "operator.outputs_differ.json") + [made_up])
@@ -359,3 +360,24 @@ def test_the_proposal_speaks_in_defects(run_with_ten_rows_deleted):
     # a row whose quote Aidge reworded is an edit: its defect changed
     assert any(c["action"] == "edit" for c in proposal.changes)
     assert proposal.defects["changed"]
+
+
+def test_a_row_quoting_the_suite_s_words_names_the_check_that_saw_it(tmp_path):
+    ours = dict(ROW, category="outputs_differ", phase="forward", quote="Tensors are not close at output!")
+    with pytest.raises(ft.TableError, match="the suite's words, seen by its comparator"):
+        ft.load_table(_table(tmp_path / "a", [ours]))
+    (entry,) = ft.load_table(_table(tmp_path / "b", [dict(ours, detected_by="comparator")]))
+    assert entry.detected_by == "comparator"
+    with pytest.raises(ft.TableError, match="the quote is Aidge's own words"):
+        ft.load_table(_table(tmp_path / "c", [dict(ROW, detected_by="comparator")]))
+    assert ft.detected_by("crash", "crash: process killed by SIGSEGV during forward") == "process supervisor"
+    assert ft.detected_by("aidge_error", "Aidge does not compute on empty tensors") == "bridge guard"
+    assert ft.detected_by("unsupported_operator", "(ONNX op Elu)") == "bridge guard"
+    assert ft.detected_by("accepts_invalid_input", "Aidge accepts invalid input") == "negative case"
+    assert ft.detected_by("aidge_error", "Slice: Step (-1) is negative, we must have End (") is None
+
+
+def test_every_shipped_row_quoting_the_suite_s_words_says_so():
+    entries = ft.load_table()
+    ours = [e for e in entries if e.detected_by]
+    assert ours and all(ft.detected_by(e.category, e.quotes[0]) == e.detected_by for e in entries)

@@ -240,3 +240,13 @@ def test_a_defect_no_row_says_comes_first_then_impact():
     assert [e["kind"] for e in ledger] == ["no backward", "error"]  # 1 new case before 2 known ones
     assert "Not in the expected-failure table (1)" in __import__("interop.reporting.ledger", fromlist=["x"]) \
         .format_ledger_md(ledger)
+
+
+def test_a_report_never_passes_the_suite_s_words_off_as_aidge_s(tmp_path):
+    mismatch = _rec("tests/test_models.py::test_model[KWS_train]", "model zoo", "outputs_differ",
+                    "Tensors are not close at output!", operator="BatchNorm2D",
+                    expected={"detected_by": "comparator"})
+    (entry,) = write_ledger(tmp_path, [mismatch])
+    text = (tmp_path / entry["issue"]).read_text()
+    assert entry["detected_by"] == "comparator"
+    assert "Aidge says nothing about it: the suite's comparator saw it" in text and "Aidge says:" not in text
