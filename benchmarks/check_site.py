@@ -37,6 +37,7 @@ import contextlib
 import functools
 import http.server
 import json
+import re
 import sys
 import threading
 from pathlib import Path
@@ -313,7 +314,33 @@ def check_porting_page(page, base: str) -> str:
     links = page.eval_on_selector_all("#porting a.defect", "els => els.map(e => e.getAttribute('href'))")
     if links and not all(h.startswith("defects.html#D-") for h in links):
         raise SiteError(f"porting.html: defect links not to the Defects page: {links[:3]}")
-    return f"porting.html: {rows} architecture x route rows, {marked} cells with a verdict, {len(links)} defect links"
+    said = f"porting.html: {rows} architecture x route rows, {marked} cells with a verdict, {len(links)} defect links"
+    if not page.locator("#controls").count():  # a table written before the page had controls
+        return said + " (no search on this page)"
+    if not page.locator("#controls").is_visible():
+        raise SiteError("porting.html: the search and route filter are hidden (its script did not run)")
+    visible = ("() => Array.from(document.querySelectorAll('#porting tbody tr')).filter(r => r.offsetParent !== null)"
+               ".map(r => ({route: r.getAttribute('data-route'), text: r.textContent.toLowerCase()}))")
+    # search what a porter types: an operator that blocks (the first blocked row's), then nothing
+    blocked = page.evaluate("() => { const c = document.querySelector('#porting td.blocked'); "
+                            "return c ? c.textContent : ''; }")
+    named = re.search(r"(\w+) `", blocked)  # the operator named beside its node
+    word = named.group(1) if named else page.inner_text("#porting tbody tr td")
+    page.fill("#q", word)
+    shown = page.evaluate(visible)
+    if not shown or any(word.lower() not in r["text"] for r in shown):
+        raise SiteError(f"porting.html: searching {word!r} shows rows without it")
+    found = len(shown)
+    page.fill("#q", "")
+    routes = [r for r in page.eval_on_selector_all("#route option", "els => els.map(e => e.value)") if r]
+    page.select_option("#route", routes[-1])
+    shown = page.evaluate(visible)
+    if not shown or {r["route"] for r in shown} != {routes[-1]}:
+        raise SiteError(f"porting.html: route filter {routes[-1]!r} shows routes {sorted({r['route'] for r in shown})}")
+    page.select_option("#route", "")
+    if len(page.evaluate(visible)) != rows:
+        raise SiteError("porting.html: clearing the search and the filter does not bring every row back")
+    return said + f"; search {word!r} -> {found} rows, route {routes[-1]} -> {len(shown)} rows"
 
 
 def _site_links(page, name: str) -> None:

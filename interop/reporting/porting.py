@@ -295,7 +295,27 @@ table{border-collapse:collapse;font-size:13px}th,td{border:1px solid #ccc;paddin
 th{background:#f3f3f3;position:sticky;top:0;z-index:1}td.ok{background:#e6f6e6}td.bad{background:#fbe3e3}
 td.blocked{min-width:24em;max-width:40em;overflow-wrap:anywhere}
 details pre{white-space:pre-wrap;overflow-wrap:anywhere;margin:.3em 0}details{font-size:12px;color:#444}
-code{font-size:12px}a.defect{font-family:monospace;white-space:nowrap;display:block}"""
+code{font-size:12px}a.defect{font-family:monospace;white-space:nowrap;display:block}
+#controls{margin:.8em 0}#controls label{margin-right:1.2em;white-space:nowrap}#q{width:20em}tr[hidden]{display:none}"""
+
+#: search (architecture, operator, node, error, defect id) and a filter by route; inline, nothing
+#: fetched; without scripts the whole table shows and the controls stay hidden
+_SCRIPT = r"""(function () {
+  var q = document.getElementById("q"), route = document.getElementById("route");
+  var rows = Array.prototype.slice.call(document.querySelectorAll("#porting tbody tr"));
+  var text = rows.map(function (r) { return r.textContent.toLowerCase(); });
+  function apply() {
+    var words = q.value.toLowerCase().split(/\s+/).filter(Boolean), n = 0;
+    rows.forEach(function (r, i) {
+      var keep = (!route.value || r.getAttribute("data-route") === route.value) &&
+        words.every(function (w) { return text[i].indexOf(w) >= 0; });
+      r.hidden = !keep; if (keep) n++;
+    });
+    document.getElementById("shown").textContent = n + " of " + rows.length + " rows shown";
+  }
+  q.addEventListener("input", apply); route.addEventListener("change", apply);
+  document.getElementById("controls").hidden = false; apply();
+})();"""
 
 #: the run's other pages, linked from the top of each (the published site holds the same names)
 NAV = (("support.html", "Support matrix"), ("porting.html", "Porting readiness"), ("defects.html", "Defects"))
@@ -321,6 +341,11 @@ def format_html(table: dict[str, Any], *, title: str = "Porting readiness", line
            f"<h1>{esc(title)}</h1>"]
     out += [f"<p>{esc(line)}</p>" for line in lines]
     out.append("<ul>" + "".join(f"<li>{esc(line)}</li>" for line in headline(table)) + "</ul>")
+    nrows = sum(1 for row in table["rows"] for route in table["routes"] if route in row["routes"])
+    out.append('<div id="controls" hidden><label>Search <input id="q" type="search" autocomplete="off" '
+               'placeholder="architecture, operator, node, error, defect id"></label><label>Route <select id="route">'
+               '<option value="">all</option>' + "".join(f"<option>{esc(r)}</option>" for r in table["routes"])
+               + f'</select></label><span id="shown">{nrows} of {nrows} rows shown</span></div>')
     out.append('<table id="porting"><thead><tr><th>architecture</th><th>route</th><th>exports</th>'
                "<th>Aidge import</th><th>forward</th><th>backward</th><th>blocked by</th><th>defects</th>"
                "</tr></thead><tbody>")
@@ -344,13 +369,14 @@ def format_html(table: dict[str, Any], *, title: str = "Porting readiness", line
             if cell is None:
                 continue
             forward_ok = all(v == "ok" for v in cell["forward"].values()) if cell["forward"] else None
-            out.append(f"<tr><td><code>{esc(row['architecture'])}</code></td><td>{esc(route)}</td>"
+            out.append(f'<tr data-route="{esc(route)}"><td><code>{esc(row["architecture"])}</code></td>'
+                       f"<td>{esc(route)}</td>"
                        + td(cell["exports"], cell["exports"] not in ("no", "?"))
                        + td(cell["import"], cell["import"] == "ok")
                        + td(_forward_text(cell["forward"]), forward_ok)
                        + td(cell["backward"], cell["backward"] == "ok" if cell["backward"] else None)
                        + blocked(cell["blocking"]) + f"<td>{defect_links(cell.get('defects') or [])}</td></tr>")
-    out.append("</tbody></table></body></html>")
+    out.append(f"</tbody></table><script>{_SCRIPT}</script></body></html>")
     return "\n".join(out) + "\n"
 
 

@@ -89,7 +89,7 @@ def test_markdown_and_html_hold_every_row(tmp_path):
     assert "Where `node_Where_3` (import, eval)" in md
     assert format_markdown(table, limit=1).count("| monai_Good |") == 1
     page = format_html(table)
-    assert page.count("<tr><td><code>") == 4 and "http" not in page
+    assert page.count("<tr data-route=") == 4 and "http" not in page
     paths = write_porting(tmp_path, table)
     assert [p.name for p in paths] == ["porting.json", "porting.md", "porting.html"]
     assert json.loads(paths[0].read_text())["architectures"] == 3
@@ -224,3 +224,32 @@ def test_quoted_node_and_error_are_escaped(tmp_path):
                error="Aidge has no native operator for 1 node(s): '<b>n</b>' (ONNX op Evil); <script>x</script>")
     page = format_html(porting_table([rec]))
     assert "<script>x" not in page and "<b>n</b>" not in page and "&lt;script&gt;" in page
+
+
+def test_porting_page_search_and_route_filter_in_headless_chromium(tmp_path):
+    """The page as a porter uses it: checked by benchmarks/check_site.check_porting_page in headless
+    Chromium with every request off the local server aborted (skips without Chromium)."""
+    import shutil
+
+    pytest.importorskip("playwright.sync_api")
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        pytest.skip("no Chromium (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    from benchmarks.check_site import check_porting_page, serve
+
+    (tmp_path / "defects.json").write_text(RUN_DEFECTS.read_text())
+    write_porting(tmp_path, porting_table(_run_records(RUN_RECORDS)))
+    blocked, errors = [], []
+    with serve(tmp_path) as base, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, headless=True)
+        page = browser.new_page()
+        host = base.split("/")[2]
+        page.route("**/*", lambda r: r.continue_() if r.request.url.split("/")[2] == host
+                   else (blocked.append(r.request.url), r.abort()))
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        said = check_porting_page(page, base)
+        browser.close()
+    assert "41 architecture x route rows" in said and "search 'PRelu'" in said and "route dynamo -> 4 rows" in said
+    assert not blocked and not errors
