@@ -1,0 +1,119 @@
+"""A porter's path (issue 49): ``python -m interop check module:factory --input-shape ...`` and
+``interop.check.check`` list every blocker of a model at once, each with its phase, Aidge's
+operator and words, and the ledger's defect id; the library prints nothing and writes nothing."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+
+from interop.check import Blocker, _merge, check, import_gaps, load_factory, parse_shape
+from interop.reporting.ledger import defect_id, signature_of
+
+ROOT = Path(__file__).resolve().parents[2]
+
+TINY_CNN = textwrap.dedent("""
+    import torch
+
+
+    class TinyCNN(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = torch.nn.Conv2d(3, 8, 3, padding=1)
+            self.act1 = torch.nn.PReLU()
+            self.up = torch.nn.Upsample(scale_factor=2, mode="nearest")
+            self.conv2 = torch.nn.Conv2d(8, 4, 3, padding=1)
+            self.act2 = torch.nn.ReLU()
+
+        def forward(self, x):
+            return self.act2(self.conv2(self.up(self.act1(self.conv1(x)))))
+
+
+    def tiny_cnn():
+        return TinyCNN()
+""")
+
+# The ledger's ids of the two defects (results/latest/defects.json of the run of 2026-12-03):
+# the same signature gives the same id (interop.reporting.ledger.signature_of / defect_id)
+PRELU_IMPORT = defect_id(signature_of({
+    "category": "unsupported_operator", "phase": "import", "backend": "cpu",
+    "error": "Aidge has no native operator for 2 node(s): 'a_PRelu' (ONNX op PRelu), 'b_PRelu' (ONNX op PRelu)"}))
+RESIZE_BACKWARD = defect_id(signature_of({
+    "category": "backward_not_implemented", "phase": "backward", "backend": "cpu",
+    "error": "Aidge backward failed (operator Resize, node 'fn_Resize'): "
+             "Backward not yet implemented for Slice_Op on backend cpu"}))
+
+
+def test_the_ids_are_those_of_the_last_run_s_ledger():
+    assert (PRELU_IMPORT, RESIZE_BACKWARD) == ("D-40527436", "D-846cf4b7")
+
+
+def test_shapes_factories_and_import_gaps_parse():
+    assert parse_shape("1,3,32,32") == parse_shape("1x3x32x32") == (1, 3, 32, 32)
+    with pytest.raises(ValueError):
+        parse_shape("1,three")
+    with pytest.raises(ValueError):
+        load_factory("no_colon_here")
+    with pytest.raises(TypeError):
+        load_factory("os:getcwd")  # a callable that gives no nn.Module
+    assert isinstance(load_factory("torch.nn:ReLU"), torch.nn.ReLU)
+    message = ("Aidge import failed (operator PRelu, node 'x'): Aidge has no native operator for 2 node(s): "
+               "'fn_a_PRelu' (ONNX op PRelu), 'fn_Erf' (ONNX op Erf); they were imported as GenericOperator")
+    assert import_gaps(message) == [("fn_a_PRelu", "PRelu"), ("fn_Erf", "Erf")]
+
+
+def test_one_blocker_per_defect_with_every_place_it_showed():
+    a = Blocker("import", "PRelu", "n1", "unsupported_operator", "aidge", "w", ["model"])
+    b = Blocker("import", "PRelu", "n1", "unsupported_operator", "aidge", "w", ["act1"])
+    c = Blocker("backward", "Resize", "n2", "backward_not_implemented", "aidge", "v", ["up"])
+    merged = _merge([a, b, c])
+    assert [m.where for m in merged] == [["model", "act1"], ["up"]]
+
+
+def test_the_library_prints_nothing_and_continues_past_the_import(capfd, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.PReLU(), torch.nn.Linear(4, 2))
+    report = check(model, (2, 4))
+    out, err = capfd.readouterr()
+    assert out == "" and err == ""
+    assert list(tmp_path.iterdir()) == []
+    phases = [(b.phase, b.operator) for b in report.blockers]
+    assert phases == [("import", "PRelu")], report.lines()
+    assert report.blockers[0].defect_id == PRELU_IMPORT
+    assert report.blockers[0].where == ["model", "1"]  # the whole model and the leaf alone
+    # the Linear leaves passed alone, and the model with the PReLU replaced by torch's values too
+    assert [m["outcome"] for m in report.modules] == ["pass", "error", "pass"]
+    assert report.replaced == {"replaced": ["1"], "outcome": "pass", "summary": report.replaced["summary"]}
+
+
+def test_the_cli_lists_prelu_at_import_and_the_upsample_backward_in_one_call(tmp_path):
+    """The issue's example: a tiny CNN with a PReLU (no importer) and an Upsample (Resize: no
+    backward), one call. Run where a porter runs it: their module in the current directory."""
+    (tmp_path / "porter_model.py").write_text(TINY_CNN)
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1",
+           "PYTHONDONTWRITEBYTECODE": "1"}
+    done = subprocess.run([sys.executable, "-m", "interop", "check", "porter_model:tiny_cnn", "--input-shape",
+                           "1,3,32,32", "--json"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 1, done.stderr[-3000:]
+    report = json.loads(done.stdout)
+    found = {(b["phase"], b["operator"]): b for b in report["blockers"]}
+    assert set(found) == {("import", "PRelu"), ("backward", "Resize")}, report["blockers"]
+    assert found[("import", "PRelu")]["defect_id"] == PRELU_IMPORT
+    assert found[("backward", "Resize")]["defect_id"] == RESIZE_BACKWARD
+    assert "Backward not yet implemented" in found[("backward", "Resize")]["words"]  # Aidge's words
+    assert found[("backward", "Resize")]["where"] == ["up"]
+    assert report["replaced"]["outcome"] == "pass"  # past both leaves, the rest of the model runs
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["porter_model.py"]  # nothing written
+
+
+def test_the_cli_says_a_usage_error_in_one_line(tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    done = subprocess.run([sys.executable, "-m", "interop", "check", "torch.nn:ReLU", "--input-shape", "1,a"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 and "input shape" in done.stderr and "Traceback" not in done.stderr
