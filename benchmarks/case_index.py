@@ -306,6 +306,32 @@ def render(index: dict) -> str:
     return "\n".join(out) + "\n"
 
 
+def rerendered_support(run_dir: Path) -> str | None:
+    """The support matrix of a run written before the page had its search, filter and defect links,
+    rendered again from the run's ``support.json`` (and ``defects.json``: a cell's failing cases
+    matched to the ledger by their case id); None when the run has no readable ``support.json``."""
+    sys.path.insert(0, str(ROOT))
+    from interop.reporting.porting import load_defects
+    from interop.reporting.support import format_html
+
+    try:
+        data = json.loads((run_dir / "support.json").read_text(encoding="utf-8"))
+        matrix = {"cells": data["cells"], "columns": data["columns"], "operators": data["operators"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    by_case: dict[str, list[str]] = {}
+    for entry in load_defects(run_dir):
+        for nodeid in entry.get("cases") or []:
+            m = re.search(r"\[(.*)\]$", str(nodeid))
+            ids = by_case.setdefault(m.group(1) if m else str(nodeid), [])
+            if entry["id"] not in ids:
+                ids.append(entry["id"])
+    for cell in matrix["cells"]:  # the ledger's keys are node ids; these cells hold case ids
+        cell.setdefault("failing_nodeids", list(cell.get("failing") or []))
+    return format_html(matrix, lines=[f"run {run_dir.resolve().name} (page rendered again from its support.json)"],
+                       defects=by_case)
+
+
 #: what the Defects page links under ``defects/<id>/``: the report to file upstream and its script
 _REPORT_FILES = ("ISSUE.md", "standalone.py")
 
@@ -399,6 +425,8 @@ def main(argv: list[str] | None = None) -> int:
     write_atomically(args.html_dir / "pair.html", PAIR_PAGE)
     # the support matrix (one self-contained page) of the latest complete findings run
     support = args.support.read_text(encoding="utf-8") if args.support.is_file() else NO_SUPPORT_PAGE
+    if args.support.is_file() and 'id="controls"' not in support:
+        support = rerendered_support(args.support.parent) or support
     write_atomically(args.html_dir / "support.html", with_site_nav(support, "support.html"))
     porting = next((p for p in ([args.porting] if args.porting else PORTING_SOURCES) if p.is_file()), None)
     write_atomically(args.html_dir / "porting.html", with_site_nav(
@@ -410,6 +438,10 @@ def main(argv: list[str] | None = None) -> int:
     reports = args.support.parent / "defects"
     if defects is not NO_DEFECTS_PAGE and reports.is_dir() and not reports.is_symlink():
         _copy_reports(reports, args.html_dir / "defects")
+    elif (args.html_dir / "defects").is_dir() and not (args.html_dir / "defects").is_symlink():
+        import shutil
+
+        shutil.rmtree(args.html_dir / "defects")  # another run's reports: not this ledger's
     page = args.html_dir / "index.html"
     if page.exists():
         write_atomically(page, add_nav_entry(page.read_text(encoding="utf-8")))

@@ -28,6 +28,9 @@ checks that
    benchmarked (``env-INTEROP_BACKEND`` in ``index.json``: ``nox -s bench-export-cpp``),
    every backend has rows of its own in those tables.
 
+``--run-dir results/runs/<run>`` checks a findings run's own pages the same way (the support
+matrix, the porting table, the defect ledger, their links to each other), no asv site needed.
+
 It prints what it checked and exits 1 on the first failed check (0 when all pass).
 """
 from __future__ import annotations
@@ -343,21 +346,27 @@ def check_porting_page(page, base: str) -> str:
     return said + f"; search {word!r} -> {found} rows, route {routes[-1]} -> {len(shown)} rows"
 
 
-def _site_links(page, name: str) -> None:
+SITE_PAGES = ("index.html", "support.html", "porting.html", "defects.html")
+#: a run directory's pages link each other (no benchmark grid there); the lead's ledger page is
+#: written without links (the site adds its navigation)
+RUN_PAGES = ("support.html", "porting.html", "defects.html")
+
+
+def _site_links(page, name: str, pages: tuple[str, ...] = SITE_PAGES) -> None:
     """The page links the site's other pages (the benchmark grid, the matrix, the table, the ledger)."""
     hrefs = set(page.eval_on_selector_all("a", "els => els.map(e => e.getAttribute('href'))"))
-    missing = [h for h in ("index.html", "support.html", "porting.html", "defects.html")
-               if h != name and h not in hrefs]
+    missing = [h for h in pages if h != name and h not in hrefs]
     if missing:
         raise SiteError(f"{name}: no link to {missing}")
 
 
-def check_defects_page(page, base: str, html_dir: Path, linked: set[str]) -> str:
+def check_defects_page(page, base: str, html_dir: Path, linked: set[str], *, links: bool = True) -> str:
     """``defects.html`` (the ledger of the run the support matrix comes from) lists a row per
     defect with its id as anchor; every defect id the matrix and the porting table link to has
     its row; the search box and the kind filter work; the reports it links are on the site."""
     page.goto(base + "defects.html")
-    _site_links(page, "defects.html")
+    if links:
+        _site_links(page, "defects.html")
     if page.locator("#no-run").count():
         if linked:
             raise SiteError(f"defects.html: no ledger published, but {len(linked)} defect ids are linked to it")
@@ -423,12 +432,10 @@ def check(html_dir: Path, chromium: str, sample: int) -> list[str]:
         done.append(check_support_page(page, base))
         if not page.locator("#no-run").count():
             _site_links(page, "support.html")
-        linked |= {h.split("#", 1)[1] for h in page.eval_on_selector_all(
-            "a", "els => els.map(e => e.getAttribute('href') || '')") if h.startswith("defects.html#")}
+        linked |= _defect_hrefs(page)
         done.append(check_porting_page(page, base))
         _site_links(page, "porting.html")
-        linked |= {h.split("#", 1)[1] for h in page.eval_on_selector_all(
-            "a", "els => els.map(e => e.getAttribute('href') || '')") if h.startswith("defects.html#")}
+        linked |= _defect_hrefs(page)
         done.append(check_defects_page(page, base, html_dir, linked))
 
         page.goto(base + "cases.html")
@@ -502,13 +509,63 @@ def check(html_dir: Path, chromium: str, sample: int) -> list[str]:
     return done
 
 
+def _defect_hrefs(page) -> set[str]:
+    return {h.split("#", 1)[1] for h in page.eval_on_selector_all(
+        "a", "els => els.map(e => e.getAttribute('href') || '')") if h.startswith("defects.html#")}
+
+
+def check_run(run_dir: Path, chromium: str) -> list[str]:
+    """A findings run's own pages (``support.html``, ``porting.html``, ``defects.html`` in its
+    directory, no asv site needed), the same checks as on the site, network blocked."""
+    from playwright.sync_api import sync_playwright
+
+    done: list[str] = []
+    blocked: list[str] = []
+    js_errors: list[str] = []
+    with serve(run_dir) as base, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, headless=True)
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        host = urlparse(base).netloc
+        page.route("**/*", lambda r: r.continue_() if urlparse(r.request.url).netloc == host
+                   else (blocked.append(r.request.url), r.abort()))
+        page.on("pageerror", lambda e: js_errors.append(str(e)))
+        done.append(check_support_page(page, base))
+        _site_links(page, "support.html", RUN_PAGES)
+        linked = _defect_hrefs(page)
+        if (run_dir / "porting.html").is_file():
+            done.append(check_porting_page(page, base))
+            _site_links(page, "porting.html", RUN_PAGES)
+            linked |= _defect_hrefs(page)
+        if (run_dir / "defects.html").is_file():
+            done.append(check_defects_page(page, base, run_dir, linked, links=False))
+        elif linked:
+            raise SiteError(f"{run_dir}: {len(linked)} defect ids linked, no defects.html")
+        browser.close()
+    if blocked:
+        raise SiteError(f"requests outside the local server (blocked): {sorted(set(blocked))[:5]}")
+    if js_errors:
+        raise SiteError(f"JavaScript errors: {js_errors[:3]}")
+    return done + ["network: no request left 127.0.0.1", "no JavaScript error"]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--html-dir", type=Path, default=ROOT / "results" / "html")
     parser.add_argument("--chromium", default="/usr/bin/chromium")
     parser.add_argument("--sample", type=int, default=0,
                         help="graph pages opened per section (0: one per operator and model)")
+    parser.add_argument("--run-dir", type=Path, default=None,
+                        help="check a findings run's own pages instead (support, porting, defects; no asv site)")
     args = parser.parse_args(argv)
+    if args.run_dir is not None:
+        try:
+            lines = check_run(args.run_dir, args.chromium)
+        except SiteError as exc:
+            print(f"check_site: FAILED: {exc}", file=sys.stderr)
+            return 1
+        for line in lines:
+            print(f"ok  {line}")
+        return 0
     if not (args.html_dir / "index.json").exists():
         print(f"check_site: {args.html_dir / 'index.json'} not found: run `nox -s publish` first", file=sys.stderr)
         return 1

@@ -111,3 +111,34 @@ def test_search_and_filter_in_headless_chromium_network_blocked(tmp_path):
         browser.close()
     assert "6 rows x 2 columns" in said and "search: 'torch.abs'" in said and "source filter" in said
     assert not blocked and not errors
+
+
+def test_publishing_renders_an_older_runs_matrix_again_and_adds_the_site_navigation(tmp_path):
+    """case_index.py: a run's support.html written before the page had its controls is rendered
+    again from its support.json (defects matched by case id); the pages get the site's links;
+    the ledger page and its reports come from the same run, another run's reports are removed."""
+    from benchmarks import case_index
+
+    run = tmp_path / "run"
+    run.mkdir()
+    matrix = support_matrix(RECORDS)
+    for cell in matrix["cells"]:
+        cell.pop("failing_nodeids")  # as an older run wrote it
+    (run / "support.json").write_text(json.dumps(matrix))
+    (run / "support.html").write_text("<html><body><table id='support'></table></body></html>")
+    (run / "defects.json").write_text(json.dumps(DEFECTS))
+    (run / "defects.html").write_text("<!DOCTYPE html><html><body><table><tr id='D-0000abcd'></tr></table></body></html>")
+    html_dir = tmp_path / "html"
+    (html_dir / "defects" / "D-99999999").mkdir(parents=True)
+    (html_dir / "index.json").write_text(json.dumps({"benchmarks": {}}))
+    assert case_index.main(["--html-dir", str(html_dir), "--support", str(run / "support.html"),
+                            "--porting", str(tmp_path / "none.html")]) == 0
+    page = (html_dir / "support.html").read_text()
+    assert 'id="controls"' in page and 'href="defects.html#D-0000abcd"' in page and 'href="defects.html#D-1111ffff"' in page
+    assert page.count('id="site-nav"') == 1 and '<a href="index.html">Benchmark grid</a>' in page
+    defects = (html_dir / "defects.html").read_text()
+    assert "D-0000abcd" in defects and '<a href="support.html">Support matrix</a>' in defects
+    assert not (html_dir / "defects").exists()  # the previous run's reports are gone
+    porting = (html_dir / "porting.html").read_text()
+    assert 'id="no-run"' in porting and '<a href="defects.html">Defects</a>' in porting
+    assert case_index.with_site_nav(page, "support.html") == page  # idempotent
