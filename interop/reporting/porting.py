@@ -5,6 +5,7 @@ and the backward match torch, and the first Aidge node that blocks it with Aidge
 quoted: generated from runs' records (``tests/test_architectures.py``), never from text.
 
     python -m interop.reporting.porting RUN_DIR [RUN_DIR ...] [--markdown | --json] [--write DIR]
+        [--defects results/latest/defects.json]
 
 Each run directory holds a ``records.jsonl``; a run with ``--exporter=torchscript`` and one
 with ``--exporter=dynamo`` (``nox -s architectures`` makes both) give both routes side by side;
@@ -380,14 +381,17 @@ def format_html(table: dict[str, Any], *, title: str = "Porting readiness", line
     return "\n".join(out) + "\n"
 
 
-def write_porting(directory: Path, table: dict[str, Any], *, lines: Iterable[str] = ()) -> list[Path]:
-    """``porting.json`` / ``.md`` / ``.html`` into ``directory``, each written atomically."""
+def write_porting(directory: Path, table: dict[str, Any], *, lines: Iterable[str] = (),
+                  defects: list[dict[str, Any]] | None = None) -> list[Path]:
+    """``porting.json`` / ``.md`` / ``.html`` into ``directory``, each written atomically; rows link
+    the ledger's entries (``defects``, else ``defects.json`` in ``directory`` when there is one)."""
     from ..records.store import write_atomically
 
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     lines = list(lines)
-    attach_defects(table, load_defects(directory))  # the run's ledger, when written before the table
+    # the run's ledger, when written before the table
+    attach_defects(table, load_defects(directory) if defects is None else defects)
     write_atomically(directory / "porting.json", json.dumps(table, indent=1, ensure_ascii=False) + "\n")
     write_atomically(directory / "porting.md", format_markdown(table, lines=lines))
     write_atomically(directory / "porting.html", format_html(table, lines=lines))
@@ -408,6 +412,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("runs", nargs="+", type=Path, help="run directories (each with records.jsonl)")
     parser.add_argument("--json", action="store_true", help="print the table as JSON")
     parser.add_argument("--write", type=Path, help="write porting.json/.md/.html into this directory")
+    parser.add_argument("--defects", type=Path,
+                        help="a findings run's defects.json (results/latest/defects.json): rows link its entries")
     args = parser.parse_args(argv)
     records: list[dict[str, Any]] = []
     try:
@@ -422,8 +428,16 @@ def main(argv: list[str] | None = None) -> int:
                          "(tests/test_architectures.py)\n")
         return 1
     lines = [f"from {', '.join(str(r) for r in args.runs)}"]
+    ledger = None
+    if args.defects:
+        if args.defects.name != "defects.json" or not args.defects.is_file():
+            sys.stderr.write(f"interop.reporting.porting: --defects {args.defects}: no such defects.json\n")
+            return 2
+        ledger = load_defects(args.defects.parent)
+    if ledger is not None:
+        attach_defects(table, ledger)
     if args.write:
-        write_porting(args.write, table, lines=lines)
+        write_porting(args.write, table, lines=lines, defects=ledger)
     sys.stdout.write(json.dumps(table, indent=1) + "\n" if args.json else format_markdown(table, lines=lines))
     return 0
 
