@@ -174,8 +174,6 @@ def _wrap(torch_model, traced, binding, example_inputs, *, backend, training, ve
     capture.note_export(traced, example_inputs, exported, backend)
     with stage("export: value check"):
         check_value_dependence(traced, example_inputs, exported, on_trace_warning)
-    with stage("export: known defects"):
-        backward_defects = _known_defects(exported, known_defects)
     with stage("torch"):
         out_spec, out_leaves = _output_structure(traced, example_inputs, exported)
     dtype = compute_dtype(example_inputs, exported)
@@ -183,6 +181,8 @@ def _wrap(torch_model, traced, binding, example_inputs, *, backend, training, ve
     with rt.quiet_aidge(verbose):
         with stage("import"):
             graph = _import_graph(exported)
+        with stage("import: known defects"):
+            backward_defects = _known_defects(exported, graph, known_defects)
         with stage("compile"):
             _compile(graph, backend, [list(x.shape) for x in example_inputs], [x.dtype for x in example_inputs],
                      faithful=dtype is None)
@@ -197,7 +197,7 @@ def _wrap(torch_model, traced, binding, example_inputs, *, backend, training, ve
                            backward_defects=backward_defects)
 
 
-def _known_defects(exported: ExportedModel, policy: str) -> list:
+def _known_defects(exported: ExportedModel, graph, policy: str) -> list:
     """The known Aidge defects the graph shows (:mod:`interop.bridge.known_defects`): a forward one
     refused here (``"refuse"``) or warned about (``"warn"``); the backward ones returned, for the
     module to refuse at its first backward (``"refuse"``; warned about here under ``"warn"``).
@@ -209,7 +209,7 @@ def _known_defects(exported: ExportedModel, policy: str) -> list:
         return []
     release = installed_release()
     refused = []
-    for defect, nodes in defects_in(exported.proto, release):
+    for defect, nodes in defects_in(exported.proto, release, graph):
         state = exported.initializer_to_state
         nodes = [f"{n} ({state[n]})" if n in state else n for n in nodes]  # a weight: its torch name too
         text = describe(defect, nodes, release)

@@ -34,15 +34,19 @@ def architecture_cases(backend: str = "cpu", names: list[str] | None = None) -> 
     from ..zoo.architectures import ARCHITECTURES
     from .expected_failures import with_expected_failure
 
+    from .shared_tensors import SHARED_TENSORS
+
     out = []
-    for arch in ARCHITECTURES:
+    for arch in [*ARCHITECTURES, *SHARED_TENSORS]:  # the shared-tensor models: interop.cases.shared_tensors
         if names is not None and arch.name not in names:
             continue
         for mode in MODES:
             if mode == "train" and backend in FORWARD_ONLY_BACKENDS:
                 continue
             out.append(with_expected_failure(Case(
-                id=f"arch_{arch.name}_{mode}", op_class=f"interop.zoo.architectures:{arch.name}",
+                id=f"arch_{arch.name}_{mode}",
+                op_class=f"{'interop.cases.shared_tensors' if arch.library == 'torch' else 'interop.zoo.architectures'}"
+                         f":{arch.name}",
                 operator=arch.name, path=mode, source="architecture", kind="architecture", backend=backend,
                 test_backward=backend not in FORWARD_ONLY_BACKENDS, training=mode == "train",
                 params={"architecture": arch.name, "library": arch.library, "family": arch.family}), backend))
@@ -62,7 +66,13 @@ def run_architecture_case(case: Case) -> dict:
 
     from ..stages import stage
 
-    arch = architecture(case.params["architecture"])
+    name = case.params["architecture"]
+    if case.params.get("library") == "torch":
+        from .shared_tensors import shared_tensor_model
+
+        arch = shared_tensor_model(name)
+    else:
+        arch = architecture(name)
     with stage("sample"):
         model = arch.build().train(bool(case.training))
         args, kwargs = arch.inputs()

@@ -195,16 +195,17 @@ def _backward_wanted(backward: bool | None, backend: str) -> bool:
 
 def check_callable(fn, args=(), kwargs=None, *, backward: bool | None = None, backend: str = "cpu",
                    tolerance: Any = None, name: str = "verify", exporter: str | None = None,
-                   parameter_grads: bool = False) -> dict:
+                   parameter_grads: bool = True) -> dict:
     """The check behind :func:`verify`, in this process: raises on the first difference
     (:class:`~interop.equivalence.tester.EquivalenceError` with ``attribution`` and
     ``mismatch`` attributes) or the bridge's error; returns ``{"backward_checked": bool,
     "exporter": route}``. ``backward=None``: input gradients too, except on a forward-only
     backend. ``exporter``: :func:`interop.wrap`'s. An exception raised once the model is
     wrapped carries the route in its ``export_route`` attribute. ``parameter_grads`` (with
-    ``backward``): the gradient of every parameter of ``fn`` (a module) is compared too, each
-    mismatch attributed against torch's float64 gradient; the result then says
-    ``"parameters_checked"`` (how many)."""
+    ``backward``; default on, as in every verdict since issue 45): the gradient of every
+    parameter of ``fn`` (a module) that the Aidge graph holds is compared too, each mismatch
+    attributed against torch's float64 gradient; the result says ``"parameters_checked"`` (how
+    many)."""
     from ..bridge.onnx_export import preserved_state
     from ..backends import FORWARD_ONLY_BACKENDS
 
@@ -464,8 +465,11 @@ def verify(fn, *args, backward: bool | None = None, backend: str = "cpu", tolera
         return verdict_from(exc)
     checked = result.get("backward_checked", False)
     route = result.get("exporter")
-    return Verdict("pass", summary="pass: forward matches on 2 calls" + (", input gradients match" if checked else ""),
-                   backward_checked=checked, exporter=route)
+    params = result.get("parameters_checked", 0)
+    grads = ""
+    if checked:
+        grads = ", input gradients match" + (f", and the gradients of {params} parameter(s)" if params else "")
+    return Verdict("pass", summary="pass: forward matches on 2 calls" + grads, backward_checked=checked, exporter=route)
 
 
 def verdict_from(exc: BaseException) -> Verdict:
