@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 __all__ = ["Capture", "Entry", "start", "stop", "current", "suspended", "note_export", "note_compile",
-           "note_runner", "note_forward", "note_backward", "note_error", "failed", "aidge_log_text"]
+           "note_runner", "note_forward", "note_backward", "note_error", "note_factory", "failed", "aidge_log_text"]
 
 @dataclasses.dataclass
 class Entry:
@@ -57,6 +57,8 @@ class Capture:
     #: called with (capture, entry) once a wrap is exported and again at its first call: what the
     #: parent needs to finish a bundle when the child dies (a crash writes nothing after it)
     pending: Callable[["Capture", "Entry"], Any] | None = None
+    #: a case that builds one Aidge node from its aidge_core factory (no wrap): what :func:`note_factory` saw
+    factory: dict | None = None
 
     def latest(self) -> Entry | None:
         """The wrap a failure belongs to: the one whose Aidge run raised, else the last one used."""
@@ -217,11 +219,29 @@ def note_backward(runner, grad_outputs) -> None:
         entry.first_grad_outputs = [None if g is None else g.detach().to("cpu", copy=True) for g in grad_outputs]
 
 
+def note_factory(operation: str, attributes: dict, arrays, *, rank: int, dims_from_data: bool, negative: bool,
+                 expected=None) -> None:
+    """A case that builds one Aidge node from its factory (Aidge's own configurations): the operation,
+    its attributes, the ``(name, array)`` inputs, and torch's outputs (none for a negative case)."""
+    state = _STATE
+    if state is None:
+        return
+    import numpy as np
+
+    def copy_of(x):
+        return None if x is None else np.array(x.detach().cpu() if hasattr(x, "detach") else x, copy=True)
+
+    state.factory = {"operation": operation, "attributes": copy.deepcopy(dict(attributes)),
+                     "arrays": [(str(name), copy_of(a)) for name, a in arrays], "rank": int(rank),
+                     "dims_from_data": bool(dims_from_data), "negative": bool(negative),
+                     "expected": [copy_of(e) for e in expected or ()]}
+
+
 def failed(exc: BaseException) -> Any:
     """Hand the capture to its writer once (the process that saw ``exc``); the writer's own
     failure is returned as a line, never raised over the case's."""
     state = _STATE
-    if state is None or state.written or state.writer is None or not state.entries:
+    if state is None or state.written or state.writer is None or not (state.entries or state.factory):
         return None
     state.written = True
     try:

@@ -117,8 +117,14 @@ def check_benchmark_case(case: Case) -> dict[str, Any]:
         arrays = generate_inputs(case)
     operation = case.params["operation"]
     dims_from_data = operation_entry(operation).dims_from_data
+    from ..bridge import capture
+
+    first = next((a for _, a in arrays if a is not None), None)
+    rank = first.ndim if first is not None else 4
     if case.params["negative"]:
         torch_says = _torch_behaviour(case, arrays)
+        capture.note_factory(operation, case.params["attributes"], arrays, rank=rank, dims_from_data=dims_from_data,
+                             negative=True)
         try:
             outputs = run_single_node(operation, case.params["attributes"], arrays, backend=case.backend,
                                       dims_from_data=dims_from_data)
@@ -130,10 +136,14 @@ def check_benchmark_case(case: Case) -> dict[str, Any]:
             f"{torch_says}")
     with stage("torch"):
         expected = _torch_outputs(case, arrays)
+    capture.note_factory(operation, case.params["attributes"], arrays, rank=rank, dims_from_data=dims_from_data,
+                         negative=False, expected=expected)
     with stage("aidge node"):  # build, compile and run the one Aidge node
         actual = run_single_node(operation, case.params["attributes"], arrays, backend=case.backend,
                                  dims_from_data=dims_from_data)
     actual, expected = _compared(case, arrays, actual, expected)
+    capture.note_factory(operation, case.params["attributes"], arrays, rank=rank, dims_from_data=dims_from_data,
+                         negative=False, expected=expected)  # the outputs both sides have, TopK's ties reconciled
     seed = case_seed(case.id)
     head = f"[{case.id}] output differs between model1 (torch {operation}) and model2 (Aidge {operation}) [seed {seed}]"
     if len(actual) != len(expected):

@@ -139,8 +139,13 @@ def _torch_expected_once(entry, inputs, backward: bool, wanted: list[bool]) -> d
         return result
 
 
-def repro_script(settings: dict[str, Any]) -> str:
-    """A ``repro.py``: its settings as Python constants, then the body (``repro_body.py``)."""
+FACTORY_BODY_PATH = Path(__file__).with_name("repro_factory_body.py")
+
+
+def repro_script(settings: dict[str, Any], *, factory: bool = False) -> str:
+    """A ``repro.py``: its settings as Python constants, then the body (``repro_body.py``; for one
+    Aidge node built from its factory, ``repro_body.py``'s helpers and main around the run() of
+    ``repro_factory_body.py``)."""
     header = ["#!/usr/bin/env python3",
               f'"""Reproducer for {settings["CASE"]} (written by aidge_torch_interop; runs without it).',
               "",
@@ -152,9 +157,18 @@ def repro_script(settings: dict[str, Any]) -> str:
               '"""']
     for key, value in settings.items():
         header.append(f"{key} = {value!r}")
+    if factory:
+        header[5] = "Needs: numpy, onnx (to read the .pb files), aidge_core, aidge_backend_cpu (the release in meta.json)."
     lines = BODY_PATH.read_text(encoding="utf-8").splitlines()
     start = next(i for i, line in enumerate(lines) if line.strip() and not line.startswith("#"))
-    body = "\n".join(["# ---- numpy, onnx and Aidge only from here (no torch, no aidge_torch_interop) ----"] + lines[start:])
+    lines = lines[start:]
+    if factory:
+        run_at = lines.index("def run():")
+        main_at = lines.index("def main():")
+        own = FACTORY_BODY_PATH.read_text(encoding="utf-8").splitlines()
+        own = own[next(i for i, line in enumerate(own) if line.strip() and not line.startswith("#")):]
+        lines = lines[:run_at] + own + ["", ""] + lines[main_at:]
+    body = "\n".join(["# ---- numpy, onnx and Aidge only from here (no torch, no aidge_torch_interop) ----"] + lines)
     return "\n".join(header) + "\n\n" + body + "\n"
 
 
@@ -435,11 +449,62 @@ def _rtol_atol(tolerance, outputs: list[np.ndarray]) -> tuple[float, float]:
     return tol.rtol, tol.atol
 
 
+def write_factory_bundle(state, exc: BaseException) -> dict[str, Any]:
+    """The reproducer of a case that built one Aidge node from its ``aidge_core`` factory (Aidge's own
+    benchmark configurations: no ONNX, :func:`interop.bridge.capture.note_factory`): the inputs and
+    torch's outputs in ``test_data_set_0/``, a ``repro.py`` that builds, compiles and runs the node as
+    the suite does and exits 1 while the defect is there (for a negative case: while Aidge runs an
+    input it should refuse), checked in a fresh process; returns (and writes) ``meta.json``."""
+    spec = state.factory
+    folder = Path(state.directory)
+    if folder.exists():
+        shutil.rmtree(folder)
+    data = folder / "test_data_set_0"
+    data.mkdir(parents=True)
+    names = [name if array is not None else None for name, array in spec["arrays"]]
+    for k, (name, array) in enumerate(spec["arrays"]):
+        if array is not None:
+            _tensor_file(data / f"input_{k}.pb", np.asarray(array), str(name))
+    expected = [np.asarray(e) for e in spec.get("expected") or ()]
+    for k, y in enumerate(expected):
+        _tensor_file(data / f"output_{k}.pb", y, f"output_{k}")
+    rtol, atol = _rtol_atol(state.tolerance, expected)
+    meta: dict[str, Any] = {"case": state.case, "failure": _what(exc), "phase": getattr(exc, "phase", None) or "forward",
+                            "calls": 1, "inputs_from": "the case's generated inputs", "versions": _versions(),
+                            "tolerance": {"rtol": rtol, "atol": atol},
+                            "factory": {"operation": spec["operation"], "attributes": spec["attributes"],
+                                        "negative": spec["negative"]}}
+    settings = {"CASE": state.case, "WHAT": meta["failure"], "PHASE": meta["phase"], "CALLS": 1, "RTOL": rtol,
+                "ATOL": atol, "OPERATION": spec["operation"],
+                "ATTRIBUTES_JSON": json.dumps(spec["attributes"], sort_keys=True, default=str),
+                "INPUT_NAMES": names, "RANK": spec["rank"], "DIMS_FROM_DATA": bool(spec["dims_from_data"]),
+                "NEGATIVE": bool(spec["negative"]), "N_OUTPUTS": len(expected)}
+    (folder / "repro.py").write_text(repro_script(settings, factory=True), encoding="utf-8")
+    from ..bridge.capture import aidge_log_text
+
+    log = aidge_log_text(state)
+    (folder / "aidge.log").write_text(log, encoding="utf-8")
+    meta["aidge_said"] = aidge_said(log)
+    if expected or spec["negative"]:
+        meta["repro"] = run_repro(folder)
+        meta["reproduces"] = _reproduces(meta["repro"])
+    else:
+        meta["reproduces"] = False
+        meta["expected_error"] = "no expected values: the case failed before torch's reference was computed"
+    meta["nodes"] = 1
+    meta["reduced"] = {"kept": False, "nodes": 1, "why": "one Aidge node built from its factory"}
+    _write_json(folder / "meta.json", meta)
+    return meta
+
+
 def write_bundle(state, exc: BaseException) -> dict[str, Any]:
     """Write the reproducer of the capture's latest wrapped model into ``state.directory`` (see the
-    module docstring); returns (and writes) its ``meta.json``."""
+    module docstring); returns (and writes) its ``meta.json``. A case that wrapped nothing but built
+    one Aidge node from its factory gets :func:`write_factory_bundle`."""
     from ..bridge.onnx_export import unused_graph_inputs
 
+    if not state.entries and getattr(state, "factory", None):
+        return write_factory_bundle(state, exc)
     entry = state.latest()
     folder = Path(state.directory)
     if folder.exists():

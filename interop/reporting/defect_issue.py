@@ -174,6 +174,15 @@ def issue_text(defect: dict[str, Any], run_dir: Path, *, versions: dict[str, str
         lines += [f"The graph ({n} node(s)" if n else "The graph (", ") Aidge is given, read from model.onnx:"]
         lines[-2:] = ["".join(lines[-2:])]
         lines += ["", *_fence("\n".join(graph)), ""]
+    elif bundle is not None and (bundle / "meta.json").is_file():
+        try:
+            factory = json.loads(confined(bundle / "meta.json", root).read_text(encoding="utf-8")).get("factory")
+        except (OSError, ValueError, UnsafeInputError):
+            factory = None
+        if isinstance(factory, dict):
+            lines += ["One Aidge node built from its aidge_core factory (Aidge's own benchmark configuration; no ONNX):",
+                      "", *_fence(f"aidge_core.{factory.get('operation')}(**{json.dumps(factory.get('attributes'))})"),
+                      ""]
     if problem:
         lines += [f"No script: {problem}", ""]
     if script is not None:

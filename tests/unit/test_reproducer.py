@@ -273,3 +273,43 @@ def test_a_case_whose_process_dies_gets_its_bundle_from_the_parent(tmp_path):
     assert not (folder / reproducer.PENDING).exists()
     assert fields["reproducer"]["written"] is True and fields["reproducer"]["reproduces"] is False
     assert _fresh(folder).returncode == 0  # Aidge computes onnxruntime's values: no defect to show
+
+
+def _config_case(nodeid: str):
+    """An Aidge configuration case as the suite runs it (one node from its aidge_core factory)."""
+    from interop.cases.aidge_check import check_benchmark_case
+    from interop.cases.aidge_configs import benchmark_cases
+
+    (case,) = [c for c in benchmark_cases() if c.id == nodeid]
+    return lambda: check_benchmark_case(case)
+
+
+@pytest.mark.parametrize("case_id, line", [
+    ("aidge.batchnorm2d_training_attributes_epsilon_1e-03", "DEFECT PRESENT: forward, output 0 of BatchNorm2DOp: expected"),
+    ("aidge.hann_window_error_non_scalar_size", "DEFECT PRESENT: forward: Aidge ran HannWindowOp to the end on an input"),
+])
+def test_a_case_built_from_aidge_s_factory_gets_a_bundle_too(tmp_path, case_id, line):
+    meta = _run_case(tmp_path, case_id, _config_case(case_id))
+    folder = tmp_path / case_id
+    assert meta["reproduces"] and meta["factory"]["operation"] and meta["nodes"] == 1
+    assert not (folder / "model.onnx").exists()  # no ONNX: the node is built as the suite built it
+    done = _fresh(folder)
+    assert done.returncode == 1 and line in done.stdout, done.stdout + done.stderr
+    if "batchnorm" in case_id:  # the comparison compares: Aidge's own outputs as the expected values pass
+        subprocess.run([sys.executable, "repro.py", "--save-actual", str(tmp_path / "own")], cwd=folder, timeout=120,
+                       capture_output=True)
+        for own in (tmp_path / "own").iterdir():
+            (folder / "test_data_set_0" / own.name).write_bytes(own.read_bytes())
+        fixed = _fresh(folder)
+        assert fixed.returncode == 0 and "FIXED" in fixed.stdout, fixed.stdout + fixed.stderr
+
+
+def test_the_factory_script_imports_numpy_onnx_and_aidge_only():
+    script = reproducer.repro_script({"CASE": "c", "WHAT": "w", "PHASE": "forward"}, factory=True)
+    modules = set()
+    for node in ast.walk(ast.parse(script)):
+        if isinstance(node, ast.Import):
+            modules |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            modules.add((node.module or "").split(".")[0])
+    assert modules <= {"os", "sys", "json", "numpy", "onnx", "aidge_core", "aidge_backend_cpu"}, modules
