@@ -90,7 +90,7 @@ def with_site_nav(page: str, current: str) -> str:
         return page
     nav = site_nav(current)
     m = re.search(r"<nav>.*?</nav>", page, re.DOTALL)
-    if m and "support.html" in m.group(0):
+    if m and any(name in m.group(0) for name in ("support.html", "porting.html", "defects.html")):
         return page[:m.start()] + nav + page[m.end():]
     body = re.search(r"<body[^>]*>", page)
     return page[:body.end()] + nav + page[body.end():] if body else nav + page

@@ -356,6 +356,8 @@ def _site_links(page, name: str, pages: tuple[str, ...] = SITE_PAGES) -> None:
     """The page links the site's other pages (the benchmark grid, the matrix, the table, the ledger)."""
     hrefs = set(page.eval_on_selector_all("a", "els => els.map(e => e.getAttribute('href'))"))
     missing = [h for h in pages if h != name and h not in hrefs]
+    if page.locator("nav").count() > 1:
+        raise SiteError(f"{name}: {page.locator('nav').count()} navigation bars (the run's and the site's)")
     if missing:
         raise SiteError(f"{name}: no link to {missing}")
 
