@@ -27,14 +27,24 @@
   process group: it prints its totals and combines its records; killed after
   :data:`STOP_GRACE_S`) and still produce the report of what ran, marked ``RUN INCOMPLETE``
   (exit 3); nothing of the run outlives it. Ctrl-C during the analysis leaves ``pytest.txt``
-  and no report, never an empty one.
+  and no report, never an empty one (run.json says why).
+- Every fault ends in a report marked ``RUN INCOMPLETE`` with its cause, and a run.json whose
+  ``ended`` says it: pytest killed (SIGKILL included) before or during its tests, a Ctrl-C in
+  the first seconds (before pytest starts it is never started), pytest ending on its own error
+  (a malformed ``INTEROP_SHARD``, an unknown option: its own last lines are quoted). When the
+  report process itself dies (SIGKILL, the OOM killer), pytest does not run on alone: the kernel
+  kills it (``PR_SET_PDEATHSIG``) and the run's watchdog (:class:`_Watchdog`) kills its process
+  group (xdist workers, case children) and writes the report of what the run left. A results
+  folder that is full, read-only or not writable is one line naming the file (exit 2), and
+  this process's ``.partial`` files are removed.
 - ``results/latest`` (a symbolic link, replaced atomically) points at the last run that
   completed; an incomplete run is reported but never becomes ``latest``.
 - ``OMP_NUM_THREADS`` defaults to 1 (the suites pin threads themselves too).
 
 Exit status: 0 when the run completed (whatever the tests' outcome: the report lists the
 failures), 3 when it is incomplete (interrupted, stopped by a signal, a process died, tests
-without a result, records that disagree with pytest's summary), 2 when nothing could be read.
+without a result, records that disagree with pytest's summary), 2 when nothing could be read
+(pytest ended before any result: its report says why) or the results folder could not be written.
 """
 from __future__ import annotations
 
@@ -171,16 +181,19 @@ def _child_setup(parent: int):
     sees); a parent already gone by then (the race prctl's manual names) kills it at once. That
     reaches pytest only, not its xdist workers and their case children (its process group):
     :class:`_Watchdog` kills the group."""
+    prctl = None
+    if sys.platform.startswith("linux"):  # looked up here: nothing is imported in the forked child
+        try:
+            import ctypes
+
+            prctl = ctypes.CDLL(None, use_errno=True).prctl
+        except (OSError, AttributeError):
+            prctl = None
+
     def setup() -> None:
         _default_sigint()
-        if sys.platform.startswith("linux"):
-            try:
-                import ctypes
-
-                libc = ctypes.CDLL(None, use_errno=True)
-                libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-            except (OSError, AttributeError):
-                pass
+        if prctl is not None:
+            prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
         if os.getppid() != parent:
             os.kill(os.getpid(), signal.SIGKILL)
     return setup
@@ -504,13 +517,17 @@ def _analyse(run_dir: Path, commit: str | None = None, asv_dir: Path | None = No
     be read they make its report (:func:`_fault_report`: marked incomplete, the cause and pytest's
     own last lines), never a bare "no pytest output found"."""
     results = run_dir.parent.parent if results is None else results
+    read_problems: list[str] = []
     try:
         run = load_run(run_dir)
         if run is None:  # no records (the interop plugin disabled, pytest never started): its console
-            run = parse_pytest_output((run_dir / "pytest.txt").read_text(errors="replace"),
-                                      source=str(run_dir / "pytest.txt"))
+            console = _run_file(run_dir / "pytest.txt", run_dir, read_problems)
+            if console is None:
+                raise UnreadableInput(read_problems.pop() if read_problems else
+                                      f"{run_dir / 'pytest.txt'}: missing (no records.jsonl either)")
+            run = parse_pytest_output(console, source=str(run_dir / "pytest.txt"))
         log = run_dir / "benchmarks.jsonl"
-        text = log.read_text(errors="replace") if log.exists() else ""
+        text = _run_file(log, run_dir, read_problems) or ""
         # a run where no test wrote a timing line (all failed, skipped or xfailed) still
         # gets its report, without a benchmark section
         bench = parse_benchmarks(text, source=str(log)) if text.strip() else None
@@ -528,7 +545,7 @@ def _analyse(run_dir: Path, commit: str | None = None, asv_dir: Path | None = No
     timing_problems: list[str] = []
     timings = _load_timings(run_dir / TIMINGS_FILE, timing_problems) if bench is not None else None
     report = build_report(run, bench, asv=asv, timings=timings)
-    report["problems"].extend(timing_problems + asv_problems)
+    report["problems"].extend(read_problems + timing_problems + asv_problems)
     if timings is None and bench is not None and (run_dir / TIMING_PASS_LOG).exists():
         report["problems"].append(f"the timing pass left no {TIMINGS_FILE} (its output: {run_dir / TIMING_PASS_LOG})")
     for cause in reversed(causes or []):
@@ -594,13 +611,32 @@ TIMING_PASS_LOG = "timing_pass.txt"
 TIMING_PASS = Path("benchmarks") / "timing_pass.py"
 
 
+def _run_file(path: Path, run_dir: Path, problems: list[str]) -> str | None:
+    """The text of one file of the run (pytest.txt, benchmarks.jsonl, timings.jsonl) under the rule
+    of the run's files (:func:`interop.reading.confined`: a regular file inside the run, never a
+    FIFO, which hung the report, nor a link) and :data:`interop.reading.MAX_LOG_BYTES`; None when it
+    is absent, or refused (``path: why`` added to ``problems``)."""
+    from ..reading import MAX_LOG_BYTES, UnsafeInputError, read_confined
+
+    if not os.path.lexists(path):
+        return None
+    try:
+        return read_confined(path, run_dir, max_bytes=MAX_LOG_BYTES).decode("utf-8", errors="replace")
+    except UnsafeInputError as exc:
+        problems.append(f"{exc}: not read")
+    except OSError as exc:
+        problems.append(f"{path}: unreadable ({exc.strerror or exc})")
+    return None
+
+
 def _load_timings(path: Path, problems: list[str]) -> dict[tuple[str, str], dict] | None:
     """The timing pass's lines by (case, phase), read with the project's JSONL reader: a line that
     is not a JSON object with ``name`` and ``phase`` adds ``file:line: why`` to ``problems``."""
-    if not path.exists():
+    text = _run_file(path, path.parent, problems)
+    if text is None:
         return None
     out = {}
-    for number, entry in json_lines(path.read_text(errors="replace"), str(path), problems):
+    for number, entry in json_lines(text, str(path), problems):
         if isinstance(entry, dict) and "name" in entry and "phase" in entry:
             out[(str(entry["name"]), str(entry["phase"]))] = entry
         else:
@@ -615,7 +651,7 @@ def _timing_pass(run_dir: Path, env: dict[str, str], cwd: Path, backend: str | N
     nothing to time; whether the pass was stopped: Ctrl-C, SIGTERM, SIGHUP stop it at once, it
     writes nothing then). Off with ``INTEROP_TIMING_PASS=0``."""
     bench = run_dir / "benchmarks.jsonl"
-    if not bench.exists() or not bench.read_text(errors="replace").strip():
+    if not (_run_file(bench, run_dir, []) or "").strip():
         return None, False
     if not env_flag("INTEROP_TIMING_PASS", True, env):
         return "timing pass: off (INTEROP_TIMING_PASS=0): the run's in-test figures only", False

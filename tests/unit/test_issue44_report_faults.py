@@ -232,7 +232,11 @@ def test_a_full_disk_while_the_report_is_written_leaves_no_partial_file(tmp_path
         def write(self, text):
             raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(store.os, "fdopen", lambda fd, *a, **k: Full(real_fdopen(fd, *a, **k)))
+    def fdopen(fd, mode="r", *a, **k):  # os.fdopen is every module's: only the writes fail
+        handle = real_fdopen(fd, mode, *a, **k)
+        return Full(handle) if "w" in mode else handle
+
+    monkeypatch.setattr(store.os, "fdopen", fdopen)
     with pytest.raises(OSError) as caught:
         run_module._analyse(run)
     assert caught.value.errno == errno.ENOSPC and caught.value.filename.startswith(str(run))
@@ -259,3 +263,28 @@ def test_ctrl_c_during_the_analysis_leaves_run_json_saying_so(tmp_path, monkeypa
     meta = json.loads((run / "run.json").read_text())
     assert meta["complete"] is False and meta["ended"].startswith("Ctrl-C during the analysis: no report")
     assert not (run / "report.txt").exists() and not list(run.glob(".*partial"))
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs: POSIX")
+def test_a_fifo_among_the_runs_files_is_named_never_a_hang(tmp_path):
+    # before: benchmarks.jsonl or timings.jsonl as a FIFO (a test's doing) hung the report forever
+    from interop.reporting.run import TIMINGS_FILE, _analyse, _timing_pass
+
+    run = tmp_path / "results" / "runs" / "20260101T000000000000Z-nogit-1"
+    run.mkdir(parents=True)
+    (run / "pytest.txt").write_text("test_a.py::test_x PASSED [100%]\n1 passed in 0.01s\n")
+    os.mkfifo(run / "benchmarks.jsonl")
+    os.mkfifo(run / TIMINGS_FILE)
+    assert _timing_pass(run, _env(), tmp_path, "cpu") == (None, False)
+    status, text, report = _analyse(run)
+    assert status == 0 and any("benchmarks.jsonl: a FIFO" in p for p in report["problems"])
+
+
+def test_a_run_without_records_nor_console_output_gets_a_report(tmp_path):
+    from interop.reporting.run import _analyse
+
+    run = tmp_path / "results" / "runs" / "20260101T000000000000Z-nogit-1"
+    run.mkdir(parents=True)
+    status, text, report = _analyse(run, pytest_exit=None)
+    assert status == 2 and report is None
+    assert "RUN INCOMPLETE" in text and "pytest.txt: missing" in text and "pytest did not run" in text
