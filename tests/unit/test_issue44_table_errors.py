@@ -92,3 +92,17 @@ def test_an_unknown_release_variable_is_named(monkeypatch):
     finally:
         monkeypatch.delenv("INTEROP_AIDGE_RELEASE")
         expected_failures._table.cache_clear()
+
+
+def test_a_missing_table_folder_is_named(monkeypatch, tmp_path):
+    from interop.cases import expected_failures
+
+    monkeypatch.setenv("INTEROP_EXPECTED_FAILURES", str(tmp_path / "no-table"))
+    expected_failures._table.cache_clear()
+    try:
+        problem = expected_failures.suite_input_problem()
+    finally:
+        monkeypatch.delenv("INTEROP_EXPECTED_FAILURES")
+        expected_failures._table.cache_clear()
+    assert problem == (f"the expected-failure table cannot be loaded: {tmp_path / 'no-table'}: no expected-failure "
+                       "table here (INTEROP_EXPECTED_FAILURES, or the package's interop/cases/expected/)")
