@@ -419,7 +419,9 @@ class ModelTester:
             if not s["samples"] or s["ratio"] is None or s["median1"] * 1e3 < self.bench_min_time_ms:
                 continue
             if s["ratio"] > self.max_slowdown_ratio:
-                self._fail(f"{phase} speed", line, headline=(
+                from ..threads_policy import slowdown_advice  # the OpenMP pool and the load: docs/openmp-threads.md
+
+                self._fail(f"{phase} speed", f"{line}\n{slowdown_advice()}", headline=(
                     f"{phase} of model2 is {s['ratio']:.3g}x slower than model1 "
                     f"(max_slowdown_ratio={self.max_slowdown_ratio})"))
 
