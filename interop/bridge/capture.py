@@ -235,6 +235,7 @@ def note_factory(operation: str, attributes: dict, arrays, *, rank: int, dims_fr
                      "arrays": [(str(name), copy_of(a)) for name, a in arrays], "rank": int(rank),
                      "dims_from_data": bool(dims_from_data), "negative": bool(negative),
                      "expected": [copy_of(e) for e in expected or ()]}
+    _pending(state, None)  # before Aidge runs: what the parent needs if the node kills the process
 
 
 def failed(exc: BaseException) -> Any:

@@ -1018,6 +1018,45 @@ def _single_op(folder: Path) -> str | None:
     return nodes[0].op_type if len(nodes) == 1 else None
 
 
+def _complete_factory_pending(folder: Path, pending: Path, nodeid: str, record: dict[str, Any], log: str) -> dict:
+    """:func:`complete_pending` for one Aidge node from its factory: the node, its inputs and a script
+    that builds and runs it (no expected values: the defect is the death, which the script shows)."""
+    import onnx
+    from onnx import numpy_helper
+
+    info = json.loads((pending / "factory.json").read_text(encoding="utf-8"))
+    names = list(info.get("input_names") or [])
+    for k, name in enumerate(names):
+        if name is not None:
+            (folder / "test_data_set_0").mkdir(parents=True, exist_ok=True)
+            array = numpy_helper.to_array(onnx.load_tensor(str(pending / f"input_{k}.pb")))
+            _tensor_file(folder / "test_data_set_0" / f"input_{k}.pb", array, name)
+    error = " ".join(str(record.get("error") or record.get("category") or "the process died").split())[:400]
+    rtol, atol = _rtol_atol(None, [])
+    meta: dict[str, Any] = {"case": nodeid, "failure": error, "phase": record.get("phase") or "forward", "calls": 1,
+                            "inputs_from": "the case's generated inputs", "versions": _versions(),
+                            "tolerance": {"rtol": rtol, "atol": atol},
+                            "factory": {"operation": info.get("operation"), "attributes": info.get("attributes"),
+                                        "negative": bool(info.get("negative"))}}
+    settings = {"CASE": nodeid, "WHAT": error, "PHASE": meta["phase"], "CALLS": 1, "RTOL": rtol, "ATOL": atol,
+                "OPERATION": info.get("operation"),
+                "ATTRIBUTES_JSON": json.dumps(info.get("attributes") or {}, sort_keys=True, default=str),
+                "INPUT_NAMES": names, "RANK": int(info.get("rank") or 4),
+                "DIMS_FROM_DATA": bool(info.get("dims_from_data")), "NEGATIVE": bool(info.get("negative")),
+                "N_OUTPUTS": 0}
+    (folder / "repro.py").write_text(repro_script(settings, factory=True), encoding="utf-8")
+    (folder / "aidge.log").write_text(log, encoding="utf-8")
+    meta["aidge_said"] = aidge_said(log)
+    meta["repro"] = run_repro(folder, timeout=60)
+    # a case that timed out (a memory-unsafe node hangs or dies, depending on the heap): a hang again reproduces it
+    meta["reproduces"] = _reproduces(meta["repro"]) or (meta["repro"].get("exit") is None and "timed out" in error)
+    meta["nodes"] = 1
+    meta["reduced"] = {"kept": False, "nodes": 1, "why": "one Aidge node built from its factory"}
+    shutil.rmtree(pending, ignore_errors=True)
+    _write_json(folder / "meta.json", meta)
+    return meta
+
+
 # ---------------------------------------------------------------------------------------------
 PENDING = ".pending"
 
@@ -1032,6 +1071,14 @@ def write_pending(state, entry) -> None:
 
     folder = Path(state.directory) / PENDING
     folder.mkdir(parents=True, exist_ok=True)
+    if entry is None:  # one Aidge node from its factory (capture.note_factory): its spec and inputs
+        spec = state.factory
+        for k, (name, array) in enumerate(spec["arrays"]):
+            if array is not None:
+                _tensor_file(folder / f"input_{k}.pb", np.asarray(array), str(name))
+        _write_json(folder / "factory.json", {k: v for k, v in spec.items() if k not in ("arrays", "expected")}
+                    | {"input_names": [None if a is None else str(n) for n, a in spec["arrays"]]})
+        return
     exported = entry.exported
     if not getattr(entry, "_pending_model", False):
         onnx.save(exported.proto, str(folder / "model.onnx"))
@@ -1057,6 +1104,8 @@ def complete_pending(run_dir: Path, nodeid: str, record: dict[str, Any], log: st
 
     folder = bundle_folder(run_dir, nodeid)
     pending = folder / PENDING
+    if (pending / "factory.json").is_file():
+        return _complete_factory_pending(folder, pending, nodeid, record, log)
     if not (pending / "pending.json").is_file() or not (pending / "model.onnx").is_file():
         return None
     info = json.loads((pending / "pending.json").read_text(encoding="utf-8"))

@@ -313,3 +313,23 @@ def test_the_factory_script_imports_numpy_onnx_and_aidge_only():
         elif isinstance(node, ast.ImportFrom):
             modules.add((node.module or "").split(".")[0])
     assert modules <= {"os", "sys", "json", "numpy", "onnx", "aidge_core", "aidge_backend_cpu"}, modules
+
+
+def test_a_factory_node_that_kills_the_process_gets_its_bundle_from_the_parent(tmp_path):
+    from interop.cases.aidge_check import check_benchmark_case
+    from interop.cases.aidge_configs import benchmark_cases
+
+    nodeid = "t.py::test_hann_window_negative_size"
+    (case,) = [c for c in benchmark_cases() if c.id == "aidge.hann_window_error_negative_size"]
+    run = tmp_path / "run"
+    capture.start(reproducer.bundle_folder(run, nodeid), nodeid, reproducer.write_bundle, tmp_path / "log",
+                  pending=reproducer.write_pending)
+    try:
+        with pytest.raises(Exception, match="SIGSEGV|crash"):
+            run_isolated(check_benchmark_case, case, timeout=60)
+    finally:
+        capture.stop()
+    meta = reproducer.complete_pending(run, nodeid, {"category": "crash", "phase": "forward",
+                                                     "error": "crash: process killed by SIGSEGV during forward"})
+    assert meta["reproduces"] and meta["factory"]["operation"] == "HannWindowOp" and meta["repro"]["exit"] < 0
+    assert not (reproducer.bundle_folder(run, nodeid) / reproducer.PENDING).exists()
