@@ -88,7 +88,7 @@ class AidgeModule(torch.nn.Module):
                  reexport=None, compute_dtype: torch.dtype | None = torch.float32,
                  output_shapes: Sequence[tuple[int, ...]] | None = None, torch_shapes=None, binding=None,
                  reference_model: torch.nn.Module | None = None, reference_modes: dict[str, bool] | None = None,
-                 backward_defects: Sequence[Exception] = ()):
+                 backward_defects: Sequence[Exception] = (), none_leaves: Sequence[bool] | None = None):
         super().__init__()
         self._exported = exported
         self._graph = graph
@@ -99,6 +99,8 @@ class AidgeModule(torch.nn.Module):
         self._input_dtypes = [x.dtype for x in example_inputs]
         self._out_spec = out_spec  # the torch output's pytree structure (None: flat tuple)
         self._one_tensor_out = out_spec is not None and out_spec.is_leaf()  # a single tensor: no unflatten
+        #: the output leaves that are None in torch (dropped by the export): given back as None
+        self._none_leaves = list(none_leaves) if none_leaves and any(none_leaves) else None
         self._binding = binding  # CallBinding: how a call's arguments become the graph inputs
         self._reexport = reexport  # inputs -> ExportedModel of the torch model at their shapes
         # inputs -> the shapes of torch's outputs at their shapes (the shape guard's reference)
@@ -250,18 +252,24 @@ class AidgeModule(torch.nn.Module):
             signature = [(x.shape, x.dtype, needs_grad) for x in inputs]
             if signature != self._last_checked and not vc.checks_are_deferred():
                 outputs = self._checked_call(inputs, needs_grad, signature)
-                if self._out_spec is None:
-                    return outputs[0] if len(outputs) == 1 else tuple(outputs)
-                return pytree.tree_unflatten(list(outputs), self._out_spec)
+                return self._structured(outputs)
         if needs_grad:
             outputs = _AidgeFunction.apply(self, self._n_inputs, None, *inputs, *self._train_params)
         else:
             outputs = self._runner.forward(inputs, share=True)
             if self._one_tensor_out:
                 return outputs[0]
+        return self._structured(outputs)
+
+    def _structured(self, outputs):
+        """The flat outputs in the torch model's structure (its None leaves put back)."""
         if self._out_spec is None:
             return outputs[0] if len(outputs) == 1 else tuple(outputs)
-        return pytree.tree_unflatten(list(outputs), self._out_spec)
+        leaves = list(outputs)
+        if self._none_leaves is not None:
+            it = iter(leaves)
+            leaves = [None if none else next(it) for none in self._none_leaves]
+        return pytree.tree_unflatten(leaves, self._out_spec)
 
     # -- the first-call value check ------------------------------------------------
     @property
@@ -285,7 +293,18 @@ class AidgeModule(torch.nn.Module):
                 if needs_grad:
                     return _AidgeFunction.apply(self, self._n_inputs, None, *inputs, *self._train_params)
                 return self._runner.forward(inputs, share=True)
-            reference = self._reference(inputs, grad=want_grads)
+            try:
+                reference = self._reference(inputs, grad=want_grads)
+            except Exception as exc:  # noqa: BLE001
+                if [tuple(x.shape) for x in inputs] != self._input_sizes:
+                    raise  # torch rejects these new shapes: its own error, as the shape guard gave it
+                # torch ran these shapes at wrap: the reference's mechanics (functional_call on this
+                # module's state) do not fit the model. Said by value_check, never a failed call.
+                self._value_check_off = (f"torch's reference call failed ({type(exc).__name__}: "
+                                         f"{str(exc).splitlines()[0] if str(exc) else ''})")
+                if needs_grad:
+                    return _AidgeFunction.apply(self, self._n_inputs, None, *inputs, *self._train_params)
+                return self._runner.forward(inputs, share=True)
             self._pending_shapes = (tuple(s for s, _ in key), [tuple(x.shape) for x in reference.leaves])
             try:
                 if needs_grad:
@@ -331,13 +350,17 @@ class AidgeModule(torch.nn.Module):
         with _export_modes(model, self._reference_modes), torch.random.fork_rng(devices=[]), \
                 torch.set_grad_enabled(grad):
             out = torch.func.functional_call(model, state, tuple(xs))
-        return _Reference(pytree.tree_leaves(out), xs, state, grad)
+        return _Reference([leaf for leaf in pytree.tree_leaves(out) if leaf is not None], xs, state, grad)
 
     def _output_names(self, n: int) -> list[str]:
         if self._out_spec is not None and not self._one_tensor_out:
             try:
-                paths, _ = pytree.tree_flatten_with_path(pytree.tree_unflatten(list(range(n)), self._out_spec))
-                return [f"output {pytree.keystr(path)}" for path, _ in paths]
+                marks = list(range(n))
+                if self._none_leaves is not None:
+                    it = iter(marks)
+                    marks = [None if none else next(it) for none in self._none_leaves]
+                paths, _ = pytree.tree_flatten_with_path(pytree.tree_unflatten(marks, self._out_spec))
+                return [f"output {pytree.keystr(path)}" for path, leaf in paths if leaf is not None]
             except Exception:  # noqa: BLE001 - only for the message
                 pass
         return [f"output [{k}]" if n > 1 else "output" for k in range(n)]

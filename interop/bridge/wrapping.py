@@ -175,7 +175,9 @@ def _wrap(torch_model, traced, binding, example_inputs, *, backend, training, ve
     with stage("export: value check"):
         check_value_dependence(traced, example_inputs, exported, on_trace_warning)
     with stage("torch"):
-        out_spec, out_leaves = _output_structure(traced, example_inputs, exported)
+        out_spec, out_leaves = _output_structure(traced, example_inputs, exported, allow_none=True)
+        none_leaves = [leaf is None for leaf in out_leaves]  # exported as torch does (dropped), given back as None
+        out_leaves = [leaf for leaf in out_leaves if leaf is not None]
     dtype = compute_dtype(example_inputs, exported)
     capture.note_compile(exported, faithful=dtype is None)
     with rt.quiet_aidge(verbose):
@@ -194,7 +196,7 @@ def _wrap(torch_model, traced, binding, example_inputs, *, backend, training, ve
                            output_shapes=[tuple(leaf.shape) for leaf in out_leaves], binding=binding,
                            torch_shapes=lambda inputs: _torch_output_shapes(traced, inputs),
                            reference_model=traced, reference_modes=_export_modes(traced, exported),
-                           backward_defects=backward_defects)
+                           backward_defects=backward_defects, none_leaves=none_leaves)
 
 
 def _known_defects(exported: ExportedModel, graph, policy: str) -> list:
@@ -244,18 +246,24 @@ def _torch_output(model: torch.nn.Module, inputs):
 def _torch_output_shapes(model: torch.nn.Module, inputs) -> list[tuple[int, ...]]:
     """The shapes of the torch model's output leaves on ``inputs``: what the AidgeModule's
     shape guard holds Aidge's outputs to."""
-    return [tuple(leaf.shape) for leaf in pytree.tree_leaves(_torch_output(model, inputs))]
+    return [tuple(leaf.shape) for leaf in pytree.tree_leaves(_torch_output(model, inputs)) if leaf is not None]
 
 
-def _output_structure(model: torch.nn.Module, example_inputs, exported: ExportedModel):
+def _output_structure(model: torch.nn.Module, example_inputs, exported: ExportedModel, allow_none: bool = False):
     """``(spec, leaves)``: the pytree spec of the torch model's output on the example inputs and
-    its leaves (one forward); checked against the export's flat outputs."""
+    its leaves (one forward); checked against the export's flat outputs. ``allow_none``: a None
+    leaf (``(x, None)``: PoolFormer with ``return_dict=False``, MONAI SegResNetVAE in eval) is
+    kept in ``leaves``; torch's export drops it, so only the tensors are paired with its outputs."""
     leaves, spec = pytree.tree_flatten(_torch_output(model, example_inputs))
     name = _model_name(model)
-    bad = [type(leaf).__name__ for leaf in leaves if not isinstance(leaf, torch.Tensor)]
+    bad = [type(leaf).__name__ for leaf in leaves
+           if not isinstance(leaf, torch.Tensor) and not (allow_none and leaf is None)]
     if bad:
         raise ExportError(f"{name} returns non-tensor leaves ({', '.join(bad)}): an ONNX graph has tensor outputs only")
-    if len(leaves) != len(exported.output_names):
-        raise ExportError(f"{name} returns {len(leaves)} tensor(s) but its ONNX export has "
+    tensors = [leaf for leaf in leaves if leaf is not None]
+    if not tensors:
+        raise ExportError(f"{name} returns no tensor (only None): an ONNX graph needs an output")
+    if len(tensors) != len(exported.output_names):
+        raise ExportError(f"{name} returns {len(tensors)} tensor(s) but its ONNX export has "
                           f"{len(exported.output_names)} output(s)")
     return spec, leaves

@@ -157,6 +157,31 @@ def _grad_mask(tensors, backward: bool) -> list[bool]:
     return [w and backward for w in wanted]
 
 
+def _differentiable(module, tensors, mask) -> list[bool]:
+    """``mask`` without the inputs torch refuses a gradient for (``SoftMarginLoss``'s target:
+    "not differentiable with respect to argument 'target'"): left out of the gradient check,
+    never a reason for no verdict. Probed only when torch refuses the whole mask."""
+    import torch
+
+    def accepted(m) -> bool:
+        try:
+            with torch.random.fork_rng(devices=[]):
+                module(*_fresh(tensors, m))
+            return True
+        except RuntimeError as exc:
+            text = str(exc)
+            if "not differentiable with respect to argument" in text or (
+                    "the derivative for" in text and "is not implemented" in text):
+                return False
+            return True  # another failure of torch's: the check itself reports it
+        except Exception:  # noqa: BLE001 - idem
+            return True
+
+    if not any(mask) or accepted(mask):
+        return mask
+    return [m and accepted([k == i for k in range(len(mask))]) for i, m in enumerate(mask)]
+
+
 def _fresh(tensors, mask):
     return [x.detach().clone().requires_grad_(m) for x, m in zip(tensors, mask)]
 
@@ -252,6 +277,7 @@ def _check_wrapped(module, aidge, tensors, backward: bool, tolerance: Any, name:
 
     mask = _grad_mask(tensors, backward)
     with stage("torch"):
+        mask = _differentiable(module, tensors, mask)
         _check_deterministic(module, tensors, name)  # after the export: a crash in torch's trace is the export's
     exported = aidge._exported  # AidgeModule and ExportCppModule: the ONNX export Aidge imported
     second = _other_inputs(tensors)
@@ -281,7 +307,7 @@ def _check_wrapped(module, aidge, tensors, backward: bool, tolerance: Any, name:
             # the same ONNX gives the same shape as torch, or not), on the outputs it stopped
             leaves, spec = pytree.tree_flatten(torch_out)
             aidge_out = pytree.tree_unflatten(list(exc.outputs), spec) if len(leaves) == len(exc.outputs) else exc.outputs
-        t_leaves, a_leaves = pytree.tree_leaves(torch_out), pytree.tree_leaves(aidge_out)
+        t_leaves, a_leaves = _tensor_leaves(torch_out), _tensor_leaves(aidge_out)
         tol = tolerance_for(tolerance, t_leaves[0].dtype if t_leaves else "float32")
         with stage("compare"):
             mismatches = compare_outputs(aidge_out, torch_out, rtol=tol.rtol, atol=tol.atol, name="output")
@@ -291,7 +317,7 @@ def _check_wrapped(module, aidge, tensors, backward: bool, tolerance: Any, name:
             def exact(plain=plain):
                 with torch.no_grad():
                     out = float64_copy(module)(*[x.double() if x.is_floating_point() else x for x in plain])
-                return pytree.tree_leaves(out)
+                return _tensor_leaves(out)
 
             with stage("attribution"):
                 attribution, why = attribute_forward(
@@ -309,9 +335,9 @@ def _check_wrapped(module, aidge, tensors, backward: bool, tolerance: Any, name:
         p.grad = None
     t_in, a_in = _fresh(inputs, mask), _fresh(inputs, mask)
     with stage("torch"), torch.random.fork_rng(devices=[]):
-        t_leaves = pytree.tree_leaves(module(*t_in))
+        t_leaves = _tensor_leaves(module(*t_in))
     with stage("aidge forward"):
-        a_leaves = pytree.tree_leaves(aidge(*a_in))
+        a_leaves = _tensor_leaves(aidge(*a_in))
     gen = torch.Generator().manual_seed(_SEED + 2)
     grads = [torch.randn(o.shape, generator=gen, dtype=o.dtype) if o.is_floating_point() and o.requires_grad
              else None for o in t_leaves]
@@ -355,6 +381,14 @@ def _check_wrapped(module, aidge, tensors, backward: bool, tolerance: Any, name:
     return {"backward_checked": True, "parameters_checked": len(params)}
 
 
+def _tensor_leaves(out) -> list:
+    """The leaves of an output structure, its None leaves left out (an output holding None is
+    exported as torch does, dropped, and given back as None: nothing to compare there)."""
+    from torch.utils import _pytree as pytree
+
+    return [leaf for leaf in pytree.tree_leaves(out) if leaf is not None]
+
+
 def _trainable(module, aidge) -> list:
     """``(name, parameter)`` of ``module``'s trainable parameters that the Aidge graph holds."""
     mapped = set(dict(aidge.named_parameters())) - set(getattr(aidge, "unmapped_state", ()))
@@ -371,7 +405,7 @@ def _exact_param_grad(module, inputs, grads, pname):
     try:
         clone = float64_copy(module)
         xs = [x.detach().double() if x.is_floating_point() else x for x in inputs]
-        outs = pytree.tree_leaves(clone(*xs))
+        outs = _tensor_leaves(clone(*xs))
         pairs = [(o, g.double()) for o, g in zip(outs, grads) if g is not None and o.requires_grad]
         torch.autograd.backward([o for o, _ in pairs], [g for _, g in pairs])
         return dict(clone.named_parameters())[pname].grad
@@ -416,7 +450,7 @@ def _exact_grad(module, inputs, mask, grads, index):
     try:
         xs = [x.detach().double().requires_grad_(m) if x.is_floating_point() else x
               for x, m in zip(inputs, mask)]
-        outs = pytree.tree_leaves(float64_copy(module)(*xs))
+        outs = _tensor_leaves(float64_copy(module)(*xs))
         pairs = [(o, g.double()) for o, g in zip(outs, grads) if g is not None and o.requires_grad]
         torch.autograd.backward([o for o, _ in pairs], [g for _, g in pairs])
         return xs[index].grad
