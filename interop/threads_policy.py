@@ -16,13 +16,24 @@ What was measured (docs/openmp-threads.md, 2026-12-03, this project's 2-core VM)
   0.15 ms with ``OMP_WAIT_POLICY=PASSIVE`` (load 6-7 on 2 cores). On an idle machine the three
   are alike.
 
-So the library's default, applied once at ``import interop`` (:func:`apply_default`): when the
-caller set none of ``OMP_NUM_THREADS``, ``OMP_WAIT_POLICY``, ``GOMP_SPINCOUNT`` and no OpenMP
-runtime is loaded yet, ``os.environ["OMP_WAIT_POLICY"] = "PASSIVE"`` (libgomp reads it once,
-when torch loads it). This is the one process-wide setting the library changes, and only
-then; ``INTEROP_OPENMP_POLICY=keep`` leaves it alone. Imported after torch, the wait policy
-can no longer change (libgomp has no call for it) and the library changes nothing: the pool
-is the caller's, and :func:`slowdown_advice` says in ModelTester's slowdown error what to set.
+Only one thread per region was robust (0.04-0.10 ms beside two CPU hogs at load 6-9, where
+PASSIVE alone still gave 0.3-14 ms), and one thread everywhere would take the caller's torch
+parallelism. So the library's default, applied once at ``import interop`` (:func:`apply_default`),
+when the caller set none of :data:`CALLER_SETTINGS`:
+
+- **dynamic teams** (OpenMP's ``dyn-var``): libgomp then sizes each parallel region to the cores
+  minus the 15-minute load average (at least one thread): all threads on an idle machine, one
+  on a machine the load already fills. Before the runtime is loaded: ``OMP_DYNAMIC=TRUE`` in
+  ``os.environ``; after (torch imported first): ``omp_set_dynamic(1)`` on the loaded runtime(s),
+  for regions the importing thread starts;
+- **passive waiting**, only when no OpenMP runtime is loaded yet (``import interop`` before
+  torch): ``OMP_WAIT_POLICY=PASSIVE`` in ``os.environ``. libgomp reads it once, at load, and has
+  no call to change it afterwards.
+
+These are the process-wide settings the library changes, only then, and they apply to torch's
+own parallel regions too (they share the runtime); ``INTEROP_OPENMP_POLICY=keep`` leaves
+everything alone. The 15-minute average lags: load that started minutes ago is not yet seen, and
+:func:`slowdown_advice` then says in ModelTester's slowdown error what to set.
 
 Standard library only: ``import interop`` stays cheap and loads neither torch nor Aidge.
 """
@@ -37,7 +48,7 @@ __all__ = ["POLICY_ENV", "CALLER_SETTINGS", "APPLIED", "apply_default", "loaded_
 #: ``keep``: the library changes nothing about OpenMP
 POLICY_ENV = "INTEROP_OPENMP_POLICY"
 #: the settings that say the caller chose (any of them set: the library changes nothing)
-CALLER_SETTINGS = ("OMP_NUM_THREADS", "OMP_WAIT_POLICY", "GOMP_SPINCOUNT")
+CALLER_SETTINGS = ("OMP_NUM_THREADS", "OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "OMP_DYNAMIC")
 
 #: what :func:`apply_default` did in this process (None before it ran)
 APPLIED: str | None = None
@@ -53,6 +64,21 @@ def loaded_openmp_runtimes(maps: str = "/proc/self/maps") -> list[str]:
         return []
 
 
+def _set_dynamic(paths: list[str]) -> list[str]:
+    """``omp_set_dynamic(1)`` on each loaded runtime (never loading one); the basenames done."""
+    import ctypes
+
+    done = []
+    for path in paths:
+        try:
+            lib = ctypes.CDLL(path, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
+            lib.omp_set_dynamic(1)
+            done.append(os.path.basename(path))
+        except (OSError, AttributeError):
+            continue
+    return done
+
+
 def apply_default(environ: MutableMapping[str, str] | None = None, runtimes: list[str] | None = None) -> str:
     """Apply the library's OpenMP default (see the module's docstring) and return what it did,
     in words (also kept in :data:`APPLIED`). ``environ`` / ``runtimes``: for tests (default:
@@ -64,11 +90,14 @@ def apply_default(environ: MutableMapping[str, str] | None = None, runtimes: lis
     elif chosen := [k for k in CALLER_SETTINGS if environ.get(k, "").strip()]:
         APPLIED = "nothing (the caller set " + ", ".join(f"{k}={environ[k]}" for k in chosen) + ")"
     elif (loaded := loaded_openmp_runtimes() if runtimes is None else runtimes):
-        APPLIED = (f"nothing (an OpenMP runtime was loaded before interop: {os.path.basename(loaded[0])}; "
-                   "its wait policy is fixed)")
+        done = _set_dynamic(loaded)
+        APPLIED = (f"omp_set_dynamic(1) on {', '.join(done) or 'no runtime'} (an OpenMP runtime was loaded before "
+                   "interop: its wait policy is fixed)")
     else:
         environ["OMP_WAIT_POLICY"] = "PASSIVE"
-        APPLIED = "set OMP_WAIT_POLICY=PASSIVE (nothing set by the caller, no OpenMP runtime loaded yet)"
+        environ["OMP_DYNAMIC"] = "TRUE"
+        APPLIED = ("set OMP_WAIT_POLICY=PASSIVE, OMP_DYNAMIC=TRUE (nothing set by the caller, no OpenMP runtime "
+                   "loaded yet)")
     return APPLIED
 
 
@@ -88,6 +117,15 @@ def openmp_state() -> dict:
 
     torch = sys.modules.get("torch")
     state["threads"] = torch.get_num_threads() if torch is not None else None
+    state["dynamic"] = None
+    if state["runtimes"]:
+        import ctypes
+
+        shared = next((p for p in state["runtimes"] if "/torch/" in p), state["runtimes"][0])
+        try:  # this thread's dyn-var, on torch's runtime (the one Aidge's kernels call)
+            state["dynamic"] = bool(ctypes.CDLL(shared, mode=os.RTLD_NOLOAD | os.RTLD_LAZY).omp_get_dynamic())
+        except (OSError, AttributeError):
+            pass
     return state
 
 
@@ -97,11 +135,13 @@ def slowdown_advice() -> str:
     s = openmp_state()
     policy = s["environment"]["OMP_WAIT_POLICY"] or "unset (libgomp spins before sleeping)"
     load = "unknown" if s["load"] is None else f"{s['load']:.1f}"
-    head = (f"OpenMP: Aidge's kernels share torch's pool ({s['threads']} thread(s)), wait policy {policy}, "
-            f"load {load} on {s['cores']} core(s); interop at import: {s['applied']}.")
+    head = (f"OpenMP: Aidge's kernels share torch's pool ({s['threads']} thread(s), dynamic teams "
+            f"{'on' if s.get('dynamic') else 'off'}), wait policy {policy}, load {load} on {s['cores']} core(s); "
+            f"interop at import: {s['applied']}.")
     if s["threads"] == 1 or (s["environment"]["OMP_WAIT_POLICY"] or "").upper() == "PASSIVE":
         return head
     return (head + " With more runnable threads than cores, each of Aidge's parallel regions waits for a "
-            "scheduler slice (measured: 42-62 ms instead of 0.15 ms for a 3-layer MLP's backward): set "
+            "scheduler slice (measured: 35-150 ms instead of 0.03-0.10 ms with one thread for a 3-layer MLP's "
+            "backward): set "
             "OMP_WAIT_POLICY=PASSIVE or OMP_NUM_THREADS=1 before torch is imported (or import interop "
             "before torch), or raise max_slowdown_ratio. docs/openmp-threads.md")

@@ -20,13 +20,14 @@ def _clean(tmp_path: Path, **extra: str) -> dict[str, str]:
 
 def test_the_default_applies_only_when_the_caller_chose_nothing_and_no_runtime_is_loaded():
     env: dict[str, str] = {}
-    assert apply_default(env, runtimes=[]).startswith("set OMP_WAIT_POLICY=PASSIVE")
-    assert env == {"OMP_WAIT_POLICY": "PASSIVE"}
-    for chosen in ({"OMP_NUM_THREADS": "2"}, {"OMP_WAIT_POLICY": "active"}, {"GOMP_SPINCOUNT": "1000"}):
+    assert apply_default(env, runtimes=[]).startswith("set OMP_WAIT_POLICY=PASSIVE, OMP_DYNAMIC=TRUE")
+    assert env == {"OMP_WAIT_POLICY": "PASSIVE", "OMP_DYNAMIC": "TRUE"}
+    for chosen in ({"OMP_NUM_THREADS": "2"}, {"OMP_WAIT_POLICY": "active"}, {"GOMP_SPINCOUNT": "1000"},
+                   {"OMP_DYNAMIC": "false"}):
         env = dict(chosen)
         assert apply_default(env, runtimes=[]).startswith("nothing (the caller set")
         assert env == chosen
-    env = {}
+    env = {}  # a runtime loaded already (a path that cannot be opened here: nothing to set on it)
     assert "loaded before interop" in apply_default(env, runtimes=["/x/torch/lib/libgomp.so.1"]) and env == {}
     env = {"INTEROP_OPENMP_POLICY": "keep"}
     assert apply_default(env, runtimes=[]).startswith("nothing (INTEROP_OPENMP_POLICY=keep)")
@@ -35,17 +36,23 @@ def test_the_default_applies_only_when_the_caller_chose_nothing_and_no_runtime_i
 
 def test_import_interop_first_sets_the_wait_policy_torch_then_reads(tmp_path):
     code = ("import os, interop, torch; from interop import threads_policy as t; "
-            "print(os.environ.get('OMP_WAIT_POLICY'), '|', t.APPLIED)")
+            "print(os.environ.get('OMP_WAIT_POLICY'), t.openmp_state()['dynamic'], '|', t.APPLIED)")
     done = subprocess.run([sys.executable, "-c", code], env=_clean(tmp_path), capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.startswith("PASSIVE | set OMP_WAIT_POLICY=PASSIVE")
-    # imported after torch, the runtime has read its settings: the library changes nothing
-    code = "import os, torch, interop; print(os.environ.get('OMP_WAIT_POLICY'), '|', interop.threads_policy.APPLIED)"
+    assert done.stdout.startswith("PASSIVE True | set OMP_WAIT_POLICY=PASSIVE")
+    # imported after torch, the runtime has read its settings: dynamic teams only, by the runtime's call
+    code = ("import os, torch, interop; from interop import threads_policy as t; "
+            "print(os.environ.get('OMP_WAIT_POLICY'), t.openmp_state()['dynamic'], '|', t.APPLIED)")
     done = subprocess.run([sys.executable, "-c", code], env=_clean(tmp_path), capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.startswith("None | nothing (an OpenMP runtime was loaded before interop")
+    assert done.stdout.startswith("None True | omp_set_dynamic(1) on ")
+    assert "libgomp.so.1" in done.stdout
+    # a caller's choice is kept
+    done = subprocess.run([sys.executable, "-c", code], env=_clean(tmp_path, OMP_NUM_THREADS="2"),
+                          capture_output=True, text=True, timeout=300)
+    assert done.stdout.startswith("None False | nothing (the caller set OMP_NUM_THREADS=2)"), done.stdout
 
 
 def test_aidge_s_kernels_call_torch_s_openmp_runtime_not_their_own(tmp_path):
@@ -69,7 +76,8 @@ def test_the_slowdown_error_says_what_to_set(monkeypatch):
     monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
     monkeypatch.setattr(threads_policy, "openmp_state", lambda: {
         "runtimes": ["/x/torch/lib/libgomp.so.1"], "applied": "nothing (...)", "cores": 2, "load": 7.5, "threads": 2,
-        "environment": {"OMP_NUM_THREADS": None, "OMP_WAIT_POLICY": None, "GOMP_SPINCOUNT": None}})
+        "dynamic": False,
+        "environment": {"OMP_NUM_THREADS": None, "OMP_WAIT_POLICY": None, "GOMP_SPINCOUNT": None, "OMP_DYNAMIC": None}})
     advice = slowdown_advice()
     assert "2 thread(s)" in advice and "load 7.5 on 2 core(s)" in advice
     assert "OMP_NUM_THREADS=1" in advice and "OMP_WAIT_POLICY=PASSIVE" in advice and "openmp-threads.md" in advice
