@@ -496,7 +496,11 @@ def verify(fn, *args, backward: bool | None = None, backend: str = "cpu", tolera
             result = check_callable(fn, args, kwargs_, backward=backward, backend=backend, tolerance=tolerance,
                                     exporter=exporter)
     except Exception as exc:  # noqa: BLE001 - every failure is a verdict
-        return verdict_from(exc)
+        verdict = verdict_from(exc)
+        if verdict.outcome in ("error", "crash") and verdict.attribution == "aidge" and verdict.phase != "export":
+            # Aidge failed on a graph: before blaming it, ask onnxruntime about the same export
+            verdict = _blame_a_refused_export(verdict, fn, args, kwargs_, exporter, isolate, timeout)
+        return verdict
     checked = result.get("backward_checked", False)
     route = result.get("exporter")
     params = result.get("parameters_checked", 0)
@@ -504,6 +508,59 @@ def verify(fn, *args, backward: bool | None = None, backend: str = "cpu", tolera
     if checked:
         grads = ", input gradients match" + (f", and the gradients of {params} parameter(s)" if params else "")
     return Verdict("pass", summary="pass: forward matches on 2 calls" + grads, backward_checked=checked, exporter=route)
+
+
+def onnxruntime_refusal(fn, args, kwargs, exporter: str | None) -> str | None:
+    """onnx's checker's or onnxruntime's refusal of the ONNX export of ``fn(*args, **kwargs)``
+    through ``exporter`` (the route whose graph Aidge was given), in its words; None when
+    onnxruntime runs the graph, or cannot be asked (not installed, the export itself fails)."""
+    import onnx
+
+    from ..bridge.onnx_export import default_exporter, default_input_names, export_to_onnx
+    from .attribution import run_onnxruntime
+
+    module, tensors = as_module(fn, args, dict(kwargs or {}))
+    try:
+        exported = export_to_onnx(module, [x.detach() for x in tensors], exporter=exporter or default_exporter())
+    except Exception:  # noqa: BLE001 - no export to ask about
+        return None
+    try:
+        onnx.checker.check_model(exported.proto, full_check=True)
+    except Exception as exc:  # noqa: BLE001
+        return f"onnx's checker: {_first_line(exc)}"
+    try:
+        run_onnxruntime(exported.proto, default_input_names(len(tensors)), [x.detach() for x in tensors])
+    except ImportError:
+        return None
+    except Exception as exc:  # noqa: BLE001
+        return f"onnxruntime: {_first_line(exc)}"
+    return None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return (text.splitlines()[0] if text else type(exc).__name__)[:300]
+
+
+def _blame_a_refused_export(verdict: Verdict, fn, args, kwargs, exporter, isolate: bool, timeout) -> Verdict:
+    """``verdict`` (an Aidge error or crash) attributed to the export when onnx's checker or
+    onnxruntime refuses the very graph too, whatever the phase Aidge failed in."""
+    from .isolation import run_isolated
+
+    route = verdict.exporter or exporter
+    try:
+        if isolate:
+            refusal = run_isolated(onnxruntime_refusal, fn, args, kwargs, route, timeout=timeout)
+        else:
+            refusal = onnxruntime_refusal(fn, args, kwargs, route)
+    except Exception:  # noqa: BLE001 - the question itself failed (a crash of onnxruntime): undecided
+        return verdict
+    if not refusal:
+        return verdict
+    why = f"the exported ONNX graph is refused by {refusal}: the export is at fault, not Aidge"
+    return dataclasses.replace(verdict, attribution="export",
+                               summary=verdict.summary.replace("[aidge]", "[export]", 1) + f" ({why})",
+                               message=f"{verdict.message}\n{why}")
 
 
 def verdict_from(exc: BaseException) -> Verdict:

@@ -4,9 +4,12 @@
   SegResNetVAE does) is exported as torch does (the None dropped) and given back as None; before:
   ``ExportError: ... returns non-tensor leaves (NoneType)`` from ``wrap`` and ``verify``;
 - a target torch cannot differentiate (``nn.SoftMarginLoss``'s) is left out of ``verify``'s
-  gradient check; before: ``not_comparable`` (no verdict at all).
+  gradient check; before: ``not_comparable`` (no verdict at all);
+- an Aidge error or crash on a graph that onnx's checker or onnxruntime refuses too is the
+  export's (``verify``), whatever the phase; before: ``[aidge]``.
 Modules the project did not test: the VAE below, a dict output holding None,
-``nn.SoftMarginLoss`` with a target."""
+``nn.SoftMarginLoss`` with a target, ``nn.Softmax(dim=0)`` on a 0-d tensor, an unbatched
+``nn.AvgPool1d``, ``nn.MaxPool1d`` with padding."""
 from __future__ import annotations
 
 import pytest
@@ -78,3 +81,25 @@ def test_a_target_without_a_gradient_is_left_out_of_the_gradient_check():
     assert not (verdict.category or "").startswith("not_comparable"), verdict.summary
     # the input's gradient is what is checked: Aidge 0.10.1 has no ReduceMean backward
     assert verdict.outcome in ("pass", "fail", "error") and verdict.attribution != "unknown", verdict.summary
+
+
+def test_an_aidge_error_on_a_graph_onnx_refuses_is_the_exports():
+    # ONNX forbids Softmax on a 0-d tensor; Aidge says "Softmax input empty". Before: aidge_error [aidge]
+    verdict = interop.verify(torch.nn.Softmax(dim=0), torch.tensor(0.5))
+    assert verdict.outcome == "error" and verdict.attribution == "export", verdict.summary
+    assert "onnx's checker" in verdict.summary or "onnxruntime" in verdict.summary
+
+
+def test_an_aidge_crash_on_a_graph_onnx_refuses_is_the_exports():
+    # an unbatched AvgPool1d: the exporter's AveragePool on a 2-D input, which ONNX refuses; Aidge
+    # reads out of bounds and dies (SIGSEGV on 0.10.1). Before: crash [aidge]
+    verdict = interop.verify(torch.nn.AvgPool1d(3), torch.randn(2, 9))
+    if verdict.outcome != "crash":
+        pytest.skip(f"Aidge did not crash this time ({verdict.summary}): its out-of-bounds read varies")
+    assert verdict.attribution == "export", verdict.summary
+
+
+def test_an_aidge_error_on_a_graph_onnx_runs_stays_aidges():
+    # a 1-D MaxPool with pads: aidge_onnx loads a GenericOperator, onnxruntime runs the graph
+    verdict = interop.verify(torch.nn.MaxPool1d(3, padding=1), torch.randn(1, 2, 8), backward=False)
+    assert verdict.outcome == "error" and verdict.attribution == "aidge", verdict.summary
