@@ -493,6 +493,10 @@ def write_factory_bundle(state, exc: BaseException) -> dict[str, Any]:
         meta["expected_error"] = "no expected values: the case failed before torch's reference was computed"
     meta["nodes"] = 1
     meta["reduced"] = {"kept": False, "nodes": 1, "why": "one Aidge node built from its factory"}
+    if type(exc).__name__ in ("EquivalenceError", "OutputShapeError"):  # a mismatch: the node is the one that diverges
+        meta["reduced"]["first_diverging"] = {"onnx_node": None, "op_type": None,
+                                              "aidge_type": str(spec["operation"]).removesuffix("Op"),
+                                              "line": "one Aidge node built from its factory"}
     _write_json(folder / "meta.json", meta)
     return meta
 
@@ -836,6 +840,33 @@ def first_diverging_node(folder: Path, proto, inputs, faithful: bool, rtol: floa
                 diff = np.abs(got.astype(np.float64) - want.astype(np.float64))
                 return node, atype, (f"output {i}: {int((~ok).sum())} of {ok.size} elements differ from onnxruntime, "
                                      f"max |diff| {float(np.nanmax(diff)):.6g}")
+    if len(proto.graph.node) == 1 and 0 in by_onnx:  # nothing differs on the first call: still the only node
+        return proto.graph.node[0], by_onnx[0][1], _ONLY_NODE
+    return None
+
+
+_ONLY_NODE = ("the graph's only node: its first call's outputs match onnxruntime's (the defect is in backward or on a "
+              "later call)")
+
+
+_OUTPUT_NODE = re.compile(r"\(node '([^']*)', (\w+)\)")
+
+
+def _diverging_without_intermediates(proto, meta: dict[str, Any]):
+    """``(onnx node, aidge type, line)`` when no intermediate differs from onnxruntime's on the first
+    call but the node is still known: the graph's only node (its defect is in backward or on a later
+    call), or the output node the reproducer's first-call line names (every node Aidge keeps under an
+    ONNX name matched onnxruntime before it; the nodes aidge_onnx renames or splits have none to match).
+    None for a defect shown on a later call only (the output node is then not the cause)."""
+    line = str((meta.get("repro") or {}).get("line") or "")
+    m = _OUTPUT_NODE.search(line)
+    if len(proto.graph.node) == 1:
+        return proto.graph.node[0], m.group(2) if m else proto.graph.node[0].op_type, _ONLY_NODE
+    if m and "forward call 1," in line:
+        index = _aidge_names(proto).get(m.group(1))
+        if index is not None:
+            return (proto.graph.node[index], m.group(2),
+                    "the output node the reproducer names: no node before it differs from onnxruntime's")
     return None
 
 
@@ -896,7 +927,8 @@ def reduce_bundle(folder: Path, exc: BaseException, data_inputs, inputs, faithfu
     how = f"the node Aidge's error names ({aidge_node})" if node is not None else None
     result: dict[str, Any] = {}
     if node is None:
-        found = first_diverging_node(folder, proto, inputs, faithful, rtol, atol, ort)
+        found = first_diverging_node(folder, proto, inputs, faithful, rtol, atol, ort) or \
+            _diverging_without_intermediates(proto, meta)
         if found is None:
             return {"kept": False, "why": "no node's output differs from onnxruntime's on the full graph's first call "
                                           "(a defect across calls, or in backward: not reduced)"}
@@ -904,7 +936,8 @@ def reduce_bundle(folder: Path, exc: BaseException, data_inputs, inputs, faithfu
         if atype is None:
             how = "the node Aidge was running when it raised"
         else:
-            how = "the first node whose Aidge output differs from onnxruntime's"
+            how = line.split(":")[0] if line.startswith(("the graph's only node", "the output node")) \
+                else "the first node whose Aidge output differs from onnxruntime's"
             result["first_diverging"] = {"onnx_node": node.name, "op_type": node.op_type, "aidge_type": atype,
                                          "line": line}
     if len(proto.graph.node) <= 1:

@@ -333,3 +333,20 @@ def test_a_factory_node_that_kills_the_process_gets_its_bundle_from_the_parent(t
                                                      "error": "crash: process killed by SIGSEGV during forward"})
     assert meta["reproduces"] and meta["factory"]["operation"] == "HannWindowOp" and meta["repro"]["exit"] < 0
     assert not (reproducer.bundle_folder(run, nodeid) / reproducer.PENDING).exists()
+
+
+def _leaky_relu_backward():
+    from interop import ModelTester
+
+    torch.manual_seed(0)
+    model = torch.nn.LeakyReLU(0.3)
+    am = wrap(model, [(4, 6)])
+    ModelTester(model, am, epochs=1, max_slowdown_ratio=None).test_multiple_step([(4, 6)])
+
+
+def test_a_one_node_graph_whose_backward_differs_names_its_node(tmp_path):
+    meta = _run_case(tmp_path, "leaky", _leaky_relu_backward)
+    assert meta["phase"] == "backward" and meta["nodes"] == 1
+    first = meta["reduced"]["first_diverging"]
+    assert first["op_type"] == "LeakyRelu" and first["aidge_type"] == "LeakyReLU", first
+    assert first["line"].startswith("the graph's only node")
