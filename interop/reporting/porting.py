@@ -102,7 +102,8 @@ def node_operator(rec: dict[str, Any]) -> dict[str, str | None]:
     if m and not node:
         return {"operator": m["op"], "node": m["node"], "from": "checker"}
     operator = rec.get("aidge_operator") or (rec.get("expected") or {}).get("operator")
-    if operator and operator == rec.get("operator"):  # the architecture's own name is no operator
+    if operator and operator == rec.get("operator") and rec.get("kind") in ("architecture", "model"):
+        # the architecture's (the model's) own name is no operator
         operator = None
     return {"operator": operator, "node": node, "from": "table" if operator else None}
 

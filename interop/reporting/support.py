@@ -66,6 +66,19 @@ def _phase_results(rec: dict[str, Any]) -> dict[str, tuple[str, str | None]]:
     return out
 
 
+def _aidge_name(rec: dict[str, Any]) -> str | None:
+    """The operator a failure names, as the porting table names it (the node's own: the bridge's,
+    the import gap's, the ONNX checker's; else the table row's), but not the torch function's own
+    name that an expected-failure row carries (``index_select`` for ``torch.index_select``)."""
+    from .porting import node_operator
+
+    name = node_operator(rec)["operator"]
+    torch_name = str(rec.get("torch_op") or rec.get("operator") or "").rsplit(".", 1)[-1]
+    if name and name == torch_name and name[:1].islower():
+        return None
+    return name
+
+
 def support_matrix(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
     """``{"cells": [...], "columns": [...], "operators": {...}}`` (see the module docstring)."""
     cells: dict[tuple, dict[str, Any]] = {}
@@ -94,8 +107,9 @@ def support_matrix(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
                     cell["failing"].append(rec.get("case") or rec["nodeid"])
                     if rec.get("nodeid"):
                         cell["failing_nodeids"].append(rec["nodeid"])
-                    if rec.get("aidge_operator") and category != "not_reached":
-                        cell["aidge_operators"].add(rec["aidge_operator"])
+                    named = _aidge_name(rec)
+                    if named and category != "not_reached":
+                        cell["aidge_operators"].add(named)
     out = []
     for key in sorted(cells, key=lambda k: (k[0].lower(), k[1], k[3], k[4], k[2])):
         cell = cells[key]
