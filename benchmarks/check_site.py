@@ -18,11 +18,17 @@ checks that
    holds a value) shows pixels of the series colour on its canvas (counted in the page), a
    panel without any figure says "no measurement", and a grid that draws nothing fails (asv's
    own grid draws lines only: with one commit benchmarked every panel is an empty box;
-   ``case_index.py`` adds a dot per commit); ``support.html`` draws the matrix (a row per
-   operator, cells with a verdict), torch rows first, and its search box and source filter work;
-3. ``cases.html`` links every case of every operator and model of ``index.json``, each
+   ``case_index.py`` adds a dot per commit); it links "Defects" too;
+3. ``support.html`` draws the matrix (a row per operator, cells with a verdict): torch rows
+   before ``aidge.*``, marks as text (no emoji), failing cases closed behind a disclosure, the
+   header and operator column in view when the table scrolls both ways; its search (an
+   operator, a failing case id), its source filter and "only rows with a failure" are typed and
+   clicked and the rows shown checked; ``porting.html``'s search and route filter likewise;
+   ``defects.html`` has a row for every defect id the two pages link to, its search and kind
+   filter work, the reports it links are on the site; each of the three links the others;
+4. ``cases.html`` links every case of every operator and model of ``index.json``, each
    phase, and every operator and model has its section;
-4. for one case per operator and model (the first), asv's graph page with that case
+5. for one case per operator and model (the first), asv's graph page with that case
    selected draws a plot, and ``pair.html`` draws torch's and Aidge's times side by side
    with a table holding both figures and their ratio; where several backends were
    benchmarked (``env-INTEROP_BACKEND`` in ``index.json``: ``nox -s bench-export-cpp``),
