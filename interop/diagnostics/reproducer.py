@@ -751,10 +751,11 @@ def load_in_aidge(proto, inputs: list[np.ndarray], *, faithful: bool = False, re
     return graph, scheduler, feeds
 
 
-def _aidge_values(folder: Path, inputs, faithful: bool) -> dict[str, Any]:
-    """Every Aidge node's outputs after one forward of ``folder/model.onnx`` (node name -> (type,
-    outputs)); when a phase raises, ``{"error": (phase, node name or None, message)}``: the node
-    is the one the scheduler was running (:func:`interop.bridge.runner.unfinished_node`)."""
+def _aidge_values(folder: Path, inputs, faithful: bool, calls: int = 1) -> dict[str, Any]:
+    """Every Aidge node's outputs after ``calls`` forwards of ``folder/model.onnx`` on the same inputs
+    (node name -> (type, outputs) of the last); when a phase raises, ``{"error": (phase, node name or
+    None, message)}``: the node is the one the scheduler was running
+    (:func:`interop.bridge.runner.unfinished_node`)."""
     import onnx
 
     from ..bridge import runtime as rt
@@ -766,11 +767,12 @@ def _aidge_values(folder: Path, inputs, faithful: bool) -> dict[str, Any]:
         except AidgeRefused as exc:
             cause = exc.cause if isinstance(exc.cause, BaseException) else RuntimeError(exc.cause)
             return {"error": ("compile", None, _one_line(cause))}
-        try:
-            scheduler.forward(True, feeds)
-        except Exception as exc:  # noqa: BLE001
-            node = unfinished_node(scheduler, "forward")
-            return {"error": ("forward", node.name() if node is not None else None, _one_line(exc))}
+        for _ in range(max(1, calls)):
+            try:
+                scheduler.forward(True, feeds)
+            except Exception as exc:  # noqa: BLE001
+                node = unfinished_node(scheduler, "forward")
+                return {"error": ("forward", node.name() if node is not None else None, _one_line(exc))}
         order = [n for n in scheduler.get_sequential_static_scheduling() if n.type() != "Producer"]
         values = {}
         for node in order:
@@ -805,13 +807,15 @@ def _node_of_registrar_error(proto, message: str, ort: dict[str, np.ndarray]):
 
 
 def first_diverging_node(folder: Path, proto, inputs, faithful: bool, rtol: float, atol: float,
-                         ort: dict[str, np.ndarray]):
+                         ort: dict[str, np.ndarray], calls: int = 1):
     """``(onnx node, aidge node type, line)``: the first node, in the ONNX graph's order, whose Aidge
-    output differs from onnxruntime's on the same graph and inputs; None when none does."""
+    output differs from onnxruntime's on the same graph and inputs, on Aidge's ``calls``-th call (a
+    defect that shows on a later call: the inputs are the same each call, so onnxruntime's values
+    stand); None when none does."""
     from ..equivalence.isolation import run_isolated
 
     # in a child of its own: a crash of Aidge here costs the reduction, never the case's result
-    aidge = run_isolated(_aidge_values, folder, inputs, faithful, timeout=REPRO_TIMEOUT_S)
+    aidge = run_isolated(_aidge_values, folder, inputs, faithful, calls, timeout=REPRO_TIMEOUT_S)
     names = _aidge_names(proto)
     if "error" in aidge:  # Aidge raised on its first call: the node it was running
         phase, name, message = aidge["error"]
@@ -840,7 +844,7 @@ def first_diverging_node(folder: Path, proto, inputs, faithful: bool, rtol: floa
                 diff = np.abs(got.astype(np.float64) - want.astype(np.float64))
                 return node, atype, (f"output {i}: {int((~ok).sum())} of {ok.size} elements differ from onnxruntime, "
                                      f"max |diff| {float(np.nanmax(diff)):.6g}")
-    if len(proto.graph.node) == 1 and 0 in by_onnx:  # nothing differs on the first call: still the only node
+    if len(proto.graph.node) == 1 and 0 in by_onnx and calls == 1:  # nothing differs on the first call: the only node
         return proto.graph.node[0], by_onnx[0][1], _ONLY_NODE
     return None
 
@@ -849,6 +853,7 @@ _ONLY_NODE = ("the graph's only node: its first call's outputs match onnxruntime
               "later call)")
 
 
+_LATER_CALL = re.compile(r"forward call (\d+),")
 _OUTPUT_NODE = re.compile(r"\(node '([^']*)', (\w+)\)")
 
 
@@ -929,6 +934,11 @@ def reduce_bundle(folder: Path, exc: BaseException, data_inputs, inputs, faithfu
     if node is None:
         found = first_diverging_node(folder, proto, inputs, faithful, rtol, atol, ort) or \
             _diverging_without_intermediates(proto, meta)
+        later = _LATER_CALL.search(str((meta.get("repro") or {}).get("line") or ""))
+        if found is None and later and int(later.group(1)) > 1:  # right on call 1, wrong on call N: compare call N
+            found = first_diverging_node(folder, proto, inputs, faithful, rtol, atol, ort, calls=int(later.group(1)))
+            if found is not None:
+                found = (found[0], found[1], f"on call {later.group(1)}: {found[2]}")
         if found is None:
             return {"kept": False, "why": "no node's output differs from onnxruntime's on the full graph's first call "
                                           "(a defect across calls, or in backward: not reduced)"}

@@ -350,3 +350,31 @@ def test_a_one_node_graph_whose_backward_differs_names_its_node(tmp_path):
     first = meta["reduced"]["first_diverging"]
     assert first["op_type"] == "LeakyRelu" and first["aidge_type"] == "LeakyReLU", first
     assert first["line"].startswith("the graph's only node")
+
+
+def _conv_transpose_without_bias_twice():
+    import warnings
+
+    from interop.equivalence.compare import compare_tensors
+    from interop.equivalence.tester import EquivalenceError
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Conv2d(2, 3, 3, padding=1), torch.nn.ReLU(),
+                                torch.nn.ConvTranspose2d(3, 2, 2, stride=2, bias=False)).eval()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        am = wrap(model, [(1, 2, 5, 5)], known_defects="warn")
+    x = torch.randn(1, 2, 5, 5)
+    want = model(x).detach()
+    for call in (1, 2):
+        got = am(x)
+        mismatch = compare_tensors(got.detach(), want, path="output")
+        if mismatch is not None:
+            raise EquivalenceError(f"call {call}: {mismatch.message}", test="convT", epoch=None, what="output")
+
+
+def test_a_defect_of_a_later_call_names_the_node_that_diverges_on_that_call(tmp_path):
+    meta = _run_case(tmp_path, "convT", _conv_transpose_without_bias_twice)
+    assert meta["calls"] == 2 and "forward call 2," in meta["repro"]["line"], meta["repro"]
+    first = meta["reduced"]["first_diverging"]
+    assert first["op_type"] == "ConvTranspose" and first["line"].startswith("on call 2: "), first
