@@ -1,0 +1,606 @@
+"""Where Aidge spends a model's time, node by node, against onnxruntime on the same ONNX graph.
+
+:func:`profile_onnx` takes an ONNX model and its inputs, :func:`profile_torch` a torch model and
+its example inputs (exported through the bridge, :func:`interop.bridge.onnx_export.export_to_onnx`,
+in eval mode). Each returns the profile as plain data (JSON-ready):
+
+- **Aidge's times** come from Aidge's own scheduling records. ``SequentialScheduler.
+  get_forward_scheduling()`` returns the ``SchedulingElement`` s (``node``, ``start``, ``end``), but
+  in aidge_core 0.10.1 ``start`` and ``end`` are ``std::chrono::time_point`` s that pybind11 cannot
+  convert (``TypeError: Unable to convert function return value to a Python type``): the records are
+  read from ``save_scheduling_diagram`` 's Mermaid file instead (written into a temporary folder,
+  one per call), whose times are whole microseconds of the system clock since the call began. The
+  records hold the last forward's nodes only; the Producers (constant inputs) are left out.
+- **onnxruntime's times** are its profiler's ``Node`` events (``SessionOptions.enable_profiling``,
+  ``<node name>_kernel_time``, microseconds) on a session with **no graph optimisation**
+  (``ORT_DISABLE_ALL``): each ONNX node is then a kernel of its own, under its own name, and can be
+  set beside the Aidge node(s) imported from it. A second session with the default optimisations
+  (what a user of onnxruntime gets: fused Conv+Relu, NCHWc layouts) is timed too, unprofiled, for
+  its total only.
+- **Matching**: aidge_onnx renames every node (``/conv1/Conv`` becomes ``conv1_Conv``);
+  :func:`interop.diagnostics.reproducer._aidge_names` maps an Aidge name back to its ONNX node's
+  index. An Aidge node whose name is not there is matched to the ONNX node whose Aidge name is
+  the longest prefix of it (a node aidge_onnx splits); one matched to none is listed in
+  ``unmatched_aidge`` and still counts in Aidge's total. An ONNX node Aidge does not run (Flatten,
+  which the bridge removes; Identity; Constant) has an onnxruntime time and no Aidge time.
+- **Threads**: one. Aidge's OpenMP teams are set to one thread (``omp_set_num_threads(1)`` on every
+  loaded GNU OpenMP runtime: in a process that imported torch first, Aidge's kernels run on torch's,
+  docs/openmp-threads.md), onnxruntime has ``intra_op_num_threads = inter_op_num_threads = 1``; both
+  then compute in the calling thread.
+- **Rounds**: after ``warmup`` calls of each, every round calls Aidge, onnxruntime unoptimised
+  and unprofiled, onnxruntime optimised, and the profiled session once each, the order reversed
+  every other round (a drift of the machine's load then falls on both sides alike). A call's
+  **total** is the calling thread's CPU time (``time.thread_time``), which a loaded machine does
+  not inflate by the time the thread waits for a core; onnxruntime's totals are taken on the
+  unprofiled sessions (its profiler adds ~100 us a call, Perceptron's 5 nodes: 153 us profiled,
+  50 us of nodes), Aidge's with its scheduling records, which it always keeps. The **per-node** times of both profilers are wall-clock intervals (neither records
+  CPU time), so they are taken as the **median over the rounds**, which drops the rounds where a
+  node was preempted; the spread (first and third quartiles over the rounds) is kept beside each.
+- **Shares**: a node's share is its median over the sum of the medians of its side's nodes (the
+  shares of one side sum to 1); an operator type's share is the sum of its nodes' shares, grouped
+  by the ONNX ``op_type`` (the same key on both sides).
+
+Nothing is printed and nothing written but the temporary files, removed on return. The CLI,
+``python -m interop.diagnostics.node_profile --out DIR``, profiles the zoo's models (and the
+architectures named with ``--architectures``), prints the tables and writes ``node_profile.json``
+and ``node_profile.md`` into DIR (docs/node-profile.md).
+"""
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import re
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+__all__ = ["profile_onnx", "profile_torch", "parse_scheduling_diagram", "parse_ort_profile", "markdown",
+           "table_lines", "DEFAULT_ROUNDS", "DEFAULT_WARMUP", "DEFAULT_MAX_S", "DEFAULT_TOP"]
+
+#: interleaved rounds per model (each: one Aidge call, one profiled and one optimised onnxruntime call)
+DEFAULT_ROUNDS = 21
+#: calls of each side before the rounds (allocations, first-call dims, onnxruntime's arenas)
+DEFAULT_WARMUP = 3
+#: seconds of rounds per model at most (at least MIN_ROUNDS are run whatever it costs)
+DEFAULT_MAX_S = 30.0
+MIN_ROUNDS = 5
+#: hot nodes kept per model
+DEFAULT_TOP = 10
+
+#: one line of Aidge's Mermaid scheduling diagram: ``name (Type#k) :start, end``
+_MERMAID = re.compile(r"^(?P<name>.*) \((?P<type>[^()#]*)#(?P<k>\d+)\) :(?P<start>-?\d+), (?P<end>-?\d+)\s*$")
+_KERNEL = "_kernel_time"
+
+
+# ---------------------------------------------------------------------------------------------
+def parse_scheduling_diagram(text: str) -> list[tuple[str, str, float]]:
+    """``(node name, Aidge type, seconds)`` of each line of a ``save_scheduling_diagram`` file,
+    in the order run."""
+    out = []
+    for line in text.splitlines():
+        m = _MERMAID.match(line.strip())
+        if m:
+            out.append((m.group("name"), m.group("type"), (int(m.group("end")) - int(m.group("start"))) * 1e-6))
+    return out
+
+
+def parse_ort_profile(events: list[dict]) -> list[dict[str, dict]]:
+    """One dict per ``run`` of an onnxruntime profile (its JSON events, in order): node name ->
+    ``{"s": seconds, "op": op_type, "shapes": input shapes}``. A run's node events come before its
+    ``model_run`` session event."""
+    runs: list[dict[str, dict]] = []
+    current: dict[str, dict] = {}
+    for event in events:
+        name = str(event.get("name", ""))
+        if event.get("cat") == "Node" and name.endswith(_KERNEL):
+            args = event.get("args") or {}
+            shapes = [list(next(iter(d.values()))) if isinstance(d, dict) and d else None
+                      for d in args.get("input_type_shape") or []]
+            node = name[: -len(_KERNEL)]
+            seen = current.get(node)
+            seconds = float(event.get("dur", 0)) * 1e-6
+            if seen is None:
+                current[node] = {"s": seconds, "op": args.get("op_name"), "shapes": shapes}
+            else:  # a node run twice in one call (a subgraph): its times add up
+                seen["s"] += seconds
+        elif event.get("cat") == "Session" and name == "model_run":
+            runs.append(current)
+            current = {}
+    return runs
+
+
+# ---------------------------------------------------------------------------------------------
+def _named(proto):
+    """A copy of ``proto`` whose every node has a name of its own (onnxruntime names the events
+    after it; an unnamed or repeated name gets ``node_<index>_<op_type>``)."""
+    import onnx
+
+    model = onnx.ModelProto()
+    model.CopyFrom(proto)
+    seen: set[str] = set()
+    for k, node in enumerate(model.graph.node):
+        if not node.name or node.name in seen:
+            node.name = f"node_{k}_{node.op_type}"
+        seen.add(node.name)
+    return model
+
+
+def _data_inputs(proto) -> list[str]:
+    inits = {i.name for i in proto.graph.initializer}
+    return [i.name for i in proto.graph.input if i.name not in inits]
+
+
+def _feeds(proto, inputs) -> dict[str, np.ndarray]:
+    names = _data_inputs(proto)
+    if isinstance(inputs, dict):
+        return {k: np.ascontiguousarray(np.asarray(v)) for k, v in inputs.items()}
+    inputs = [np.ascontiguousarray(np.asarray(x)) for x in inputs]
+    if len(inputs) != len(names):
+        raise ValueError(f"{len(inputs)} input(s) given, the graph has {len(names)} data input(s): {names}")
+    return dict(zip(names, inputs))
+
+
+@contextlib.contextmanager
+def _one_openmp_thread():
+    """Every loaded GNU OpenMP runtime's team size at one for this thread; restored on exit.
+    Yields the basenames of the runtimes set."""
+    from ..threads_policy import loaded_openmp_runtimes
+
+    done = []
+    for path in loaded_openmp_runtimes():
+        try:
+            lib = ctypes.CDLL(path, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
+            before = int(lib.omp_get_max_threads())
+            lib.omp_set_num_threads(1)
+            done.append((lib, before, os.path.basename(path)))
+        except (OSError, AttributeError):
+            continue
+    try:
+        yield [name for *_, name in done]
+    finally:
+        for lib, before, _ in done:
+            lib.omp_set_num_threads(before)
+
+
+def _ort_options(ort, *, profile_prefix: str | None, optimize: bool):
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3
+    if profile_prefix:
+        options.enable_profiling = True
+        options.profile_file_prefix = profile_prefix
+    if not optimize:
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    return options
+
+
+def _spread(values: Sequence[float]) -> dict[str, float]:
+    """median, quartiles, min, max of ``values`` (n of them)."""
+    v = sorted(values)
+    if not v:
+        return {"n": 0}
+    if len(v) >= 2:
+        q1, _, q3 = statistics.quantiles(v, n=4, method="inclusive")
+    else:
+        q1 = q3 = v[0]
+    return {"median": statistics.median(v), "q1": q1, "q3": q3, "min": v[0], "max": v[-1], "n": len(v)}
+
+
+def _match(aidge_name: str, names: dict[str, int]) -> int | None:
+    if aidge_name in names:
+        return names[aidge_name]
+    best = None
+    for known, index in names.items():
+        if aidge_name.startswith(known) and (best is None or len(known) > len(best[0])):
+            best = (known, index)
+    return None if best is None else best[1]
+
+
+def profile_onnx(proto, inputs, *, name: str = "", rounds: int = DEFAULT_ROUNDS, warmup: int = DEFAULT_WARMUP,
+                 max_s: float = DEFAULT_MAX_S, top: int = DEFAULT_TOP) -> dict[str, Any]:
+    """The per-node profile of ``proto`` (an ``onnx.ModelProto``) on ``inputs`` (the data inputs'
+    arrays in graph order, or a dict name -> array), Aidge against onnxruntime, one thread each,
+    in ``rounds`` interleaved rounds (fewer when ``max_s`` seconds of rounds are spent, at least
+    :data:`MIN_ROUNDS`). See the module's docstring for what each figure is. Raises
+    :class:`interop.diagnostics.reproducer.AidgeRefused` when Aidge cannot import or compile it."""
+    import onnxruntime as ort
+
+    from ..bridge.runtime import quiet_aidge
+    from .reproducer import _aidge_names, _ort_feeds, load_in_aidge
+
+    proto = _named(proto)
+    feeds = _feeds(proto, inputs)
+    data_names = _data_inputs(proto)
+    names = _aidge_names(proto)  # on a renamed copy: proto keeps its ONNX names
+    onnx_bytes = proto.SerializeToString()
+    folder = Path(tempfile.mkdtemp(prefix="interop-node-profile-"))
+    load = [round(os.getloadavg()[0], 2)]
+    try:
+        import onnx
+
+        for_aidge = onnx.ModelProto()
+        for_aidge.CopyFrom(proto)  # aidge_onnx renames the model it imports in place
+        with quiet_aidge():
+            graph, scheduler, tensors = load_in_aidge(for_aidge, [feeds[n] for n in data_names if n in feeds])
+            profiled = ort.InferenceSession(onnx_bytes, _ort_options(ort, profile_prefix=str(folder / "ort"),
+                                                                     optimize=False),
+                                            providers=["CPUExecutionProvider"])
+            plain = ort.InferenceSession(onnx_bytes, _ort_options(ort, profile_prefix=None, optimize=False),
+                                         providers=["CPUExecutionProvider"])
+            optimised = ort.InferenceSession(onnx_bytes, _ort_options(ort, profile_prefix=None, optimize=True),
+                                             providers=["CPUExecutionProvider"])
+            ort_feeds = _ort_feeds(profiled, feeds)
+            opt_feeds = _ort_feeds(optimised, feeds)
+            diagram = str(folder / "aidge")
+
+            with _one_openmp_thread() as runtimes:
+                dims_stale = [True]
+
+                def aidge_call() -> tuple[float, list]:
+                    t0 = time.thread_time()
+                    scheduler.forward(dims_stale[0], tensors)
+                    t1 = time.thread_time()
+                    dims_stale[0] = False
+                    scheduler.save_scheduling_diagram(diagram, True)
+                    return t1 - t0, parse_scheduling_diagram(Path(diagram + "_forward.mmd").read_text())
+
+                def ort_call() -> float:
+                    t0 = time.thread_time()
+                    plain.run(None, ort_feeds)
+                    return time.thread_time() - t0
+
+                def profiled_call() -> None:
+                    profiled.run(None, ort_feeds)
+
+                def opt_call() -> float:
+                    t0 = time.thread_time()
+                    optimised.run(None, opt_feeds)
+                    return time.thread_time() - t0
+
+                for _ in range(warmup):
+                    aidge_call(), ort_call(), opt_call(), profiled_call()
+                totals: dict[str, list[float]] = {"aidge": [], "ort": [], "ort_optimized": []}
+                aidge_rounds: list[list[tuple[str, str, float]]] = []
+                start = time.monotonic()
+                for r in range(rounds):
+                    if r >= MIN_ROUNDS and time.monotonic() - start > max_s:
+                        break
+                    order = (0, 1, 2, 3) if r % 2 == 0 else (3, 2, 1, 0)
+                    for which in order:
+                        if which == 0:
+                            seconds, records = aidge_call()
+                            totals["aidge"].append(seconds)
+                            aidge_rounds.append(records)
+                        elif which == 1:
+                            totals["ort"].append(ort_call())
+                        elif which == 2:
+                            totals["ort_optimized"].append(opt_call())
+                        else:
+                            profiled_call()
+            threads = {"aidge_openmp_threads": 1 if runtimes else None, "openmp_runtimes": runtimes,
+                       "ort_intra_op_num_threads": 1, "ort_inter_op_num_threads": 1}
+            profile_path = profiled.end_profiling()
+        events = json.loads(Path(profile_path).read_text())
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    load.append(round(os.getloadavg()[0], 2))
+    ort_runs = parse_ort_profile(events)[warmup:]
+    return _assemble(proto, names, aidge_rounds, ort_runs, totals, name=name, warmup=warmup, top=top,
+                     threads=threads, load=load)
+
+
+def _assemble(proto, names, aidge_rounds, ort_runs, totals, *, name, warmup, top, threads, load) -> dict[str, Any]:
+    nodes = proto.graph.node
+    n_rounds = len(aidge_rounds)
+    # per ONNX node index: the Aidge seconds of each round (split nodes add up), Aidge names, types
+    aidge_times: dict[Any, list[float]] = {}
+    aidge_names: dict[Any, list[str]] = {}
+    aidge_types: dict[Any, list[str]] = {}
+    unmatched: list[str] = []
+    for records in aidge_rounds:
+        this: dict[Any, float] = {}
+        for aname, atype, seconds in records:
+            index = _match(aname, names)
+            key = index if index is not None else f"aidge:{aname}"
+            if index is None and aname not in unmatched:
+                unmatched.append(aname)
+            this[key] = this.get(key, 0.0) + seconds
+            if aname not in aidge_names.setdefault(key, []):
+                aidge_names[key].append(aname)
+                aidge_types.setdefault(key, []).append(atype)
+        for key, seconds in this.items():
+            aidge_times.setdefault(key, []).append(seconds)
+    by_name = {node.name: k for k, node in enumerate(nodes)}
+    ort_times: dict[int, list[float]] = {}
+    shapes: dict[int, list] = {}
+    for run in ort_runs:
+        for oname, event in run.items():
+            k = by_name.get(oname)
+            if k is None:
+                continue
+            ort_times.setdefault(k, []).append(event["s"])
+            shapes.setdefault(k, event["shapes"])
+    rows = []
+    keys = [k for k in range(len(nodes)) if k in aidge_times or k in ort_times]
+    keys += [k for k in aidge_times if isinstance(k, str)]
+    for key in keys:
+        a = _spread(aidge_times.get(key, []))
+        o = _spread(ort_times.get(key, [])) if isinstance(key, int) else {"n": 0}
+        node = nodes[key] if isinstance(key, int) else None
+        rows.append({
+            "index": key if isinstance(key, int) else None,
+            "onnx_name": node.name if node is not None else None,
+            "op_type": node.op_type if node is not None else (aidge_types.get(key) or ["?"])[0],
+            "aidge_names": aidge_names.get(key, []),
+            "aidge_types": aidge_types.get(key, []),
+            "input_shapes": shapes.get(key) if isinstance(key, int) else None,
+            "aidge_s": a.get("median", 0.0), "aidge_q1_s": a.get("q1"), "aidge_q3_s": a.get("q3"),
+            "ort_s": o.get("median", 0.0) if o["n"] else None, "ort_q1_s": o.get("q1"), "ort_q3_s": o.get("q3"),
+        })
+    aidge_sum = sum(r["aidge_s"] for r in rows)
+    ort_sum = sum(r["ort_s"] or 0.0 for r in rows)
+    for r in rows:
+        r["aidge_share"] = r["aidge_s"] / aidge_sum if aidge_sum > 0 else 0.0
+        r["ort_share"] = (r["ort_s"] or 0.0) / ort_sum if ort_sum > 0 else 0.0
+        r["ratio"] = (r["aidge_s"] / r["ort_s"]) if r["ort_s"] and r["aidge_s"] else None
+    operators: dict[str, dict] = {}
+    for r in rows:
+        op = operators.setdefault(r["op_type"], {"op_type": r["op_type"], "nodes": 0, "aidge_s": 0.0, "ort_s": 0.0,
+                                                 "aidge_share": 0.0, "ort_share": 0.0})
+        op["nodes"] += 1
+        op["aidge_s"] += r["aidge_s"]
+        op["ort_s"] += r["ort_s"] or 0.0
+        op["aidge_share"] += r["aidge_share"]
+        op["ort_share"] += r["ort_share"]
+    for op in operators.values():
+        op["ratio"] = op["aidge_s"] / op["ort_s"] if op["ort_s"] > 0 and op["aidge_s"] > 0 else None
+    ratios = [a / o for a, o in zip(totals["aidge"], totals["ort"]) if o > 0]
+    ratios_opt = [a / o for a, o in zip(totals["aidge"], totals["ort_optimized"]) if o > 0]
+    hot = sorted((r for r in rows if r["aidge_s"] > 0), key=lambda r: -r["aidge_s"])[:top]
+    return {
+        "name": name,
+        "onnx_nodes": len(nodes),
+        "rounds": n_rounds,
+        "warmup": warmup,
+        "loadavg_1min": {"start": load[0], "end": load[-1]},
+        "threads": threads,
+        "clock": {"total": "thread CPU time (time.thread_time) per call",
+                  "nodes": "wall-clock intervals of each profiler, median over the rounds"},
+        "total": {
+            "aidge_s": _spread(totals["aidge"]),
+            "ort_s": _spread(totals["ort"]),
+            "ort_optimized_s": _spread(totals["ort_optimized"]),
+            "ratio": _spread(ratios),
+            "ratio_optimized": _spread(ratios_opt),
+            "aidge_nodes_sum_s": aidge_sum,
+            "ort_nodes_sum_s": ort_sum,
+        },
+        "nodes": rows,
+        "operators": sorted(operators.values(), key=lambda op: -op["aidge_s"]),
+        "hot": [r["index"] if r["index"] is not None else r["aidge_names"][0] for r in hot],
+        "unmatched_aidge": unmatched,
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+class _Call:
+    """A torch module calling ``model(*args, **kwargs)`` with the tensors as its only inputs
+    (non-tensor kwargs bound), returning the flat tuple of its output tensors."""
+
+    def __new__(cls, model, n_args: int, tensor_kwargs: list[str], const_kwargs: dict):
+        import torch
+
+        class Call(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.model = model
+
+            def forward(self, *tensors):
+                kwargs = dict(const_kwargs)
+                kwargs.update(zip(tensor_kwargs, tensors[n_args:]))
+                out = self.model(*tensors[:n_args], **kwargs)
+                flat = []
+
+                def walk(value):
+                    if isinstance(value, torch.Tensor):
+                        flat.append(value)
+                    elif isinstance(value, (tuple, list)):
+                        for v in value:
+                            walk(v)
+                    elif isinstance(value, dict):
+                        for v in value.values():
+                            walk(v)
+                walk(out)
+                return tuple(flat)
+
+        return Call()
+
+
+def profile_torch(model, args: Sequence, kwargs: dict | None = None, *, name: str = "", **options) -> dict[str, Any]:
+    """:func:`profile_onnx` of ``model`` (put in eval mode; its modes are restored) exported by the
+    bridge on the example call ``model(*args, **kwargs)``: tensors are the graph's inputs, other
+    kwargs constants of the graph. ``args`` may also be input sizes (tuples of ints: random
+    float32 inputs, seeded)."""
+    import torch
+
+    from ..bridge.onnx_export import export_to_onnx, preserved_state
+
+    args = list(args)
+    if args and all(isinstance(a, (tuple, list)) and all(isinstance(d, int) for d in a) for a in args):
+        generator = torch.Generator().manual_seed(0)
+        args = [torch.randn(*a, generator=generator) for a in args]
+    kwargs = dict(kwargs or {})
+    tensor_kwargs = [k for k, v in kwargs.items() if isinstance(v, torch.Tensor)]
+    const_kwargs = {k: v for k, v in kwargs.items() if k not in tensor_kwargs}
+    tensors = args + [kwargs[k] for k in tensor_kwargs]
+    with preserved_state(model):
+        model.eval()
+        wrapped = model if not kwargs else _Call(model, len(args), tensor_kwargs, const_kwargs)
+        with torch.no_grad():
+            exported = export_to_onnx(wrapped, tensors, training=False)
+    arrays = [t.detach().cpu().numpy() for t in tensors]
+    used = set(_data_inputs(exported.proto))
+    feeds = {n: a for n, a in zip(exported.input_names, arrays) if n in used}
+    result = profile_onnx(exported.proto, feeds, name=name or type(model).__name__, **options)
+    result["exporter"] = exported.exporter
+    result["input_sizes"] = [list(a.shape) for a in arrays]
+    return result
+
+
+# ---------------------------------------------------------------------------------------------
+def _us(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    us = seconds * 1e6
+    return f"{us:.0f}" if us >= 100 else f"{us:.1f}"
+
+
+def _ratio(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def _total_line(p: dict) -> str:
+    t = p["total"]
+    a, o, oo, r, ro = t["aidge_s"], t["ort_s"], t["ort_optimized_s"], t["ratio"], t["ratio_optimized"]
+    if not a.get("n"):
+        return "no rounds"
+    return (f"Aidge {_us(a['median'])} us [{_us(a['q1'])}-{_us(a['q3'])}], onnxruntime (no graph optimisation) "
+            f"{_us(o['median'])} us [{_us(o['q1'])}-{_us(o['q3'])}], onnxruntime (optimised) {_us(oo['median'])} us; "
+            f"Aidge/onnxruntime {r['median']:.2f} [{r['q1']:.2f}-{r['q3']:.2f}], against the optimised "
+            f"{ro['median']:.2f} [{ro['q1']:.2f}-{ro['q3']:.2f}] (thread CPU time per call, median [quartiles] of "
+            f"{a['n']} rounds; load {p['loadavg_1min']['start']}-{p['loadavg_1min']['end']})")
+
+
+def _node_label(r: dict) -> str:
+    return r["onnx_name"] or ", ".join(r["aidge_names"])
+
+
+def table_lines(p: dict, top: int | None = None) -> list[str]:
+    """Plain-text tables of one profile (what the CLI prints)."""
+    lines = [f"== {p['name']}: {p['onnx_nodes']} ONNX nodes", "  " + _total_line(p),
+             f"  node sums: Aidge {_us(p['total']['aidge_nodes_sum_s'])} us, onnxruntime "
+             f"{_us(p['total']['ort_nodes_sum_s'])} us (medians of the profilers' wall-clock node times)",
+             f"  {'operator':<22}{'nodes':>6}{'Aidge us':>11}{'share':>7}{'ort us':>10}{'share':>7}{'ratio':>7}"]
+    for op in p["operators"]:
+        lines.append(f"  {op['op_type']:<22}{op['nodes']:>6}{_us(op['aidge_s']):>11}{op['aidge_share']:>7.1%}"
+                     f"{_us(op['ort_s']):>10}{op['ort_share']:>7.1%}{_ratio(op['ratio']):>7}")
+    by_key = {(r["index"] if r["index"] is not None else r["aidge_names"][0]): r for r in p["nodes"]}
+    lines.append(f"  hot nodes: {'node':<34}{'op':<14}{'Aidge us':>10}{'share':>7}{'ort us':>9}{'ratio':>7}  inputs")
+    for key in p["hot"][:top]:
+        r = by_key[key]
+        lines.append(f"    {_node_label(r)[:42]:<42}{r['op_type'][:13]:<14}{_us(r['aidge_s']):>10}"
+                     f"{r['aidge_share']:>7.1%}{_us(r['ort_s']):>9}{_ratio(r['ratio']):>7}  {r['input_shapes']}")
+    if p["unmatched_aidge"]:
+        lines.append(f"  Aidge nodes matched to no ONNX node: {p['unmatched_aidge']}")
+    return lines
+
+
+def markdown(profiles: list[dict], header: str = "", top: int | None = None) -> str:
+    """The profiles as Markdown: per model the totals, the operator types' shares, the hot nodes."""
+    out = [header] if header else []
+    for p in profiles:
+        if "error" in p:
+            out += [f"## {p['name']}", "", f"Not profiled: {p['error']}", ""]
+            continue
+        out += [f"## {p['name']}", "", _total_line(p) + ".", "",
+                "| operator | nodes | Aidge us | Aidge share | onnxruntime us | ort share | Aidge/ort |",
+                "|---|---:|---:|---:|---:|---:|---:|"]
+        for op in p["operators"]:
+            out.append(f"| {op['op_type']} | {op['nodes']} | {_us(op['aidge_s'])} | {op['aidge_share']:.1%} | "
+                       f"{_us(op['ort_s'])} | {op['ort_share']:.1%} | {_ratio(op['ratio'])} |")
+        out += ["", "| hot node | op | input shapes | Aidge us [q1-q3] | share | onnxruntime us [q1-q3] | Aidge/ort |",
+                "|---|---|---|---:|---:|---:|---:|"]
+        by_key = {(r["index"] if r["index"] is not None else r["aidge_names"][0]): r for r in p["nodes"]}
+        for key in p["hot"][:top]:
+            r = by_key[key]
+            shapes = " ".join(str(s).replace(" ", "") for s in (r["input_shapes"] or []))
+            out.append(f"| `{_node_label(r)}` | {r['op_type']} | {shapes} | {_us(r['aidge_s'])} "
+                       f"[{_us(r['aidge_q1_s'])}-{_us(r['aidge_q3_s'])}] | {r['aidge_share']:.1%} | {_us(r['ort_s'])} "
+                       f"[{_us(r['ort_q1_s'])}-{_us(r['ort_q3_s'])}] | {_ratio(r['ratio'])} |")
+        if p["unmatched_aidge"]:
+            out.append(f"\nAidge nodes matched to no ONNX node: {', '.join(p['unmatched_aidge'])}")
+        out.append("")
+    return "\n".join(out)
+
+
+# ---------------------------------------------------------------------------------------------
+def _zoo_targets(names: list[str] | None):
+    from ..zoo.models import MODEL_CASES
+
+    for case in MODEL_CASES:
+        if names is None or case["name"] in names:
+            yield case["name"], (lambda case=case: (case["model"](), [tuple(case["input_size"])], {}))
+
+
+def _architecture_targets(names: list[str]):
+    from ..zoo.architectures import architecture
+
+    for arch_name in names:
+        def make(arch_name=arch_name):
+            arch = architecture(arch_name)
+            args, kwargs = arch.inputs()
+            return arch.build(), list(args), kwargs
+        yield arch_name, make
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m interop.diagnostics.node_profile",
+                                     description="Per-node profile of the zoo's models (and architectures): Aidge's "
+                                                 "scheduling records against onnxruntime's profiler, one thread each.")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="folder for node_profile.json and node_profile.md (default: a new temporary folder, printed)")
+    parser.add_argument("--models", default=None, help="comma-separated zoo model names (default: all; 'none': none)")
+    parser.add_argument("--architectures", default="", help="comma-separated architecture names (interop.zoo."
+                                                            "architectures), none by default")
+    parser.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS)
+    parser.add_argument("--warmup", type=int, default=DEFAULT_WARMUP)
+    parser.add_argument("--max-s", type=float, default=DEFAULT_MAX_S, help="seconds of rounds per model at most")
+    parser.add_argument("--top", type=int, default=DEFAULT_TOP, help="hot nodes per model")
+    args = parser.parse_args(argv)
+    os.environ["OMP_NUM_THREADS"] = "1"  # before torch or Aidge load an OpenMP runtime (the profile sets it too)
+    out = args.out if args.out is not None else Path(tempfile.mkdtemp(prefix="node-profile-"))
+    out.mkdir(parents=True, exist_ok=True)
+    models = None if args.models is None else [] if args.models == "none" else args.models.split(",")
+    targets = list(_zoo_targets(models)) + list(_architecture_targets([a for a in args.architectures.split(",") if a]))
+    import platform
+    import subprocess
+
+    uptime = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip() if shutil.which("uptime") else ""
+    started = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
+    profiles = []
+    for name, make in targets:
+        try:
+            model, inputs, kwargs = make()
+            p = profile_torch(model, inputs, kwargs, name=name, rounds=args.rounds, warmup=args.warmup,
+                              max_s=args.max_s, top=args.top)
+        except Exception as exc:  # noqa: BLE001 - a model that cannot be profiled is said, the others go on
+            p = {"name": name, "error": f"{type(exc).__name__}: {' '.join(str(exc).split())[:400]}"}
+            print(f"== {name}: not profiled: {p['error']}", flush=True)
+        else:
+            print("\n".join(table_lines(p, args.top)), flush=True)
+        profiles.append(p)
+    meta = {"started": started, "ended": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+            "command": "python -m interop.diagnostics.node_profile " + " ".join(sys.argv[1:] if argv is None else argv),
+            "uptime_at_end": uptime, "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
+            "rounds": args.rounds, "warmup": args.warmup, "max_s": args.max_s}
+    (out / "node_profile.json").write_text(json.dumps({"meta": meta, "profiles": profiles}, indent=1) + "\n")
+    header = (f"# Per-node profile, Aidge against onnxruntime\n\n{meta['started']} to {meta['ended']}, "
+              f"`{meta['command']}`; {meta['machine']}; `uptime` at the end: `{uptime}`.\n")
+    (out / "node_profile.md").write_text(markdown(profiles, header, args.top))
+    print(f"\nwritten: {out / 'node_profile.json'}, {out / 'node_profile.md'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
