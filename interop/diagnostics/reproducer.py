@@ -875,10 +875,11 @@ def _diverging_without_intermediates(proto, meta: dict[str, Any]):
     return None
 
 
-def _single_node_model(proto, node, ort: dict[str, np.ndarray], data_names: set[str]):
-    """``(model, data inputs, their values, outputs)``: ``node`` alone. An input that depends on the
-    graph's data inputs is a graph input fed with the value it received; one computed from
-    constants only is an initializer (Aidge forwards dims from constants, as in the full graph)."""
+def _single_node_model(proto, node, ort: dict[str, np.ndarray], data_names: set[str], around=()):
+    """``(model, data inputs, their values, outputs)``: ``node`` alone (with ``around``: the nodes that
+    feed it, in the graph's order, before it). An input that depends on the graph's data inputs is a
+    graph input fed with the value it received; one computed from constants only is an initializer
+    (Aidge forwards dims from constants, as in the full graph). The outputs are ``node``'s."""
     import onnx
     from onnx import helper, numpy_helper
 
@@ -886,9 +887,11 @@ def _single_node_model(proto, node, ort: dict[str, np.ndarray], data_names: set[
     for n in proto.graph.node:
         if any(i in dynamic for i in n.input if i):
             dynamic.update(o for o in n.output if o)
+    kept = list(around) + [node]
+    made = {o for n in kept for o in n.output if o}
     inputs, values, inits = [], [], []
-    for name in node.input:
-        if not name or any(i.name == name for i in inputs) or any(i.name == name for i in inits):
+    for name in [i for n in kept for i in n.input]:
+        if not name or name in made or any(i.name == name for i in inputs) or any(i.name == name for i in inits):
             continue
         value = ort.get(name)
         if value is None:
@@ -904,9 +907,12 @@ def _single_node_model(proto, node, ort: dict[str, np.ndarray], data_names: set[
     expected = [ort[o] for o in outs]
     graph_outputs = [helper.make_tensor_value_info(o, helper.np_dtype_to_tensor_dtype(v.dtype), list(v.shape))
                      for o, v in zip(outs, expected)]
-    copy = onnx.NodeProto()
-    copy.CopyFrom(node)
-    graph = helper.make_graph([copy], f"reduced_{node.op_type}", inputs, graph_outputs, initializer=inits)
+    copies = []
+    for n in kept:
+        copy = onnx.NodeProto()
+        copy.CopyFrom(n)
+        copies.append(copy)
+    graph = helper.make_graph(copies, f"reduced_{node.op_type}", inputs, graph_outputs, initializer=inits)
     model = helper.make_model(graph, opset_imports=list(proto.opset_import), producer_name="aidge_torch_interop")
     model.ir_version = proto.ir_version
     return model, [i.name for i in inputs], values, expected
@@ -953,27 +959,56 @@ def reduce_bundle(folder: Path, exc: BaseException, data_inputs, inputs, faithfu
     if len(proto.graph.node) <= 1:
         result.update(kept=False, why="the graph already has one node", nodes=len(proto.graph.node), how=how)
         return result
-    model, names, values, expected = _single_node_model(proto, node, ort, set(data_inputs))
     target = folder / "reduced"
-    shutil.rmtree(target, ignore_errors=True)
     phase = meta.get("phase", "forward")
-    grads = None
-    if phase == "backward":
-        grads = {"grad_outputs": [np.ones_like(e) if np.issubdtype(e.dtype, np.floating) else None for e in expected]}
-    settings = {"CASE": meta["case"] + f" (reduced to node {node.name or node.op_type!r}, {node.op_type})",
-                "WHAT": meta["failure"], "PHASE": phase, "CALLS": meta["calls"], "RTOL": rtol, "ATOL": atol,
-                "FAITHFUL": faithful, "DATA_INPUTS": names, "N_OUTPUTS": len(expected), "PARAMS": [],
-                "GRAD_OUTPUTS": [k for k, g in enumerate((grads or {}).get("grad_outputs", [])) if g is not None]}
-    _write_layout(target, model, names, values, expected, settings, grads)
-    run = run_repro(target)
-    result.update(node=node.name, op_type=node.op_type, nodes=1, how=how, repro=run)
-    if _reproduces(run) and phase_of(run.get("line")) == phase_of((meta.get("repro") or {}).get("line")):
-        result["kept"] = True
-    else:
+    want = phase_of((meta.get("repro") or {}).get("line"))
+    tried = set()
+    # the node alone, then with the nodes that feed it up to 1, 2, 3 steps back (at most 8 nodes)
+    for depth in range(0, 4):
+        around = _feeders(proto, node, depth)
+        if len(around) + 1 > 8 or (depth and len(around) in tried):
+            continue
+        tried.add(len(around))
+        try:
+            model, names, values, expected = _single_node_model(proto, node, ort, set(data_inputs), around)
+        except ValueError:
+            continue
         shutil.rmtree(target, ignore_errors=True)
-        result.update(kept=False, why="the node alone does not fail the same way (state across calls, graph-level "
-                                       "shape inference or memory: the full graph is the reproducer)")
+        grads = None
+        if phase == "backward":
+            grads = {"grad_outputs": [np.ones_like(e) if np.issubdtype(e.dtype, np.floating) else None
+                                      for e in expected]}
+        what = f"node {node.name or node.op_type!r}, {node.op_type}" + (
+            f", and the {len(around)} node(s) feeding it" if around else "")
+        settings = {"CASE": meta["case"] + f" (reduced to {what})", "WHAT": meta["failure"], "PHASE": phase,
+                    "CALLS": meta["calls"], "RTOL": rtol, "ATOL": atol, "FAITHFUL": faithful, "DATA_INPUTS": names,
+                    "N_OUTPUTS": len(expected), "PARAMS": [],
+                    "GRAD_OUTPUTS": [k for k, g in enumerate((grads or {}).get("grad_outputs", [])) if g is not None]}
+        _write_layout(target, model, names, values, expected, settings, grads)
+        run = run_repro(target)
+        result.update(node=node.name, op_type=node.op_type, nodes=len(around) + 1, how=how, repro=run)
+        if _reproduces(run) and phase_of(run.get("line")) == want:
+            result["kept"] = True
+            if around:
+                result["how"] = f"{how}, with the nodes feeding it up to {depth} step(s) back (the node alone does " \
+                                "not fail the same way)"
+            return result
+    shutil.rmtree(target, ignore_errors=True)
+    result.update(kept=False, nodes=1, why="the node alone, and with the nodes feeding it up to 3 steps back, does not "
+                                           "fail the same way (state across calls, graph-level shape inference or "
+                                           "memory: the full graph is the reproducer)")
     return result
+
+
+def _feeders(proto, node, depth: int) -> list:
+    """The nodes that feed ``node`` within ``depth`` steps, in the graph's order."""
+    producer = {o: n for n in proto.graph.node for o in n.output if o}
+    wanted, frontier = set(), [node]
+    for _ in range(depth):
+        parents = [producer[i] for n in frontier for i in n.input if i in producer]
+        frontier = [p for p in parents if id(p) not in wanted]
+        wanted.update(id(p) for p in frontier)
+    return [n for n in proto.graph.node if id(n) in wanted]
 
 
 # ---------------------------------------------------------------------------------------------
