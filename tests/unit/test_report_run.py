@@ -50,9 +50,9 @@ def test_a_complete_run_gets_its_directory_and_becomes_latest(tmp_path):
     out, err = proc.communicate(timeout=300)
     assert proc.returncode == 0, err
     (run,) = _runs(project)
-    assert sorted(p.name for p in run.iterdir()) == ["defects.json", "defects.md", "pytest.txt", "records.jsonl",
-                                                     "report.json", "report.txt", "run.json", "session.json",
-                                                     "support.html", "support.json", "support.md"]
+    assert sorted(p.name for p in run.iterdir()) == ["defects.html", "defects.json", "defects.md", "pytest.txt",
+                                                     "records.jsonl", "report.json", "report.txt", "run.json",
+                                                     "session.json", "support.html", "support.json", "support.md"]
     assert "pytest: 2 passed" in (run / "report.txt").read_text()
     meta = json.loads((run / "run.json").read_text())
     assert meta["complete"] is True and meta["backend"] == "cpu"
