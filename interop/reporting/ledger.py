@@ -452,7 +452,7 @@ _HTML_STYLE = """body{font-family:sans-serif;margin:1em;max-width:100%}table{bor
 th,td{border:1px solid #bbb;padding:3px 6px;text-align:left;vertical-align:top;font-size:13px}
 th{background:#eee;position:sticky;top:0}tr:target{background:#ffd}code{font-size:12px;word-break:break-all}
 .kind{white-space:nowrap}.n{text-align:right}details{margin:2px 0}#q{width:30em;font-size:14px;padding:3px}
-.warn{color:#a00;font-weight:bold}"""
+.warn{color:#a00;font-weight:bold}nav a,nav b{margin-right:1em}"""
 _HTML_SCRIPT = """function f(){var q=document.getElementById('q').value.toLowerCase(),
 k=document.getElementById('k').value;var n=0;document.querySelectorAll('tbody tr').forEach(function(r){
 var ok=r.textContent.toLowerCase().indexOf(q)>=0&&(!k||r.dataset.kind==k);r.style.display=ok?'':'none';if(ok)n++;});
@@ -465,11 +465,13 @@ def format_ledger_html(ledger: list[dict[str, Any]], *, complete: bool = True, h
     an anchor per id (``defects.html#D-xxxxxxxx``), a search box and a filter by kind."""
     import html
 
+    from .porting import nav_html  # the links between a run's pages, as the support matrix and porting page have
+
     esc = html.escape
     kinds = sorted({e["kind"] for e in ledger})
     out = ["<!DOCTYPE html><html><head><meta charset='utf-8'>",
            f"<title>{esc(title)}</title><style>{_HTML_STYLE}</style><script>{_HTML_SCRIPT}</script></head><body>",
-           f"<h1>{esc(title)}</h1>"]
+           nav_html("defects.html"), f"<h1>{esc(title)}</h1>"]
     if not complete:
         out.append("<p class='warn'>This run is incomplete: the ledger lists what it saw, not every defect.</p>")
     if headline:
