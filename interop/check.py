@@ -204,19 +204,24 @@ def _merge(blockers: list[Blocker]) -> list[Blocker]:
 
 # --------------------------------------------------------------------------------------
 def _leaf_calls(model, inputs) -> list[dict[str, Any]]:
-    """Each leaf module's first call in a torch forward of ``model``: path, module, its
-    positional arguments (tensors detached and cloned) and its output."""
+    """Each leaf module's first call in a torch forward of a copy of ``model`` (the caller's
+    model is not run: a BatchNorm in training mode keeps its statistics): path, module (the
+    copy's), its positional arguments (tensors detached and cloned), its output and how many
+    times the forward called it."""
     import torch
 
+    model = copy.deepcopy(model)
     calls: dict[str, dict[str, Any]] = {}
     hooks = []
 
     def keep(path):
         def hook(module, args, output):
-            if path not in calls:
-                calls[path] = {"path": path, "module": module,
-                               "args": [a.detach().clone() if isinstance(a, torch.Tensor) else a for a in args],
-                               "output": output.detach().clone() if isinstance(output, torch.Tensor) else None}
+            if path in calls:
+                calls[path]["count"] += 1
+                return
+            calls[path] = {"path": path, "module": module, "count": 1,
+                           "args": [a.detach().clone() if isinstance(a, torch.Tensor) else a for a in args],
+                           "output": output.detach().clone() if isinstance(output, torch.Tensor) else None}
         return hook
 
     for path, module in model.named_modules():
@@ -317,7 +322,7 @@ def check(model, *inputs, backward: bool = True, modules: bool = True, ledger: s
             leaves.append(entry)
             if sig in seen:
                 entry.update(outcome=seen[sig]["outcome"], summary=f"as {seen[sig]['path']}")
-                if seen[sig]["outcome"] != "pass" and call["output"] is not None:
+                if seen[sig]["outcome"] != "pass" and call["output"] is not None and call["count"] == 1:
                     blocked_paths.append(call["path"])
                     outputs[call["path"]] = call["output"]
                 continue
@@ -327,7 +332,8 @@ def check(model, *inputs, backward: bool = True, modules: bool = True, ledger: s
             v = verify(call["module"], *call["args"], backward=backward, timeout=timeout)
             entry.update(outcome=v.outcome, summary=v.summary)
             found += _blockers_of(v, call["path"])
-            if v.outcome != "pass" and call["output"] is not None:
+            # a leaf called more than once (a shared ReLU) cannot stand for one value: kept as it is
+            if v.outcome != "pass" and call["output"] is not None and call["count"] == 1:
                 blocked_paths.append(call["path"])
                 outputs[call["path"]] = call["output"]
         if whole.outcome != "pass" and blocked_paths:

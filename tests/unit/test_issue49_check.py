@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from interop.check import Blocker, _merge, check, import_gaps, load_factory, parse_shape
+from interop.check import Blocker, _leaf_calls, _merge, check, import_gaps, load_factory, parse_shape
 from interop.reporting.ledger import defect_id, signature_of
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -74,6 +74,16 @@ def test_one_blocker_per_defect_with_every_place_it_showed():
     c = Blocker("backward", "Resize", "n2", "backward_not_implemented", "aidge", "v", ["up"])
     merged = _merge([a, b, c])
     assert [m.where for m in merged] == [["model", "act1"], ["up"]]
+
+
+def test_leaf_inputs_are_captured_on_a_copy_the_caller_s_model_keeps_its_state():
+    relu = torch.nn.ReLU()
+    model = torch.nn.Sequential(torch.nn.BatchNorm1d(4), relu, torch.nn.Linear(4, 4), relu).train()
+    before = model[0].running_mean.clone()
+    calls = {c["path"]: c for c in _leaf_calls(model, [torch.randn(8, 4) + 3])}
+    assert torch.equal(model[0].running_mean, before) and int(model[0].num_batches_tracked) == 0
+    assert calls["0"]["args"][0].shape == (8, 4) and calls["0"]["module"] is not model[0]
+    assert calls["1"]["count"] == 2  # a shared leaf: called twice (never replaced by one value)
 
 
 def test_the_library_prints_nothing_and_continues_past_the_import(capfd, tmp_path, monkeypatch):
