@@ -23,15 +23,18 @@ class _AidgeFunction(torch.autograd.Function):
     """Autograd node: forward and backward both computed by Aidge."""
 
     @staticmethod
-    def forward(ctx, module: "AidgeModule", n_inputs: int, reference, *args):
+    def forward(ctx, module: "AidgeModule", n_inputs: int, *args):
         inputs = args[:n_inputs]
         with module._runner.lock:  # the forward and the count that identifies it, together
             outputs = module._runner.forward(inputs)
             ctx.forward_id = module._runner.forward_count
         ctx.module = module
         ctx.n_inputs = n_inputs
-        #: torch's computation of this call (first call at a signature whose gradients are unchecked)
-        ctx.reference = reference if reference is not None and reference.grad else None
+        ctx.check_inputs = None
+        if module._value_check_off is None and not vc.checks_are_deferred():
+            key = tuple((tuple(x.shape), x.dtype) for x in inputs)
+            if key not in module._grads_checked:  # kept for the gradient check: the caller may change them
+                ctx.check_inputs = (key, [x.detach().clone() for x in inputs])
         ctx.inputs = [x.detach() for x in inputs]
         ctx.input_dtypes = [x.dtype for x in inputs]
         ctx.mark_non_differentiable(*[o for o in outputs if not o.is_floating_point()])
@@ -58,15 +61,21 @@ class _AidgeFunction(torch.autograd.Function):
             ctx.forward_id = runner.forward_count
         input_grads, param_grads = runner.backward(grad_outputs, module._trainable_producers)
         in_grads = [
-            (g if g.dtype == dtype else g.to(dtype)) if ctx.needs_input_grad[3 + i] and dtype.is_floating_point
+            (g if g.dtype == dtype else g.to(dtype)) if ctx.needs_input_grad[2 + i] and dtype.is_floating_point
             else None
             for i, (g, dtype) in enumerate(zip(input_grads, ctx.input_dtypes))
         ]
-        p_grads = [g if ctx.needs_input_grad[3 + ctx.n_inputs + i] else None for i, g in enumerate(param_grads)]
-        reference, ctx.reference = ctx.reference, None
-        if reference is not None:  # the first backward at this signature: Aidge's gradients against torch's
-            module._check_gradients(reference, grad_outputs, in_grads, p_grads)
-        return (None, None, None, *in_grads, *p_grads)
+        p_grads = [g if ctx.needs_input_grad[2 + ctx.n_inputs + i] else None for i, g in enumerate(param_grads)]
+        if ctx.check_inputs is not None and module._value_check_off is None and not vc.checks_are_deferred():
+            key, saved = ctx.check_inputs
+            if key not in module._grads_checked:
+                # the first backward at this signature: torch's computation of the same call (run now,
+                # so that a forward no backward follows costs only the copy of its inputs) against
+                # Aidge's gradients
+                inputs = [x.requires_grad_(bool(ctx.needs_input_grad[2 + i]) and x.is_floating_point())
+                          for i, x in enumerate(saved)]
+                module._check_gradients(module._reference(inputs, grad=True), grad_outputs, in_grads, p_grads, key)
+        return (None, None, *in_grads, *p_grads)
 
 
 def _float_dtype(example_inputs: Sequence[torch.Tensor]) -> torch.dtype:
@@ -249,12 +258,12 @@ class AidgeModule(torch.nn.Module):
         needs_grad = torch.is_grad_enabled() and (
             any(p.requires_grad for p in self._train_params) or any(x.requires_grad for x in inputs))
         if self._value_check_off is None:
-            signature = [(x.shape, x.dtype, needs_grad) for x in inputs]
+            signature = [(x.shape, x.dtype) for x in inputs]
             if signature != self._last_checked and not vc.checks_are_deferred():
                 outputs = self._checked_call(inputs, needs_grad, signature)
                 return self._structured(outputs)
         if needs_grad:
-            outputs = _AidgeFunction.apply(self, self._n_inputs, None, *inputs, *self._train_params)
+            outputs = _AidgeFunction.apply(self, self._n_inputs, *inputs, *self._train_params)
         else:
             outputs = self._runner.forward(inputs, share=True)
             if self._one_tensor_out:
@@ -285,16 +294,18 @@ class AidgeModule(torch.nn.Module):
         also serve the shape guard), then Aidge's, compared before anything is returned."""
         self._check_dtypes(inputs)  # before torch runs: a wrong dtype is the caller's error, said so
         key = tuple((tuple(x.shape), x.dtype) for x in inputs)
+
+        def run():
+            if needs_grad:
+                return _AidgeFunction.apply(self, self._n_inputs, *inputs, *self._train_params)
+            return self._runner.forward(inputs, share=True)
+
         with self._runner.lock:
-            values_done = key in self._values_checked
-            want_grads = needs_grad and key not in self._grads_checked
-            if values_done and not want_grads:  # checked by another call meanwhile
+            if key in self._values_checked:  # checked by another call meanwhile
                 self._last_checked = signature
-                if needs_grad:
-                    return _AidgeFunction.apply(self, self._n_inputs, None, *inputs, *self._train_params)
-                return self._runner.forward(inputs, share=True)
+                return run()
             try:
-                reference = self._reference(inputs, grad=want_grads)
+                reference = self._reference(inputs, grad=False)
             except Exception as exc:  # noqa: BLE001
                 if [tuple(x.shape) for x in inputs] != self._input_sizes:
                     raise  # torch rejects these new shapes: its own error, as the shape guard gave it
@@ -302,23 +313,15 @@ class AidgeModule(torch.nn.Module):
                 # module's state) do not fit the model. Said by value_check, never a failed call.
                 self._value_check_off = (f"torch's reference call failed ({type(exc).__name__}: "
                                          f"{str(exc).splitlines()[0] if str(exc) else ''})")
-                if needs_grad:
-                    return _AidgeFunction.apply(self, self._n_inputs, None, *inputs, *self._train_params)
-                return self._runner.forward(inputs, share=True)
+                return run()
             self._pending_shapes = (tuple(s for s, _ in key), [tuple(x.shape) for x in reference.leaves])
             try:
-                if needs_grad:
-                    outputs = _AidgeFunction.apply(self, self._n_inputs, reference if want_grads else None, *inputs,
-                                                   *self._train_params)
-                else:
-                    outputs = self._runner.forward(inputs, share=True)
+                outputs = run()
             finally:
                 self._pending_shapes = None
-            if not values_done:
-                self._check_outputs(inputs, outputs, reference)
-                self._values_checked.add(key)
-            if not needs_grad or key in self._grads_checked:
-                self._last_checked = signature
+            self._check_outputs(inputs, outputs, reference)
+            self._values_checked.add(key)
+            self._last_checked = signature
         return outputs
 
     def _reference(self, inputs, *, grad: bool, dtype: torch.dtype | None = None) -> "_Reference":
@@ -412,11 +415,10 @@ class AidgeModule(torch.nn.Module):
             onnx_node=(node.name or node.op_type) if node is not None else None,
             values=[o.detach() for o in outputs], mismatch=figures)
 
-    def _check_gradients(self, reference: "_Reference", grad_outputs, in_grads, p_grads) -> None:
+    def _check_gradients(self, reference: "_Reference", grad_outputs, in_grads, p_grads, key: tuple) -> None:
         """Aidge's input and parameter gradients of this backward against torch's for the same
         output gradients: ValueMismatchError on the first that differs, before torch sees them."""
         inputs = [x for x in reference.inputs]
-        key = tuple((tuple(x.shape), x.dtype) for x in inputs)
 
         def torch_grads(ref: "_Reference", dtype=None):
             pairs = [(o, g if dtype is None else g.to(dtype)) for o, g in zip(ref.leaves, grad_outputs)

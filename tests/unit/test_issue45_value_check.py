@@ -93,8 +93,12 @@ def test_a_matching_model_is_checked_once_per_signature(monkeypatch):
         am(torch.randn(3, 5))  # a new batch size: its first call is checked (with the shape guard's torch run)
         am(torch.randn(3, 5))
     assert calls == [[(2, 5)], [(3, 5)]]
-    # a call that needs gradients: its forward was checked, its first backward is
+    # a call that needs gradients: its forward was checked; forwards that no backward follows
+    # run torch no more; the first backward runs torch's forward and backward once
     xg = torch.randn(2, 5, requires_grad=True)
+    am(xg)
+    am(xg)
+    assert calls == [[(2, 5)], [(3, 5)]]
     am(xg).sum().backward()
     am(xg).sum().backward()
     assert calls == [[(2, 5)], [(3, 5)], [(2, 5)]]
