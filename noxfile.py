@@ -38,6 +38,7 @@ compare      asv compare main HEAD (both benchmarked first), at the factor the n
 """
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -333,8 +334,9 @@ def bench_quick(session: nox.Session) -> None:
               *(session.posargs or [BENCH_QUICK]), env=TEST_ENV)
 
 
-#: the Aidge releases of the findings matrix (benchmarks/aidge_matrix.py has the same for asv)
-AIDGE_RELEASES = ("0.9.1.post2", "0.10.0.post3", "0.10.1")
+#: the Aidge releases of the findings matrix: the one list, interop/aidge_releases.json (also read by
+#: benchmarks/aidge_matrix.py for asv and by the triage's release ranges), read as data
+AIDGE_RELEASES = tuple(json.loads((ROOT / "interop" / "aidge_releases.json").read_text(encoding="utf-8"))["releases"])
 AIDGE_CPU_PACKAGES = ("aidge-core", "aidge-backend-cpu", "aidge-onnx", "aidge-learning")
 
 

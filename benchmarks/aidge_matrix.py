@@ -30,7 +30,7 @@ OUT = ROOT / "asv-aidge-releases.conf.json"  # removed after the run
 #: Aidge releases of the matrix (each published for all four CPU packages, cp311 wheels).
 #: 0.9.1.post2 runs through the compatibility shim of interop/bridge/runtime.py (no
 #: ``Tensor.from_data_ptr`` before 0.10: inputs are copied instead of shared).
-RELEASES = ("0.9.1.post2", "0.10.0.post3", "0.10.1")
+RELEASES = tuple(json.loads((ROOT / "interop" / "aidge_releases.json").read_text(encoding="utf-8"))["releases"])
 AIDGE_PACKAGES = ("aidge-core", "aidge-backend-cpu", "aidge-onnx", "aidge-learning")
 
 

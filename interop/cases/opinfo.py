@@ -122,10 +122,20 @@ def sample_cap() -> int | None:
 
 
 def shard() -> tuple[int, int] | None:
-    """``(k, n)`` from ``$INTEROP_OPINFO_SHARD`` (``K/N``, 1 <= K <= N), None when unset."""
+    """``(k, n)`` from ``$INTEROP_OPINFO_SHARD`` (``K/N``, 1 <= K <= N), None when unset. Set together
+    with ``$INTEROP_SHARD`` (the shard of every source, another hash of another id) it is a
+    ``ValueError`` naming both: the two selections combined keep almost nothing (measured: 100 of
+    100 deselected), never what either asks for."""
     from ..env import env_shard
+    from ..records.shard import SHARD_ENV as EVERY_SOURCE
 
-    return env_shard(SHARD_ENV)
+    selected = env_shard(SHARD_ENV)
+    if selected is not None and env_shard(EVERY_SOURCE) is not None:
+        raise ValueError(f"environment variables {SHARD_ENV}={os.environ[SHARD_ENV]!r} and "
+                         f"{EVERY_SOURCE}={os.environ[EVERY_SOURCE]!r} are both set: they shard by different hashes "
+                         f"and together select almost nothing; set one ({EVERY_SOURCE} shards every source, "
+                         f"{SHARD_ENV} the OpInfo selection alone, as its table rows were made)")
+    return selected
 
 
 def in_shard(case_id: str, selected: tuple[int, int] | None) -> bool:

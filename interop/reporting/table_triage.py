@@ -50,8 +50,10 @@ __all__ = ["Proposal", "propose", "write_proposal", "apply_proposal", "release_d
 
 PROPOSAL_FILE = "proposal.json"
 DIFF_FILE = "proposal.diff"
-#: the Aidge releases the project follows (nox -s release-matrix): what a narrowed range is checked against
-RELEASES = ("0.9.1.post2", "0.10.0.post3", "0.10.1")
+#: the Aidge releases the project follows (interop/aidge_releases.json, the one list; nox -s release-matrix):
+#: what a narrowed range is checked against
+RELEASES = tuple(json.loads((Path(__file__).resolve().parents[1] / "aidge_releases.json").read_text(encoding="utf-8"))
+                 ["releases"])
 _INDEX = re.compile(r"^s\d+_")
 #: the dtypes an OpInfo label may end with (float32 has no suffix)
 _DTYPES = ("float16", "float64", "int64", "bool")
