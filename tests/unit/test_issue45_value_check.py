@@ -153,3 +153,28 @@ def test_the_tolerance_table_is_the_comparators():
 
     for dtype, pair in TOLERANCES.items():
         assert default_tolerances(dtype) == pair
+
+
+def test_first_calls_from_several_threads_are_checked_once_each():
+    model = _seeded(lambda: torch.nn.Sequential(torch.nn.Linear(5, 4), torch.nn.Tanh()))
+    am = wrap(model, (2, 5))
+    inputs = [_seeded(lambda b=b: torch.randn(b, 5), b) for b in (2, 3, 2, 4, 3, 2)]
+    results, errors = [None] * len(inputs), []
+
+    def call(k):
+        try:
+            with torch.no_grad():
+                results[k] = am(inputs[k])
+        except Exception as exc:  # noqa: BLE001 - collected for the assertion
+            errors.append(exc)
+
+    threads = [threading.Thread(target=call, args=(k,)) for k in range(len(inputs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    with torch.no_grad():
+        for x, got in zip(inputs, results):
+            torch.testing.assert_close(got, model(x))
+    assert {key[0][0] for key in am._values_checked} == {(2, 5), (3, 5), (4, 5)}
