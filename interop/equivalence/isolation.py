@@ -34,6 +34,10 @@ resident memory grew to the bound is called so: one allocation too large for any
 ``std::bad_alloc`` of a wrong shape, an expected failure) stays the error it is. A child that dies
 of it anyway (an abort on a failed allocation, the OOM killer) is a crash whose message gives the
 child's peak memory beside its bound.
+
+Processes: nothing a case starts outlives its child. The child is a subreaper
+(``PR_SET_CHILD_SUBREAPER``: a daemon that forked twice stays its descendant) and kills and reaps
+every descendant as it ends; a case killed at its timeout has its descendants killed first.
 """
 from __future__ import annotations
 
@@ -216,6 +220,75 @@ def _memory_crash(info: dict[str, Any], bound: int) -> AidgeCrash:
     return crash
 
 
+#: prctl(2)'s PR_SET_CHILD_SUBREAPER: the orphans of a process's descendants become its children
+_PR_SET_CHILD_SUBREAPER = 36
+_PRCTL: list = []  # [prctl or None], looked up once in the parent (nothing is imported in a child)
+
+
+def _prctl():
+    if not _PRCTL:
+        fn = None
+        if sys.platform.startswith("linux"):
+            try:
+                import ctypes
+
+                fn = ctypes.CDLL(None, use_errno=True).prctl
+            except (OSError, AttributeError):
+                fn = None
+        _PRCTL.append(fn)
+    return _PRCTL[0]
+
+
+def _descendants(pid: int) -> list[int]:
+    """The living descendants of ``pid`` (read from /proc; none where it is not there)."""
+    parents: dict[int, list[int]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields and fields[0] not in ("Z", "X"):
+            parents.setdefault(int(fields[1]), []).append(int(entry))
+    out, todo = [], [pid]
+    while todo:
+        for kid in parents.get(todo.pop(), []):
+            if kid not in out:
+                out.append(kid)
+                todo.append(kid)
+    return out
+
+
+def _kill_all(pids: list[int]) -> None:
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            os.kill(pid, _signal.SIGKILL)
+
+
+def _end_descendants() -> None:
+    """In the child, as it ends: every process the case started, and theirs, killed and reaped (a
+    callable that started a long-lived process left it running after ``verify`` returned). The
+    child is a subreaper (:func:`_child`): an orphan of its descendants, a daemon that forked
+    twice, is its child too. One ``waitpid`` when there is none (the usual case)."""
+    for _ in range(200):
+        try:
+            done, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return  # no descendant left
+        except OSError:
+            return
+        if done:
+            continue
+        _kill_all(_descendants(os.getpid()))
+        time.sleep(0.005)
+
+
 def fork_available() -> bool:
     return hasattr(os, "fork") and sys.platform != "win32"
 
@@ -245,6 +318,7 @@ def run_isolated(fn: Callable[..., Any], *args: Any, timeout: float | None = Non
     # what a child's resident memory starts from: the parent's anonymous memory (fork copies its
     # page tables; a file's pages, libtorch's code, are faulted in again as the child runs)
     resident = _status_bytes("RssAnon", "RssShmem") if bound is not None else 0
+    prctl = _prctl()
     timed = collecting()  # the cost profile: the child times its stages, the parent the fork
     started = time.perf_counter() if timed else 0.0
     read_fd, write_fd = os.pipe()
@@ -254,12 +328,13 @@ def run_isolated(fn: Callable[..., Any], *args: Any, timeout: float | None = Non
     pid = _single_threaded_fork()
     if pid == 0:  # ---- child: never returns
         os.close(read_fd)
-        _child(write_fd, stack_file, fn, args, kwargs, timed, bound)
+        _child(write_fd, stack_file, fn, args, kwargs, timed, bound, prctl)
     # ---- parent
     os.close(write_fd)
     try:
         data, timed_out = _read_all(read_fd, timeout)
         if timed_out:
+            _kill_all(_descendants(pid))  # what the hung case started, then the case
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, _signal.SIGKILL)
         status, peak = _wait(pid, AFTER_RESULT_S if data and not timed_out and _capturing() else None)
@@ -368,11 +443,15 @@ def _single_threaded_fork() -> int:
         return pid
 
 
-def _child(write_fd: int, stack_file, fn, args, kwargs, timed: bool = False, bound: int | None = None) -> None:
+def _child(write_fd: int, stack_file, fn, args, kwargs, timed: bool = False, bound: int | None = None,
+           prctl=None) -> None:
     global _IN_CHILD
     _IN_CHILD = True
     status = 0
     failure = None
+    if prctl is not None:  # the orphans of what the case starts become this child's (see _end_descendants)
+        with contextlib.suppress(Exception):
+            prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     try:
         faulthandler.enable(file=stack_file, all_threads=False)
         _bound_memory(bound)
@@ -417,6 +496,8 @@ def _child(write_fd: int, stack_file, fn, args, kwargs, timed: bool = False, bou
         with contextlib.suppress(Exception):
             sys.stdout.flush()
             sys.stderr.flush()
+        with contextlib.suppress(BaseException):
+            _end_descendants()
         os._exit(status)
 
 
