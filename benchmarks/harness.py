@@ -11,12 +11,24 @@ A case is timed only when it is correct: :func:`pair` first runs both sides on t
 seeded inputs and compares them with the shared comparator (outputs; for ``backward``
 also the input gradients and every parameter gradient, by name). Then:
 
-- unsupported case (the expected-failure table or the operator's declaration says so, or
-  ``wrap``/backward raises ``UnsupportedOperatorError``/``AidgeNotImplementedError``):
+- a case Aidge cannot run in the benchmark's phase (a strict expected failure of the table
+  for the installed Aidge release, on ``cpu``, in a phase up to that one, or the operator's
+  declaration) is **not a parameter** at all (:func:`case_ids`): asv prints no ``n/a`` row
+  for it. :func:`not_timed` lists those case-phases once, each with its table row's ledger
+  defect id (``benchmarks/not_timed.py``: one ``track_`` benchmark, their count; run as a
+  script it prints them grouped by defect and writes ``results/not-timed.json`` / ``.md``);
+- unsupported case found only when built (``wrap``/backward raises
+  ``UnsupportedOperatorError``/``AidgeNotImplementedError``, or a row of another backend):
   :class:`CaseSkipped` (a ``NotImplementedError``: asv reports the case as skipped), with
   its reason on stderr;
 - outputs or gradients differ, or the operator under test is missing from the Aidge graph:
-  :class:`PrecheckFailed` (asv reports the case as failed), never timed;
+  :class:`PrecheckFailed` (asv reports the case as failed), never timed. The precheck compares
+  with the case's own tolerance policy, as the suites do, so its calls run inside
+  :func:`~interop.bridge.value_check.checks_deferred` (the AidgeModule's own first-call check,
+  which raises ``ValueMismatchError``, would otherwise decide first, at the torch.testing
+  tolerances); the bridge's check then runs once, outside any timed call, and where it
+  refuses a value (a user of ``wrap`` gets that error) ``time_bridge`` of the case fails with
+  its message while ``time_aidge`` and the ratio are timed;
 - any other error propagates (asv reports it as failed).
 
 Fairness: torch gets the thread count Aidge's OpenMP runtime has (``OMP_NUM_THREADS``,
@@ -48,10 +60,12 @@ from interop.cases.expected_failures import expected_failure  # noqa: E402
 from interop.equivalence import timing  # noqa: E402
 from interop.equivalence.outputs import compare_outputs  # noqa: E402
 from interop.equivalence.tolerance import tolerance_for  # noqa: E402
+from interop.bridge.value_check import checks_deferred  # noqa: E402
 from interop.errors import AidgeNotImplementedError, UnsupportedOperatorError  # noqa: E402
 
 __all__ = ["BACKEND", "PHASES", "CaseSkipped", "PrecheckFailed", "Pair", "case_ids", "cases", "pair",
-           "pin_threads", "benchmark_class", "export_build_class", "RATIO_UNIT"]
+           "pin_threads", "benchmark_class", "export_build_class", "RATIO_UNIT", "NotTimed", "not_timed",
+           "not_timed_entry", "BENCHMARKED"]
 
 #: the Aidge backend under test (``cpu``; ``cuda`` on a GPU machine)
 BACKEND = os.environ.get("INTEROP_BACKEND", "cpu").strip().lower() or "cpu"
@@ -160,13 +174,80 @@ def case_ids(kind: str, phase: str) -> list[str]:
     whatever backend is benchmarked: asv keeps one benchmark list (``benchmarks.json``,
     rewritten by every discovery) for all its environments, so every backend must declare the
     same parameters. A case the benchmarked backend does not run in ``phase`` (every backward
-    on ``export_cpp``) is skipped by :func:`pair` as not applicable."""
+    on ``export_cpp``) is skipped by :func:`pair` as not applicable. A case Aidge cannot run in
+    ``phase`` (:func:`not_timed_entry`: a strict expected failure of the installed release's
+    table) is left out: it would only print ``n/a`` rows; :func:`not_timed` lists it."""
     # The benchmarked backend's cases are built here, at import, in asv's fork server, so that
     # its forks start with them (a fork that built them would pay seconds per benchmark).
     listed = cases(kind).values()
     if BACKEND != "cpu":
         listed = _cpu_listing(kind)
-    return [c.id for c in listed if phase == "forward" or c.test_backward]
+    return [c.id for c in listed if (phase == "forward" or c.test_backward) and not_timed_entry(c, phase) is None]
+
+
+# ---------------------------------------------------------------------------------------
+# Cases Aidge cannot run: not parametrised, listed once (benchmarks/not_timed.py)
+# ---------------------------------------------------------------------------------------
+#: the (kind, phase) pairs the benchmark classes of operators.py, models.py, architectures.py time
+BENCHMARKED = tuple((kind, phase) for kind in ("operator", "model", "architecture") for phase in PHASES)
+
+
+@dataclasses.dataclass(frozen=True)
+class NotTimed:
+    """One case-phase left out of the timing benchmarks: Aidge cannot run it."""
+
+    kind: str
+    case_id: str
+    #: the benchmark's phase (``forward`` / ``backward``)
+    phase: str
+    #: the ledger's defect id of the table row (``D-`` + 8 hex digits); None: an operator-wide
+    #: declaration, or a row not yet triaged into a defect
+    defect: str | None
+    #: the Aidge operator the row names, the phase it fails in, its category
+    operator: str
+    fails_in: str
+    category: str
+    #: the row's data file and index (``interop/cases/expected/0.10.1/x.json#3``), or the declaration
+    row: str
+    reason: str
+
+    def as_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def not_timed_entry(case: Case, phase: str) -> NotTimed | None:
+    """Why ``case`` is no parameter of the ``phase`` benchmarks, or None (it is one).
+
+    Left out: a case whose operator declares a skip, and a case a row of the expected-failure
+    table for the installed Aidge release (``INTEROP_AIDGE_RELEASE`` to choose another) stops
+    in a phase up to ``phase`` (:func:`~interop.cases.expected_failures.expected_failure`, the
+    lookup pytest uses; every row is strict: a case that passes again fails the suites, so a
+    fixed Aidge shows up there and the row goes, and the case is parametrised again). The rows
+    of the ``cpu`` backend decide, whatever backend is benchmarked: asv keeps one benchmark
+    list for every environment (:func:`case_ids`); another backend's own rows skip at
+    :func:`pair` as before."""
+    if case.skip_reason:
+        return NotTimed(case.kind, case.id, phase, None, case.operator, phase, "declared_skip",
+                        f"operator declaration ({case.operator})", f"skipped by its declaration: {case.skip_reason}")
+    entry = expected_failure(case, "cpu", _phases_up_to(phase))
+    if entry is None:
+        return None
+    row = f"{entry.file}#{entry.index}" if entry.file else "interop/cases/expected/"
+    return NotTimed(case.kind, case.id, phase, entry.defect, entry.operator, entry.phase, entry.category, row,
+                    f"expected failure: {entry.reason}")
+
+
+def not_timed(kinds_phases=BENCHMARKED) -> list[NotTimed]:
+    """Every case-phase of ``kinds_phases`` that :func:`case_ids` leaves out, in catalog order."""
+    out = []
+    for kind, phase in kinds_phases:
+        listed = cases(kind).values() if BACKEND == "cpu" else _cpu_listing(kind)
+        for case in listed:
+            if phase == "forward" or case.test_backward:
+                entry = not_timed_entry(case, phase)
+                if entry is not None:
+                    out.append(entry)
+    return out
 
 
 @functools.lru_cache(maxsize=None)
@@ -319,7 +400,8 @@ def _build_pair(case: Case, phase: str) -> Pair:
         model, example = case.build_model(), None
         wrap_args, wrap_kwargs = (case.input_sizes,), ({} if case.training is None else {"training": case.training})
     try:
-        aidge_model = interop.bridge.wrap(model, *wrap_args, backend=BACKEND, **wrap_kwargs)
+        with checks_deferred():  # the precheck decides, with the case's tolerance (the suites do the same)
+            aidge_model = interop.bridge.wrap(model, *wrap_args, backend=BACKEND, **wrap_kwargs)
     except (UnsupportedOperatorError, AidgeNotImplementedError) as exc:
         raise CaseSkipped(f"unsupported by Aidge: {exc}") from exc
     if case.aidge_types:
@@ -332,14 +414,39 @@ def _build_pair(case: Case, phase: str) -> Pair:
     model.to(device)
     inputs = [x.to(device) for x in (example if example is not None
                                      else _seeded_inputs(case.id, case.input_sizes, tuple(case.input_ranges)))]
-    if phase == "forward":
-        torch_call, bridge_call, grads = *_forward_calls(case, model, aidge_model, inputs), None
-    else:
-        torch_call, bridge_call, grads = _backward_calls(case, model, aidge_model, inputs)
+    with checks_deferred():
+        if phase == "forward":
+            torch_call, bridge_call, grads = *_forward_calls(case, model, aidge_model, inputs), None
+        else:
+            torch_call, bridge_call, grads = _backward_calls(case, model, aidge_model, inputs)
+    bridge_call = _bridge_checked_once(case, phase, bridge_call)
     aidge_call = raw_aidge_call(aidge_model, inputs, phase, grads)
     if device == "cuda":
         torch_call, aidge_call, bridge_call = _synced(torch_call), _synced(aidge_call), _synced(bridge_call)
     return Pair(case.id, phase, BACKEND, threads, torch_call, aidge_call, bridge_call, aidge_model)
+
+
+def _bridge_checked_once(case: Case, phase: str, bridge_call: Callable[[], Any]) -> Callable[[], Any]:
+    """``bridge_call`` after one call outside :func:`checks_deferred`: the AidgeModule's own
+    first-call value check (and its refusal of a known backward defect) runs here, never in a
+    timed call. Where it refuses (``ValueMismatchError``, ``KnownDefectError``: what a user of
+    ``wrap`` gets, at the bridge's tolerances, which can be stricter than the case's), the
+    returned call raises :class:`PrecheckFailed` with that message: ``time_bridge`` fails for
+    this case alone."""
+    from interop.bridge.known_defects import KnownDefectError
+    from interop.bridge.value_check import ValueMismatchError
+
+    try:
+        bridge_call()
+    except (ValueMismatchError, KnownDefectError) as exc:
+        refused = PrecheckFailed(f"{case.id} ({phase}, backend {BACKEND}): the AidgeModule refuses the call "
+                                 f"({type(exc).__name__}): {exc}; time_bridge not timed")
+
+        def refuse():
+            raise refused
+
+        return refuse
+    return bridge_call
 
 
 def _architecture_call(case: Case):
