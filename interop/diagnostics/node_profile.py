@@ -10,7 +10,11 @@ in eval mode). Each returns the profile as plain data (JSON-ready):
   convert (``TypeError: Unable to convert function return value to a Python type``): the records are
   read from ``save_scheduling_diagram`` 's Mermaid file instead (written into a temporary folder,
   one per call), whose times are whole microseconds of the system clock since the call began. The
-  records hold the last forward's nodes only; the Producers (constant inputs) are left out.
+  records hold the last forward's nodes only; the Producers (constant inputs) are left out. As a
+  cross-check on a loaded machine, each round also runs every scheduled node's operator
+  ``forward()`` again, alone, in the scheduler's order, on the thread's CPU time (``aidge_cpu_s``):
+  a node longer than a time slice (SegResNet's 20-40 ms Resize) is preempted in most rounds, and
+  its wall-clock median then counts the waits.
 - **onnxruntime's times** are its profiler's ``Node`` events (``SessionOptions.enable_profiling``,
   ``<node name>_kernel_time``, microseconds) on a session with **no graph optimisation**
   (``ORT_DISABLE_ALL``): each ONNX node is then a kernel of its own, under its own name, and can be
@@ -245,13 +249,28 @@ def profile_onnx(proto, inputs, *, name: str = "", rounds: int = DEFAULT_ROUNDS,
             with _one_openmp_thread() as runtimes:
                 dims_stale = [True]
 
-                def aidge_call() -> tuple[float, list]:
+                by_name = {n.name(): n for n in graph.get_nodes()}
+                node_pass = [True]
+
+                def aidge_call() -> tuple[float, list, list]:
                     t0 = time.thread_time()
                     scheduler.forward(dims_stale[0], tensors)
                     t1 = time.thread_time()
                     dims_stale[0] = False
                     scheduler.save_scheduling_diagram(diagram, True)
-                    return t1 - t0, parse_scheduling_diagram(Path(diagram + "_forward.mmd").read_text())
+                    records = parse_scheduling_diagram(Path(diagram + "_forward.mmd").read_text())
+                    cpu = []
+                    if node_pass[0]:  # each node again, alone, in the scheduler's order, on thread CPU time
+                        try:
+                            for aname, atype, _ in records:
+                                node = by_name[aname]
+                                c0 = time.thread_time()
+                                node.get_operator().forward()
+                                cpu.append((aname, atype, time.thread_time() - c0))
+                        except Exception:  # noqa: BLE001 - a node that cannot run alone: no CPU pass
+                            node_pass[0] = False
+                            cpu = []
+                    return t1 - t0, records, cpu
 
                 def ort_call() -> float:
                     t0 = time.thread_time()
@@ -270,6 +289,7 @@ def profile_onnx(proto, inputs, *, name: str = "", rounds: int = DEFAULT_ROUNDS,
                     aidge_call(), ort_call(), opt_call(), profiled_call()
                 totals: dict[str, list[float]] = {"aidge": [], "ort": [], "ort_optimized": []}
                 aidge_rounds: list[list[tuple[str, str, float]]] = []
+                cpu_rounds: list[list[tuple[str, str, float]]] = []
                 start = time.monotonic()
                 for r in range(rounds):
                     if r >= MIN_ROUNDS and time.monotonic() - start > max_s:
@@ -277,9 +297,10 @@ def profile_onnx(proto, inputs, *, name: str = "", rounds: int = DEFAULT_ROUNDS,
                     order = (0, 1, 2, 3) if r % 2 == 0 else (3, 2, 1, 0)
                     for which in order:
                         if which == 0:
-                            seconds, records = aidge_call()
+                            seconds, records, cpu = aidge_call()
                             totals["aidge"].append(seconds)
                             aidge_rounds.append(records)
+                            cpu_rounds.append(cpu)
                         elif which == 1:
                             totals["ort"].append(ort_call())
                         elif which == 2:
@@ -294,19 +315,20 @@ def profile_onnx(proto, inputs, *, name: str = "", rounds: int = DEFAULT_ROUNDS,
         shutil.rmtree(folder, ignore_errors=True)
     load.append(round(os.getloadavg()[0], 2))
     ort_runs = parse_ort_profile(events)[warmup:]
-    return _assemble(proto, names, aidge_rounds, ort_runs, totals, name=name, warmup=warmup, top=top,
+    if not node_pass[0] or not all(cpu_rounds):
+        cpu_rounds = []
+    return _assemble(proto, names, aidge_rounds, cpu_rounds, ort_runs, totals, name=name, warmup=warmup, top=top,
                      threads=threads, load=load)
 
 
-def _assemble(proto, names, aidge_rounds, ort_runs, totals, *, name, warmup, top, threads, load) -> dict[str, Any]:
-    nodes = proto.graph.node
-    n_rounds = len(aidge_rounds)
-    # per ONNX node index: the Aidge seconds of each round (split nodes add up), Aidge names, types
-    aidge_times: dict[Any, list[float]] = {}
+def _per_node(rounds, names):
+    """ONNX node index (or ``aidge:<name>`` when none) -> seconds of each round (the Aidge nodes
+    of one ONNX node add up), -> Aidge names, -> Aidge types; and the unmatched Aidge names."""
+    times: dict[Any, list[float]] = {}
     aidge_names: dict[Any, list[str]] = {}
     aidge_types: dict[Any, list[str]] = {}
     unmatched: list[str] = []
-    for records in aidge_rounds:
+    for records in rounds:
         this: dict[Any, float] = {}
         for aname, atype, seconds in records:
             index = _match(aname, names)
@@ -318,7 +340,19 @@ def _assemble(proto, names, aidge_rounds, ort_runs, totals, *, name, warmup, top
                 aidge_names[key].append(aname)
                 aidge_types.setdefault(key, []).append(atype)
         for key, seconds in this.items():
-            aidge_times.setdefault(key, []).append(seconds)
+            times.setdefault(key, []).append(seconds)
+    return times, aidge_names, aidge_types, unmatched
+
+
+def _assemble(proto, names, aidge_rounds, cpu_rounds, ort_runs, totals, *, name, warmup, top, threads,
+              load) -> dict[str, Any]:
+    nodes = proto.graph.node
+    n_rounds = len(aidge_rounds)
+    sched_times, aidge_names, aidge_types, unmatched = _per_node(aidge_rounds, names)
+    # the node times the shares and ratios use: Aidge's scheduling records (wall clock, as
+    # onnxruntime's profiler); the thread CPU time of each node run alone is a cross-check beside
+    aidge_times = sched_times
+    cpu_times = _per_node(cpu_rounds, names)[0] if cpu_rounds else {}
     by_name = {node.name: k for k, node in enumerate(nodes)}
     ort_times: dict[int, list[float]] = {}
     shapes: dict[int, list] = {}
@@ -344,6 +378,7 @@ def _assemble(proto, names, aidge_rounds, ort_runs, totals, *, name, warmup, top
             "aidge_types": aidge_types.get(key, []),
             "input_shapes": shapes.get(key) if isinstance(key, int) else None,
             "aidge_s": a.get("median", 0.0), "aidge_q1_s": a.get("q1"), "aidge_q3_s": a.get("q3"),
+            "aidge_cpu_s": _spread(cpu_times.get(key, [])).get("median") if cpu_times else None,
             "ort_s": o.get("median", 0.0) if o["n"] else None, "ort_q1_s": o.get("q1"), "ort_q3_s": o.get("q3"),
         })
     aidge_sum = sum(r["aidge_s"] for r in rows)
@@ -374,7 +409,11 @@ def _assemble(proto, names, aidge_rounds, ort_runs, totals, *, name, warmup, top
         "loadavg_1min": {"start": load[0], "end": load[-1]},
         "threads": threads,
         "clock": {"total": "thread CPU time (time.thread_time) per call",
-                  "nodes": "wall-clock intervals of each profiler, median over the rounds"},
+                  "aidge_s": "Aidge's scheduling records (wall clock, whole microseconds), median over the rounds",
+                  "aidge_cpu_s": ("thread CPU time of each Aidge node's operator forward run alone after the "
+                                  "scheduler's call, in its order, median over the rounds" if cpu_rounds else
+                                  "not measured: a node could not run alone"),
+                  "ort_s": "onnxruntime's profiler (wall clock, whole microseconds), median over the rounds"},
         "total": {
             "aidge_s": _spread(totals["aidge"]),
             "ort_s": _spread(totals["ort"]),
@@ -382,6 +421,7 @@ def _assemble(proto, names, aidge_rounds, ort_runs, totals, *, name, warmup, top
             "ratio": _spread(ratios),
             "ratio_optimized": _spread(ratios_opt),
             "aidge_nodes_sum_s": aidge_sum,
+            "aidge_cpu_nodes_sum_s": sum(r["aidge_cpu_s"] or 0.0 for r in rows) if cpu_rounds else None,
             "ort_nodes_sum_s": ort_sum,
         },
         "nodes": rows,
@@ -487,18 +527,21 @@ def _node_label(r: dict) -> str:
 def table_lines(p: dict, top: int | None = None) -> list[str]:
     """Plain-text tables of one profile (what the CLI prints)."""
     lines = [f"== {p['name']}: {p['onnx_nodes']} ONNX nodes", "  " + _total_line(p),
-             f"  node sums: Aidge {_us(p['total']['aidge_nodes_sum_s'])} us, onnxruntime "
-             f"{_us(p['total']['ort_nodes_sum_s'])} us (medians of the profilers' wall-clock node times)",
-             f"  {'operator':<22}{'nodes':>6}{'Aidge us':>11}{'share':>7}{'ort us':>10}{'share':>7}{'ratio':>7}"]
+             f"  node sums (medians): Aidge's records {_us(p['total']['aidge_nodes_sum_s'])} us (wall), each Aidge node "
+             f"alone {_us(p['total']['aidge_cpu_nodes_sum_s'])} us (thread CPU), onnxruntime's profiler "
+             f"{_us(p['total']['ort_nodes_sum_s'])} us (wall)",
+             f"  {'operator':<22}{'nodes':>6}{'Aidge us':>11}{'share':>7}{'ort us':>10}{'share':>7}{'ratio':>9}"]
     for op in p["operators"]:
         lines.append(f"  {op['op_type']:<22}{op['nodes']:>6}{_us(op['aidge_s']):>11}{op['aidge_share']:>7.1%}"
-                     f"{_us(op['ort_s']):>10}{op['ort_share']:>7.1%}{_ratio(op['ratio']):>7}")
+                     f"{_us(op['ort_s']):>10}{op['ort_share']:>7.1%}{_ratio(op['ratio']):>9}")
     by_key = {(r["index"] if r["index"] is not None else r["aidge_names"][0]): r for r in p["nodes"]}
-    lines.append(f"  hot nodes: {'node':<34}{'op':<14}{'Aidge us':>10}{'share':>7}{'ort us':>9}{'ratio':>7}  inputs")
+    lines.append(f"  hot nodes: {'node':<34}{'op':<14}{'Aidge us':>10}{'share':>7}{'ort us':>9}{'ratio':>9}  inputs")
     for key in p["hot"][:top]:
         r = by_key[key]
-        lines.append(f"    {_node_label(r)[:42]:<42}{r['op_type'][:13]:<14}{_us(r['aidge_s']):>10}"
-                     f"{r['aidge_share']:>7.1%}{_us(r['ort_s']):>9}{_ratio(r['ratio']):>7}  {r['input_shapes']}")
+        label = _node_label(r)
+        label = label if len(label) <= 41 else "..." + label[-38:]
+        lines.append(f"    {label:<42}{r['op_type'][:13]:<14}{_us(r['aidge_s']):>10}"
+                     f"{r['aidge_share']:>7.1%}{_us(r['ort_s']):>9}{_ratio(r['ratio']):>9}  {r['input_shapes']}")
     if p["unmatched_aidge"]:
         lines.append(f"  Aidge nodes matched to no ONNX node: {p['unmatched_aidge']}")
     return lines
@@ -517,14 +560,19 @@ def markdown(profiles: list[dict], header: str = "", top: int | None = None) -> 
         for op in p["operators"]:
             out.append(f"| {op['op_type']} | {op['nodes']} | {_us(op['aidge_s'])} | {op['aidge_share']:.1%} | "
                        f"{_us(op['ort_s'])} | {op['ort_share']:.1%} | {_ratio(op['ratio'])} |")
-        out += ["", "| hot node | op | input shapes | Aidge us [q1-q3] | share | onnxruntime us [q1-q3] | Aidge/ort |",
-                "|---|---|---|---:|---:|---:|---:|"]
+        out += ["", f"Node sums (medians): Aidge's scheduling records {_us(p['total']['aidge_nodes_sum_s'])} us (wall "
+                f"clock), each Aidge node alone {_us(p['total']['aidge_cpu_nodes_sum_s'])} us (thread CPU time), "
+                f"onnxruntime's profiler {_us(p['total']['ort_nodes_sum_s'])} us (wall clock).", "",
+                "| hot node | op | input shapes | Aidge us [q1-q3] | share | Aidge alone, CPU us | onnxruntime us [q1-q3] "
+                "| Aidge/ort |",
+                "|---|---|---|---:|---:|---:|---:|---:|"]
         by_key = {(r["index"] if r["index"] is not None else r["aidge_names"][0]): r for r in p["nodes"]}
         for key in p["hot"][:top]:
             r = by_key[key]
             shapes = " ".join(str(s).replace(" ", "") for s in (r["input_shapes"] or []))
             out.append(f"| `{_node_label(r)}` | {r['op_type']} | {shapes} | {_us(r['aidge_s'])} "
-                       f"[{_us(r['aidge_q1_s'])}-{_us(r['aidge_q3_s'])}] | {r['aidge_share']:.1%} | {_us(r['ort_s'])} "
+                       f"[{_us(r['aidge_q1_s'])}-{_us(r['aidge_q3_s'])}] | {r['aidge_share']:.1%} | "
+                       f"{_us(r['aidge_cpu_s'])} | {_us(r['ort_s'])} "
                        f"[{_us(r['ort_q1_s'])}-{_us(r['ort_q3_s'])}] | {_ratio(r['ratio'])} |")
         if p["unmatched_aidge"]:
             out.append(f"\nAidge nodes matched to no ONNX node: {', '.join(p['unmatched_aidge'])}")

@@ -52,6 +52,7 @@ def test_times_positive_and_rounds(profile):
     for row in profile["nodes"]:
         assert row["ort_s"] is not None and row["ort_s"] >= 0
         assert row["aidge_s"] >= 0  # whole microseconds: a tiny Relu may read 0
+        assert row["aidge_cpu_s"] is not None and row["aidge_cpu_s"] > 0  # each node alone, thread CPU time
     assert profile["threads"]["ort_intra_op_num_threads"] == 1
 
 
