@@ -33,7 +33,10 @@ in eval mode). Each returns the profile as plain data (JSON-ready):
   then compute in the calling thread.
 - **Rounds**: after ``warmup`` calls of each, every round calls Aidge, onnxruntime unoptimised
   and unprofiled, onnxruntime optimised, and the profiled session once each, the order reversed
-  every other round (a drift of the machine's load then falls on both sides alike). A call's
+  every other round (a drift of the machine's load then falls on both sides alike). Each timed
+  call follows an untimed call of the same session (the one timed right after Aidge's call paid
+  for the switch: Perceptron's unoptimised onnxruntime took 170-260 us of thread CPU time after
+  Aidge, 15-25 us after onnxruntime, 2026-12-03), and each side's records are the timed call's. A call's
   **total** is the calling thread's CPU time (``time.thread_time``), which a loaded machine does
   not inflate by the time the thread waits for a core; onnxruntime's totals are taken on the
   unprofiled sessions (its profiler adds ~100 us a call, Perceptron's 5 nodes: 153 us profiled,
@@ -53,6 +56,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import gc
 import json
 import os
 import re
@@ -253,10 +257,11 @@ def profile_onnx(proto, inputs, *, name: str = "", rounds: int = DEFAULT_ROUNDS,
                 node_pass = [True]
 
                 def aidge_call() -> tuple[float, list, list]:
-                    t0 = time.thread_time()
-                    scheduler.forward(dims_stale[0], tensors)
-                    t1 = time.thread_time()
+                    scheduler.forward(dims_stale[0], tensors)  # untimed: absorbs the switch from the other side
                     dims_stale[0] = False
+                    t0 = time.thread_time()
+                    scheduler.forward(False, tensors)
+                    t1 = time.thread_time()
                     scheduler.save_scheduling_diagram(diagram, True)
                     records = parse_scheduling_diagram(Path(diagram + "_forward.mmd").read_text())
                     cpu = []
@@ -273,18 +278,23 @@ def profile_onnx(proto, inputs, *, name: str = "", rounds: int = DEFAULT_ROUNDS,
                     return t1 - t0, records, cpu
 
                 def ort_call() -> float:
+                    plain.run(None, ort_feeds)  # untimed, as Aidge's
                     t0 = time.thread_time()
                     plain.run(None, ort_feeds)
                     return time.thread_time() - t0
 
                 def profiled_call() -> None:
+                    profiled.run(None, ort_feeds)  # untimed: its events only (the first of each round is dropped)
                     profiled.run(None, ort_feeds)
 
                 def opt_call() -> float:
+                    optimised.run(None, opt_feeds)  # untimed, as Aidge's
                     t0 = time.thread_time()
                     optimised.run(None, opt_feeds)
                     return time.thread_time() - t0
 
+                gc_was_on = gc.isenabled()
+                gc.disable()  # as timeit does: a collection inside a timed call is not the call's
                 for _ in range(warmup):
                     aidge_call(), ort_call(), opt_call(), profiled_call()
                 totals: dict[str, list[float]] = {"aidge": [], "ort": [], "ort_optimized": []}
@@ -307,6 +317,8 @@ def profile_onnx(proto, inputs, *, name: str = "", rounds: int = DEFAULT_ROUNDS,
                             totals["ort_optimized"].append(opt_call())
                         else:
                             profiled_call()
+                if gc_was_on:
+                    gc.enable()
             threads = {"aidge_openmp_threads": 1 if runtimes else None, "openmp_runtimes": runtimes,
                        "ort_intra_op_num_threads": 1, "ort_inter_op_num_threads": 1}
             profile_path = profiled.end_profiling()
@@ -314,7 +326,7 @@ def profile_onnx(proto, inputs, *, name: str = "", rounds: int = DEFAULT_ROUNDS,
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     load.append(round(os.getloadavg()[0], 2))
-    ort_runs = parse_ort_profile(events)[warmup:]
+    ort_runs = parse_ort_profile(events)[2 * warmup:][1::2]  # each round's second call
     if not node_pass[0] or not all(cpu_rounds):
         cpu_rounds = []
     return _assemble(proto, names, aidge_rounds, cpu_rounds, ort_runs, totals, name=name, warmup=warmup, top=top,
@@ -420,6 +432,7 @@ def _assemble(proto, names, aidge_rounds, cpu_rounds, ort_runs, totals, *, name,
             "ort_optimized_s": _spread(totals["ort_optimized"]),
             "ratio": _spread(ratios),
             "ratio_optimized": _spread(ratios_opt),
+            "per_round_s": {k: [round(v, 9) for v in vs] for k, vs in totals.items()},
             "aidge_nodes_sum_s": aidge_sum,
             "aidge_cpu_nodes_sum_s": sum(r["aidge_cpu_s"] or 0.0 for r in rows) if cpu_rounds else None,
             "ort_nodes_sum_s": ort_sum,
