@@ -450,3 +450,15 @@ def compare(session: nox.Session) -> None:
     """asv compare main HEAD at factor 1 + the largest asv.conf.json regressions_threshold (benchmark both first)."""
     stack = _asv_session(session)
     stack.run("asv", "compare", "--factor", str(COMPARE_FACTOR), *(session.posargs or ["main", "HEAD"]))
+
+
+@nox.session(venv_backend="none")
+def profile(session: nox.Session) -> None:
+    """Per-node profile (issue 47): every zoo model and three architectures, Aidge's scheduling records
+    against onnxruntime's profiler on the same ONNX graph, one thread each, in interleaved rounds;
+    prints the tables, writes node_profile.json and .md into results/node-profile (or the arguments
+    given: ``nox -s profile -- --out DIR --models LeNet``). docs/node-profile.md."""
+    stack = cpu_stack(session)
+    args = session.posargs or ["--out", "results/node-profile",
+                               "--architectures", "monai_SegResNet,transformers_BertModel,monai_DenseNet121"]
+    stack.run("python", "-m", "interop.diagnostics.node_profile", *args, env=TEST_ENV)
