@@ -131,8 +131,11 @@ def test_batchnorm_training_forward_cause(case: dict, aidge_backend: str) -> Non
     model.train()
     aidge_model = interop.wrap(model, case["input_size"], backend=aidge_backend, training=True)
     x = torch.randn(case["input_size"], generator=torch.Generator().manual_seed(0))
+    from interop.bridge.value_check import checks_deferred
+
     with torch.no_grad():
-        aidge_out = aidge_model(x)
+        with checks_deferred():  # this diagnosis reads Aidge's wrong value itself (issue 45's check refuses it)
+            aidge_out = aidge_model(x)
         model.eval()
         eval_out = model(x)
         model.train()
