@@ -191,10 +191,11 @@ def _ledger_titles(ledger: str | Path | None) -> dict[str, str]:
 
 
 def _merge(blockers: list[Blocker]) -> list[Blocker]:
-    """One blocker per (phase, operator, category, words): the places it showed are joined."""
+    """One blocker per defect (its id, else its phase, operator, category and words): the places
+    it showed are joined; the first one's words are kept."""
     out: dict[tuple, Blocker] = {}
     for b in blockers:
-        key = (b.phase, b.operator, b.category, b.words)
+        key = (b.defect_id,) if b.defect_id else (b.phase, b.operator, b.category, b.words)
         if key in out:
             out[key].where.extend(w for w in b.where if w not in out[key].where)
         else:
@@ -331,7 +332,7 @@ def check(model, *inputs, backward: bool = True, modules: bool = True, ledger: s
             seen[sig] = entry
             v = verify(call["module"], *call["args"], backward=backward, timeout=timeout)
             entry.update(outcome=v.outcome, summary=v.summary)
-            found += _blockers_of(v, call["path"])
+            found += _blockers_of(v, f"{call['path']} ({entry['type']})")
             # a leaf called more than once (a shared ReLU) cannot stand for one value: kept as it is
             if v.outcome != "pass" and call["output"] is not None and call["count"] == 1:
                 blocked_paths.append(call["path"])
@@ -343,9 +344,9 @@ def check(model, *inputs, backward: bool = True, modules: bool = True, ledger: s
             replaced = {"replaced": blocked_paths, "outcome": v.outcome, "summary": v.summary}
             found += _blockers_of(v, where)
     titles = _ledger_titles(ledger)
-    merged = _merge(found)
-    for b in merged:
+    for b in found:
         b.defect_id = _defect_id(b, b.message)
         b.known = titles.get(b.defect_id) if b.defect_id else None
+    merged = _merge(found)
     shapes = [tuple(t.shape) for t in tensors]
     return CheckReport(name, shapes, whole, leaves, replaced, merged)

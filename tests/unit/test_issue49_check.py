@@ -96,7 +96,7 @@ def test_the_library_prints_nothing_and_continues_past_the_import(capfd, tmp_pat
     phases = [(b.phase, b.operator) for b in report.blockers]
     assert phases == [("import", "PRelu")], report.lines()
     assert report.blockers[0].defect_id == PRELU_IMPORT
-    assert report.blockers[0].where == ["model", "1"]  # the whole model and the leaf alone
+    assert report.blockers[0].where == ["model", "1 (PReLU)"]  # the whole model and the leaf alone
     # the Linear leaves passed alone, and the model with the PReLU replaced by torch's values too
     assert [m["outcome"] for m in report.modules] == ["pass", "error", "pass"]
     assert report.replaced == {"replaced": ["1"], "outcome": "pass", "summary": report.replaced["summary"]}
@@ -105,21 +105,28 @@ def test_the_library_prints_nothing_and_continues_past_the_import(capfd, tmp_pat
 def test_the_cli_lists_prelu_at_import_and_the_upsample_backward_in_one_call(tmp_path):
     """The issue's example: a tiny CNN with a PReLU (no importer) and an Upsample (Resize: no
     backward), one call. Run where a porter runs it: their module in the current directory."""
-    (tmp_path / "porter_model.py").write_text(TINY_CNN)
-    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1",
+    cwd, home = tmp_path / "cwd", tmp_path / "home"
+    cwd.mkdir()
+    home.mkdir()
+    (cwd / "porter_model.py").write_text(TINY_CNN)
+    env = {"PATH": os.environ["PATH"], "HOME": str(home), "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1",
            "PYTHONDONTWRITEBYTECODE": "1"}
     done = subprocess.run([sys.executable, "-m", "interop", "check", "porter_model:tiny_cnn", "--input-shape",
-                           "1,3,32,32", "--json"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
+                           "1,3,32,32", "--json"], cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
     assert done.returncode == 1, done.stderr[-3000:]
     report = json.loads(done.stdout)
     found = {(b["phase"], b["operator"]): b for b in report["blockers"]}
-    assert set(found) == {("import", "PRelu"), ("backward", "Resize")}, report["blockers"]
+    # (since verify compares parameter gradients, issue 45, the Conv2d leaves may add float32
+    # weight-gradient mismatches at ~5e-5 relative: reported as verify says, not asserted here)
+    assert {("import", "PRelu"), ("backward", "Resize")} <= set(found), report["blockers"]
+    assert all(b["phase"] in ("import", "forward", "backward") for b in report["blockers"]), report["blockers"]
     assert found[("import", "PRelu")]["defect_id"] == PRELU_IMPORT
     assert found[("backward", "Resize")]["defect_id"] == RESIZE_BACKWARD
     assert "Backward not yet implemented" in found[("backward", "Resize")]["words"]  # Aidge's words
-    assert found[("backward", "Resize")]["where"] == ["up"]
-    assert report["replaced"]["outcome"] == "pass"  # past both leaves, the rest of the model runs
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["porter_model.py"]  # nothing written
+    assert found[("backward", "Resize")]["where"] == ["up (Upsample)"]
+    assert report["replaced"]["outcome"] == "pass"  # past the blocked leaves, the rest of the model runs
+    assert {"act1", "up"} <= set(report["replaced"]["replaced"])
+    assert sorted(p.name for p in cwd.iterdir()) == ["porter_model.py"]  # nothing written
 
 
 def test_the_cli_says_a_usage_error_in_one_line(tmp_path):
