@@ -8,7 +8,11 @@ import os
 from pathlib import Path
 from typing import Mapping
 
-__all__ = ["env_number", "env_flag", "env_shard", "parse_k_of_n", "env_seed", "env_dir", "SEED_MAX"]
+__all__ = ["env_number", "env_flag", "env_shard", "parse_k_of_n", "env_seed", "env_dir", "SEED_MAX", "SHARD_ENV"]
+
+#: the shard of every source (``K/N``): read by the records plugin (interop.records.shard), and named by
+#: the OpInfo source when its own shard variable is set beside it
+SHARD_ENV = "INTEROP_SHARD"
 
 #: the largest seed taken from the environment: every generator the suite seeds (torch's,
 #: numpy's, Python's) takes it; 99999999999999999999999 used to be accepted and fail inside

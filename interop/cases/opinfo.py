@@ -126,8 +126,7 @@ def shard() -> tuple[int, int] | None:
     with ``$INTEROP_SHARD`` (the shard of every source, another hash of another id) it is a
     ``ValueError`` naming both: the two selections combined keep almost nothing (measured: 100 of
     100 deselected), never what either asks for."""
-    from ..env import env_shard
-    from ..records.shard import SHARD_ENV as EVERY_SOURCE
+    from ..env import SHARD_ENV as EVERY_SOURCE, env_shard
 
     selected = env_shard(SHARD_ENV)
     if selected is not None and env_shard(EVERY_SOURCE) is not None:

@@ -14,6 +14,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from .outcome import outcome_of
 from .store import PARTS_DIR
 
 __all__ = ["Progress", "EVERY_S"]
@@ -80,7 +81,7 @@ class Progress:
                 if obj.get("event") == "collected" and isinstance(obj.get("count"), int):
                     self.collected = max(self.collected or 0, obj["count"])
                 elif obj.get("event") == "record":
-                    self.outcomes["xpassed" if obj.get("xpass_strict") else str(obj.get("outcome"))] += 1
+                    self.outcomes[outcome_of(obj)] += 1
 
     def line(self) -> str:
         """``done / total tests (pct), rate/s, ETA ...; outcomes so far``: the rate and the ETA

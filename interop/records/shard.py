@@ -12,11 +12,9 @@ from __future__ import annotations
 
 import hashlib
 
-from ..env import env_shard, parse_k_of_n
+from ..env import SHARD_ENV, env_shard, parse_k_of_n
 
 __all__ = ["SHARD_ENV", "shard_from_env", "shard_of", "parse_shard"]
-
-SHARD_ENV = "INTEROP_SHARD"
 
 
 def shard_from_env() -> tuple[int, int] | None:

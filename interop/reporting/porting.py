@@ -43,6 +43,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Iterable
 
+from ..records.outcome import outcome_of
 __all__ = ["porting_table", "format_markdown", "format_html", "write_porting", "PORTING_FILES", "main",
            "node_operator", "unsupported_ops", "defects_by_case", "load_defects", "attach_defects", "nav_html",
            "defect_links", "NAV"]
@@ -60,10 +61,8 @@ def _route_of(rec: dict[str, Any]) -> str:
 
 def _failed_phase(rec: dict[str, Any]) -> str | None:
     """The phase the case failed in (None: it passed)."""
-    if rec.get("outcome") in ("passed", "xpassed") and not rec.get("xpass_strict"):
-        return None
-    if rec.get("outcome") == "xpassed" or rec.get("xpass_strict"):
-        return None  # an expected failure that passed: it passed
+    if outcome_of(rec) in ("passed", "xpassed"):
+        return None  # passed, or an expected failure that passed
     return rec.get("phase") or "forward"
 
 

@@ -26,6 +26,7 @@ import math
 import statistics
 from typing import Any, Iterable
 
+from ..records.outcome import outcome_of
 from .aidge_files import aidge_file_rows
 from .asv_results import AsvRatios
 from ..records.benchmarks import MIN_ROBUST_SAMPLES, BenchData, number_or_none
@@ -66,7 +67,7 @@ def row_of(record: dict[str, Any]) -> dict[str, Any]:
     operator the torch one when known."""
     row = dict(record)
     if row.get("xpass_strict"):
-        row["outcome"] = "xpassed"
+        row["outcome"] = outcome_of(record)
     row.setdefault("case", row.get("nodeid"))
     row["operator"] = row.get("operator") or operator_of(row.get("case") or "")
     row["detail"] = _detail(row)

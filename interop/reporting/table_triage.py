@@ -37,6 +37,7 @@ import types
 from pathlib import Path
 from typing import Any
 
+from ..records.outcome import outcome_of
 from ..cases import failure_table as ft
 from ..cases.case import PHASES, normalized_label  # normalized_label: the one normalisation of labels
 from ..cases.expected_failures import disagreements, expected_failure, quotes_failure
@@ -151,7 +152,7 @@ def selector_of(case) -> str:
 
 
 def _outcome(record: dict[str, Any]) -> str:
-    return "xpassed" if record.get("xpass_strict") else str(record.get("outcome"))
+    return outcome_of(record)
 
 
 # ---------------------------------------------------------------------------------------
