@@ -141,7 +141,7 @@ def slowdown_advice() -> str:
     if s["threads"] == 1 or (s["environment"]["OMP_WAIT_POLICY"] or "").upper() == "PASSIVE":
         return head
     return (head + " With more runnable threads than cores, each of Aidge's parallel regions waits for a "
-            "scheduler slice (measured: 35-150 ms instead of 0.03-0.10 ms with one thread for a 3-layer MLP's "
+            "scheduler slice (measured: 12-174 ms instead of 0.02-0.10 ms with one thread for a 3-layer MLP's "
             "backward): set "
             "OMP_WAIT_POLICY=PASSIVE or OMP_NUM_THREADS=1 before torch is imported (or import interop "
             "before torch), or raise max_slowdown_ratio. docs/openmp-threads.md")
