@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import json
 import re
 from pathlib import Path
 from typing import Any, Sequence
@@ -182,9 +181,11 @@ def _defect_id(b: Blocker, message: str) -> str | None:
 def _ledger_titles(ledger: str | Path | None) -> dict[str, str]:
     if not ledger:
         return {}
-    try:
-        data = json.loads(Path(ledger).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    from .reading import UnsafeInputError, read_user_json
+
+    try:  # the suite's reading policy: a regular file, bounded, no link out, no FIFO to hang on
+        data = read_user_json(ledger)
+    except (OSError, ValueError, UnsafeInputError):
         return {}
     entries = data.get("defects", []) if isinstance(data, dict) else data
     return {e["id"]: e.get("title", "") for e in entries if isinstance(e, dict) and "id" in e}
