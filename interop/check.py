@@ -14,8 +14,9 @@ answers "what stops this model in Aidge?" with every blocker it can find in one 
    are checked once;
 3. **the whole model again, each blocked leaf replaced by torch's value** (its output on the
    captured inputs, fed as an input of the graph: data, not a constant, so gradients flow into
-   it; the model's own inputs become constants), when the first pass failed and the second found blocked leaves: what the rest of
-   the model, functional calls included, does past them.
+   it; the model's own inputs become constants; a leaf called more than once is kept), when the
+   first pass failed and the second found blocked leaves: what the rest of the model,
+   functional calls included, does past them.
 
 Each :class:`Blocker` names its phase, Aidge's operator (the ONNX op for an import gap), the
 node, Aidge's own words, where it showed (``model``, a leaf's path) and, for a finding
@@ -162,8 +163,8 @@ def _blockers_of(verdict, where: str) -> list[Blocker]:
     words = _words(verdict.message or verdict.summary)
     if verdict.outcome == "crash":
         words = f"crash ({verdict.signal or verdict.category}): {words}"
-    return [Blocker(verdict.phase, verdict.operator, verdict.node, verdict.category, verdict.attribution, words, [where],
-                    message=verdict.message or verdict.summary)]
+    return [Blocker(verdict.phase, verdict.operator, verdict.node, verdict.category, verdict.attribution, words,
+                    [where], message=verdict.message or verdict.summary)]
 
 
 def _defect_id(b: Blocker, message: str) -> str | None:
