@@ -27,8 +27,10 @@ def test_operator_ids_are_the_catalog_ids():
     from interop.cases import catalog
 
     cases = catalog.operator_cases()
-    assert harness.case_ids("operator", "forward") == [c.id for c in cases]
-    assert harness.case_ids("operator", "backward") == [c.id for c in cases if c.test_backward]
+    # every catalog case but those Aidge cannot run in the phase (issue 49: listed by benchmarks/not_timed.py)
+    assert harness.case_ids("operator", "forward") == [c.id for c in cases if not harness.not_timed_entry(c, "forward")]
+    assert harness.case_ids("operator", "backward") == [c.id for c in cases if c.test_backward
+                                                        and not harness.not_timed_entry(c, "backward")]
 
 
 def test_model_ids_are_the_model_suite_ids():
@@ -36,8 +38,9 @@ def test_model_ids_are_the_model_suite_ids():
     from interop.cases import catalog
 
     cases = catalog.model_cases()
-    assert harness.case_ids("model", "forward") == [c.id for c in cases]
-    assert harness.case_ids("model", "backward") == [c.id for c in cases if c.test_backward]
+    assert harness.case_ids("model", "forward") == [c.id for c in cases if not harness.not_timed_entry(c, "forward")]
+    assert harness.case_ids("model", "backward") == [c.id for c in cases if c.test_backward
+                                                     and not harness.not_timed_entry(c, "backward")]
     assert all(isinstance(c, type(cases[0])) for c in harness.cases("model").values())
 
 
@@ -470,10 +473,11 @@ def test_compare_factor_is_asvs_regression_threshold():
     assert 0 < threshold < 2
     readme = (ROOT / "README.md").read_text()
     factor = f"{1 + threshold:g}"
-    # the README's compare and continuous commands use the same factor as nox -s compare
+    # the README's compare and continuous commands use the site's largest threshold; nox -s compare
+    # sets each kind's own factor (COMPARE_FACTORS, never under the site's: tests/unit/test_issue49_asv_compare.py)
     assert re.search(rf"asv compare --factor {re.escape(factor)} ", readme), factor
     assert re.search(rf"asv continuous --factor {re.escape(factor)} ", readme), factor
-    assert "_regression_factor()" in (ROOT / "noxfile.py").read_text()
+    assert "_regression_factor(kind)" in (ROOT / "noxfile.py").read_text()
     ast.parse((ROOT / "noxfile.py").read_text())
 
 

@@ -1,0 +1,78 @@
+"""Issue 49, asv output: ``nox -s compare`` shows what changed, each benchmark kind at the factor
+the measured noise floor supports (noxfile.py COMPARE_FACTORS, docs/benchmarks.md). Canned
+``asv compare --only-changed`` output, no asv run, no timed assertion."""
+from __future__ import annotations
+
+import ast
+import json
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks import compare_changed  # noqa: E402
+
+FACTORS = {"track_aidge_torch_ratio": 1.5, "time_bridge": 2.5, "time_aidge": 3.0, "time_torch": 3.5}
+
+#: what asv 0.6.6 prints for `asv compare --factor 1.5 --only-changed --sort ratio A B` (tabulate "github")
+ASV_OUTPUT = """\
+| Change   | Before [aaaaaaaa] <main>   | After [bbbbbbbb]   |   Ratio | Benchmark (Parameter)                                   |
+|----------|----------------------------|--------------------|---------|---------------------------------------------------------|
+| !        | 1.20±0.01ms                | failed             |     n/a | models.Forward.time_bridge('LeNet_eval')                |
+| +        | 2.10±0.05ms                | 7.40±0.1ms         |    3.52 | models.Forward.time_aidge('MobileNetV1_eval')           |
+| +        | 1.02±0.05ms                | 2.13±0.01ms        |    2.09 | models.Forward.time_aidge('MobileNetV1_train')          |
+| +        | 1.30                       | 2.10               |    1.62 | operators.Forward.track_aidge_torch_ratio('ReLU_rank_2') |
+| +        | 11.0±0.1μs                 | 17.1±0.1μs         |    1.55 | operators.Forward.time_torch('ReLU_rank_2')             |
+| -        | 3.00±0.1μs                 | 0.95±0.01μs        |    0.32 | operators.Backward.time_bridge('ReLU_rank_2')           |
+"""
+
+
+def test_each_kind_is_kept_over_its_own_factor_only():
+    kept, counts = compare_changed.filter_rows(ASV_OUTPUT, FACTORS)
+    names = [compare_changed.parse_row(line)["name"] for line in kept]
+    assert names == ["models.Forward.time_bridge('LeNet_eval')",          # a new failure: always
+                     "models.Forward.time_aidge('MobileNetV1_eval')",      # 3.52 > 3
+                     "operators.Forward.track_aidge_torch_ratio('ReLU_rank_2')",  # 1.62 > 1.5
+                     "operators.Backward.time_bridge('ReLU_rank_2')"]      # 1/0.32 = 3.1 > 2.5
+    # the one-blank-line commit's 2.09x time_aidge and a 1.55x time_torch are within their noise floor
+    assert counts["dropped"] == {"time_aidge": 1, "time_torch": 1}
+
+
+def test_rows_that_are_no_change_are_never_kept():
+    text = ("| Change | Before | After | Ratio | Benchmark (Parameter) |\n|---|---|---|---|---|\n"
+            "|        | 1.00ms | 9.00ms | ~9.00 | models.Forward.time_aidge('X') |\n"
+            "| x      | 1.00ms | 9.00ms |  9.00 | models.Forward.time_aidge('Y') |\n"
+            "|        | n/a    | n/a    |   n/a | models.Forward.time_aidge('Z') |\n")
+    assert compare_changed.filter_rows(text, FACTORS)[0] == []
+
+
+def test_the_kind_of_a_row():
+    assert compare_changed.kind_of("operators.Forward.time_aidge('ReLU_rank_2')") == "time_aidge"
+    assert compare_changed.kind_of("models.Backward.track_aidge_torch_ratio('LeNet_train') [m/env]") == \
+        "track_aidge_torch_ratio"
+
+
+def _noxfile_factors() -> dict:
+    tree = ast.parse((ROOT / "noxfile.py").read_text())
+    (value,) = [ast.literal_eval(n.value) for n in tree.body if isinstance(n, ast.Assign)
+                and any(getattr(t, "id", None) == "COMPARE_FACTORS" for t in n.targets)]
+    return value
+
+
+def test_compare_never_shows_a_change_the_site_calls_noise():
+    """Every kind's factor is at least 1 + asv.conf.json's regressions_threshold of that kind (what the
+    site marks), and the noise-floor doc holds the maxima the factors are set above."""
+    factors = _noxfile_factors()
+    assert set(factors) == set(compare_changed.KINDS)
+    lines = (ROOT / "asv.conf.json").read_text().splitlines()
+    thresholds = json.loads("\n".join(line for line in lines if not line.lstrip().startswith("//")))["regressions_thresholds"]
+    for kind, factor in factors.items():
+        site = [t for regex, t in thresholds.items() if re.match(regex, f"models.Forward.{kind}('X')")]
+        assert site and factor >= 1 + max(site), kind
+    assert factors["track_aidge_torch_ratio"] < min(v for k, v in factors.items() if k.startswith("time_"))
+    doc = (ROOT / "docs" / "benchmarks.md").read_text()
+    for kind, factor in factors.items():
+        assert f"`{kind}` {factor:g}x" in doc, kind
