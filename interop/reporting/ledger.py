@@ -4,7 +4,8 @@ A run's Aidge findings (failed and xfailed records attributed to Aidge) are grou
 *signature* read from the record and its reproducer (:mod:`interop.diagnostics.reproducer`):
 
 - **kind**: no importer, converter failure, no kernel, no backward, wrong values, wrong shape,
-  memory-unsafe, accepts invalid input, error (Aidge refuses a valid graph);
+  memory-unsafe, accepts invalid input, error (Aidge refuses a valid graph), silently wrong result
+  (Aidge computes nothing on an empty tensor and leaves the previous outputs in place);
 - **component**: aidge_onnx (import), aidge_backend_cpu (kernels), aidge_export_cpp, aidge_core;
 - **operator**: Aidge's operator (the first diverging node's Aidge type for a mismatch, so that a
   case built from Aidge's own configurations and an ONNX case of one defect agree), the ONNX op
@@ -55,6 +56,8 @@ KIND_OF_CATEGORY = {
 _COMPONENT = {"no importer": "aidge_onnx", "converter failure": "aidge_onnx", "no kernel": "aidge_backend_cpu",
               "no backward": "aidge_backend_cpu"}
 _ONNX_OP = re.compile(r"\(ONNX op (\w+)\)")
+#: the bridge's words for what Aidge does on an empty input: nothing, the previous outputs stay (runner.py)
+_STALE = re.compile(r"Aidge does not compute on empty tensors")
 _KEY_DTYPE = re.compile(r'registrar key: "\[(\w+)')
 _NUMBERS = re.compile(r"-?\d+(\.\d+)?(e-?\d+)?")
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
@@ -91,6 +94,8 @@ def signature_of(record: dict[str, Any]) -> dict[str, Any]:
         operator = str(repro["op"])
     if operator is None:  # the case's own name for it (a torch op where nothing above says more)
         operator = record.get("aidge_operator") or record.get("operator") or "?"
+    if _STALE.search(error):  # Aidge runs nothing and leaves the previous outputs: one defect, whatever the node
+        kind, operator = "silently wrong result", "any operator on an empty tensor"
     backend = record.get("backend") or "cpu"
     component = "aidge_export_cpp" if backend == "export_cpp" else _COMPONENT.get(kind, "aidge_core")
     dtype = None
@@ -106,6 +111,8 @@ def signature_of(record: dict[str, Any]) -> dict[str, Any]:
         words = said[0] if said else ""
     elif kind in ("wrong values", "wrong shape"):
         words = ""  # numbers differ from case to case; the operator and phase are the defect
+    elif kind == "silently wrong result":
+        words = "Aidge does not compute on empty tensors"  # the input's shape and rank vary; the defect does not
     return {"kind": kind, "component": component, "operator": str(operator), "dtype": dtype,
             "phase": phase, "backend": backend, "message": _normalise(words)}
 
@@ -152,6 +159,9 @@ def row_signature(entry: Any) -> dict[str, Any]:
         dtype = dm.group(1) if dm else None
     words = "" if kind in ("no importer", "wrong values", "wrong shape") else quote
     operator = entry.operator
+    if _STALE.search(quote):
+        kind, operator = "silently wrong result", "any operator on an empty tensor"
+        words = "Aidge does not compute on empty tensors"
     if kind not in ("no importer", "converter failure"):  # an OpInfo row names its torch op: Aidge's words say more
         operator = aidge_operator_named(quote) or operator
     return {"kind": kind, "component": component, "operator": operator, "dtype": dtype, "phase": entry.phase,
@@ -205,7 +215,9 @@ def _title(sig: dict[str, Any]) -> str:
              "wrong shape": f"{op} returns a wrong shape in {phase}",
              "memory-unsafe": f"{op}: the process dies in {phase}",
              "accepts invalid input": f"{op} accepts an input it should refuse",
-             "error": f"{op} refuses a valid graph in {phase}"}
+             "error": f"{op} refuses a valid graph in {phase}",
+             "silently wrong result": "Aidge computes nothing on an empty tensor and returns the previous outputs "
+                                      "unchanged (a silently wrong result; the bridge refuses such inputs)"}
     return texts.get(kind, f"{op}: {kind} in {phase}")
 
 

@@ -250,3 +250,15 @@ def test_a_report_never_passes_the_suite_s_words_off_as_aidge_s(tmp_path):
     text = (tmp_path / entry["issue"]).read_text()
     assert entry["detected_by"] == "comparator"
     assert "Aidge says nothing about it: the suite's comparator saw it" in text and "Aidge says:" not in text
+
+
+def test_an_empty_input_s_stale_result_is_one_defect_whatever_the_operator_and_shape():
+    roll = _rec("tests/test_opinfo.py::test_opinfo[opinfo_roll_s0_0x0x0_0_0]", "OpInfo", "aidge_error",
+                "input 0 has shape (0, 0, 0): Aidge does not compute on empty tensors (it returns the previous "
+                "outputs unchanged)", operator="roll")
+    pad = _rec("tests/test_opinfo.py::test_opinfo[opinfo_nn.functional.pad.circular_s0_0x3x3]", "OpInfo", "aidge_error",
+               "input 0 has shape (0, 3): Aidge does not compute on empty tensors (it returns the previous outputs "
+               "unchanged)", operator="nn.functional.pad.circular")
+    (entry,) = build_ledger([roll, pad])
+    assert entry["kind"] == "silently wrong result" and len(entry["cases"]) == 2
+    assert "returns the previous outputs unchanged" in entry["title"]
