@@ -325,6 +325,8 @@ def check(model, *inputs, backward: bool = True, modules: bool = True, ledger: s
             leaves.append(entry)
             if sig in seen:
                 entry.update(outcome=seen[sig]["outcome"], summary=f"as {seen[sig]['path']}")
+                for b in seen[sig]["blockers"]:  # the same leaf elsewhere: one more place it shows
+                    b.where.append(f"{call['path']} ({entry['type']})")
                 if seen[sig]["outcome"] != "pass" and call["output"] is not None and call["count"] == 1:
                     blocked_paths.append(call["path"])
                     outputs[call["path"]] = call["output"]
@@ -334,17 +336,27 @@ def check(model, *inputs, backward: bool = True, modules: bool = True, ledger: s
             seen[sig] = entry
             v = verify(call["module"], *call["args"], backward=backward, timeout=timeout)
             entry.update(outcome=v.outcome, summary=v.summary)
-            found += _blockers_of(v, f"{call['path']} ({entry['type']})")
+            mine = _blockers_of(v, f"{call['path']} ({entry['type']})")
+            entry["blockers"] = mine
+            found += mine
             # a leaf called more than once (a shared ReLU) cannot stand for one value: kept as it is
             if v.outcome != "pass" and call["output"] is not None and call["count"] == 1:
                 blocked_paths.append(call["path"])
                 outputs[call["path"]] = call["output"]
+        for entry in leaves:
+            entry.pop("blockers", None)
         if whole.outcome != "pass" and blocked_paths:
-            stand_in, fed = _with_stand_ins(model, blocked_paths, tensors, [outputs[p] for p in blocked_paths])
-            v = verify(stand_in, *fed, backward=backward, timeout=timeout)
-            where = "model with " + ", ".join(blocked_paths) + " replaced by torch's values"
-            replaced = {"replaced": blocked_paths, "outcome": v.outcome, "summary": v.summary}
-            found += _blockers_of(v, where)
+            try:
+                stand_in, fed = _with_stand_ins(model, blocked_paths, tensors, [outputs[p] for p in blocked_paths])
+            except Exception as exc:  # noqa: BLE001 - torch refuses the model with stand-ins: said, not raised
+                why = f"{type(exc).__name__}: {exc}"
+                replaced = {"replaced": blocked_paths, "outcome": None,
+                            "summary": f"not run: torch's forward with the stand-ins failed: {why}"}
+            else:
+                v = verify(stand_in, *fed, backward=backward, timeout=timeout)
+                where = "model with " + ", ".join(blocked_paths) + " replaced by torch's values"
+                replaced = {"replaced": blocked_paths, "outcome": v.outcome, "summary": v.summary}
+                found += _blockers_of(v, where)
     titles = _ledger_titles(ledger)
     for b in found:
         b.defect_id = _defect_id(b, b.message)

@@ -134,3 +134,29 @@ def test_the_cli_says_a_usage_error_in_one_line(tmp_path):
     done = subprocess.run([sys.executable, "-m", "interop", "check", "torch.nn:ReLU", "--input-shape", "1,a"],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 2 and "input shape" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_leaf_repeated_elsewhere_is_checked_once_and_named_at_both_places(monkeypatch):
+    """Two identical PReLU leaves: one verify of the leaf, the blocker names both places (verify
+    replaced by a stand-in that records its calls: no Aidge run here)."""
+    from interop.check import check as run_check
+    from interop.equivalence import verdict as verdict_module
+    from interop.equivalence.verdict import Verdict
+
+    calls = []
+
+    def fake_verify(fn, *args, **kwargs):
+        calls.append(type(fn).__name__)
+        if isinstance(fn, torch.nn.PReLU) or type(fn).__name__ == "Sequential":
+            return Verdict("error", category="unsupported_operator", attribution="aidge", phase="import",
+                           operator="PRelu", message="Aidge import failed (operator PRelu, node 'n'): Aidge has no "
+                           "native operator for 1 node(s): 'fn_PRelu' (ONNX op PRelu); they were imported as ...")
+        return Verdict("pass")
+
+    monkeypatch.setattr(verdict_module, "verify", fake_verify)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.PReLU(), torch.nn.Linear(4, 4), torch.nn.PReLU())
+    report = run_check(model, (2, 4))
+    assert calls.count("PReLU") == 1 and calls.count("Linear") == 1  # identical leaves: checked once
+    assert [(b.phase, b.operator, b.where) for b in report.blockers] == [
+        ("import", "PRelu", ["model", "1 (PReLU)", "3 (PReLU)"])]
+    assert report.replaced["replaced"] == ["1", "3"]
