@@ -15,9 +15,9 @@ in eval mode). Each returns the profile as plain data (JSON-ready):
   ``forward()`` again, alone, in the scheduler's order, on the thread's CPU time (``aidge_cpu_s``):
   a node longer than a time slice (SegResNet's 20-40 ms Resize) is preempted in most rounds, and
   its wall-clock median then counts the waits (66 ms of records for 25 ms of CPU at load 6 on 2
-  cores). The pass has a floor of its own, 30-60 us a node (BERT's 239 nodes: 7.4 ms alone for a
-  2.0 ms call, 2026-12-03; the Python call into ``Operator.forward``), so it only says something
-  about nodes of a millisecond or more.
+  cores). The pass has a floor of its own, 20-80 us a node (BERT's 239 nodes: 7.4 ms alone for a
+  2.0 ms call, 2026-12-03: ``Operator.forward()`` called from Python costs 20-40 us in steady
+  state), so it only says something about nodes of a millisecond or more.
 - **onnxruntime's times** are its profiler's ``Node`` events (``SessionOptions.enable_profiling``,
   ``<node name>_kernel_time``, microseconds) on a session with **no graph optimisation**
   (``ORT_DISABLE_ALL``): each ONNX node is then a kernel of its own, under its own name, and can be
