@@ -29,34 +29,11 @@ from typing import Any
 
 from .case import Case
 from .config import OperatorConfig, build_cases
+from .config_dir import CONFIG_DIR, config_folder_problem  # where the configurations live
 
 __all__ = ["OPERATOR_CONFIGS", "CONFIG_DIR", "operator_cases", "operator_config", "model_cases",
            "model_specs", "contract_cases", "property_cases", "MODEL_CONFIGURATIONS", "CONTRACT_SIDES",
            "PROPERTY_OPERATORS", "PROPERTY_VALUE_SETS", "PROPERTY_SHAPE"]
-
-#: where the JSON operator configurations live (``$INTEROP_CONFIG_DIR`` overrides)
-def _config_dir() -> Path:
-    """$INTEROP_CONFIG_DIR, else the checkout's configs/, else the copy inside the wheel."""
-    if os.environ.get("INTEROP_CONFIG_DIR"):
-        return Path(os.environ["INTEROP_CONFIG_DIR"])
-    package = Path(__file__).resolve().parents[1]  # interop/
-    checkout = package.parent / "configs"
-    if checkout.is_dir():
-        return checkout
-    return package / "configs"  # package interop.configs (see pyproject.toml)
-
-
-CONFIG_DIR = _config_dir()
-
-
-def config_folder_problem() -> str | None:
-    """Why the operator configuration folder cannot be read (missing, not a folder), naming it
-    and where it came from; None when it can."""
-    where = "INTEROP_CONFIG_DIR" if os.environ.get("INTEROP_CONFIG_DIR") else "the checkout's configs/"
-    if CONFIG_DIR.is_dir():
-        return None
-    what = "not a folder" if os.path.lexists(CONFIG_DIR) else "no such folder"
-    return f"{CONFIG_DIR}: the operator configuration folder ({where}): {what}"
 
 _ZOO = "interop.zoo.operators"
 

@@ -92,7 +92,7 @@ def suite_input_problem() -> str | None:
         _table()
     except (TableError, ValueError) as exc:  # packaging's InvalidVersion is a ValueError
         return f"the expected-failure table cannot be loaded: {exc}"
-    from .catalog import config_folder_problem
+    from .config_dir import config_folder_problem
 
     return config_folder_problem()
 
