@@ -74,7 +74,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["profile_onnx", "profile_torch", "parse_scheduling_diagram", "parse_ort_profile", "markdown",
+__all__ = ["profile_onnx", "profile_torch", "export_torch", "slow_nodes", "write_timing_reproducer", "parse_scheduling_diagram", "parse_ort_profile", "markdown",
            "table_lines", "DEFAULT_ROUNDS", "DEFAULT_WARMUP", "DEFAULT_MAX_S", "DEFAULT_TOP"]
 
 #: interleaved rounds per model (each: one Aidge call, one profiled and one optimised onnxruntime call)
@@ -337,6 +337,29 @@ def profile_onnx(proto, inputs, *, name: str = "", rounds: int = DEFAULT_ROUNDS,
                      threads=threads, load=load)
 
 
+def _attributes(node) -> dict[str, Any]:
+    """The node's attributes as plain values (ints, floats, strings and their lists; tensors by shape)."""
+    from onnx import helper
+
+    out: dict[str, Any] = {}
+    for attr in node.attribute:
+        try:
+            value = helper.get_attribute_value(attr)
+        except Exception:  # noqa: BLE001
+            continue
+        if isinstance(value, bytes):
+            value = value.decode(errors="replace")
+        elif isinstance(value, (list, tuple)):
+            value = [v.decode(errors="replace") if isinstance(v, bytes) else v for v in value]
+            if not all(isinstance(v, (int, float, str)) for v in value):
+                continue
+        elif not isinstance(value, (int, float, str)):
+            dims = getattr(value, "dims", None)
+            value = {"tensor": list(dims)} if dims is not None else str(type(value).__name__)
+        out[attr.name] = value
+    return out
+
+
 def _per_node(rounds, names):
     """ONNX node index (or ``aidge:<name>`` when none) -> seconds of each round (the Aidge nodes
     of one ONNX node add up), -> Aidge names, -> Aidge types; and the unmatched Aidge names."""
@@ -390,6 +413,7 @@ def _assemble(proto, names, aidge_rounds, cpu_rounds, ort_runs, totals, *, name,
             "index": key if isinstance(key, int) else None,
             "onnx_name": node.name if node is not None else None,
             "op_type": node.op_type if node is not None else (aidge_types.get(key) or ["?"])[0],
+            "attributes": _attributes(node) if node is not None else {},
             "aidge_names": aidge_names.get(key, []),
             "aidge_types": aidge_types.get(key, []),
             "input_shapes": shapes.get(key) if isinstance(key, int) else None,
@@ -487,6 +511,16 @@ def profile_torch(model, args: Sequence, kwargs: dict | None = None, *, name: st
     bridge on the example call ``model(*args, **kwargs)``: tensors are the graph's inputs, other
     kwargs constants of the graph. ``args`` may also be input sizes (tuples of ints: random
     float32 inputs, seeded)."""
+    proto, feeds, sizes, exporter = export_torch(model, args, kwargs)
+    result = profile_onnx(proto, feeds, name=name or type(model).__name__, **options)
+    result["exporter"] = exporter
+    result["input_sizes"] = sizes
+    return result
+
+
+def export_torch(model, args: Sequence, kwargs: dict | None = None):
+    """``(proto, feeds, input sizes, exporter route)``: ``model`` in eval mode (its modes restored)
+    exported by the bridge on ``model(*args, **kwargs)``, as :func:`profile_torch` profiles it."""
     import torch
 
     from ..bridge.onnx_export import export_to_onnx, preserved_state
@@ -507,10 +541,142 @@ def profile_torch(model, args: Sequence, kwargs: dict | None = None, *, name: st
     arrays = [t.detach().cpu().numpy() for t in tensors]
     used = set(_data_inputs(exported.proto))
     feeds = {n: a for n, a in zip(exported.input_names, arrays) if n in used}
-    result = profile_onnx(exported.proto, feeds, name=name or type(model).__name__, **options)
-    result["exporter"] = exported.exporter
-    result["input_sizes"] = [list(a.shape) for a in arrays]
-    return result
+    return exported.proto, feeds, [list(a.shape) for a in arrays], exported.exporter
+
+
+# ---------------------------------------------------------------------------------------------
+#: a node is slow when Aidge takes more than this many times onnxruntime's time on it. The same
+#: figure moved by up to 1.7x between two runs minutes apart on the loaded 2-core VM (Anomaly's
+#: total 11.5 then 6.7; BERT's LayerNorm nodes x39 then x28, 2026-12-03, docs/node-profile.md),
+#: and asv's regressions_thresholds take a 2x change of a time for noise (docs/noise-floor.md):
+#: 3x is above both
+SLOW_RATIO = 3.0
+#: and when both sides are long enough for their profilers' 1 us ticks: Aidge at least 20 us,
+#: onnxruntime at least 3 us (a ratio on fewer ticks moves by a third with one tick)
+SLOW_MIN_AIDGE_S = 20e-6
+SLOW_MIN_ORT_S = 3e-6
+
+
+def slow_nodes(profiles: list[dict], threshold: float = SLOW_RATIO) -> list[dict[str, Any]]:
+    """The slow nodes of ``profiles`` (:func:`profile_onnx` results), one entry per operator,
+    attributes and input shapes, over all the models where it occurs: ``kind`` ``"slow"``,
+    ``op_type``, ``attributes``, ``input_shapes``, ``ratio`` (the median of its nodes' Aidge/
+    onnxruntime ratios), ``cost_s`` (the Aidge time it costs above onnxruntime's, summed over its
+    nodes, one call of each model), ``occurrences`` (model, node, times, ratio, the node's share of
+    its model's Aidge node time). Sorted by ``cost_s``, largest first."""
+    entries: dict[tuple, dict] = {}
+    for p in profiles:
+        if "error" in p:
+            continue
+        for r in p["nodes"]:
+            ratio = r.get("ratio")
+            if (ratio is None or ratio <= threshold or r["aidge_s"] < SLOW_MIN_AIDGE_S
+                    or (r["ort_s"] or 0.0) < SLOW_MIN_ORT_S or r["index"] is None):
+                continue
+            key = (r["op_type"], json.dumps(r.get("attributes") or {}, sort_keys=True),
+                   json.dumps(r["input_shapes"]))
+            entry = entries.setdefault(key, {"kind": "slow", "op_type": r["op_type"],
+                                             "attributes": r.get("attributes") or {},
+                                             "input_shapes": r["input_shapes"], "occurrences": []})
+            entry["occurrences"].append({"model": p["name"], "node": r["onnx_name"], "aidge_s": r["aidge_s"],
+                                         "ort_s": r["ort_s"], "ratio": ratio, "share": r["aidge_share"]})
+    out = []
+    for entry in entries.values():
+        occ = entry["occurrences"]
+        entry["ratio"] = statistics.median(o["ratio"] for o in occ)
+        entry["cost_s"] = sum(o["aidge_s"] - o["ort_s"] for o in occ)
+        entry["threshold"] = threshold
+        out.append(entry)
+    return sorted(out, key=lambda e: -e["cost_s"])
+
+
+_TIMING_SCRIPT = '''"""Times this folder's one-node ONNX graph (model.onnx, inputs.npz) in Aidge alone, one OpenMP
+thread, on the thread's CPU time (each timed call after an untimed one), and in onnxruntime when it
+is installed. Needs aidge_core, aidge_backend_cpu, aidge_onnx, onnx, numpy; nothing of the suite.
+python time_aidge.py [calls]"""
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+import numpy as np  # noqa: E402
+import onnx  # noqa: E402
+
+import aidge_backend_cpu  # noqa: E402,F401
+import aidge_core  # noqa: E402
+import aidge_onnx  # noqa: E402
+
+here = Path(__file__).resolve().parent
+model = onnx.load(str(here / "model.onnx"))
+onnx_bytes = model.SerializeToString()
+inits = {t.name for t in model.graph.initializer}
+names = [i.name for i in model.graph.input if i.name not in inits]
+data = np.load(here / "inputs.npz")
+arrays = [np.ascontiguousarray(data[n]) for n in names]
+graph = aidge_onnx.convert_onnx_to_aidge(model)  # renames the model in place
+graph.compile("cpu", aidge_core.dtype.float32, dims=[list(a.shape) for a in arrays])
+scheduler = aidge_core.SequentialScheduler(graph)
+tensors = [aidge_core.Tensor(a.astype(np.float32) if a.dtype.kind == "f" else a) for a in arrays]
+scheduler.forward(True, tensors)
+
+
+def timed(call, n):
+    out = []
+    for _ in range(n):
+        call()
+        t0 = time.thread_time()
+        call()
+        out.append(time.thread_time() - t0)
+    return out
+
+
+n = int(sys.argv[1]) if len(sys.argv) > 1 else 21
+aidge = timed(lambda: scheduler.forward(False, tensors), n)
+print(f"Aidge: median {statistics.median(aidge) * 1e6:.1f} us, min {min(aidge) * 1e6:.1f} us "
+      f"({n} calls, thread CPU time)")
+try:
+    import onnxruntime as ort
+except ImportError:
+    sys.exit(0)
+options = ort.SessionOptions()
+options.intra_op_num_threads = options.inter_op_num_threads = 1
+session = ort.InferenceSession(onnx_bytes, options, providers=["CPUExecutionProvider"])
+feeds = dict(zip(names, arrays))
+theirs = timed(lambda: session.run(None, feeds), n)
+print(f"onnxruntime: median {statistics.median(theirs) * 1e6:.1f} us, min {min(theirs) * 1e6:.1f} us; "
+      f"Aidge/onnxruntime {statistics.median(aidge) / statistics.median(theirs):.1f} (a whole session call "
+      f"on onnxruntime's side)")
+'''
+
+
+def write_timing_reproducer(proto, node_name: str, inputs, folder: Path, meta: dict | None = None) -> Path:
+    """A folder of its own for the node named ``node_name`` of ``proto`` (its name as the profile
+    gives it): ``model.onnx`` (the node alone; its inputs that depend on the graph's data are graph
+    inputs, the others initializers), ``inputs.npz`` (the values they receive in the full graph on
+    ``inputs``, computed by onnxruntime), ``time_aidge.py`` (times it, Aidge alone and onnxruntime,
+    without the suite) and ``meta.json`` (``meta``). Returns ``folder``."""
+    import onnx
+
+    from .reproducer import _ort_values, _single_node_model
+
+    named = _named(proto)
+    feeds = _feeds(named, inputs)
+    node = next((n for n in named.graph.node if n.name == node_name), None)
+    if node is None:
+        raise KeyError(f"no node {node_name!r} in the graph")
+    values = _ort_values(named, feeds)
+    model, data_inputs, arrays, _ = _single_node_model(named, node, values, set(_data_inputs(named)))
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    onnx.save(model, str(folder / "model.onnx"))
+    names = [getattr(i, "name", i) for i in data_inputs]
+    np.savez(folder / "inputs.npz", **{n: np.asarray(a) for n, a in zip(names, arrays)})
+    (folder / "time_aidge.py").write_text(_TIMING_SCRIPT)
+    (folder / "meta.json").write_text(json.dumps(dict(meta or {}, node=node_name, op_type=node.op_type),
+                                                 indent=1, default=str) + "\n")
+    return folder
 
 
 # ---------------------------------------------------------------------------------------------
@@ -562,6 +728,17 @@ def table_lines(p: dict, top: int | None = None) -> list[str]:
                      f"{r['aidge_share']:>7.1%}{_us(r['ort_s']):>9}{_ratio(r['ratio']):>9}  {r['input_shapes']}")
     if p["unmatched_aidge"]:
         lines.append(f"  Aidge nodes matched to no ONNX node: {p['unmatched_aidge']}")
+    return lines
+
+
+def slow_lines(slow: list[dict], limit: int | None = None) -> list[str]:
+    """Plain-text lines of :func:`slow_nodes` entries."""
+    lines = []
+    for entry in slow[:limit]:
+        where = ", ".join(f"{o['model']} {o['share']:.1%}" for o in entry["occurrences"][:4])
+        more = len(entry["occurrences"]) - 4
+        lines.append(f"  {entry['op_type']:<20}x{entry['ratio']:<8.1f}{_us(entry['cost_s']):>9} us  "
+                     f"{entry['input_shapes']}  {where}{f' (+{more})' if more > 0 else ''}")
     return lines
 
 
@@ -635,6 +812,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=int, default=DEFAULT_WARMUP)
     parser.add_argument("--max-s", type=float, default=DEFAULT_MAX_S, help="seconds of rounds per model at most")
     parser.add_argument("--top", type=int, default=DEFAULT_TOP, help="hot nodes per model")
+    parser.add_argument("--slow-ratio", type=float, default=SLOW_RATIO,
+                        help="a node is slow above this Aidge/onnxruntime ratio")
+    parser.add_argument("--reproducers", type=int, default=20,
+                        help="timing reproducers written (out/slow/NN_<op>/), the costliest slow nodes first")
     args = parser.parse_args(argv)
     os.environ["OMP_NUM_THREADS"] = "1"  # before torch or Aidge load an OpenMP runtime (the profile sets it too)
     out = args.out if args.out is not None else Path(tempfile.mkdtemp(prefix="node-profile-"))
@@ -647,25 +828,56 @@ def main(argv: list[str] | None = None) -> int:
     uptime = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip() if shutil.which("uptime") else ""
     started = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
     profiles = []
+    graphs: dict[str, tuple] = {}
     for name, make in targets:
         try:
             model, inputs, kwargs = make()
-            p = profile_torch(model, inputs, kwargs, name=name, rounds=args.rounds, warmup=args.warmup,
-                              max_s=args.max_s, top=args.top)
+            proto, feeds, sizes, exporter = export_torch(model, inputs, kwargs)
+            graphs[name] = (proto, feeds)
+            p = profile_onnx(proto, feeds, name=name, rounds=args.rounds, warmup=args.warmup, max_s=args.max_s,
+                             top=args.top)
+            p.update(exporter=exporter, input_sizes=sizes)
         except Exception as exc:  # noqa: BLE001 - a model that cannot be profiled is said, the others go on
             p = {"name": name, "error": f"{type(exc).__name__}: {' '.join(str(exc).split())[:400]}"}
             print(f"== {name}: not profiled: {p['error']}", flush=True)
         else:
             print("\n".join(table_lines(p, args.top)), flush=True)
         profiles.append(p)
+    slow = slow_nodes(profiles, args.slow_ratio)
+    for k, entry in enumerate(slow[: args.reproducers]):
+        first = entry["occurrences"][0]
+        folder = out / "slow" / f"{k + 1:02d}_{entry['op_type']}"
+        try:
+            proto, feeds = graphs[first["model"]]
+            write_timing_reproducer(proto, first["node"], feeds, folder,
+                                    meta={k2: v for k2, v in entry.items() if k2 != "occurrences"}
+                                    | {"model": first["model"]})
+            entry["reproducer"] = str(folder)
+        except Exception as exc:  # noqa: BLE001 - an entry without a reproducer says why
+            entry["reproducer_error"] = f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+    if slow:
+        print(f"\nslow nodes (Aidge > {args.slow_ratio:g}x onnxruntime): {len(slow)}; by the Aidge time they cost:")
+        for line in slow_lines(slow, 10):
+            print(line)
     meta = {"started": started, "ended": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
             "command": "python -m interop.diagnostics.node_profile " + " ".join(sys.argv[1:] if argv is None else argv),
             "uptime_at_end": uptime, "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
             "rounds": args.rounds, "warmup": args.warmup, "max_s": args.max_s}
-    (out / "node_profile.json").write_text(json.dumps({"meta": meta, "profiles": profiles}, indent=1) + "\n")
+    (out / "node_profile.json").write_text(json.dumps({"meta": meta, "profiles": profiles, "slow": slow},
+                                                      indent=1) + "\n")
     header = (f"# Per-node profile, Aidge against onnxruntime\n\n{meta['started']} to {meta['ended']}, "
               f"`{meta['command']}`; {meta['machine']}; `uptime` at the end: `{uptime}`.\n")
-    (out / "node_profile.md").write_text(markdown(profiles, header, args.top))
+    slow_md = ["", f"## Slow nodes (Aidge more than {args.slow_ratio:g}x onnxruntime): {len(slow)}", "",
+               "| operator | attributes | input shapes | Aidge/ort | cost us | where (node share of the model) "
+               "| reproducer |", "|---|---|---|---:|---:|---|---|"]
+    for entry in slow:
+        where = "; ".join(f"{o['model']} {o['share']:.1%}" for o in entry["occurrences"])
+        attrs = ", ".join(f"{k}={v}" for k, v in entry["attributes"].items())
+        shapes = " ".join(str(x).replace(" ", "") for x in entry["input_shapes"] or [])
+        repro = Path(entry["reproducer"]).name if entry.get("reproducer") else "-"
+        slow_md.append(f"| {entry['op_type']} | {attrs} | {shapes} | {entry['ratio']:.1f} | {_us(entry['cost_s'])} "
+                       f"| {where} | {repro} |")
+    (out / "node_profile.md").write_text(markdown(profiles, header, args.top) + "\n".join(slow_md) + "\n")
     print(f"\nwritten: {out / 'node_profile.json'}, {out / 'node_profile.md'}")
     return 0
 

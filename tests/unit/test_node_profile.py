@@ -110,3 +110,31 @@ def test_parse_ort_profile_groups_runs():
     assert len(runs) == 2
     assert runs[0]["a"] == {"s": pytest.approx(5e-6), "op": "Relu", "shapes": [[2, 3]]}
     assert runs[1]["a"]["s"] == pytest.approx(7e-6)
+
+
+def test_slow_nodes_group_and_sort(profile):
+    # threshold 0: every node with enough ticks on both sides is "slow"; grouping and order only
+    slow = npf.slow_nodes([profile, {"name": "broken", "error": "x"}], threshold=0.0)
+    for entry in slow:
+        assert entry["kind"] == "slow" and entry["occurrences"]
+        assert entry["ratio"] > 0 and entry["input_shapes"]
+    costs = [e["cost_s"] for e in slow]
+    assert costs == sorted(costs, reverse=True)
+    assert npf.slow_nodes([profile], threshold=float("inf")) == []
+
+
+def test_timing_reproducer_runs_without_the_suite(tmp_path):
+    import subprocess
+    import sys
+
+    torch.manual_seed(0)
+    proto, feeds, sizes, _ = npf.export_torch(Tiny(), [(2, 8)])
+    assert sizes == [[2, 8]]
+    relu = next(n.name for n in proto.graph.node if n.op_type == "Relu")
+    folder = npf.write_timing_reproducer(proto, relu, feeds, tmp_path / "relu", meta={"why": "test"})
+    assert {p.name for p in folder.iterdir()} == {"model.onnx", "inputs.npz", "time_aidge.py", "meta.json"}
+    assert json.loads((folder / "meta.json").read_text())["op_type"] == "Relu"
+    done = subprocess.run([sys.executable, str(folder / "time_aidge.py"), "3"], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=300, env={"PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "Aidge: median" in done.stdout
