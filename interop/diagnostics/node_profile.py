@@ -74,7 +74,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["profile_onnx", "profile_torch", "export_torch", "slow_nodes", "write_timing_reproducer", "parse_scheduling_diagram", "parse_ort_profile", "markdown",
+__all__ = ["profile_onnx", "profile_torch", "export_torch", "slow_nodes", "write_timing_reproducer",
+           "parse_scheduling_diagram", "parse_ort_profile", "markdown", "slow_lines",
            "table_lines", "DEFAULT_ROUNDS", "DEFAULT_WARMUP", "DEFAULT_MAX_S", "DEFAULT_TOP"]
 
 #: interleaved rounds per model (each: one Aidge call, one profiled and one optimised onnxruntime call)
@@ -640,14 +641,16 @@ try:
     import onnxruntime as ort
 except ImportError:
     sys.exit(0)
-options = ort.SessionOptions()
-options.intra_op_num_threads = options.inter_op_num_threads = 1
-session = ort.InferenceSession(onnx_bytes, options, providers=["CPUExecutionProvider"])
 feeds = dict(zip(names, arrays))
-theirs = timed(lambda: session.run(None, feeds), n)
-print(f"onnxruntime: median {statistics.median(theirs) * 1e6:.1f} us, min {min(theirs) * 1e6:.1f} us; "
-      f"Aidge/onnxruntime {statistics.median(aidge) / statistics.median(theirs):.1f} (a whole session call "
-      f"on onnxruntime's side)")
+for label, level in (("no graph optimisation, as the profile", ort.GraphOptimizationLevel.ORT_DISABLE_ALL),
+                     ("default optimisations", ort.GraphOptimizationLevel.ORT_ENABLE_ALL)):
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = options.inter_op_num_threads = 1
+    options.graph_optimization_level = level
+    session = ort.InferenceSession(onnx_bytes, options, providers=["CPUExecutionProvider"])
+    theirs = timed(lambda: session.run(None, feeds), n)
+    print(f"onnxruntime ({label}): median {statistics.median(theirs) * 1e6:.1f} us, min {min(theirs) * 1e6:.1f} us; "
+          f"Aidge/onnxruntime {statistics.median(aidge) / statistics.median(theirs):.1f} (a whole session call)")
 '''
 
 
@@ -844,6 +847,7 @@ def main(argv: list[str] | None = None) -> int:
             print("\n".join(table_lines(p, args.top)), flush=True)
         profiles.append(p)
     slow = slow_nodes(profiles, args.slow_ratio)
+    shutil.rmtree(out / "slow", ignore_errors=True)  # this run's reproducers only (OUT/slow is the CLI's)
     for k, entry in enumerate(slow[: args.reproducers]):
         first = entry["occurrences"][0]
         folder = out / "slow" / f"{k + 1:02d}_{entry['op_type']}"
