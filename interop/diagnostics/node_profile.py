@@ -300,30 +300,13 @@ def profile_onnx(proto, inputs, *, name: str = "", rounds: int = DEFAULT_ROUNDS,
 
                 gc_was_on = gc.isenabled()
                 gc.disable()  # as timeit does: a collection inside a timed call is not the call's
-                for _ in range(warmup):
-                    aidge_call(), ort_call(), opt_call(), profiled_call()
-                totals: dict[str, list[float]] = {"aidge": [], "ort": [], "ort_optimized": []}
-                aidge_rounds: list[list[tuple[str, str, float]]] = []
-                cpu_rounds: list[list[tuple[str, str, float]]] = []
-                start = time.monotonic()
-                for r in range(rounds):
-                    if r >= MIN_ROUNDS and time.monotonic() - start > max_s:
-                        break
-                    order = (0, 1, 2, 3) if r % 2 == 0 else (3, 2, 1, 0)
-                    for which in order:
-                        if which == 0:
-                            seconds, records, cpu = aidge_call()
-                            totals["aidge"].append(seconds)
-                            aidge_rounds.append(records)
-                            cpu_rounds.append(cpu)
-                        elif which == 1:
-                            totals["ort"].append(ort_call())
-                        elif which == 2:
-                            totals["ort_optimized"].append(opt_call())
-                        else:
-                            profiled_call()
-                if gc_was_on:
-                    gc.enable()
+                try:
+                    totals, aidge_rounds, cpu_rounds = _rounds(rounds, warmup, max_s, aidge_call, ort_call,
+                                                               opt_call, profiled_call)
+                finally:
+                    if gc_was_on:
+                        gc.enable()
+                node_pass_ran = node_pass[0]
             threads = {"aidge_openmp_threads": 1 if runtimes else None, "openmp_runtimes": runtimes,
                        "ort_intra_op_num_threads": 1, "ort_inter_op_num_threads": 1}
             profile_path = profiled.end_profiling()
@@ -332,7 +315,7 @@ def profile_onnx(proto, inputs, *, name: str = "", rounds: int = DEFAULT_ROUNDS,
         shutil.rmtree(folder, ignore_errors=True)
     load.append(round(os.getloadavg()[0], 2))
     ort_runs = parse_ort_profile(events)[2 * warmup:][1::2]  # each round's second call
-    if not node_pass[0] or not all(cpu_rounds):
+    if not node_pass_ran or not all(cpu_rounds):
         cpu_rounds = []
     return _assemble(proto, names, aidge_rounds, cpu_rounds, ort_runs, totals, name=name, warmup=warmup, top=top,
                      threads=threads, load=load)
@@ -359,6 +342,33 @@ def _attributes(node) -> dict[str, Any]:
             value = {"tensor": list(dims)} if dims is not None else str(type(value).__name__)
         out[attr.name] = value
     return out
+
+
+def _rounds(rounds, warmup, max_s, aidge_call, ort_call, opt_call, profiled_call):
+    """The warm-up calls, then the interleaved rounds (the order reversed every other round):
+    ``(totals, Aidge's records per round, Aidge's node-alone times per round)``."""
+    for _ in range(warmup):
+        aidge_call(), ort_call(), opt_call(), profiled_call()
+    totals: dict[str, list[float]] = {"aidge": [], "ort": [], "ort_optimized": []}
+    aidge_rounds: list[list[tuple[str, str, float]]] = []
+    cpu_rounds: list[list[tuple[str, str, float]]] = []
+    start = time.monotonic()
+    for r in range(rounds):
+        if r >= MIN_ROUNDS and time.monotonic() - start > max_s:
+            break
+        for which in ((0, 1, 2, 3) if r % 2 == 0 else (3, 2, 1, 0)):
+            if which == 0:
+                seconds, records, cpu = aidge_call()
+                totals["aidge"].append(seconds)
+                aidge_rounds.append(records)
+                cpu_rounds.append(cpu)
+            elif which == 1:
+                totals["ort"].append(ort_call())
+            elif which == 2:
+                totals["ort_optimized"].append(opt_call())
+            else:
+                profiled_call()
+    return totals, aidge_rounds, cpu_rounds
 
 
 def _per_node(rounds, names):
