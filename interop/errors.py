@@ -16,6 +16,7 @@ __all__ = [
     "UnsupportedOperatorError",
     "ExportError",
     "TracingError",
+    "StatefulModelError",
     "ShapeSpecializedError",
     "CudaUnavailableError",
     "BackwardNotApplicableError",
@@ -66,6 +67,16 @@ class TracingError(ExportError):
     def __init__(self, message: str, locations=()):
         self.locations = list(locations)
         super().__init__(message)
+
+
+class StatefulModelError(ExportError):
+    """The model's forward updates its own buffers (a call counter, a running estimate outside a
+    normalisation layer): its exported graph holds their values at export time, so every later call
+    would differ from torch's, silently. Refused at ``wrap``, whatever the route (``buffers``: names)."""
+
+    def __init__(self, message: str, buffers=(), exporter: str | None = None):
+        super().__init__(message, exporter=exporter)
+        self.buffers = list(buffers)
 
 
 class ShapeSpecializedError(InteropError, ValueError):

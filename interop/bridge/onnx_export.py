@@ -27,7 +27,7 @@ from typing import Sequence
 import onnx
 import torch
 
-from ..errors import ExportError, TracingError
+from ..errors import ExportError, StatefulModelError, TracingError
 from ..exporters import (AUTO_ORDER, EXPORTER_CHOICES, EXPORTER_ENV, EXPORTERS, check_exporter,  # noqa: F401
                          default_exporter, export_routes, note_routes)
 
@@ -78,8 +78,9 @@ class ExportedModel:
 
 
 @contextlib.contextmanager
-def preserved_state(model: torch.nn.Module):
-    """Restore the parameters, buffers and train/eval mode of every submodule on exit."""
+def preserved_state(model: torch.nn.Module, changed: list | None = None):
+    """Restore the parameters, buffers and train/eval mode of every submodule on exit; the names
+    of the tensors the block changed go to ``changed`` when given."""
     modes = {name: m.training for name, m in model.named_modules()}
     saved = {name: t.detach().clone() for name, t in _state_tensors(model).items()}
     try:
@@ -88,10 +89,24 @@ def preserved_state(model: torch.nn.Module):
         with torch.no_grad():
             for name, tensor in _state_tensors(model).items():
                 if name in saved and not _unchanged(tensor, saved[name]):
+                    if changed is not None:
+                        changed.append(name)
                     tensor.copy_(saved[name])  # only when changed: keeps autograd versions intact
         for name, m in model.named_modules():
             if name in modes:
                 m.training = modes[name]
+
+
+def _stateful_buffers(model: torch.nn.Module, changed: list[str]) -> list[str]:
+    """The buffers among ``changed`` that the forward itself updates, beyond the running statistics
+    of a normalisation layer in training mode (exported as ONNX's training-mode outputs; what Aidge
+    does with them is the suite's BatchNorm finding, not a frozen graph)."""
+    from torch.nn.modules.batchnorm import _NormBase
+
+    params = {name for name, _ in model.named_parameters(remove_duplicate=False)}
+    stats = {f"{prefix}.{b}" if prefix else b for prefix, m in model.named_modules() if isinstance(m, _NormBase)
+             for b in ("running_mean", "running_var", "num_batches_tracked")}
+    return sorted({n for n in changed if n not in params and n not in stats})
 
 
 def _unchanged(a: torch.Tensor, b: torch.Tensor) -> bool:
@@ -154,6 +169,8 @@ def export_to_onnx(
             with _EXPORT_LOCK:
                 exported = _export_to_onnx(model, example_inputs, training=training, input_names=input_names,
                                            route=route)
+        except StatefulModelError:
+            raise  # the model's own state: no other route can export it right
         except ExportError as exc:
             failed[route] = _plain(str(exc.__cause__ or exc))
             if route == routes[-1]:
@@ -185,10 +202,15 @@ def _export_to_onnx(model, example_inputs, *, training, input_names, route) -> E
     # Grad enabled whatever the caller's mode: torch takes the path a normal call takes (under
     # torch.no_grad() an eval-mode nn.TransformerEncoderLayer takes its fused fast path,
     # aten::_transformer_encoder_layer_fwd, which has no ONNX export).
-    with preserved_state(model), warnings.catch_warnings(record=True) as caught, \
-            torch.random.fork_rng(devices=[]), _silenced_stdout(), _quiet_torch_onnx_logging():
+    printed = io.StringIO()
+    mutated: list[str] = []
+    with preserved_state(model, mutated), warnings.catch_warnings(record=True) as caught, \
+            torch.random.fork_rng(devices=[]), _silenced_stdout(), _quiet_torch_onnx_logging(), \
+            contextlib.redirect_stderr(printed):
         # catch_warnings restores the caller's filters on exit: nothing global is changed.
-        # stdout: on some failures the exporter prints the whole TorchScript graph.
+        # stdout: on some failures the exporter prints the whole TorchScript graph; stderr: on a
+        # failed torch.export the dynamo route prints the graph it traced (36 lines for a forward
+        # that branches on a value): kept, and attached to the ExportError as a note, never printed.
         warnings.simplefilter("always")
         try:
             with torch.enable_grad():
@@ -208,8 +230,21 @@ def _export_to_onnx(model, example_inputs, *, training, input_names, route) -> E
                         verbose=False,
                     )
         except Exception as exc:  # torch raises many types here
-            raise ExportError(f"torch.onnx.export failed for {_model_name(model)} ({route} route): "
-                              f"{_plain(str(exc))}", exporter=route) from exc
+            error = ExportError(f"torch.onnx.export failed for {_model_name(model)} ({route} route): "
+                                f"{_plain(str(exc))}", exporter=route)
+            said = printed.getvalue().strip()
+            if said:
+                lines = said.splitlines()
+                error.add_note(f"what the exporter printed ({len(lines)} lines, the last 40):\n"
+                               + "\n".join(lines[-40:]))
+            raise error from exc
+    stale = _stateful_buffers(model, mutated)
+    if stale:
+        raise StatefulModelError(
+            f"the forward of {_model_name(model)} changes its buffer(s) {', '.join(stale)} when it runs: the exported "
+            "graph holds their values at export time, so every later call would be computed with stale buffers and "
+            "differ from torch's, silently: refused (keep such state outside the module, or pass it as an input)",
+            buffers=stale, exporter=route)
     # Only the model's own code counts: torch's library code traces value checks of its own
     # (BatchNorm's batch-size check in training mode) that do not change the graph.
     traced = [(w.filename, w.lineno, str(w.message)) for w in caught
