@@ -484,10 +484,17 @@ def _regression_factor(kind: str = "track_aidge_torch_ratio") -> float:
 
 @nox.session(venv_backend="none")
 def compare(session: nox.Session) -> None:
-    """What changed between main and HEAD (both benchmarked first; -- REV1 REV2 for others): asv compare
-    --only-changed, each benchmark kind at its own factor (COMPARE_FACTORS: above the largest same-commit
-    change of that kind in docs/noise-floor.md, asv's statistical test on), then the case-phases Aidge cannot
-    run, once, grouped by their defect ids (benchmarks/not_timed.py)."""
+    """What changed between main and HEAD (both benchmarked first; -- REV1 REV2 [--config C] for others):
+    asv compare --only-changed, each benchmark kind at its own factor, then the case-phases Aidge cannot run,
+    once, grouped by their defect ids (benchmarks/not_timed.py).
+
+    The factors (COMPARE_FACTORS) are the smallest half-step above the largest change any two runs of the
+    same commit showed in that kind in docs/noise-floor.md (2-core shared VM, load 0.5-1.1): the ratio 1.5x
+    (max 1.43: its rounds of ~2 ms per side cancel the VM's own speed drift), time_bridge 2.5x (max 2.14),
+    time_aidge 3x (max 2.77), time_torch 3.5x (max 3.26), because one factor of 2 flagged 3-15% of
+    same-commit time rows per call. The method is asv's own: its statistical test stays on (the noise
+    floor's "flagged at" columns are that test), so a row is shown only when the samples differ too. A
+    one-blank-line commit (docs/benchmarks.md): nothing at load 4-5, 3 ratio rows at load 7-8."""
     stack = _asv_session(session)
     factors = [f"--factor={kind}={_regression_factor(kind)}" for kind in COMPARE_FACTORS]
     stack.run("python", "benchmarks/compare_changed.py", *(session.posargs or ["main", "HEAD"]), *factors)
