@@ -581,8 +581,10 @@ def _verdict_of_failure(exc, text: str, first: str, phase) -> Verdict:
 
     if isinstance(exc, AidgeCrash):
         category = exc.category  # decided by the crash itself (crash, hang, killed from outside)
-        # a process that dies inside torch.onnx.export died in torch's code, not Aidge's
-        who = "export" if phase == "export" else ("unknown" if category == "killed" else "aidge")
+        # a process that dies inside torch.onnx.export died in torch's code, not Aidge's; one that dies or hangs
+        # outside the bridge's phases (the callable's own code: a sleep, os._exit) ran no Aidge code at all
+        aidge_ran = phase in ("import", "compile", "forward", "backward", "step")
+        who = "export" if phase == "export" else ("aidge" if aidge_ran and category != "killed" else "unknown")
         return Verdict("crash", category, who, phase, summary=f"{category}: {first}", message=text,
                        signal=getattr(exc, "signal", None))
     if isinstance(exc, EquivalenceError):

@@ -48,3 +48,17 @@ def test_an_export_that_fails_prints_nothing_and_keeps_what_the_exporter_printed
     assert out == "" and err == ""
     notes = "\n".join(getattr(caught.value, "__notes__", []))
     assert "what the exporter printed" in notes and "def forward" in notes
+
+
+class Sleepy(torch.nn.Module):
+    def forward(self, x):
+        import time
+
+        time.sleep(60)
+        return x * 2
+
+
+def test_a_hang_in_the_callable_s_own_code_is_not_blamed_on_aidge():
+    verdict = interop.verify(Sleepy(), torch.randn(2, 3), timeout=5)
+    assert verdict.outcome == "crash" and verdict.category == "hang"
+    assert verdict.attribution == "unknown" and "outside the bridge's phases" in verdict.summary
