@@ -37,6 +37,7 @@ site-check   the published site in headless Chromium (network blocked): the grid
 aidge-configs-full  Aidge's own benchmark configurations (aidge-benchmark 0.10.1) at their full sizes
 compare      what changed between main and HEAD (both benchmarked first): asv compare --only-changed, each
              benchmark kind at the factor the noise floor supports, then the cases Aidge cannot run, by defect
+profile      per-node profile of the zoo models, Aidge against onnxruntime (docs/node-profile.md)
 """
 from __future__ import annotations
 
