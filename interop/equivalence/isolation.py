@@ -173,13 +173,16 @@ def _bound_memory(bound: int | None) -> None:
         resource.setrlimit(resource.RLIMIT_DATA, (soft, hard))
 
 
-def _at_bound(start: int, bound: int | None) -> bool:
-    """Whether this child's memory grew to its bound (a leak: its peak resident memory), not one
-    allocation too large for any bound (Aidge's std::bad_alloc of a wrong shape stays the Aidge
-    error it is)."""
-    if not bound:
+def _at_bound(start: tuple[int, int] | None, bound: int | None) -> bool:
+    """Whether this child's memory grew to its bound (a leak: its peak resident memory, or its private
+    writable memory now, over the child's own baseline ``start``), not one allocation too large for
+    any bound (Aidge's std::bad_alloc of a wrong shape stays the Aidge error it is). Both measures:
+    a fork inherits its parent's peak, which may lie above what the child then grows to."""
+    if not bound or start is None:
         return False
-    return _peak(resource.getrusage(resource.RUSAGE_SELF)) - start >= _NEAR_BOUND * bound
+    peak0, data0 = start
+    grown = max(_peak(resource.getrusage(resource.RUSAGE_SELF)) - peak0, _vm_data() - data0)
+    return grown >= _NEAR_BOUND * bound
 
 
 def _unbound_memory() -> None:
@@ -455,7 +458,8 @@ def _child(write_fd: int, stack_file, fn, args, kwargs, timed: bool = False, bou
     try:
         faulthandler.enable(file=stack_file, all_threads=False)
         _bound_memory(bound)
-        start = _peak(resource.getrusage(resource.RUSAGE_SELF)) if bound is not None else 0  # resident now
+        # the memory baseline: peak resident and private writable memory now (``start`` below is the timer's)
+        memory_start = (_peak(resource.getrusage(resource.RUSAGE_SELF)), _vm_data()) if bound is not None else None
         routes: list = []
         stages: dict = {}
         timer = stage_times() if timed else contextlib.nullcontext({})
@@ -478,7 +482,7 @@ def _child(write_fd: int, stack_file, fn, args, kwargs, timed: bool = False, bou
         except BaseException as exc:  # noqa: BLE001 - everything goes back to the parent
             _unbound_memory()
             info = _describe(exc)
-            if _out_of_memory(exc) and _at_bound(start, bound):
+            if _out_of_memory(exc) and _at_bound(memory_start, bound):
                 info.update(out_of_memory=True, phase=_phase_of_traceback(exc))
             data = pickle.dumps(("error", info, routes, stages))
             failure = exc
