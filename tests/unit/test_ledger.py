@@ -262,3 +262,9 @@ def test_an_empty_input_s_stale_result_is_one_defect_whatever_the_operator_and_s
     (entry,) = build_ledger([roll, pad])
     assert entry["kind"] == "silently wrong result" and len(entry["cases"]) == 2
     assert "returns the previous outputs unchanged" in entry["title"]
+
+
+def test_a_failing_unit_test_of_the_framework_is_no_aidge_defect():
+    ours = dict(OPINFO_PAD, nodeid="tests/unit/test_isolation.py::test_x", category="crash", error="crash: ...",
+                outcome="failed")
+    assert build_ledger([ours]) == []
