@@ -90,6 +90,8 @@ def signature_of(record: dict[str, Any]) -> dict[str, Any]:
         operator = first.get("aidge_type") or first.get("op_type")
     if operator is None:  # the operator Aidge's own message names
         operator = aidge_operator_named(error)
+    if operator is None and _AIDGE_TYPE.fullmatch(str(record.get("aidge_operator") or "")):
+        operator = str(record["aidge_operator"])  # the Aidge type the table or the bridge names (not a torch op)
     if operator is None and repro.get("op"):  # the one node of the smallest graph that fails (its ONNX op)
         operator = str(repro["op"])
     if operator is None:  # the case's own name for it (a torch op where nothing above says more)
@@ -118,10 +120,15 @@ def signature_of(record: dict[str, Any]) -> dict[str, Any]:
 
 
 _NAMED = (re.compile(r"\(operator (\w+), node"),
+          re.compile(r"for (\w+?)_Op<(\d)>"),  # Backward not yet implemented for AvgPooling_Op<2>: AvgPooling2D
           re.compile(r"registrable object N5Aidge\d+([A-Za-z]+?)(?:_Op|Impl)?(?:IL\w*?(\d)EE)?E"),
           re.compile(r"(?:^|\):\s*)([A-Z][A-Za-z0-9]*?)(?:_Op)?: "),
           re.compile(r"implemented (?:yet )?for (?:operator of type )?(\w+?)(?:_Op)?(?: on|$|\s)"),
           re.compile(r"for (\w+) operator"))
+
+
+#: an Aidge operator type as Aidge writes it (``BatchNorm2D``, ``Slice``), not a torch entry (``nn.functional.pad``)
+_AIDGE_TYPE = re.compile(r"[A-Z][A-Za-z0-9]*")
 
 
 def aidge_operator_named(message: str) -> str | None:
@@ -135,7 +142,8 @@ def aidge_operator_named(message: str) -> str | None:
             name = m.group(1)
             if pattern.groups > 1 and m.group(2):
                 name += f"{m.group(2)}D"
-            if pattern is _NAMED[1] or not (name == "Aidge" or name.endswith(("Error", "Exception", "Warning"))):
+            if pattern in (_NAMED[1], _NAMED[2]) or not (name == "Aidge" or name.endswith(("Error", "Exception",
+                                                                                         "Warning"))):
                 return name
     return None
 
@@ -289,7 +297,8 @@ def _blocked(cases: list[str]) -> dict[str, list[str]]:
 
 
 _FORWARD_PHASES = ("export", "import", "compile", "forward")
-_ARCH = re.compile(r"test_architecture\[arch_(.+?)_(?:eval|train)\]$")
+#: the MONAI and transformers architectures (the catalog's shared-tensor cases run in that suite too: not architectures)
+_ARCH = re.compile(r"test_architecture\[arch_((?:monai|transformers)_.+?)_(?:eval|train)\]$")
 _MODEL = re.compile(r"tests/test_models\.py::test_model\[(.+?)_(?:eval|train)\]$")
 
 

@@ -132,11 +132,13 @@ def test_a_source_the_older_release_never_ran_is_not_called_new(tmp_path):
 def test_the_headline_counts_defects_new_ones_and_blocked_architectures(tmp_path):
     from interop.reporting.ledger import ledger_headline
 
-    arch_ok = _rec("tests/test_architectures.py::test_architecture[arch_hf_Bert_eval]", "architectures", "x", "",
-                   outcome="passed")
+    arch_ok = _rec("tests/test_architectures.py::test_architecture[arch_transformers_Bert_eval]", "architectures",
+                   "x", "", outcome="passed")
+    shared = _rec("tests/test_architectures.py::test_architecture[arch_shared_TiedAutoencoder_eval]", "architectures",
+                  "x", "", outcome="passed")  # a catalog case run by the architecture suite: not an architecture
     arch_bad = dict(OPINFO_PAD, nodeid="tests/test_architectures.py::test_architecture[arch_monai_UNet_train]")
     ledger = build_ledger([arch_ok, arch_bad, SLICE_BACKWARD])
-    text = ledger_headline(ledger, [arch_ok, arch_bad, SLICE_BACKWARD])
+    text = ledger_headline(ledger, [arch_ok, shared, arch_bad, SLICE_BACKWARD])
     assert text.startswith("2 distinct Aidge defect(s)") and "blocking 1 of 2 architectures (1 in inference)" in text
     assert "incomplete" in ledger_headline(ledger, [], complete=False)
 
