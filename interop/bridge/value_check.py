@@ -26,6 +26,7 @@ import numpy as np
 import torch
 
 from ..errors import InteropError
+from .ort import aidge_node_indices, ort_session
 
 __all__ = ["ValueMismatchError", "checks_deferred", "checks_are_deferred", "TOLERANCES", "random_nodes",
            "compare_values", "first_diverging_node"]
@@ -160,9 +161,6 @@ def run_onnxruntime(proto, feeds: dict[str, np.ndarray], outputs: Sequence[str] 
     when it refuses the graph."""
     import onnx
 
-    from .._lazy import quiet_import
-
-    ort = quiet_import("onnxruntime")
     model = proto
     if outputs is not None:
         model = onnx.ModelProto()
@@ -171,35 +169,10 @@ def run_onnxruntime(proto, feeds: dict[str, np.ndarray], outputs: Sequence[str] 
         for name in outputs:
             if name not in present:
                 model.graph.output.append(onnx.ValueInfoProto(name=name))
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 1
-    options.inter_op_num_threads = 1
-    options.log_severity_level = 3
-    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    session = ort_session(model)
     wanted = {i.name for i in session.get_inputs()}
     return list(session.run(list(outputs) if outputs is not None else None,
                             {k: v for k, v in feeds.items() if k in wanted}))
-
-
-def _aidge_names(proto) -> dict[str, int]:
-    """Aidge node name -> index of its ONNX node (aidge_onnx renames ``/0/Conv`` to ``data_0_Conv``;
-    a node without a name is named after its first output)."""
-    import onnx
-
-    from . import runtime as rt
-
-    renamed = onnx.ModelProto()
-    renamed.CopyFrom(proto)
-    try:
-        rt.aidge_onnx().onnx_to_aidge_model_names(renamed)
-    except Exception:  # noqa: BLE001 - an older aidge_onnx: the names as they are
-        renamed = proto
-    names: dict[str, int] = {}
-    for k, (node, new) in enumerate(zip(proto.graph.node, renamed.graph.node)):
-        for candidate in (new.name, new.output[0] if new.output else "", node.name):
-            if candidate:
-                names.setdefault(candidate, k)
-    return names
 
 
 def first_diverging_node(proto, graph, feeds: dict[str, np.ndarray]):
@@ -207,7 +180,7 @@ def first_diverging_node(proto, graph, feeds: dict[str, np.ndarray]):
     ``graph`` (an Aidge graph that has just run on ``feeds``) differs from onnxruntime's on the
     same ONNX graph; None when none does or onnxruntime cannot say."""
     by_onnx = {}
-    names = _aidge_names(proto)
+    names = aidge_node_indices(proto)
     for node in graph.get_nodes():
         k = names.get(node.name())
         if k is not None and node.type() != "Producer":

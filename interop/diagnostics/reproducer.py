@@ -43,6 +43,8 @@ from typing import Any
 
 import numpy as np
 
+from ..bridge.ort import aidge_node_indices, ort_session
+
 __all__ = ["write_bundle", "export_check", "run_repro", "reduce_bundle", "BODY_PATH", "max_bundle_bytes",
            "repro_script", "bundle_folder", "record_fields", "first_diverging_node", "FreshServer",
            "start_fresh_server", "stop_fresh_server", "write_pending", "complete_pending", "PENDING", "verdict_of",
@@ -385,18 +387,7 @@ def export_valid(check: dict[str, Any]) -> bool:
     return ort == "ok" or ort.startswith("run:") or "NOT_IMPLEMENTED" in ort
 
 
-def _ort_session(model, *, optimize: bool = True):
-    """An onnxruntime CPU session on ``model`` (a path or serialized bytes), one thread, quiet;
-    ``optimize=False``: none of its graph rewrites (every intermediate is the graph's own)."""
-    import onnxruntime as ort
-
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 1
-    options.log_severity_level = 3
-    if not optimize:
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    return ort.InferenceSession(str(model) if isinstance(model, Path) else model, options,
-                                providers=["CPUExecutionProvider"])
+_ort_session = ort_session  # the one session factory (interop.bridge.ort)
 
 
 def _ort_feeds(session, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -664,26 +655,7 @@ def _onnx_node_for(proto, aidge_name: str | None):
     return None if index is None else proto.graph.node[index]
 
 
-def _aidge_names(proto) -> dict[str, int]:
-    """Aidge node name -> index of its ONNX node: aidge_onnx renames every node and tensor
-    (``onnx_to_aidge_model_names``: ``/0/Conv`` becomes ``data_0_Conv``) and names a node after
-    its ONNX name, or its first output when it has none. Matched on a renamed copy, node by node."""
-    import onnx
-
-    from ..bridge import runtime as rt
-
-    renamed = onnx.ModelProto()
-    renamed.CopyFrom(proto)
-    try:
-        rt.aidge_onnx().onnx_to_aidge_model_names(renamed)
-    except Exception:  # noqa: BLE001 - an older aidge_onnx: the names as they are
-        renamed = proto
-    names: dict[str, int] = {}
-    for k, (node, new) in enumerate(zip(proto.graph.node, renamed.graph.node)):
-        for candidate in (new.name, new.output[0] if new.output else "", node.name):
-            if candidate:
-                names.setdefault(candidate, k)
-    return names
+_aidge_names = aidge_node_indices  # the one map (interop.bridge.ort), under the name this module's readers use
 
 
 def _ort_values(proto, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

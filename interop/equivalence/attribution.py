@@ -36,15 +36,9 @@ def run_onnxruntime(proto, input_names: Sequence[str], inputs: Sequence[Any]) ->
     """The outputs of ``proto`` (an ONNX ModelProto) on ``inputs`` under onnxruntime (CPU,
     one thread). Raises ImportError without onnxruntime, onnxruntime's error when it rejects
     the model."""
-    from .._lazy import quiet_import
+    from ..bridge.ort import ort_session
 
-    ort = quiet_import("onnxruntime")
-
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 1
-    options.inter_op_num_threads = 1
-    options.log_severity_level = 3
-    session = ort.InferenceSession(proto.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    session = ort_session(proto)
     wanted = {i.name for i in session.get_inputs()}
     feed = {name: to_numpy(x) for name, x in zip(input_names, inputs) if name in wanted}
     return list(session.run(None, feed))
