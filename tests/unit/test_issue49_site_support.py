@@ -82,11 +82,11 @@ def _chromium() -> str:
 
 
 def test_search_and_filter_in_headless_chromium_network_blocked(tmp_path):
+    chromium = _chromium()  # skips without playwright (requirements/site-check.txt) or a Chromium binary
     from playwright.sync_api import sync_playwright
 
     from benchmarks.check_site import check_support_page, serve
 
-    chromium = _chromium()
     _page(tmp_path)
     blocked: list[str] = []
     errors: list[str] = []
