@@ -74,6 +74,37 @@ def serve(directory: Path):
         server.shutdown()
 
 
+@contextlib.contextmanager
+def offline_page(directory: Path, chromium: str, viewport: tuple[int, int] = (1400, 900)):
+    """``(page, base URL)``: headless Chromium on ``directory`` served at 127.0.0.1, every request
+    to another host aborted. On leaving the block, a request that had to be blocked or a JavaScript
+    error of a page is a :class:`SiteError` (after the block's own checks)."""
+    from playwright.sync_api import sync_playwright
+
+    blocked: list[str] = []
+    js_errors: list[str] = []
+    with serve(directory) as base, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, headless=True)
+        page = browser.new_page(viewport={"width": viewport[0], "height": viewport[1]})
+        host = urlparse(base).netloc
+
+        def route(r):
+            if urlparse(r.request.url).netloc == host:
+                r.continue_()
+            else:
+                blocked.append(r.request.url)
+                r.abort()
+
+        page.route("**/*", route)
+        page.on("pageerror", lambda e: js_errors.append(str(e)))
+        yield page, base
+        browser.close()
+    if blocked:
+        raise SiteError(f"requests outside the local server (blocked): {sorted(set(blocked))[:5]}")
+    if js_errors:
+        raise SiteError(f"JavaScript errors: {js_errors[:3]}")
+
+
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args) -> None:  # the check prints its own summary
         pass
@@ -413,28 +444,10 @@ def check_defects_page(page, base: str, html_dir: Path, linked: set[str], *, lin
 
 
 def check(html_dir: Path, chromium: str, sample: int) -> list[str]:
-    from playwright.sync_api import sync_playwright
-
     index = json.loads((html_dir / "index.json").read_text(encoding="utf-8"))
     groups = case_index.collect(index)
     done: list[str] = []
-    blocked: list[str] = []
-    js_errors: list[str] = []
-    with serve(html_dir) as base, sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=chromium, headless=True)
-        page = browser.new_page(viewport={"width": 1400, "height": 900})
-        host = urlparse(base).netloc
-
-        def route(r):
-            if urlparse(r.request.url).netloc == host:
-                r.continue_()
-            else:
-                blocked.append(r.request.url)
-                r.abort()
-
-        page.route("**/*", route)
-        page.on("pageerror", lambda e: js_errors.append(str(e)))
-
+    with offline_page(html_dir, chromium) as (page, base):
         done.append(check_grid(page, base, html_dir, index))
         linked: set[str] = set()
         done.append(check_support_page(page, base))
@@ -507,14 +520,7 @@ def check(html_dir: Path, chromium: str, sample: int) -> list[str]:
             done.append(f"backends: {', '.join(backends)} each with rows of their own side by side")
         done.append(f"graph pages: {checked} cases (one per operator/model) plotted alone and side by side"
                     + (f"; {empty} operators/models without any asv figure show 'no measurement'" if empty else ""))
-        browser.close()
-    if blocked:
-        raise SiteError(f"requests outside the local server (blocked): {sorted(set(blocked))[:5]}")
-    done.append("network: no request left 127.0.0.1")
-    if js_errors:
-        raise SiteError(f"JavaScript errors: {js_errors[:3]}")
-    done.append("no JavaScript error")
-    return done
+    return done + ["network: no request left 127.0.0.1", "no JavaScript error"]
 
 
 def _defect_hrefs(page) -> set[str]:
@@ -525,18 +531,8 @@ def _defect_hrefs(page) -> set[str]:
 def check_run(run_dir: Path, chromium: str) -> list[str]:
     """A findings run's own pages (``support.html``, ``porting.html``, ``defects.html`` in its
     directory, no asv site needed), the same checks as on the site, network blocked."""
-    from playwright.sync_api import sync_playwright
-
     done: list[str] = []
-    blocked: list[str] = []
-    js_errors: list[str] = []
-    with serve(run_dir) as base, sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=chromium, headless=True)
-        page = browser.new_page(viewport={"width": 1400, "height": 900})
-        host = urlparse(base).netloc
-        page.route("**/*", lambda r: r.continue_() if urlparse(r.request.url).netloc == host
-                   else (blocked.append(r.request.url), r.abort()))
-        page.on("pageerror", lambda e: js_errors.append(str(e)))
+    with offline_page(run_dir, chromium) as (page, base):
         done.append(check_support_page(page, base))
         _site_links(page, "support.html", RUN_PAGES)
         linked = _defect_hrefs(page)
@@ -548,11 +544,6 @@ def check_run(run_dir: Path, chromium: str) -> list[str]:
             done.append(check_defects_page(page, base, run_dir, linked, links=False))
         elif linked:
             raise SiteError(f"{run_dir}: {len(linked)} defect ids linked, no defects.html")
-        browser.close()
-    if blocked:
-        raise SiteError(f"requests outside the local server (blocked): {sorted(set(blocked))[:5]}")
-    if js_errors:
-        raise SiteError(f"JavaScript errors: {js_errors[:3]}")
     return done + ["network: no request left 127.0.0.1", "no JavaScript error"]
 
 

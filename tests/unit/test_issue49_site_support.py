@@ -83,34 +83,16 @@ def _chromium() -> str:
 
 def test_search_and_filter_in_headless_chromium_network_blocked(tmp_path):
     chromium = _chromium()  # skips without playwright (requirements/site-check.txt) or a Chromium binary
-    from playwright.sync_api import sync_playwright
-
-    from benchmarks.check_site import check_support_page, serve
+    from benchmarks.check_site import check_support_page, offline_page
 
     _page(tmp_path)
-    blocked: list[str] = []
-    errors: list[str] = []
-    with serve(tmp_path) as base, sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=chromium, headless=True)
-        page = browser.new_page(viewport={"width": 900, "height": 600})
-        host = base.split("/")[2]
-
-        def route(r):
-            if r.request.url.split("/")[2] == host:
-                r.continue_()
-            else:
-                blocked.append(r.request.url)
-                r.abort()
-
-        page.route("**/*", route)
-        page.on("pageerror", lambda e: errors.append(str(e)))
+    # offline_page: a request off 127.0.0.1 or a JavaScript error is a SiteError when the block ends
+    with offline_page(tmp_path, chromium, viewport=(900, 600)) as (page, base):
         said = check_support_page(page, base)
         # a search for nothing that exists shows no row, and says so
         page.fill("#q", "no-such-operator")
         assert page.inner_text("#shown").startswith("0 of 6")
-        browser.close()
     assert "6 rows x 2 columns" in said and "search: 'torch.abs'" in said and "source filter" in said
-    assert not blocked and not errors
 
 
 def test_publishing_renders_an_older_runs_matrix_again_and_adds_the_site_navigation(tmp_path):
