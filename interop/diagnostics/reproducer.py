@@ -152,6 +152,8 @@ def repro_script(settings: dict[str, Any], *, factory: bool = False) -> str:
               f'"""Reproducer for {settings["CASE"]} (written by aidge_torch_interop; runs without it).',
               "",
               f"What the suite saw: {settings['WHAT']}",
+              "Needs: numpy, onnx (to read the .pb files), aidge_core, aidge_backend_cpu (the release in meta.json)."
+              if factory else
               "Needs: numpy, onnx, aidge_core, aidge_backend_cpu, aidge_onnx (the Aidge release in meta.json).",
               "Run: python repro.py   Exit status: 1 while the defect is present, 0 once Aidge computes the",
               "expected values (torch's outputs, stored in test_data_set_0/), 2 if the bundle cannot be read.",
@@ -159,8 +161,6 @@ def repro_script(settings: dict[str, Any], *, factory: bool = False) -> str:
               '"""']
     for key, value in settings.items():
         header.append(f"{key} = {value!r}")
-    if factory:
-        header[5] = "Needs: numpy, onnx (to read the .pb files), aidge_core, aidge_backend_cpu (the release in meta.json)."
     lines = BODY_PATH.read_text(encoding="utf-8").splitlines()
     start = next(i for i, line in enumerate(lines) if line.strip() and not line.startswith("#"))
     lines = lines[start:]

@@ -306,6 +306,8 @@ def test_a_case_built_from_aidge_s_factory_gets_a_bundle_too(tmp_path, case_id, 
 
 def test_the_factory_script_imports_numpy_onnx_and_aidge_only():
     script = reproducer.repro_script({"CASE": "c", "WHAT": "w", "PHASE": "forward"}, factory=True)
+    doc = ast.get_docstring(ast.parse(script))
+    assert "Run: python repro.py" in doc and doc.count("Needs:") == 1 and "aidge_onnx" not in doc
     modules = set()
     for node in ast.walk(ast.parse(script)):
         if isinstance(node, ast.Import):
