@@ -22,6 +22,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import re
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -133,7 +134,7 @@ def _short(value: Any) -> str:
 
 def _fence(text: str, lang: str = "") -> list[str]:
     """``text`` in a Markdown code fence longer than any run of backticks in it."""
-    longest = max((len(run) for run in __import__("re").findall(r"`+", text)), default=0)
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
     return [fence + lang, text.rstrip("\n"), fence]
 

@@ -177,11 +177,8 @@ def row_signature(entry: Any) -> dict[str, Any]:
 
 
 def is_aidge_finding(record: dict[str, Any]) -> bool:
-    """Whether a record is a finding of the ledger: failed or xfailed, in an Aidge category, attributed to Aidge."""
-    return _is_aidge(record)
-
-
-def _is_aidge(record: dict[str, Any]) -> bool:
+    """Whether a record is a finding of the ledger: failed or xfailed, in an Aidge category, attributed
+    to Aidge, of a case (the framework's own unit tests are none)."""
     if record.get("outcome") not in ("failed", "error", "xfailed"):
         return False
     if str(record.get("nodeid") or "").startswith("tests/unit/"):  # the framework's own tests: no Aidge finding
@@ -338,7 +335,7 @@ def build_ledger(records: Iterable[dict[str, Any]], *, table_dir: str | Path | N
         rows, triaged = {}, []
     entries: dict[str, dict[str, Any]] = {}
     for rec in records:
-        if not _is_aidge(rec):
+        if not is_aidge_finding(rec):
             continue
         sig = signature_of(rec)
         did = defect_id(sig)
@@ -375,7 +372,7 @@ def build_ledger(records: Iterable[dict[str, Any]], *, table_dir: str | Path | N
     checked: dict[str, set[str]] = {r: {row.get("source") for row in rows.values()
                                         if ft.release_matches(row["aidge"], r)} for r in triaged}
     kinds = {rec.get("source") or "?": rec.get("kind") for rec in records}
-    installed = release or _installed(records)
+    installed = release or _installed()
     for entry in entries.values():
         entry["rows"].sort()
         entry["blocks"] = _blocked(entry["cases"])
@@ -387,8 +384,8 @@ def build_ledger(records: Iterable[dict[str, Any]], *, table_dir: str | Path | N
                                                    -len(e["sources"]), e["id"]))
 
 
-def _installed(records: list[dict[str, Any]]) -> str | None:
-    """The Aidge release a run's records ran on (a mismatch's record names no version: the table's reader's)."""
+def _installed() -> str | None:
+    """The Aidge release the table applies to here (installed, or ``INTEROP_AIDGE_RELEASE``)."""
     from ..cases import failure_table as ft
 
     try:
