@@ -300,10 +300,9 @@ def _propose(run_dir: Path, run: RunRecords, table_dir, release) -> Proposal:
         route = record.get("exporter") or "auto"
         key = (case.kind, operator, phase, category, quote, attribution, case.backend,
                dtype if case.kind == "opinfo" else None, route, defect)
-        row = new_rows.setdefault(key, {"source": case.kind, "operator": operator, "phase": phase,
+        row = new_rows.setdefault(key, _say_who_saw({
+                                        "source": case.kind, "operator": operator, "phase": phase,
                                         "category": category, "quote": quote,
-                                        **({"detected_by": ft.detected_by(category, quote)}
-                                           if ft.detected_by(category, quote) else {}),
                                         **({"defect": defect} if defect else {}), "attribution": attribution,
                                         "aidge": f"=={release}" if others else f">={release}",
                                         "backends": [case.backend],
@@ -311,7 +310,7 @@ def _propose(run_dir: Path, run: RunRecords, table_dir, release) -> Proposal:
                                         **({"exporters": [route]} if route != "auto" else {}),
                                         "note": f"Proposed by python -m interop.triage from {run_dir.name}: "
                                                 "check the reason, then say what was measured.",
-                                        "cases": []})
+                                        "cases": []}))
         selector = selector_of(case)
         if selector not in row["cases"]:
             row["cases"].append(selector)
