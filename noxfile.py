@@ -493,9 +493,12 @@ def compare(session: nox.Session) -> None:
     same commit showed in that kind in docs/noise-floor.md (2-core shared VM, load 0.5-1.1): the ratio 1.5x
     (max 1.43: its rounds of ~2 ms per side cancel the VM's own speed drift), time_bridge 2.5x (max 2.14),
     time_aidge 3x (max 2.77), time_torch 3.5x (max 3.26), because one factor of 2 flagged 3-15% of
-    same-commit time rows per call. The method is asv's own: its statistical test stays on (the noise
-    floor's "flagged at" columns are that test), so a row is shown only when the samples differ too. A
-    one-blank-line commit (docs/benchmarks.md): nothing at load 4-5, 3 ratio rows at load 7-8."""
+    same-commit time rows per call. The method is asv's own for the times: its statistical test stays on
+    (the noise floor's "flagged at" columns are that test), so a time row is shown only when the samples
+    differ too. A ratio row has no samples in asv's results (asv flags it on the factor alone), so it is
+    shown only where the flag repeats in the same case's time_aidge / time_torch rows (their ratio moves
+    the same way over 1.5x); the others are listed apart as unconfirmed. A one-blank-line commit at load
+    7-8 had shown 3 ratio rows up to 2.68x (docs/noise-floor.md: what it shows with this check)."""
     stack = _asv_session(session)
     factors = [f"--factor={kind}={_regression_factor(kind)}" for kind in COMPARE_FACTORS]
     stack.run("python", "benchmarks/compare_changed.py", *(session.posargs or ["main", "HEAD"]), *factors)

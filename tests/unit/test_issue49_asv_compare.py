@@ -76,3 +76,55 @@ def test_compare_never_shows_a_change_the_site_calls_noise():
     doc = (ROOT / "docs" / "benchmarks.md").read_text()
     for kind, factor in factors.items():
         assert f"`{kind}` {factor:g}x" in doc, kind
+
+
+#: the whole table (no --only-changed): the ratio rows' check reads the time rows of their case. The
+#: figures of LeNet_eval are a one-blank-line commit's at load 7-8 (docs/noise-floor.md): the ratio
+#: moved 2.68x while the times of Aidge and torch moved together
+WHOLE_TABLE = """\
+| Change   | Before [aaaaaaaa] <main>   | After [bbbbbbbb]   |   Ratio | Benchmark (Parameter)                                   |
+|----------|----------------------------|--------------------|---------|---------------------------------------------------------|
+| -        | 3.48                       | 1.30               |    0.37 | models.Forward.track_aidge_torch_ratio('LeNet_eval')    |
+|          | 1.20±0.1ms                 | 1.50±0.2ms         |   ~1.25 | models.Forward.time_aidge('LeNet_eval')                 |
+| +        | 300±10μs                   | 520±30μs           |    1.73 | models.Forward.time_torch('LeNet_eval')                 |
+| +        | 1.30                       | 2.60               |    2.00 | operators.Forward.track_aidge_torch_ratio('ReLU_rank_2') |
+| +        | 10.0±0.1μs                 | 21.0±0.1μs         |    2.10 | operators.Forward.time_aidge('ReLU_rank_2')             |
+|          | 11.0±0.1μs                 | 11.5±0.1μs         |    1.05 | operators.Forward.time_torch('ReLU_rank_2')             |
+| +        | 0.200                      | 0.400              |    2.00 | operators.Backward.track_aidge_torch_ratio('ReLU_rank_2') |
+|          | 10.0±0.1μs                 | failed             |     n/a | operators.Backward.time_aidge('ReLU_rank_2')            |
+"""
+
+
+def test_a_ratio_row_counts_only_where_the_time_rows_repeat_it():
+    kept, counts = compare_changed.filter_rows(WHOLE_TABLE, FACTORS)
+    names = [compare_changed.parse_row(line)["name"] for line in kept]
+    assert names == ["operators.Forward.track_aidge_torch_ratio('ReLU_rank_2')",   # times: 2.10 / 1.05 = 2.0 > 1.5
+                     "operators.Backward.track_aidge_torch_ratio('ReLU_rank_2')"]  # no time row to ask: kept
+    # the blank-line commit's 3.48 -> 1.30: the times say 1.25 / 1.73 = 0.72, not under 1 / 1.5
+    ((line, ratio, implied),) = counts["unconfirmed"]
+    assert compare_changed.parse_row(line)["name"] == "models.Forward.track_aidge_torch_ratio('LeNet_eval')"
+    assert (ratio, implied) == (0.37, 0.723)
+    assert counts["dropped"] == {"time_aidge": 1, "time_torch": 1}  # 2.10 within 3, 1.73 within 3.5
+    # the time rows must move the same way: an opposite move does not confirm
+    opposite = WHOLE_TABLE.replace("|    2.10 | operators.Forward.time_aidge", "|    0.40 | operators.Forward.time_aidge")
+    kept, counts = compare_changed.filter_rows(opposite, FACTORS)
+    assert [compare_changed.parse_row(line)["name"] for line in kept] == \
+        ["operators.Backward.track_aidge_torch_ratio('ReLU_rank_2')"]
+    assert len(counts["unconfirmed"]) == 2
+
+
+def test_without_the_check_every_ratio_row_over_its_factor_is_kept():
+    kept, counts = compare_changed.filter_rows(WHOLE_TABLE, FACTORS, confirm=False)
+    assert len(kept) == 3 and counts["unconfirmed"] == []
+
+
+def test_the_script_prints_the_unconfirmed_rows_apart(tmp_path, capsys):
+    saved = tmp_path / "asv_compare.txt"
+    saved.write_text(WHOLE_TABLE)
+    args = ["A", "B", "--asv-output", str(saved)] + [f"--factor={k}={v}" for k, v in FACTORS.items()]
+    assert compare_changed.main(args) == 0
+    out = capsys.readouterr().out
+    changed, _, rest = out.partition("Ratio rows over 1.5x")
+    assert "LeNet_eval" not in changed and "models.Forward.track_aidge_torch_ratio('LeNet_eval'): ratio 0.37, " \
+        "time rows 0.723" in rest
+    assert out.rstrip().endswith("ratio rows the time rows did not repeat: 1")
