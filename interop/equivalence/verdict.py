@@ -9,8 +9,9 @@ graph inputs; everything else is a constant of the graph. In an isolated child p
 1. forward on two calls, the given inputs then a second set of the same shapes (the float
    values permuted with a fixed seed: same value range, other positions), so that state
    carried from one call to the next is caught; each call's outputs are compared with
-   torch's through the one comparator (:func:`~interop.equivalence.outputs.compare_outputs`)
-   under the tolerance policy (:func:`~interop.equivalence.tolerance.tolerance_for`);
+   torch's under the one equivalence policy (:func:`interop.equivalence.policy.difference`:
+   tolerance, gradients torch gives none of, parameters compared; asv's precheck and
+   ModelTester's step decide through it too);
 2. when ``backward`` and the forward matched: the input gradients of the second call (a
    seeded random output gradient), compared the same way.
 
@@ -34,7 +35,7 @@ import dataclasses
 from typing import Any
 
 from ..stages import stage
-from .tolerance import tolerance_for
+from .policy import compared_parameters, difference, output_gradients
 
 __all__ = ["Verdict", "verify", "check_callable", "has_tensor_argument", "as_module", "OUTCOMES"]
 
@@ -273,7 +274,6 @@ def _check_wrapped(module, aidge, tensors, backward: bool, tolerance: Any, name:
     from ..bridge.onnx_export import default_input_names
     from ..errors import NotComparableError, OutputShapeError
     from .attribution import attribute_backward, attribute_forward, float64_copy, run_onnxruntime
-    from .outputs import compare_outputs
 
     mask = _grad_mask(tensors, backward)
     with stage("torch"):
@@ -308,10 +308,10 @@ def _check_wrapped(module, aidge, tensors, backward: bool, tolerance: Any, name:
             leaves, spec = pytree.tree_flatten(torch_out)
             aidge_out = pytree.tree_unflatten(list(exc.outputs), spec) if len(leaves) == len(exc.outputs) else exc.outputs
         t_leaves, a_leaves = _tensor_leaves(torch_out), _tensor_leaves(aidge_out)
-        tol = tolerance_for(tolerance, t_leaves[0].dtype if t_leaves else "float32")
         with stage("compare"):
-            mismatches = compare_outputs(aidge_out, torch_out, rtol=tol.rtol, atol=tol.atol, name="output")
-        if mismatches:
+            found = difference("output", aidge_out, torch_out, tolerance)
+        if found:
+            tol = found.tolerance
             plain = [x.detach() for x in inputs]
 
             def exact(plain=plain):
@@ -326,21 +326,19 @@ def _check_wrapped(module, aidge, tensors, backward: bool, tolerance: Any, name:
                     # (an input the export dropped is skipped, never shifted onto the next name)
                     onnx=lambda plain=plain: run_onnxruntime(exported.proto, default_input_names(len(plain)), plain),
                     rtol=tol.rtol, atol=tol.atol)
-            raise _fail(name, call, "output", mismatches, attribution, why)
-    params = _trainable(module, aidge) if parameter_grads else []
+            raise _fail(name, call, "output", found.mismatches, attribution, why)
+    params = compared_parameters(module, aidge) if parameter_grads else []
     if not any(mask) and not params:
         return {"backward_checked": False}
     # backward on a fresh forward of the last inputs
-    for _, p in params:
+    for _, p, _ in params:
         p.grad = None
     t_in, a_in = _fresh(inputs, mask), _fresh(inputs, mask)
     with stage("torch"), torch.random.fork_rng(devices=[]):
         t_leaves = _tensor_leaves(module(*t_in))
     with stage("aidge forward"):
         a_leaves = _tensor_leaves(aidge(*a_in))
-    gen = torch.Generator().manual_seed(_SEED + 2)
-    grads = [torch.randn(o.shape, generator=gen, dtype=o.dtype) if o.is_floating_point() and o.requires_grad
-             else None for o in t_leaves]
+    grads = output_gradients(t_leaves)
     pairs = [(o, g) for o, g in zip(t_leaves, grads) if g is not None]
     if not pairs:
         return {"backward_checked": False}
@@ -349,35 +347,25 @@ def _check_wrapped(module, aidge, tensors, backward: bool, tolerance: Any, name:
     with stage("aidge backward"):
         torch.autograd.backward([a for a, g in zip(a_leaves, grads) if g is not None], [g for _, g in pairs])
     for i, (t, a, m) in enumerate(zip(t_in, a_in, mask)):
-        if not m or t.grad is None:
+        if not m:
             continue
-        tol = tolerance_for(tolerance, t.grad.dtype)
-        what = f"input grad [{i}]"
-        actual = a.grad if a.grad is not None else torch.zeros_like(t.grad)
         with stage("compare"):
-            mismatches = compare_outputs(actual, t.grad, rtol=tol.rtol, atol=tol.atol, name=what)
-        if mismatches:
+            found = difference(f"input grad [{i}]", a.grad, t.grad, tolerance, gradient=True)
+        if found:
             with stage("attribution"):
-                attribution, why = attribute_backward(aidge_grad=actual, torch_grad=t.grad,
+                attribution, why = attribute_backward(aidge_grad=found.actual, torch_grad=t.grad,
                                                       exact_grad=_exact_grad(module, inputs, mask, grads, i),
-                                                      rtol=tol.rtol, atol=tol.atol)
-            raise _fail(name, CALLS, what, mismatches, attribution, why)
-    aidge_params = dict(aidge.named_parameters())
-    for pname, p in params:
-        if p.grad is None:
-            continue
-        tol = tolerance_for(tolerance, p.grad.dtype)
-        what = f"grad of {pname.removeprefix('fn.')}"
-        got = aidge_params[pname].grad
-        actual = got if got is not None else torch.zeros_like(p.grad)
+                                                      rtol=found.tolerance.rtol, atol=found.tolerance.atol)
+            raise _fail(name, CALLS, found.what, found.mismatches, attribution, why)
+    for pname, p, held in params:
         with stage("compare"):
-            mismatches = compare_outputs(actual, p.grad, rtol=tol.rtol, atol=tol.atol, name=what)
-        if mismatches:
+            found = difference(f"grad of {pname.removeprefix('fn.')}", held.grad, p.grad, tolerance, gradient=True)
+        if found:
             with stage("attribution"):
-                attribution, why = attribute_backward(aidge_grad=actual, torch_grad=p.grad,
+                attribution, why = attribute_backward(aidge_grad=found.actual, torch_grad=p.grad,
                                                       exact_grad=_exact_param_grad(module, inputs, grads, pname),
-                                                      rtol=tol.rtol, atol=tol.atol)
-            raise _fail(name, CALLS, what, mismatches, attribution, why)
+                                                      rtol=found.tolerance.rtol, atol=found.tolerance.atol)
+            raise _fail(name, CALLS, found.what, found.mismatches, attribution, why)
     return {"backward_checked": True, "parameters_checked": len(params)}
 
 
@@ -387,12 +375,6 @@ def _tensor_leaves(out) -> list:
     from torch.utils import _pytree as pytree
 
     return [leaf for leaf in pytree.tree_leaves(out) if leaf is not None]
-
-
-def _trainable(module, aidge) -> list:
-    """``(name, parameter)`` of ``module``'s trainable parameters that the Aidge graph holds."""
-    mapped = set(dict(aidge.named_parameters())) - set(getattr(aidge, "unmapped_state", ()))
-    return [(n, p) for n, p in module.named_parameters() if p.requires_grad and n in mapped]
 
 
 def _exact_param_grad(module, inputs, grads, pname):
