@@ -75,9 +75,14 @@ from typing import Any, Sequence
 import numpy as np
 
 __all__ = ["profile_onnx", "profile_torch", "export_torch", "slow_nodes", "write_timing_reproducer",
+           "time_node_alone", "torch_equivalent", "PROFILE_DIR", "SLOW_REPRODUCERS",
            "parse_scheduling_diagram", "parse_ort_profile", "markdown", "slow_lines",
            "table_lines", "DEFAULT_ROUNDS", "DEFAULT_WARMUP", "DEFAULT_MAX_S", "DEFAULT_TOP"]
 
+#: where a findings run keeps its profile (``--run-dir``), and the slow nodes' timing reproducers,
+#: beside the correctness reproducers (``reproducers/<test>/``)
+PROFILE_DIR = "node-profile"
+SLOW_REPRODUCERS = "reproducers/slow"
 #: interleaved rounds per model (each: one Aidge call, one profiled and one optimised onnxruntime call)
 DEFAULT_ROUNDS = 21
 #: calls of each side before the rounds (allocations, first-call dims, onnxruntime's arenas)
@@ -587,6 +592,7 @@ def slow_nodes(profiles: list[dict], threshold: float = SLOW_RATIO) -> list[dict
             key = (r["op_type"], json.dumps(r.get("attributes") or {}, sort_keys=True),
                    json.dumps(r["input_shapes"]))
             entry = entries.setdefault(key, {"kind": "slow", "op_type": r["op_type"],
+                                             "aidge_type": (r.get("aidge_types") or [r["op_type"]])[0],
                                              "attributes": r.get("attributes") or {},
                                              "input_shapes": r["input_shapes"], "occurrences": []})
             entry["occurrences"].append({"model": p["name"], "node": r["onnx_name"], "aidge_s": r["aidge_s"],
@@ -662,6 +668,191 @@ for label, level in (("no graph optimisation, as the profile", ort.GraphOptimiza
     print(f"onnxruntime ({label}): median {statistics.median(theirs) * 1e6:.1f} us, min {min(theirs) * 1e6:.1f} us; "
           f"Aidge/onnxruntime {statistics.median(aidge) / statistics.median(theirs):.1f} (a whole session call)")
 '''
+
+
+def _node_values(model, data_inputs, arrays) -> dict[str, np.ndarray]:
+    """Every input of a one-node ``model`` by name: its data inputs' ``arrays`` and its initializers."""
+    from onnx import numpy_helper
+
+    values = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
+    values.update({getattr(n, "name", n): np.asarray(a) for n, a in zip(data_inputs, arrays)})
+    return values
+
+
+def _symmetric_pads(attrs: dict, rank: int) -> list[int] | None:
+    pads = list(attrs.get("pads") or [0] * (2 * rank))
+    if str(attrs.get("auto_pad", "NOTSET")) not in ("NOTSET", ""):
+        return None
+    return pads[:rank] if pads[:rank] == pads[rank:] else None
+
+
+def torch_equivalent(node, values: dict[str, np.ndarray], out_shape: Sequence[int] | None = None):
+    """``(call, label)``: torch's own op doing what the ONNX ``node`` does on ``values`` (its inputs
+    by name, as torch tensors inside ``call``), or None where no single torch op is mapped (the
+    ops the profile finds slow: Conv, pooling, Resize, the normalisations, Gemm/MatMul, the
+    element-wise and reduction ops). The caller checks its output against onnxruntime's."""
+    import torch
+    import torch.nn.functional as F
+
+    attrs = _attributes(node)
+    ins = [torch.from_numpy(np.array(values[n])) if n else None for n in node.input]  # writable copies
+    op = node.op_type
+    x = ins[0] if ins else None
+    rank = x.dim() - 2 if x is not None else 0
+    unary = {"Relu": torch.relu, "Sigmoid": torch.sigmoid, "Tanh": torch.tanh, "Erf": torch.erf, "Sqrt": torch.sqrt,
+             "Exp": torch.exp, "Neg": torch.neg, "Abs": torch.abs, "Log": torch.log, "Reciprocal": torch.reciprocal}
+    binary = {"Add": torch.add, "Sub": torch.sub, "Mul": torch.mul, "Div": torch.div, "Pow": torch.pow,
+              "MatMul": torch.matmul}
+    if op in unary:
+        return (lambda: unary[op](x)), f"torch.{unary[op].__name__}"
+    if op in binary and len(ins) == 2:
+        y = ins[1]
+        return (lambda: binary[op](x, y)), f"torch.{binary[op].__name__}"
+    if op == "Conv" and 1 <= rank <= 3:
+        pads = _symmetric_pads(attrs, rank)
+        if pads is None:
+            return None
+        conv = (F.conv1d, F.conv2d, F.conv3d)[rank - 1]
+        w, b = ins[1], ins[2] if len(ins) > 2 else None
+        kw = dict(stride=attrs.get("strides") or 1, padding=pads, dilation=attrs.get("dilations") or 1,
+                  groups=int(attrs.get("group", 1)))
+        return (lambda: conv(x, w, b, **kw)), f"torch.nn.functional.{conv.__name__}"
+    if op in ("MaxPool", "AveragePool") and 1 <= rank <= 3:
+        pads = _symmetric_pads(attrs, rank)
+        if pads is None or any(2 * p > k for p, k in zip(pads, attrs["kernel_shape"])):
+            return None
+        kw = dict(kernel_size=attrs["kernel_shape"], stride=attrs.get("strides") or 1, padding=pads,
+                  ceil_mode=bool(attrs.get("ceil_mode", 0)))
+        if op == "MaxPool":
+            if any(d != 1 for d in attrs.get("dilations") or []):
+                kw["dilation"] = attrs["dilations"]
+            pool = (F.max_pool1d, F.max_pool2d, F.max_pool3d)[rank - 1]
+        else:
+            kw["count_include_pad"] = bool(attrs.get("count_include_pad", 0))
+            pool = (F.avg_pool1d, F.avg_pool2d, F.avg_pool3d)[rank - 1]
+        return (lambda: pool(x, **kw)), f"torch.nn.functional.{pool.__name__}"
+    if op == "GlobalAveragePool":
+        return (lambda: x.mean(dim=tuple(range(2, x.dim())), keepdim=True)), "torch.mean"
+    if op == "Resize" and out_shape is not None and 1 <= rank <= 3:
+        mode = str(attrs.get("mode", "nearest"))
+        how = str(attrs.get("coordinate_transformation_mode", "half_pixel"))
+        if mode == "linear" and how in ("half_pixel", "pytorch_half_pixel", "align_corners"):
+            kind = ("linear", "bilinear", "trilinear")[rank - 1]
+            size = list(out_shape)[2:]
+            corners = how == "align_corners"
+            return (lambda: F.interpolate(x, size=size, mode=kind, align_corners=corners)), \
+                f"torch.nn.functional.interpolate({kind})"
+        if mode == "nearest" and how == "asymmetric" and str(attrs.get("nearest_mode", "")) == "floor":
+            size = list(out_shape)[2:]
+            return (lambda: F.interpolate(x, size=size, mode="nearest")), "torch.nn.functional.interpolate(nearest)"
+        return None
+    if op == "LayerNormalization":
+        axis = int(attrs.get("axis", -1)) % x.dim()
+        w, b = ins[1], ins[2] if len(ins) > 2 else None
+        eps = float(attrs.get("epsilon", 1e-5))
+        shape = tuple(x.shape[axis:])
+        return (lambda: F.layer_norm(x, shape, w, b, eps)), "torch.nn.functional.layer_norm"
+    if op == "BatchNormalization" and len(ins) >= 5:
+        scale, bias, mean, var = ins[1:5]
+        eps = float(attrs.get("epsilon", 1e-5))
+        return (lambda: F.batch_norm(x, mean, var, scale, bias, False, 0.0, eps)), "torch.nn.functional.batch_norm"
+    if op == "Gemm" and not attrs.get("transA") and float(attrs.get("alpha", 1.0)) == 1.0 \
+            and float(attrs.get("beta", 1.0)) == 1.0:
+        w = ins[1] if attrs.get("transB") else ins[1].t().contiguous()
+        c = ins[2] if len(ins) > 2 else None
+        return (lambda: F.linear(x, w, c)), "torch.nn.functional.linear"
+    if op == "Softmax":
+        axis = int(attrs.get("axis", -1))
+        return (lambda: torch.softmax(x, axis)), "torch.softmax"
+    if op == "Transpose":
+        perm = attrs.get("perm") or list(reversed(range(x.dim())))
+        return (lambda: x.permute(*perm).contiguous()), "torch.permute(...).contiguous()"
+    if op == "ReduceMean":
+        axes = attrs.get("axes") or (ins[1].tolist() if len(ins) > 1 and ins[1] is not None else None)
+        keep = bool(attrs.get("keepdims", 1))
+        if axes is None:
+            return None
+        return (lambda: x.mean(dim=tuple(axes), keepdim=keep)), "torch.mean"
+    if op == "Concat":
+        axis = int(attrs.get("axis", 0))
+        return (lambda: torch.cat(ins, axis)), "torch.cat"
+    return None
+
+
+#: interleaved rounds of :func:`time_node_alone`
+ALONE_ROUNDS = 11
+
+
+def time_node_alone(proto, node_name: str, inputs, *, rounds: int = ALONE_ROUNDS) -> dict[str, Any]:
+    """The node named ``node_name`` of ``proto`` cut out alone (as :func:`write_timing_reproducer`
+    writes it) and timed in ``rounds`` interleaved rounds, one thread each, on the thread's CPU time,
+    each timed call after an untimed call of the same runtime: Aidge's scheduler, onnxruntime
+    without and with graph optimisation (whole session calls), and torch's equivalent op
+    (:func:`torch_equivalent`; None where none is mapped, or where its output differs from
+    onnxruntime's: ``torch_op`` then says why). Medians in seconds; ``ratio_ort`` and
+    ``ratio_torch`` are Aidge's median over the other's."""
+    import onnxruntime as ort
+    import torch
+
+    from ..bridge.runtime import quiet_aidge
+    from .reproducer import _ort_values, _single_node_model, load_in_aidge
+
+    named = _named(proto)
+    feeds = _feeds(named, inputs)
+    node = next((n for n in named.graph.node if n.name == node_name), None)
+    if node is None:
+        raise KeyError(f"no node {node_name!r} in the graph")
+    values = _ort_values(named, feeds)
+    model, data_inputs, arrays, expected = _single_node_model(named, node, values, set(_data_inputs(named)))
+    names = [getattr(i, "name", i) for i in data_inputs]
+    one = dict(zip(names, [np.ascontiguousarray(a) for a in arrays]))
+    onnx_bytes = model.SerializeToString()
+    sessions = [ort.InferenceSession(onnx_bytes, _ort_options(ort, profile_prefix=None, optimize=o),
+                                     providers=["CPUExecutionProvider"]) for o in (False, True)]
+    equivalent = torch_equivalent(node, _node_values(model, names, arrays),
+                                  list(expected[0].shape) if expected else None)
+    torch_op = equivalent[1] if equivalent else f"no torch op mapped for ONNX {node.op_type} with these attributes"
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        if equivalent is not None:
+            with torch.no_grad():
+                got = equivalent[0]()
+            ref = np.asarray(expected[0]) if expected else None
+            if ref is None or tuple(got.shape) != ref.shape or not np.allclose(got.numpy(), ref, rtol=1e-3,
+                                                                                 atol=1e-4):
+                torch_op = f"{equivalent[1]} does not compute what onnxruntime computes here: not timed"
+                equivalent = None
+        import onnx
+
+        for_aidge = onnx.ModelProto()
+        for_aidge.CopyFrom(model)
+        with quiet_aidge(), _one_openmp_thread():
+            graph, scheduler, tensors = load_in_aidge(for_aidge, [one[n] for n in names])
+            scheduler.forward(True, tensors)
+            calls = {"aidge": lambda: scheduler.forward(False, tensors),
+                     "ort": lambda: sessions[0].run(None, one), "ort_optimized": lambda: sessions[1].run(None, one)}
+            if equivalent is not None:
+                calls["torch"] = equivalent[0]
+            times: dict[str, list[float]] = {k: [] for k in calls}
+            with torch.no_grad():
+                for call in calls.values():
+                    call()
+                for r in range(rounds):
+                    for key in (list(calls) if r % 2 == 0 else list(reversed(calls))):
+                        calls[key]()  # untimed: the switch from the other runtime
+                        t0 = time.thread_time()
+                        calls[key]()
+                        times[key].append(time.thread_time() - t0)
+    finally:
+        torch.set_num_threads(threads)
+    med = {k: statistics.median(v) for k, v in times.items()}
+    return {"rounds": rounds, "clock": "thread CPU time per call, median of the rounds",
+            "aidge_s": med["aidge"], "ort_s": med["ort"], "ort_optimized_s": med["ort_optimized"],
+            "torch_s": med.get("torch"), "torch_op": torch_op,
+            "ratio_ort": med["aidge"] / med["ort"] if med["ort"] > 0 else None,
+            "ratio_ort_optimized": med["aidge"] / med["ort_optimized"] if med["ort_optimized"] > 0 else None,
+            "ratio_torch": (med["aidge"] / med["torch"]) if med.get("torch") else None}
 
 
 def write_timing_reproducer(proto, node_name: str, inputs, folder: Path, meta: dict | None = None) -> Path:
@@ -820,7 +1011,13 @@ def main(argv: list[str] | None = None) -> int:
                              "folder, printed)")
     parser.add_argument("--models", default=None, help="comma-separated zoo model names (default: all; 'none': none)")
     parser.add_argument("--architectures", default="", help="comma-separated architecture names (interop.zoo."
-                                                            "architectures), none by default")
+                                                            "architectures), 'all' for every one, none by default")
+    parser.add_argument("--run-dir", type=Path, default=None,
+                        help="a findings run (results/latest): the profile goes to RUN/node-profile, the slow "
+                             "nodes' timing reproducers to RUN/reproducers/slow/<defect id>/, and the run's "
+                             "ledger and report are rebuilt with the slow entries (replaces --out)")
+    parser.add_argument("--alone-rounds", type=int, default=ALONE_ROUNDS,
+                        help="rounds of each slow node timed alone (Aidge, onnxruntime, torch's equivalent op)")
     parser.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS)
     parser.add_argument("--warmup", type=int, default=DEFAULT_WARMUP)
     parser.add_argument("--max-s", type=float, default=DEFAULT_MAX_S, help="seconds of rounds per model at most")
@@ -831,10 +1028,23 @@ def main(argv: list[str] | None = None) -> int:
                         help="timing reproducers written (out/slow/NN_<op>/), the costliest slow nodes first")
     args = parser.parse_args(argv)
     os.environ["OMP_NUM_THREADS"] = "1"  # before torch or Aidge load an OpenMP runtime (the profile sets it too)
-    out = args.out if args.out is not None else Path(tempfile.mkdtemp(prefix="node-profile-"))
+    run_dir = None
+    if args.run_dir is not None:
+        run_dir = args.run_dir.resolve()
+        if not (run_dir / "records.jsonl").is_file():
+            parser.error(f"{args.run_dir}: not a findings run (no records.jsonl)")
+        out = run_dir / PROFILE_DIR
+    else:
+        out = args.out if args.out is not None else Path(tempfile.mkdtemp(prefix="node-profile-"))
     out.mkdir(parents=True, exist_ok=True)
     models = None if args.models is None else [] if args.models == "none" else args.models.split(",")
-    targets = list(_zoo_targets(models)) + list(_architecture_targets([a for a in args.architectures.split(",") if a]))
+    if args.architectures == "all":
+        from ..zoo.architectures import ARCHITECTURES
+
+        arch_names = [a.name for a in ARCHITECTURES]
+    else:
+        arch_names = [a for a in args.architectures.split(",") if a]
+    targets = list(_zoo_targets(models)) + list(_architecture_targets(arch_names))
     import platform
     import subprocess
 
@@ -857,16 +1067,26 @@ def main(argv: list[str] | None = None) -> int:
             print("\n".join(table_lines(p, args.top)), flush=True)
         profiles.append(p)
     slow = slow_nodes(profiles, args.slow_ratio)
-    shutil.rmtree(out / "slow", ignore_errors=True)  # this run's reproducers only (OUT/slow is the CLI's)
-    for k, entry in enumerate(slow[: args.reproducers]):
+    from ..reporting.ledger import slow_id
+
+    slow_root = (run_dir / SLOW_REPRODUCERS) if run_dir is not None else (out / "slow")
+    shutil.rmtree(slow_root, ignore_errors=True)  # this run's reproducers only (the folder is the CLI's)
+    for k, entry in enumerate(slow):
+        entry["id"] = slow_id(entry)
+        if k >= args.reproducers:
+            continue
         first = entry["occurrences"][0]
-        folder = out / "slow" / f"{k + 1:02d}_{entry['op_type']}"
+        folder = slow_root / (entry["id"] if run_dir is not None else f"{k + 1:02d}_{entry['op_type']}")
+        proto, feeds = graphs[first["model"]]
         try:
-            proto, feeds = graphs[first["model"]]
+            entry["alone"] = time_node_alone(proto, first["node"], feeds, rounds=args.alone_rounds)
+        except Exception as exc:  # noqa: BLE001 - an entry without its node-alone figures says why
+            entry["alone_error"] = f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+        try:
             write_timing_reproducer(proto, first["node"], feeds, folder,
                                     meta={k2: v for k2, v in entry.items() if k2 != "occurrences"}
                                     | {"model": first["model"]})
-            entry["reproducer"] = str(folder)
+            entry["reproducer"] = str(folder.relative_to(run_dir)) if run_dir is not None else str(folder)
         except Exception as exc:  # noqa: BLE001 - an entry without a reproducer says why
             entry["reproducer_error"] = f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
     if slow:
@@ -877,22 +1097,30 @@ def main(argv: list[str] | None = None) -> int:
             "command": "python -m interop.diagnostics.node_profile " + " ".join(sys.argv[1:] if argv is None else argv),
             "uptime_at_end": uptime, "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
             "rounds": args.rounds, "warmup": args.warmup, "max_s": args.max_s}
-    (out / "node_profile.json").write_text(json.dumps({"meta": meta, "profiles": profiles, "slow": slow},
-                                                      indent=1) + "\n")
+    from ..records.store import write_atomically
+
+    write_atomically(out / "node_profile.json", json.dumps({"meta": meta, "profiles": profiles, "slow": slow},
+                                                           indent=1) + "\n")
     header = (f"# Per-node profile, Aidge against onnxruntime\n\n{meta['started']} to {meta['ended']}, "
               f"`{meta['command']}`; {meta['machine']}; `uptime` at the end: `{uptime}`.\n")
     slow_md = ["", f"## Slow nodes (Aidge more than {args.slow_ratio:g}x onnxruntime): {len(slow)}", "",
-               "| operator | attributes | input shapes | Aidge/ort | cost us | where (node share of the model) "
-               "| reproducer |", "|---|---|---|---:|---:|---|---|"]
+               "| operator | attributes | input shapes | Aidge/ort | Aidge/torch op (alone) | cost us "
+               "| where (node share of the model) | reproducer |", "|---|---|---|---:|---:|---:|---|---|"]
     for entry in slow:
         where = "; ".join(f"{o['model']} {o['share']:.1%}" for o in entry["occurrences"])
         attrs = ", ".join(f"{k}={v}" for k, v in entry["attributes"].items())
         shapes = " ".join(str(x).replace(" ", "") for x in entry["input_shapes"] or [])
         repro = Path(entry["reproducer"]).name if entry.get("reproducer") else "-"
-        slow_md.append(f"| {entry['op_type']} | {attrs} | {shapes} | {entry['ratio']:.1f} | {_us(entry['cost_s'])} "
-                       f"| {where} | {repro} |")
-    (out / "node_profile.md").write_text(markdown(profiles, header, args.top) + "\n".join(slow_md) + "\n")
+        alone = entry.get("alone") or {}
+        torch_ratio = f"{alone['ratio_torch']:.1f}" if alone.get("ratio_torch") else "-"
+        slow_md.append(f"| {entry['op_type']} | {attrs} | {shapes} | {entry['ratio']:.1f} | {torch_ratio} "
+                       f"| {_us(entry['cost_s'])} | {where} | {repro} |")
+    write_atomically(out / "node_profile.md", markdown(profiles, header, args.top) + "\n".join(slow_md) + "\n")
     print(f"\nwritten: {out / 'node_profile.json'}, {out / 'node_profile.md'}")
+    if run_dir is not None:
+        from ..reporting.ledger import refresh_run
+
+        print(refresh_run(run_dir))
     return 0
 
 

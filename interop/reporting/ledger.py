@@ -34,7 +34,8 @@ from ..records.store import write_atomically
 
 __all__ = ["signature_of", "row_signature", "is_aidge_finding", "defect_id", "triaged_releases", "ledger_headline",
            "format_ledger_html", "build_ledger", "write_ledger", "format_ledger_md", "ledger_summary",
-           "KIND_OF_CATEGORY"]
+           "KIND_OF_CATEGORY", "slow_id", "slow_signature", "slow_entries", "read_slow_profile", "refresh_run",
+           "slow_issue_text"]
 
 #: failure category -> defect kind
 KIND_OF_CATEGORY = {
@@ -396,6 +397,8 @@ def _installed() -> str | None:
 
 def ledger_headline(ledger: list[dict[str, Any]], records: Iterable[dict[str, Any]], *, complete: bool = True) -> str:
     """"N distinct Aidge defects (K new since R), blocking M of A architectures", from a ledger and its run."""
+    slow = [e for e in ledger if e.get("kind") == "slow"]
+    ledger = [e for e in ledger if e.get("kind") != "slow"]
     archs = {m.group(1) for r in records if isinstance(r, dict) for m in [_ARCH.search(str(r.get("nodeid") or ""))] if m}
     blocked = {a for e in ledger for a in e["blocks"]["architectures"]}
     # an architecture case checks backward in eval mode too: inference is blocked by a defect before backward
@@ -413,6 +416,9 @@ def ledger_headline(ledger: list[dict[str, Any]], records: Iterable[dict[str, An
         text += f" ({', '.join(extra)})"
     if archs:
         text += f", blocking {len(blocked)} of {len(archs)} architectures ({len(inference)} in inference)"
+    if slow:
+        text += (f"; {len(slow)} slow node(s) (Aidge over {slow[0].get('threshold', 3):g}x onnxruntime, "
+                 f"per-node profile)")
     return text + ("" if complete else " (run incomplete: what it saw)")
 
 
@@ -451,7 +457,9 @@ def format_ledger_md(ledger: list[dict[str, Any]], *, complete: bool = True, hea
                   f"- the suite saw: {e['error']}"]
         if e.get("aidge_said"):
             lines.append(f"- Aidge said: {e['aidge_said']}")
-        if e.get("reproducer"):
+        if e.get("reproducer") and e["kind"] == "slow":
+            lines.append(f"- timing reproducer: `{e['reproducer']}/time_aidge.py` (Aidge alone, then onnxruntime)")
+        elif e.get("reproducer"):
             lines.append(f"- reproducer: `{e['reproducer']}/repro.py`: {e.get('repro_line') or ''}")
         if e.get("issue"):
             lines.append(f"- upstream report: `{e['issue']}`" + (f", one-file script `{e['standalone']}`"
@@ -541,7 +549,190 @@ def ledger_summary(ledger: list[dict[str, Any]], *, complete: bool = True, top: 
             "by_component": by_component, "complete": complete,
             "files": ["defects.md", "defects.json", "defects.html", "defects/<id>/ISSUE.md"],
             "top": [{k: e.get(k) for k in ("id", "title", "component", "reproducer", "reproducer_nodes", "issue", "since")}
-                    | {"cases": len(e["cases"])} for e in ledger[:top]]}
+                    | {"cases": len(e["cases"])} for e in [e for e in ledger if e.get("kind") != "slow"][:top]],
+            "slow": [{k: e.get(k) for k in ("id", "operator", "op_type", "attributes", "input_shapes", "ratio_ort",
+                                            "ratio_torch", "torch_op", "cost_s", "models", "reproducer", "issue",
+                                            "aidge_alone_s", "ort_alone_s", "torch_alone_s", "threshold")}
+                     for e in ledger if e.get("kind") == "slow"] or None}
+
+
+# ---------------------------------------------------------------------------------------------
+# Slow nodes (issue 47): an operator at a shape class where Aidge is over a threshold slower than
+# onnxruntime on the same node of the same graph, from the run's per-node profile
+# (interop.diagnostics.node_profile --run-dir RUN: RUN/node-profile/node_profile.json)
+# ---------------------------------------------------------------------------------------------
+#: the run's per-node profile, relative to the run (node_profile.PROFILE_DIR)
+SLOW_PROFILE = "node-profile/node_profile.json"
+
+
+def slow_signature(entry: dict[str, Any]) -> dict[str, Any]:
+    """What decides which slow entry a profiled node belongs to: Aidge's operator, the ONNX op, its
+    attributes and input shapes (its shape class). The ratio and the time are not in it (they move
+    from run to run; the id does not)."""
+    attrs = json.dumps(entry.get("attributes") or {}, sort_keys=True)
+    shapes = json.dumps(entry.get("input_shapes"))
+    return {"kind": "slow", "component": "aidge_backend_cpu",
+            "operator": str(entry.get("aidge_type") or entry.get("op_type") or "?"), "dtype": "float32",
+            "phase": "forward", "backend": "cpu", "message": f"{entry.get('op_type')} {attrs} {shapes}"}
+
+
+def slow_id(entry: dict[str, Any]) -> str:
+    """The ledger id (``D-xxxxxxxx``) of a :func:`~interop.diagnostics.node_profile.slow_nodes` entry."""
+    return defect_id(slow_signature(entry))
+
+
+def read_slow_profile(run_dir: Path) -> dict[str, Any] | None:
+    """The run's per-node profile (``RUN/node-profile/node_profile.json``), read under the rule of a
+    run's files; None when the run has none. A profile that cannot be read is a ValueError naming it."""
+    from ..reading import MAX_LOG_BYTES, UnsafeInputError, read_confined
+
+    path = Path(run_dir) / SLOW_PROFILE
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(read_confined(path, Path(run_dir), max_bytes=MAX_LOG_BYTES).decode("utf-8"))
+    except (OSError, ValueError, UnsafeInputError) as exc:
+        raise ValueError(f"{path}: the run's per-node profile cannot be read ({exc})") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("slow"), list):
+        raise ValueError(f"{path}: no 'slow' list (not a node_profile.json)")
+    return data
+
+
+def _us_text(seconds: Any) -> str:
+    if not isinstance(seconds, (int, float)):
+        return "-"
+    us = seconds * 1e6
+    return f"{us:.0f} us" if us >= 100 else f"{us:.1f} us"
+
+
+def _slow_title(e: dict[str, Any]) -> str:
+    shapes = " ".join(str(x).replace(" ", "") for x in e.get("input_shapes") or [])
+    attrs = ", ".join(f"{k}={v}" for k, v in (e.get("attributes") or {}).items()
+                      if k in ("mode", "coordinate_transformation_mode", "kernel_shape", "strides", "group", "axis"))
+    return (f"{e['operator']} is {e['ratio_ort']:.0f}x slower than onnxruntime on {shapes}"
+            + (f" ({attrs})" if attrs else ""))
+
+
+def slow_entries(profile: dict[str, Any] | None, *, release: str | None = None) -> list[dict[str, Any]]:
+    """The ledger entries of kind ``slow`` of a per-node profile (``node_profile.json``): one per
+    entry of its ``slow`` list (an operator, attributes and input shapes where Aidge took more than
+    the threshold times onnxruntime's time on the same node), with the ratio against onnxruntime
+    (in the graph: the profile's median over the entry's nodes) and against torch's equivalent op
+    (the node alone, where one is mapped), the Aidge time it costs each model (``models``: model ->
+    share of its Aidge node time, cost), sorted by the time it costs. The entries carry the keys
+    the ledger's pages read (``cases`` are the profiled nodes, ``model: node``)."""
+    if not profile:
+        return []
+    meta = profile.get("meta") if isinstance(profile.get("meta"), dict) else {}
+    out = []
+    for raw in profile.get("slow") or []:
+        if not isinstance(raw, dict) or not isinstance(raw.get("occurrences"), list):
+            continue
+        sig = slow_signature(raw)
+        alone = raw.get("alone") if isinstance(raw.get("alone"), dict) else {}
+        models: dict[str, dict[str, float]] = {}
+        for o in raw["occurrences"]:
+            m = models.setdefault(str(o.get("model")), {"share": 0.0, "cost_s": 0.0, "nodes": 0})
+            m["share"] += float(o.get("share") or 0.0)
+            m["cost_s"] += float(o.get("aidge_s") or 0.0) - float(o.get("ort_s") or 0.0)
+            m["nodes"] += 1
+        entry = {"id": raw.get("id") or defect_id(sig), **sig, "op_type": raw.get("op_type"),
+                 "attributes": raw.get("attributes") or {}, "input_shapes": raw.get("input_shapes"),
+                 "ratio_ort": float(raw.get("ratio") or 0.0), "threshold": raw.get("threshold"),
+                 "cost_s": float(raw.get("cost_s") or 0.0), "models": models,
+                 "ratio_torch": alone.get("ratio_torch"), "torch_op": alone.get("torch_op"),
+                 "aidge_alone_s": alone.get("aidge_s"), "ort_alone_s": alone.get("ort_s"),
+                 "ort_optimized_alone_s": alone.get("ort_optimized_s"), "torch_alone_s": alone.get("torch_s"),
+                 "ratio_ort_optimized_alone": alone.get("ratio_ort_optimized"),
+                 "alone_rounds": alone.get("rounds"), "alone_error": raw.get("alone_error"),
+                 "occurrences": raw["occurrences"], "profiled": {k: meta.get(k) for k in
+                                                                 ("started", "command", "uptime_at_end", "rounds")},
+                 "cases": [f"{o.get('model')}: {o.get('node')}" for o in raw["occurrences"]],
+                 "sources": {"node-profile": len(raw["occurrences"])}, "source_kinds": ["node-profile"],
+                 "known": 0, "new": 0, "rows": [], "table_defects": [], "blocks": {"architectures": [], "models": []},
+                 "releases": [release] if release else [], "first_seen": release, "since": None,
+                 "aidge_said": None, "detected_by": "per-node profile (interop.diagnostics.node_profile)",
+                 "reproducer": raw.get("reproducer"), "reproducer_nodes": 1 if raw.get("reproducer") else None,
+                 "reproducer_error": raw.get("reproducer_error"), "reproducer_root": None}
+        entry["title"] = _slow_title(entry)
+        entry["error"] = (f"Aidge {_us_text(sum(o.get('aidge_s') or 0 for o in raw['occurrences']))} against "
+                          f"onnxruntime {_us_text(sum(o.get('ort_s') or 0 for o in raw['occurrences']))} on "
+                          f"{len(raw['occurrences'])} node(s) (x{entry['ratio_ort']:.1f}, over the "
+                          f"x{raw.get('threshold') or 3:g} threshold)")
+        out.append(entry)
+    return sorted(out, key=lambda e: -e["cost_s"])
+
+
+def slow_issue_text(e: dict[str, Any], *, versions: dict[str, str] | None = None) -> str:
+    """The Markdown of an upstream report for one slow entry: what is slow, by how much against
+    onnxruntime and torch, what it costs each model, and how to time it without the suite."""
+    versions = versions or {}
+    aidge = ", ".join(f"{k} {v}" for k, v in sorted(versions.items()) if k.startswith("aidge"))
+    shapes = " ".join(str(x).replace(" ", "") for x in e.get("input_shapes") or [])
+    lines = [f"# [{e['component']}] {e['title']}", "",
+             f"Found by aidge_torch_interop's per-node profile ({e['id']}: slow, phase forward, backend cpu, one "
+             f"thread).", "", f"**Versions**: {aidge or 'see the run'}.", "", "## What happens", "",
+             f"ONNX `{e.get('op_type')}` (Aidge `{e['operator']}`), inputs {shapes}, attributes "
+             f"`{json.dumps(e.get('attributes') or {}, sort_keys=True)}`.", "",
+             f"- In the model's graph (each runtime's own per-node records, median of the profile's rounds): "
+             f"Aidge/onnxruntime x{e['ratio_ort']:.1f} (threshold x{e.get('threshold') or 3:g}).",
+             ]
+    if e.get("aidge_alone_s"):
+        lines.append(f"- The node alone ({e.get('alone_rounds')} interleaved rounds, thread CPU time): Aidge "
+                     f"{_us_text(e['aidge_alone_s'])}, onnxruntime {_us_text(e.get('ort_alone_s'))} (optimised "
+                     f"{_us_text(e.get('ort_optimized_alone_s'))}), torch's {e.get('torch_op')} "
+                     f"{_us_text(e.get('torch_alone_s'))}"
+                     + (f": Aidge/torch x{e['ratio_torch']:.1f}" if e.get("ratio_torch") else "") + ".")
+    elif e.get("alone_error"):
+        lines.append(f"- Not timed alone: {e['alone_error']}")
+    lines += ["", "## What it costs", "", "| model | nodes | share of Aidge's node time | Aidge time over onnxruntime |",
+              "|---|---:|---:|---:|"]
+    for model, m in sorted((e.get("models") or {}).items(), key=lambda kv: -kv[1]["cost_s"]):
+        lines.append(f"| {model} | {m['nodes']} | {m['share']:.1%} | {_us_text(m['cost_s'])} |")
+    lines += ["", "## Reproduce", ""]
+    if e.get("reproducer"):
+        lines += [f"`{e['reproducer']}/`: `model.onnx` (the node alone), `inputs.npz` (what it receives in the "
+                  "model), `time_aidge.py` (needs numpy, onnx, aidge_core, aidge_backend_cpu, aidge_onnx; times "
+                  "Aidge alone, then onnxruntime when installed):", "", "```", f"python {e['reproducer']}/time_aidge.py",
+                  "```", ""]
+    else:
+        lines += [f"No timing reproducer: {e.get('reproducer_error') or 'only the costliest entries get one'}.", ""]
+    prof = e.get("profiled") or {}
+    lines += [f"Profiled {prof.get('started')}, `{prof.get('command')}`, {prof.get('rounds')} rounds; "
+              f"`uptime` at the end: `{prof.get('uptime_at_end')}`.", ""]
+    return "\n".join(lines)
+
+
+def _write_slow_issues(run_dir: Path, slow: list[dict[str, Any]], *, versions: dict[str, str]) -> None:
+    from ..reading import confined
+    from .defect_issue import ISSUES_DIR
+
+    for e in slow:
+        folder = confined(run_dir / ISSUES_DIR / e["id"], run_dir, kind="dir", missing_ok=True)
+        folder.mkdir(parents=True, exist_ok=True)
+        write_atomically(folder / "ISSUE.md", slow_issue_text(e, versions=versions))
+        e["issue"] = f"{ISSUES_DIR}/{e['id']}/ISSUE.md"
+
+
+def refresh_run(run_dir: Path) -> str:
+    """A findings run's ledger and report rebuilt after its per-node profile was added (the
+    profile's CLI, ``--run-dir``): ``defects.*`` from its records and profile, and the report's
+    defects section (report.json, report.txt) with them. Returns the ledger's headline."""
+    from ..records.store import load_run
+    from .report_text import format_report
+
+    run_dir = Path(run_dir)
+    run = load_run(run_dir)
+    if run is None:
+        raise ValueError(f"{run_dir}: no records.jsonl")
+    ledger = write_ledger(run_dir, run.records, complete=run.complete)
+    report_path = run_dir / "report.json"
+    if report_path.is_file():
+        report = json.loads(report_path.read_text(encoding="utf-8"))
+        report["defects"] = ledger_summary(ledger, complete=run.complete, records=run.records)
+        write_atomically(report_path, json.dumps(report, indent=2, ensure_ascii=False, default=str) + "\n")
+        write_atomically(run_dir / "report.txt", format_report(report))
+    return ledger_headline(ledger, run.records, complete=run.complete)
 
 
 def write_ledger(run_dir: Path, records: list[dict[str, Any]], *, complete: bool = True,
@@ -555,9 +746,17 @@ def write_ledger(run_dir: Path, records: list[dict[str, Any]], *, complete: bool
     records = list(records)
     ledger = build_ledger(records, table_dir=table_dir)
     write_issues(run_dir, ledger, versions=versions_of(run_dir))
+    slow_error = None
+    try:
+        slow = slow_entries(read_slow_profile(run_dir), release=_installed())
+    except ValueError as exc:  # the profile's own fault: said in the ledger, the run's defects still listed
+        slow, slow_error = [], str(exc)
+    _write_slow_issues(run_dir, slow, versions=versions_of(run_dir))
+    ledger = ledger + slow
     headline = ledger_headline(ledger, records, complete=complete)
     write_atomically(run_dir / "defects.json",
-                     json.dumps({"complete": complete, "headline": headline, "defects": ledger}, indent=1, default=str))
+                     json.dumps({"complete": complete, "headline": headline, "defects": ledger}
+                                | ({"slow_error": slow_error} if slow_error else {}), indent=1, default=str))
     write_atomically(run_dir / "defects.md", format_ledger_md(ledger, complete=complete, headline=headline))
     write_atomically(run_dir / "defects.html", format_ledger_html(ledger, complete=complete, headline=headline))
     return ledger

@@ -209,6 +209,29 @@ def _head(report: dict[str, Any]) -> list[str]:
     return out
 
 
+def _slow_nodes_section(add, defects: dict[str, Any] | None) -> None:
+    """The ledger's ``slow`` entries (the run's per-node profile), by the Aidge time they cost the
+    models profiled: Aidge/onnxruntime on the node in its graph, Aidge/torch on the node alone."""
+    add("")
+    slow = (defects or {}).get("slow")
+    if not slow:
+        add("== Slow nodes (Aidge vs onnxruntime, node by node): none in the ledger (no per-node profile in this "
+            "run, or no node over the threshold: nox -s profile, docs/node-profile.md) ==")
+        return
+    threshold = next((e.get("threshold") for e in slow if e.get("threshold")), 3)
+    add(f"== Slow nodes (Aidge over x{threshold:g} onnxruntime on the same node, one thread; by the model time "
+        f"they cost): {len(slow)} ==")
+    for e in slow:
+        shapes = " ".join(str(x).replace(" ", "") for x in e.get("input_shapes") or [])
+        models = e.get("models") or {}
+        where = ", ".join(f"{m} {v['share']:.0%}" for m, v in sorted(models.items(), key=lambda kv: -kv[1]["cost_s"])[:3])
+        more = f" +{len(models) - 3}" if len(models) > 3 else ""
+        torch_ratio = _fmt_ratio(e["ratio_torch"]) if e.get("ratio_torch") else "-"
+        add(f"  {e['id']} {e['operator']:<18} {shapes:<28} ort {_fmt_ratio(e.get('ratio_ort')):>8}  torch "
+            f"{torch_ratio:>8}  costs {e.get('cost_s', 0) * 1e3:.2f} ms  ({where}{more})"
+            + (f"  {e['reproducer']}" if e.get("reproducer") else ""))
+
+
 def format_report(report: dict[str, Any]) -> str:
     """The report as text, one section per question."""
     out = _head(report)
@@ -279,6 +302,7 @@ def format_report(report: dict[str, Any]) -> str:
             add(f"  🐢 {r['name']:<36} {r['phase']:<8} {_fmt_ratio(r['ratio']):>9}  {_fmt_times(r)}")
         else:
             add(f"  🐢 {r['case']} (pytest): {_clip(r['error'], 120)}")
+    _slow_nodes_section(add, defects)
 
     add("")
     strategy = report["test_strategy"]
