@@ -13,7 +13,7 @@ from ..errors import ExportError, ShapeSpecializedError, aidge_error_from
 from . import capture
 from . import runtime as rt
 from . import value_check as vc
-from .onnx_export import ExportedModel, default_input_names, graph_differences, unused_graph_inputs
+from .onnx_export import ExportedModel, attributes_preserved, default_input_names, graph_differences, unused_graph_inputs
 from .runner import _GraphRunner, _SchedulerHandle, read_tensor, write_tensor
 
 __all__ = ["AidgeModule", "AidgeSGD"]
@@ -350,8 +350,10 @@ class AidgeModule(torch.nn.Module):
                 t = t.to(wrapped)  # what the graph computes on: the input in the dtype it was wrapped with
             xs.append(t.requires_grad_(True) if grad and x.requires_grad and t.is_floating_point() else t)
         model = self._reference_model
+        # attributes_preserved: a cache the forward fills (LeViT's attention biases in eval mode) is
+        # neither left in the caller's model nor read by a later reference on other weights
         with _export_modes(model, self._reference_modes), torch.random.fork_rng(devices=[]), \
-                torch.set_grad_enabled(grad):
+                torch.set_grad_enabled(grad), attributes_preserved(model):
             out = torch.func.functional_call(model, state, tuple(xs))
         return _Reference([leaf for leaf in pytree.tree_leaves(out) if leaf is not None], xs, state, grad)
 

@@ -31,7 +31,7 @@ from ..errors import ExportError, StatefulModelError, TracingError
 from ..exporters import (AUTO_ORDER, EXPORTER_CHOICES, EXPORTER_ENV, EXPORTERS, check_exporter,  # noqa: F401
                          default_exporter, export_routes, note_routes)
 
-__all__ = ["ExportedModel", "export_to_onnx", "EXPORTERS", "EXPORTER_CHOICES", "AUTO_ORDER", "check_exporter", "preserved_state", "graph_differences", "check_value_dependence",
+__all__ = ["ExportedModel", "export_to_onnx", "EXPORTERS", "EXPORTER_CHOICES", "AUTO_ORDER", "check_exporter", "preserved_state", "attributes_preserved", "graph_differences", "check_value_dependence",
            "TracingWarning", "TRACE_WARNING_POLICIES", "default_exporter", "EXPORTER_ENV", "export_routes",
            "note_routes", "unused_graph_inputs",
            "default_input_names"]
@@ -79,13 +79,17 @@ class ExportedModel:
 
 @contextlib.contextmanager
 def preserved_state(model: torch.nn.Module, changed: list | None = None):
-    """Restore the parameters, buffers and train/eval mode of every submodule on exit; the names
-    of the tensors the block changed go to ``changed`` when given."""
+    """Restore the parameters, buffers and train/eval mode of every submodule on exit, and the
+    plain Python attributes of each (:func:`_attributes_snapshot`: a cache the forward fills,
+    as transformers' LeViT fills its attention-bias cache in eval mode); the names of the
+    tensors the block changed go to ``changed`` when given."""
     modes = {name: m.training for name, m in model.named_modules()}
     saved = {name: t.detach().clone() for name, t in _state_tensors(model).items()}
+    attributes = _attributes_snapshot(model)
     try:
         yield
     finally:
+        _restore_attributes(attributes)
         with torch.no_grad():
             for name, tensor in _state_tensors(model).items():
                 if name in saved and not _unchanged(tensor, saved[name]):
@@ -95,6 +99,73 @@ def preserved_state(model: torch.nn.Module, changed: list | None = None):
         for name, m in model.named_modules():
             if name in modes:
                 m.training = modes[name]
+
+
+#: a module's own bookkeeping: parameters, buffers and submodules are restored by value above
+#: (their containers kept), ``training`` by mode; the hook dictionaries are torch's
+_MODULE_SLOTS = frozenset({"_parameters", "_buffers", "_modules", "training", "_non_persistent_buffers_set"})
+_CONTAINERS = (dict, list, set)
+
+
+def _attributes_snapshot(model: torch.nn.Module) -> list:
+    """``(module, attributes, contents)`` of every submodule: its ``__dict__`` entries (the plain
+    Python attributes, by identity) and a shallow copy of each dict, list or set among them (by
+    content). What a forward leaves there (a cache filled in eval mode holding a tensor of the
+    export's autograd graph: LeViT's ``attention_bias_cache``, which made the tool's second
+    export refuse it, "Cannot insert a Tensor that requires grad as a constant") is undone by
+    :func:`_restore_attributes`; the bridge's calls of the model leave no trace in it."""
+    out = []
+    for m in model.modules():
+        attrs = {k: v for k, v in vars(m).items() if k not in _MODULE_SLOTS}
+        contents = {k: (type(v), v.copy()) for k, v in attrs.items()
+                    if isinstance(v, _CONTAINERS) and not k.startswith("_") or type(v) in _CONTAINERS}
+        out.append((m, attrs, contents))
+    return out
+
+
+def _restore_attributes(snapshot: list) -> None:
+    for m, attrs, contents in snapshot:
+        now = vars(m)
+        for k in [k for k in now if k not in _MODULE_SLOTS and k not in attrs]:
+            del now[k]  # an attribute the block added
+        for k, v in attrs.items():
+            if now.get(k, _MISSING) is not v:
+                now[k] = v  # rebound (LeViT's train(True) gives its cache a new dict)
+            if k in contents:
+                kind, before = contents[k]
+                if _changed_container(v, before):
+                    v.clear()
+                    if isinstance(v, dict):
+                        v.update(before)
+                    elif isinstance(v, list):
+                        v.extend(before)
+                    else:
+                        v.update(before)
+
+
+_MISSING = object()
+
+
+@contextlib.contextmanager
+def attributes_preserved(model: torch.nn.Module):
+    """The plain Python attributes of every submodule of ``model`` restored on exit
+    (:func:`_attributes_snapshot`), parameters and buffers left alone: for a torch call of the
+    model that must leave no cache behind (the value check's reference)."""
+    snapshot = _attributes_snapshot(model)
+    try:
+        yield
+    finally:
+        _restore_attributes(snapshot)
+
+
+def _changed_container(now, before) -> bool:
+    if len(now) != len(before):
+        return True
+    if isinstance(now, dict):
+        return any(k not in before or before[k] is not v for k, v in now.items())
+    if isinstance(now, list):
+        return any(a is not b for a, b in zip(now, before))
+    return now != before
 
 
 def _stateful_buffers(model: torch.nn.Module, changed: list[str]) -> list[str]:
