@@ -31,7 +31,7 @@ from ..errors import ExportError, StatefulModelError, TracingError
 from ..exporters import (AUTO_ORDER, EXPORTER_CHOICES, EXPORTER_ENV, EXPORTERS, check_exporter,  # noqa: F401
                          default_exporter, export_routes, note_routes)
 
-__all__ = ["ExportedModel", "export_to_onnx", "EXPORTERS", "EXPORTER_CHOICES", "AUTO_ORDER", "check_exporter", "preserved_state", "attributes_preserved", "graph_differences", "check_value_dependence",
+__all__ = ["ExportedModel", "export_to_onnx", "EXPORTERS", "EXPORTER_CHOICES", "AUTO_ORDER", "check_exporter", "preserved_state", "attributes_preserved", "materialize_lazy", "has_lazy_state", "graph_differences", "check_value_dependence",
            "TracingWarning", "TRACE_WARNING_POLICIES", "default_exporter", "EXPORTER_ENV", "export_routes",
            "note_routes", "unused_graph_inputs",
            "default_input_names"]
@@ -234,6 +234,8 @@ def export_to_onnx(
     while one runs, what other threads print is discarded with the exporter's output.
     """
     routes = AUTO_ORDER if check_exporter(exporter) == "auto" else (exporter,)
+    with _EXPORT_LOCK:
+        materialize_lazy(model, example_inputs)
     failed: dict[str, str] = {}
     for route in routes:
         try:
@@ -258,6 +260,65 @@ def export_to_onnx(
         note_routes([(route, dict(failed), len(exported.proto.graph.node))])
         return exported
     raise AssertionError("unreachable")
+
+
+def has_lazy_state(model: torch.nn.Module) -> bool:
+    """Whether ``model`` holds a parameter or buffer a lazy module has not materialised yet
+    (``nn.LazyLinear`` before its first call)."""
+    from torch.nn.parameter import is_lazy
+
+    return any(is_lazy(t) for t in (*model.parameters(), *model.buffers()))
+
+
+def materialize_lazy(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor]) -> bool:
+    """Materialise the lazy modules of ``model`` (``nn.LazyLinear``, ``nn.LazyConv2d``,
+    ``nn.LazyBatchNorm2d``...) by one torch call on ``example_inputs``, as the model's own
+    first call would: in its own modes, under ``torch.no_grad()`` and a forked RNG (the draws
+    of the new weights come from the caller's RNG stream, which is then restored, so a later
+    call of the caller's draws what it would have). What the call itself changes is undone:
+    every tensor that existed before it, and each materialised tensor as it was just before its
+    module's first forward (a LazyBatchNorm in training mode keeps its initial running
+    statistics). True when something was materialised. Without this, a lazy module had no
+    export ("Attempted to use an uninitialized parameter") and ``verify`` no verdict."""
+    from torch.nn.modules.lazy import LazyModuleMixin
+    from torch.nn.parameter import is_lazy
+
+    if not has_lazy_state(model):
+        return False
+    before = {name: t.detach().clone() for name, t in _state_tensors(model).items() if not is_lazy(t)}
+    materialised: dict[int, dict[str, torch.Tensor]] = {}
+
+    def snapshot(module, args):  # runs after the lazy module's own pre-hook materialised it
+        if id(module) not in materialised:
+            materialised[id(module)] = {n: t.detach().clone() for n, t in
+                                        (*module.named_parameters(recurse=False), *module.named_buffers(recurse=False))
+                                        if t is not None}
+
+    handles = [m.register_forward_pre_hook(snapshot) for m in model.modules()
+               if isinstance(m, LazyModuleMixin) and m.has_uninitialized_params()]
+    try:
+        with torch.random.fork_rng(devices=[]), torch.no_grad(), _silenced_stdout():
+            model(*example_inputs)
+    except Exception as exc:  # noqa: BLE001 - torch's own failure, said as the export's
+        raise ExportError(f"{_model_name(model)} holds lazy modules, and torch's call that materialises them "
+                          f"fails: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from exc
+    finally:
+        for h in handles:
+            h.remove()
+    with torch.no_grad():
+        for name, t in _state_tensors(model).items():
+            if name in before and not _unchanged(t, before[name]):
+                t.copy_(before[name])
+        for m in model.modules():
+            for n, value in materialised.get(id(m), {}).items():
+                t = getattr(m, n, None)
+                if isinstance(t, torch.Tensor) and not is_lazy(t) and not _unchanged(t, value):
+                    t.copy_(value)
+    if has_lazy_state(model):
+        left = [n for n, t in _state_tensors(model).items() if is_lazy(t)]
+        raise ExportError(f"{_model_name(model)}: one torch call left lazy state unmaterialised "
+                          f"({', '.join(left[:5])}): not exportable")
+    return True
 
 
 def _export_to_onnx(model, example_inputs, *, training, input_names, route) -> ExportedModel:
