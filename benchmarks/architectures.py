@@ -3,7 +3,7 @@ tiny configurations, ``arch_<name>_<eval|train>``), forward and backward, torch 
 by side (see :mod:`benchmarks.harness`). A case is timed only where Aidge matches torch (the
 harness's precheck: outputs, then input and parameter gradients); the others are skipped with
 the expected failure or Aidge's error as the reason."""
-from . import harness
+from . import harness, ort_column
 
-Forward = harness.benchmark_class("architecture", "forward", "Forward")
+Forward = ort_column.with_ort(harness.benchmark_class("architecture", "forward", "Forward"))  # + time_ort, track_aidge_ort_ratio
 Backward = harness.benchmark_class("architecture", "backward", "Backward")

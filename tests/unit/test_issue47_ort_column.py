@@ -1,0 +1,67 @@
+"""Issue 47 item 3: onnxruntime as the third column of the forward benchmarks (benchmarks/ort_column.py):
+every forward class has ``time_ort`` and ``track_aidge_ort_ratio``, onnxruntime runs the very graph the
+AidgeModule imported on the case's inputs and computes what torch computes; the ratio is Aidge's
+scheduler call over onnxruntime's. No timed assertion: the clock is faked where a ratio is checked."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("onnxruntime")
+pytest.importorskip("aidge_core")
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from benchmarks import architectures, harness, models, operators, ort_column  # noqa: E402
+
+
+@pytest.mark.parametrize("module", [operators, models, architectures])
+def test_every_forward_class_has_the_third_column_and_no_backward_one_has(module):
+    assert callable(module.Forward.time_ort) and callable(module.Forward.track_aidge_ort_ratio)
+    assert module.Forward.track_aidge_ort_ratio.unit == "aidge/onnxruntime"
+    assert not hasattr(module.Backward, "time_ort") and not hasattr(module.Backward, "track_aidge_ort_ratio")
+    assert module.Forward.params == [harness.case_ids(module.Forward.kind, "forward")]  # every timed case
+
+
+def test_onnxruntime_runs_the_imported_graph_on_the_case_s_inputs():
+    case = "LeNet_eval"
+    pair = harness.pair("model", case, "forward")
+    outs = ort_column.ort_call("model", case)()
+    with torch.no_grad():
+        expected = pair.torch_call()
+    np.testing.assert_allclose(outs[0], expected.numpy(), rtol=1e-4, atol=1e-5)
+    assert ort_column.ort_call("model", case) is ort_column.ort_call("model", case)  # memoised per process
+
+
+def test_the_ratio_is_aidge_s_call_over_onnxruntime_s(monkeypatch):
+    fake_ort, fake_aidge = (lambda: None), (lambda: None)
+    seconds = {id(fake_ort): 4e-6, id(fake_aidge): 10e-6}
+    order = []
+    monkeypatch.setattr(ort_column.timing, "measure", lambda fn, warmup=2, repeat=10: [seconds[id(fn)]] * repeat)
+
+    def block_time(fn, n):
+        order.append(id(fn))
+        return seconds[id(fn)]
+
+    monkeypatch.setattr(ort_column.timing, "block_time", block_time)
+    bench = models.Forward()
+    bench.pair = harness.Pair("X", "forward", "cpu", 1, lambda: None, fake_aidge)
+    monkeypatch.setattr(models.Forward, "_ort", property(lambda self: fake_ort))
+    assert bench.track_aidge_ort_ratio("X") == 2.5
+    assert order[:4] == [id(fake_ort), id(fake_aidge)] * 2  # a block of each, back to back, per round
+
+
+def test_the_feeds_are_the_graph_s_inputs_in_its_types():
+    from onnx import TensorProto, helper
+
+    node = helper.make_node("NoSuchOp", ["input_0"], ["y"])
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("input_0", TensorProto.FLOAT, [1])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])])
+    proto = helper.make_model(graph)
+    feeds = ort_column._feeds(proto, [torch.zeros(1)])
+    assert list(feeds) == ["input_0"] and feeds["input_0"].dtype == np.float32
+    with pytest.raises(ort_column.OrtRefused, match="not the case's inputs"):
+        ort_column._feeds(proto, [])
