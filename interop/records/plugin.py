@@ -43,6 +43,7 @@ RECORDS_ENV = "INTEROP_RECORDS_DIR"
 _WORKER_KEY = "interop_records_dir"
 _SESSION_KEY = "interop_records_session"
 _SHARD_KEY = "interop_shard"
+_DURATIONS_KEY = "interop_shard_durations"
 #: set by a records session's main process for what it starts: a pytest session that finds it
 #: (pytester's inner sessions, in-process or not) is nested, and writes records only when given
 #: ``--records`` (``PYTEST_CURRENT_TEST`` alone misses an in-process inner session started after
@@ -242,6 +243,9 @@ class RecordsPlugin:
         self._marked = False
         self.shard = shard
         self.shard_text = f"{shard[0]}/{shard[1]}" if shard else None
+        #: $INTEROP_SHARD_DURATIONS of a top-level session: its shards balanced by duration (records.shard)
+        self.shard_durations = (workerinput.get(_DURATIONS_KEY) if workerinput is not None
+                                else None if nested() else os.environ.get(_shard.DURATIONS_ENV)) or None
         if workerinput is None and directory is not None and not os.environ.get(SESSION_ENV):
             os.environ[SESSION_ENV] = self.session_id  # what this session starts is nested
             self._marked = True
@@ -302,15 +306,20 @@ class RecordsPlugin:
         node.workerinput[_WORKER_KEY] = str(self.directory) if self.directory is not None else ""
         node.workerinput[_SESSION_KEY] = self.session_id
         node.workerinput[_SHARD_KEY] = self.shard_text or ""
+        node.workerinput[_DURATIONS_KEY] = self.shard_durations or ""
 
     # -- collection: shards -----------------------------------------------------------------
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list) -> None:
         if self.shard is None:
             return
         k, n = self.shard
+        try:
+            rule = _shard.shard_rule(n, self.shard_durations)
+        except ValueError as exc:
+            raise pytest.UsageError(f"{_shard.DURATIONS_ENV}: {exc}") from None
         keep, dropped = [], []
         for item in items:
-            (keep if _shard.shard_of(item.nodeid, n) == k else dropped).append(item)
+            (keep if rule(item.nodeid) == k else dropped).append(item)
         if dropped:
             config.hook.pytest_deselected(items=dropped)
             items[:] = keep
