@@ -109,7 +109,9 @@ def __getattr__(name: str):
     if name == "EXPECTED_FAILURES":
         return _table()
     if name == "OPINFO_SHARD_ENTRIES":  # the entries of the full run's shard (checked against that shard)
-        return frozenset(id(e) for e in _table() if e.run)
+        from .failure_table import SHARD_RUN
+
+        return frozenset(id(e) for e in _table() if e.run == SHARD_RUN)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -257,6 +257,17 @@ def release_matches(spec: str | list[str] | tuple[str, ...], release: str) -> bo
     return any(s.contains(version, prereleases=True) for s in _specifiers(spec))
 
 
+#: the runs, other than the default one, that reach a row's cases (its ``run`` key), and the
+#: command that starts each. Every row is reached by the default run or by one of these.
+NAMED_RUNS = {
+    "opinfo shard 1/15": "INTEROP_OPINFO_SHARD=1/15 nox -s opinfo (every sample and dtype of shard 1 of 15)",
+    "opinfo 2 samples": "INTEROP_OPINFO_SAMPLES=2 python -m interop.reporting.run tests/test_opinfo.py "
+                        "(the second sample of each entry; nox -s opinfo reaches them too)",
+}
+#: the run of the full OpInfo selection's shard (its rows are checked by running that shard)
+SHARD_RUN = "opinfo shard 1/15"
+
+
 def _fail(where: str, message: str):
     raise TableError(f"{where}: {message}")
 
@@ -292,6 +303,9 @@ def _check_row(row: Any, where: str) -> None:
         _fail(where, f"key 'detected_by': the quote is the suite's words, seen by its {ours}: say so with "
                      f"\"detected_by\": \"{ours}\"" if ours else
               "key 'detected_by': the quote is Aidge's own words (no check of the suite's said it): remove the key")
+    if row.get("run") is not None and row["run"] not in NAMED_RUNS:
+        _fail(where, f"key 'run': {row['run']!r} is not a run the project names ({', '.join(map(repr, NAMED_RUNS))}): "
+                     "a row the default run does not reach names the run that does")
     if "defect" in row and not DEFECT_ID.fullmatch(row["defect"]):
         _fail(where, f"key 'defect': a defect id of the ledger (D- and 8 hex digits), got {row['defect']!r}")
     hashed = [c for c in cases if SAMPLE_HASH.search(c)]
@@ -398,7 +412,7 @@ def file_stem(entry) -> str:
     """The data file an entry belongs in, without the folder: ``<group>.<category>``, the group
     being the run that collects its cases, the export_cpp backend, or its source."""
     backend = entry.backend
-    group = ("opinfo-shard-1-of-15" if entry.run == "opinfo shard 1/15"
+    group = ("opinfo-shard-1-of-15" if entry.run == SHARD_RUN
              else re.sub(r"[^\w.-]+", "-", entry.run) if entry.run
              else "export_cpp" if backend == "export_cpp" else entry.kind)
     return f"{group}.{entry.category.split(' ')[0]}"

@@ -515,7 +515,16 @@ def _run_collects(entry, run: RunRecords) -> bool:
     """Whether the run was one that collects ``entry``'s cases (a shard row needs its shard run)."""
     if not entry.run:
         return True
-    return run.session.get("shard") is not None and "opinfo" in " ".join(run.session.get("args") or [])
+    if entry.run == ft.SHARD_RUN:
+        return run.session.get("shard") is not None and "opinfo" in " ".join(run.session.get("args") or [])
+    # another named run (more samples of each entry): the run collects the row's cases when it
+    # holds a record of one of them, whatever its outcome
+    from ..cases.case import normalized_label
+
+    return any(r.get("kind") == entry.kind and entry.covers(entry.kind, str(r.get("operator") or ""),
+                                                            normalized_label(str(r.get("case_key") or "")),
+                                                            r.get("backend") or "cpu")
+               for r in run.records)
 
 
 def _row_that_says_it(entries, case, record: dict[str, Any]):
