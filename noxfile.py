@@ -564,6 +564,8 @@ def ci_local(session: nox.Session) -> None:
     try:
         session.run("git", "clone", "--quiet", str(ROOT), str(clone / "repo"), external=True)
         repo = clone / "repo"
+        # gitlab-ci-local reads the project's path from a GitLab-like remote, else a fallback: not this folder
+        session.run("git", "-C", str(repo), "remote", "remove", "origin", external=True)
         (repo / ".gitlab-ci.yml").write_text(ci_local_pipeline((repo / ".gitlab-ci.yml").read_text()))
         path = os.pathsep.join([str(env_dir / "bin"), os.environ.get("PATH", "")])
         command = ["gitlab-ci-local", "--shell-isolation", "--timestamps", "--cwd", str(repo),
