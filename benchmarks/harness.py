@@ -8,8 +8,10 @@ forks one process per (benchmark, case, round); ``setup`` runs before *every* sa
 and the outcome of a case that cannot be timed.
 
 A case is timed only when it is correct: :func:`pair` first runs both sides on the same
-seeded inputs and compares them with the shared comparator (outputs; for ``backward``
-also the input gradients and every parameter gradient, by name). Then:
+seeded inputs and decides under the one equivalence policy the suites' verdict uses
+(:func:`interop.equivalence.policy.difference`: outputs; for ``backward`` also the input
+gradients and the gradient of every parameter the Aidge graph holds, by name, from the same
+seeded output gradient). Then:
 
 - a case Aidge cannot run in the benchmark's phase (a strict expected failure of the table
   for the installed Aidge release, on ``cpu``, in a phase up to that one, or the operator's
@@ -57,9 +59,7 @@ import interop.bridge  # noqa: E402,F401  (imported by the fork server: forks st
 from interop.cases.case import PHASES as _ALL_PHASES  # noqa: E402
 from interop.cases.case import Case  # noqa: E402
 from interop.cases.expected_failures import expected_failure  # noqa: E402
-from interop.equivalence import timing  # noqa: E402
-from interop.equivalence.outputs import compare_outputs  # noqa: E402
-from interop.equivalence.tolerance import tolerance_for  # noqa: E402
+from interop.equivalence import policy, timing  # noqa: E402
 from interop.bridge.value_check import checks_deferred  # noqa: E402
 from interop.errors import AidgeNotImplementedError, UnsupportedOperatorError  # noqa: E402
 
@@ -373,10 +373,7 @@ def pair(kind: str, case_id: str, phase: str) -> Pair:
 
 
 def _seeded_inputs(case_id: str, sizes, ranges) -> list[torch.Tensor]:
-    from interop.cases.case import case_seed
-
-    gen = torch.Generator().manual_seed(case_seed(case_id))
-    inputs = [torch.randn(s, generator=gen) for s in sizes]
+    inputs = policy.seeded_inputs(policy.seed_for(case_id), sizes)  # ModelTester's first epoch's
     if ranges:
         from interop.cases.suite import InputRange
 
@@ -390,10 +387,10 @@ def _as_list(out) -> list[torch.Tensor]:
     return list(out) if isinstance(out, (tuple, list)) else [out]
 
 
-def _fail(case: Case, phase: str, what: str, mismatches) -> None:
-    details = "\n".join(m.message for m in mismatches)
+def _fail(case: Case, phase: str, found: policy.Difference) -> None:
+    what = "the output" if found.what == "output" else f"a gradient ({found.what})"
     raise PrecheckFailed(f"{case.id} ({phase}, backend {BACKEND}): precheck failed, {what} of Aidge "
-                         f"differs from torch ({tolerance_for(case.tolerance)}); not timed.\n{details}")
+                         f"differs from torch ({found.tolerance}); not timed.\n{found.detail}")
 
 
 def _build_pair(case: Case, phase: str) -> Pair:
@@ -502,48 +499,40 @@ def _synced(call: Callable[[], Any]) -> Callable[[], Any]:
 
 
 def _forward_calls(case: Case, model, aidge_model, inputs):
-    tol = tolerance_for(case.tolerance)  # the case's policy, as in the suites
     # No autograd graph on either side, without a grad-mode context per call: the
     # parameters stop requiring grad (both models are private to this process).
     model.requires_grad_(False)
     aidge_model.requires_grad_(False)
-    mismatches = compare_outputs(_as_list(aidge_model(*inputs)), _as_list(model(*inputs)),
-                                 rtol=tol.rtol, atol=tol.atol, name="output")
-    if mismatches:
-        _fail(case, "forward", "the output", mismatches)
+    found = policy.difference("output", _as_list(aidge_model(*inputs)), _as_list(model(*inputs)), case.tolerance)
+    if found:
+        _fail(case, "forward", found)
     return (lambda: model(*inputs)), (lambda: aidge_model(*inputs))
 
 
 def _backward_calls(case: Case, model, aidge_model, inputs):
-    tol = tolerance_for(case.tolerance)  # the case's policy, as in the suites
+    """The precheck of a backward, under the one equivalence policy (:mod:`interop.equivalence.policy`:
+    the suites' verdict decides the same way), and the timed calls."""
     # integer inputs (token ids) have no gradient
     x_torch = [x.detach().clone().requires_grad_(x.is_floating_point()) for x in inputs]
     x_aidge = [x.detach().clone().requires_grad_(x.is_floating_point()) for x in inputs]
     out_torch = _as_list(model(*x_torch))
     out_aidge = _as_list(aidge_model(*x_aidge))
-    mismatches = compare_outputs(out_aidge, out_torch, rtol=tol.rtol, atol=tol.atol, name="output")
-    if mismatches:
-        _fail(case, "backward", "the output", mismatches)
-    gen = torch.Generator().manual_seed(1)
-    grads = [torch.randn(o.shape, generator=gen).to(o.device) for o in out_torch]
+    found = policy.difference("output", out_aidge, out_torch, case.tolerance)
+    if found:
+        _fail(case, "backward", found)
+    grads = policy.output_gradients(out_torch)  # the suites' verdict's (seeded) output gradient
     torch.autograd.backward(out_torch, grads, retain_graph=True)
     try:
         torch.autograd.backward(out_aidge, grads, retain_graph=True)
     except AidgeNotImplementedError as exc:
         raise CaseSkipped(f"unsupported by Aidge: {exc}") from exc
-    mismatches = compare_outputs([x.grad for x in x_aidge if x.requires_grad],
-                                 [x.grad for x in x_torch if x.requires_grad],
-                                 rtol=tol.rtol, atol=tol.atol, name="input grad")
-    torch_params = {n: p for n, p in model.named_parameters() if p.requires_grad}
-    aidge_params = dict(aidge_model.named_parameters())
-    missing = sorted(set(torch_params) - set(aidge_params))
-    if missing:
-        raise PrecheckFailed(f"{case.id} (backward): parameters {missing} have no Aidge counterpart; not timed")
-    mismatches += compare_outputs({n: aidge_params[n].grad for n in torch_params},
-                                  {n: p.grad for n, p in torch_params.items()},
-                                  rtol=tol.rtol, atol=tol.atol, name="grad")
-    if mismatches:
-        _fail(case, "backward", "a gradient", mismatches)
+    differences = [policy.difference(f"input grad [{i}]", a.grad, t.grad, case.tolerance, gradient=True)
+                   for i, (t, a) in enumerate(zip(x_torch, x_aidge)) if t.requires_grad]
+    differences += [policy.difference(f"grad of {n}", held.grad, p.grad, case.tolerance, gradient=True)
+                    for n, p, held in policy.compared_parameters(model, aidge_model)]
+    found = next((d for d in differences if d), None)
+    if found:
+        _fail(case, "backward", found)
     # Timed, torch: one backward through the retained graph of the forward above. The bridge:
     # one training step (forward + backward through the AidgeModule), because Aidge resets
     # its intermediate gradients only in a forward, so the bridge recomputes the forward of

@@ -11,19 +11,17 @@ import logging
 import math
 import os
 import shlex
-import zlib
 from typing import Any
 
 import torch
 
 from ..bridge.value_check import checks_deferred
-from ..env import env_seed
 from ..env import env_number  # noqa: F401  (re-exported: interop.equivalence.tester.env_number)
 from ..stages import stage
 from . import timing
 from .benchlog import RESULTS_ENV, append_jsonl, resolve_log_path  # noqa: F401  (re-exported)
+from . import policy
 from .compare import mismatch_figures
-from .outputs import compare_outputs
 from .tolerance import tolerance_for
 
 #: interleaved blocks per model and timed epoch of :meth:`ModelTester._repeat_timed_calls`
@@ -35,7 +33,7 @@ __all__ = ["ModelTester", "EquivalenceError", "replay_command", "resolve_log_pat
 
 logger = logging.getLogger("interop.equivalence.tester")
 
-SEED_ENV = "INTEROP_SEED"
+SEED_ENV = policy.SEED_ENV
 
 
 class EquivalenceError(AssertionError):
@@ -113,10 +111,14 @@ class ModelTester:
 
     One step (:meth:`unit_test`): forward both on the same inputs and compare outputs; when
     ``test_backward``: MSE loss against ``label`` (compared), backward on both, compare input
-    gradients and every parameter gradient by name, SGD-step both models (``learning_rate``;
+    gradients and the gradient of every parameter model2 holds (by name), SGD-step both models (``learning_rate``;
     an :class:`AidgeModule` steps with its attached Aidge optimiser) and check the weights
     still agree. :meth:`test_multiple_step` repeats this for ``epochs`` epochs on seeded
-    random inputs and records timings (the first ``bench_warmup`` epochs excluded).
+    random inputs and records timings (the first ``bench_warmup`` epochs excluded). Every
+    comparison is decided by the one equivalence policy (:mod:`interop.equivalence.policy`,
+    as pytest's verdict and asv's precheck decide): a gradient model1 does not give is not
+    compared, one model2 does not give is zeros; the seed is :func:`~interop.equivalence.policy.seed_for`
+    the name.
 
     Tolerance: ``tolerance`` (a :class:`~interop.equivalence.tolerance.Tolerance`, the one a
     case declares in the catalog), else the comparator's float32 default ``(rtol 1.3e-6,
@@ -174,8 +176,10 @@ class ModelTester:
         self.bench_min_samples = bench_min_samples
         #: ... but never more than this many
         self.bench_max_samples = bench_max_samples
-        default_seed = zlib.crc32(self.name.encode()) & 0x7FFFFFFF
-        self.seed = env_seed(SEED_ENV, default_seed)
+        self.seed = policy.seed_for(self.name)
+        #: what every comparison of the step is decided under (interop.equivalence.policy): the case's
+        #: tolerance policy, or the explicit precisions for every dtype
+        self._policy = tolerance if relative_precision is None and absolute_precision is None else (self.rtol, self.atol)
         self.epoch: int | None = None
         self._times = {"forward": timing.PhaseSamples(), "backward": timing.PhaseSamples()}
         self._steppers: tuple[Any, Any] | None = None
@@ -194,15 +198,17 @@ class ModelTester:
         raise EquivalenceError(message, test=self.name, epoch=self.epoch, what=what, seed=self.seed,
                                mismatch=mismatch)
 
-    def _check(self, what: str, actual, expected, localize_inputs=None) -> None:
+    def _check(self, what: str, actual, expected, localize_inputs=None, gradient: bool = False) -> None:
+        """model2's ``actual`` against model1's ``expected``, decided by the one equivalence policy
+        (:func:`interop.equivalence.policy.difference`; ``gradient``: its gradient rule)."""
         with stage("compare"):
-            mismatches = compare_outputs(actual, expected, rtol=self.rtol, atol=self.atol, name=what)
-        if mismatches:
-            detail = "\n".join(m.message for m in mismatches)
+            found = policy.difference(what, actual, expected, self._policy, gradient=gradient)
+        if found:
+            detail = found.detail
             if localize_inputs is not None:
                 hint = self._divergence_hint(localize_inputs)
                 detail = f"{detail}\n{hint}" if hint else detail
-            self._fail(what, detail, mismatch=mismatch_figures(mismatches[0]))
+            self._fail(what, detail, mismatch=mismatch_figures(found.mismatches[0]))
 
     def _divergence_hint(self, inputs) -> str:
         """When model2 is an AidgeModule: the first diverging layer and its Aidge node(s)."""
@@ -271,13 +277,13 @@ class ModelTester:
             self._record("backward", b1, b2, before)
         if grad_inputs:
             for i, (a, b) in enumerate(zip(in1, in2)):
-                self._check(f"input grad [{i}]", b.grad, a.grad)
+                self._check(f"input grad [{i}]", b.grad, a.grad, gradient=True)
         params1 = dict(self.model1.named_parameters())
         params2 = dict(self.model2.named_parameters())
         if set(params1) != set(params2):
             self.check_weights("parameters", params1, params2)  # reports the name difference
-        for pname, p1 in params1.items():
-            self._check(f"grad of {pname}", params2[pname].grad, p1.grad)
+        for pname, p1, p2 in policy.compared_parameters(self.model1, self.model2):
+            self._check(f"grad of {pname}", p2.grad, p1.grad, gradient=True)
         with stage("torch"):
             step1.step()
         with stage("aidge step"):
