@@ -568,12 +568,12 @@ def ci_local(session: nox.Session) -> None:
         session.run("git", "-C", str(repo), "remote", "remove", "origin", external=True)
         (repo / ".gitlab-ci.yml").write_text(ci_local_pipeline((repo / ".gitlab-ci.yml").read_text()))
         path = os.pathsep.join([str(env_dir / "bin"), os.environ.get("PATH", "")])
-        command = ["gitlab-ci-local", "--shell-isolation", "--timestamps", "--cwd", str(repo),
+        command = ["gitlab-ci-local", "--shell-isolation", "--timestamps",
                    "--variable", f"INTEROP_NOX_ENV={env_dir}", "--variable", f"INTEROP_CI_TESTS={CI_LOCAL_TESTS}",
                    *session.posargs]
         started = time.monotonic()
         session.log(" ".join(command))
-        code = subprocess.call(command, env=dict(os.environ, PATH=path, VIRTUAL_ENV=str(env_dir)))
+        code = subprocess.call(command, cwd=repo, env=dict(os.environ, PATH=path, VIRTUAL_ENV=str(env_dir)))
         session.log(f"gitlab-ci-local exited {code} after {time.monotonic() - started:.0f} s (wall)")
         if code:
             session.error(f"the reduced pipeline failed (exit {code}); its jobs' logs: above")
