@@ -512,14 +512,14 @@ def profile(session: nox.Session) -> None:
     """Per-node profile (issue 47), opt-in (about 6 min on 2 busy cores: not part of report or CI): every
     zoo model and every architecture, Aidge's scheduling records against onnxruntime's profiler on the
     same ONNX graph, one thread each, in interleaved rounds (those Aidge cannot run are listed with its
-    error). Into the latest findings run (results/latest/node-profile; the slow nodes become its ledger's
+    error), and the backward where Aidge runs it (its backward records; torch's backward in total). Into the latest findings run (results/latest/node-profile; the slow nodes become its ledger's
     entries of kind slow, with timing reproducers in results/latest/reproducers/slow/, and its report's
     speed section lists them), or results/node-profile when there is no run; other arguments:
     ``nox -s profile -- --out DIR --models LeNet``. docs/node-profile.md."""
     stack = cpu_stack(session)
     where = (["--run-dir", "results/latest"] if (ROOT / "results" / "latest" / "records.jsonl").is_file()
              else ["--out", "results/node-profile"])
-    args = session.posargs or [*where, "--architectures", "all", "--max-s", "10"]
+    args = session.posargs or [*where, "--architectures", "all", "--max-s", "10", "--backward"]
     stack.run("python", "-m", "interop.diagnostics.node_profile", *args, env=TEST_ENV)
 
 

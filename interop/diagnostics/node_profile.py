@@ -75,7 +75,8 @@ from typing import Any, Sequence
 import numpy as np
 
 __all__ = ["profile_onnx", "profile_torch", "export_torch", "slow_nodes", "write_timing_reproducer",
-           "time_node_alone", "torch_equivalent", "PROFILE_DIR", "SLOW_REPRODUCERS",
+           "time_node_alone", "torch_equivalent", "PROFILE_DIR", "SLOW_REPRODUCERS", "profile_backward",
+           "backward_lines",
            "parse_scheduling_diagram", "parse_ort_profile", "markdown", "slow_lines",
            "table_lines", "DEFAULT_ROUNDS", "DEFAULT_WARMUP", "DEFAULT_MAX_S", "DEFAULT_TOP"]
 
@@ -561,6 +562,159 @@ def export_torch(model, args: Sequence, kwargs: dict | None = None):
 
 
 # ---------------------------------------------------------------------------------------------
+def profile_backward(model, args: Sequence, kwargs: dict | None = None, *, name: str = "",
+                     rounds: int = DEFAULT_ROUNDS, warmup: int = DEFAULT_WARMUP, max_s: float = DEFAULT_MAX_S,
+                     top: int = DEFAULT_TOP) -> dict[str, Any]:
+    """Where Aidge spends a backward, node by node (issue 47 item 1's "and of backward"):
+    ``model`` wrapped by the bridge in training mode (the first call's value check compares its
+    outputs and gradients with torch's, so a wrong backward is refused, not profiled), then in
+    ``rounds`` interleaved rounds, one thread each: Aidge's forward (untimed: Aidge resets its
+    intermediate gradients only in a forward), the output gradients set, the scheduler's
+    ``backward()`` timed on thread CPU time, its backward scheduling records read back (the
+    ``_backward.mmd`` file of ``save_scheduling_diagram``); and torch's backward through the same
+    model's graph (``torch.autograd.backward``, retained graph) on thread CPU time. onnxruntime has
+    no backward here (no training runtime is installed): the comparison is Aidge's nodes among
+    themselves (share of the backward, and each node's backward over its forward time in the same
+    round) and the totals against torch. The model's modes are restored."""
+    import torch
+
+    from ..bridge.onnx_export import preserved_state
+    from ..bridge.wrapping import wrap
+    from ..equivalence.verdict import as_module
+
+    args = list(args)
+    if args and all(isinstance(a, (tuple, list)) and all(isinstance(d, int) for d in a) for a in args):
+        generator = torch.Generator().manual_seed(0)
+        args = [torch.randn(*a, generator=generator) for a in args]
+    folder = Path(tempfile.mkdtemp(prefix="interop-node-profile-bw-"))
+    load = [round(os.getloadavg()[0], 2)]
+    threads = torch.get_num_threads()
+    try:
+        with preserved_state(model):
+            model.train()
+            module, tensors = as_module(model, args, dict(kwargs or {}))
+            aidge = wrap(module, example_inputs=tensors, training=True)
+            x_torch = [t.detach().clone().requires_grad_(t.is_floating_point()) for t in tensors]
+            x_aidge = [t.detach().clone().requires_grad_(t.is_floating_point()) for t in tensors]
+            out_torch = module(*x_torch)
+            out_torch = list(out_torch) if isinstance(out_torch, (tuple, list)) else [out_torch]
+            gen = torch.Generator().manual_seed(1)
+            grads = [torch.randn(o.shape, generator=gen) for o in out_torch]
+            out_aidge = aidge(*x_aidge)  # the first call: the bridge's value check, outputs and gradients
+            torch.autograd.backward(list(out_aidge) if isinstance(out_aidge, (tuple, list)) else [out_aidge], grads)
+            runner = aidge._runner
+            inputs = runner.load_inputs([t.detach() for t in tensors])
+            runner.invalidate()
+            diagram = str(folder / "aidge")
+            torch.set_num_threads(1)
+
+            def aidge_call():
+                runner.run_forward(inputs)
+                runner.set_output_grads(grads)
+                t0 = time.thread_time()
+                runner.scheduler.backward()
+                t1 = time.thread_time()
+                runner.scheduler.save_scheduling_diagram(diagram, True)
+                fwd = parse_scheduling_diagram(Path(diagram + "_forward.mmd").read_text())
+                bwd = parse_scheduling_diagram(Path(diagram + "_backward.mmd").read_text())
+                return t1 - t0, fwd, bwd
+
+            def torch_call():
+                t0 = time.thread_time()
+                torch.autograd.backward(out_torch, grads, retain_graph=True)
+                return time.thread_time() - t0
+
+            from ..bridge.runtime import quiet_aidge
+
+            with quiet_aidge(), _one_openmp_thread():
+                for _ in range(warmup):
+                    aidge_call(), torch_call()
+                totals: dict[str, list[float]] = {"aidge": [], "torch": []}
+                fwd_rounds, bwd_rounds = [], []
+                start = time.monotonic()
+                for r in range(rounds):
+                    if r >= MIN_ROUNDS and time.monotonic() - start > max_s:
+                        break
+                    order = ("aidge", "torch") if r % 2 == 0 else ("torch", "aidge")
+                    for side in order:
+                        if side == "aidge":
+                            aidge_call()  # untimed: the switch from torch
+                            seconds, fwd, bwd = aidge_call()
+                            totals["aidge"].append(seconds)
+                            fwd_rounds.append(fwd)
+                            bwd_rounds.append(bwd)
+                        else:
+                            torch_call()
+                            totals["torch"].append(torch_call())
+            proto = aidge.onnx_model
+    finally:
+        torch.set_num_threads(threads)
+        shutil.rmtree(folder, ignore_errors=True)
+    load.append(round(os.getloadavg()[0], 2))
+    names = _aidge_names_of(proto)
+    bwd_times, aidge_names, aidge_types, unmatched = _per_node(bwd_rounds, names)
+    fwd_times = _per_node(fwd_rounds, names)[0]
+    nodes = proto.graph.node
+    rows = []
+    for key, values in bwd_times.items():
+        node = nodes[key] if isinstance(key, int) else None
+        b = _spread(values)
+        f = _spread(fwd_times.get(key, []))
+        rows.append({"index": key if isinstance(key, int) else None,
+                     "onnx_name": node.name if node is not None else None,
+                     "op_type": node.op_type if node is not None else (aidge_types.get(key) or ["?"])[0],
+                     "aidge_names": aidge_names.get(key, []), "aidge_types": aidge_types.get(key, []),
+                     "backward_s": b.get("median", 0.0), "backward_q1_s": b.get("q1"), "backward_q3_s": b.get("q3"),
+                     "forward_s": f.get("median") if f.get("n") else None})
+    total = sum(r["backward_s"] for r in rows)
+    for r in rows:
+        r["share"] = r["backward_s"] / total if total > 0 else 0.0
+        r["backward_over_forward"] = (r["backward_s"] / r["forward_s"]) if r["forward_s"] else None
+    operators: dict[str, dict] = {}
+    for r in rows:
+        op = operators.setdefault(r["op_type"], {"op_type": r["op_type"], "nodes": 0, "backward_s": 0.0, "share": 0.0})
+        op["nodes"] += 1
+        op["backward_s"] += r["backward_s"]
+        op["share"] += r["share"]
+    ratios = [a / t for a, t in zip(totals["aidge"], totals["torch"]) if t > 0]
+    rows.sort(key=lambda r: -r["backward_s"])
+    return {"name": name or type(model).__name__, "phase": "backward", "rounds": len(totals["aidge"]),
+            "warmup": warmup, "loadavg_1min": {"start": load[0], "end": load[-1]},
+            "clock": {"total": "thread CPU time of the scheduler's backward() / torch.autograd.backward per call",
+                      "backward_s": "Aidge's backward scheduling records (wall clock, whole microseconds), median "
+                                    "over the rounds", "forward_s": "the same round's forward records"},
+            "total": {"aidge_s": _spread(totals["aidge"]), "torch_s": _spread(totals["torch"]),
+                      "ratio_torch": _spread(ratios), "aidge_nodes_sum_s": total},
+            "nodes": rows[:top] if top else rows, "node_count": len(rows),
+            "operators": sorted(operators.values(), key=lambda op: -op["backward_s"]),
+            "unmatched_aidge": unmatched}
+
+
+def _aidge_names_of(proto) -> dict[str, int]:
+    from .reproducer import _aidge_names
+
+    return _aidge_names(proto)
+
+
+def backward_lines(p: dict) -> list[str]:
+    """Plain-text lines of a :func:`profile_backward` result."""
+    t = p["total"]
+    if not t["aidge_s"].get("n"):
+        return [f"== {p['name']} (backward): no rounds"]
+    lines = [f"== {p['name']} (backward): Aidge {_us(t['aidge_s']['median'])} us [{_us(t['aidge_s']['q1'])}-"
+             f"{_us(t['aidge_s']['q3'])}], torch {_us(t['torch_s']['median'])} us; Aidge/torch "
+             f"{t['ratio_torch']['median']:.2f} [{t['ratio_torch']['q1']:.2f}-{t['ratio_torch']['q3']:.2f}] (thread "
+             f"CPU time, {p['rounds']} rounds, one thread; load {p['loadavg_1min']['start']}-"
+             f"{p['loadavg_1min']['end']})",
+             "  " + ", ".join(f"{op['op_type']} {op['share']:.0%}" for op in p["operators"][:6])]
+    for r in p["nodes"][:5]:
+        bf = f"{r['backward_over_forward']:.1f}x its forward" if r.get("backward_over_forward") else ""
+        lines.append(f"    {(r['onnx_name'] or ', '.join(r['aidge_names']))[-44:]:<45}{r['op_type'][:14]:<15}"
+                     f"{_us(r['backward_s']):>9} us {r['share']:>6.1%}  {bf}")
+    return lines
+
+
+# ---------------------------------------------------------------------------------------------
 #: a node is slow when Aidge takes more than this many times onnxruntime's time on it. The same
 #: figure moved by up to 1.7x between two runs minutes apart on the loaded 2-core VM (Anomaly's
 #: total 11.5 then 6.7; BERT's LayerNorm nodes x39 then x28, 2026-12-03, docs/node-profile.md),
@@ -1016,6 +1170,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="a findings run (results/latest): the profile goes to RUN/node-profile, the slow "
                              "nodes' timing reproducers to RUN/reproducers/slow/<defect id>/, and the run's "
                              "ledger and report are rebuilt with the slow entries (replaces --out)")
+    parser.add_argument("--backward", action="store_true",
+                        help="also profile each model's backward where Aidge runs it (Aidge's backward records, "
+                             "against torch's backward in total; onnxruntime has no backward)")
     parser.add_argument("--alone-rounds", type=int, default=ALONE_ROUNDS,
                         help="rounds of each slow node timed alone (Aidge, onnxruntime, torch's equivalent op)")
     parser.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS)
@@ -1066,6 +1223,18 @@ def main(argv: list[str] | None = None) -> int:
         else:
             print("\n".join(table_lines(p, args.top)), flush=True)
         profiles.append(p)
+    backward = []
+    for name, make in (targets if args.backward else []):
+        try:
+            model, inputs, kwargs = make()
+            b = profile_backward(model, inputs, kwargs, name=name, rounds=args.rounds, warmup=args.warmup,
+                                 max_s=args.max_s, top=args.top)
+        except Exception as exc:  # noqa: BLE001 - a model whose backward Aidge cannot run is said, the others go on
+            b = {"name": name, "phase": "backward", "error": f"{type(exc).__name__}: {' '.join(str(exc).split())[:400]}"}
+            print(f"== {name} (backward): not profiled: {b['error']}", flush=True)
+        else:
+            print("\n".join(backward_lines(b)), flush=True)
+        backward.append(b)
     slow = slow_nodes(profiles, args.slow_ratio)
     from ..reporting.ledger import slow_id
 
@@ -1099,8 +1268,8 @@ def main(argv: list[str] | None = None) -> int:
             "rounds": args.rounds, "warmup": args.warmup, "max_s": args.max_s}
     from ..records.store import write_atomically
 
-    write_atomically(out / "node_profile.json", json.dumps({"meta": meta, "profiles": profiles, "slow": slow},
-                                                           indent=1) + "\n")
+    write_atomically(out / "node_profile.json", json.dumps({"meta": meta, "profiles": profiles, "slow": slow,
+                                                            "backward": backward}, indent=1) + "\n")
     header = (f"# Per-node profile, Aidge against onnxruntime\n\n{meta['started']} to {meta['ended']}, "
               f"`{meta['command']}`; {meta['machine']}; `uptime` at the end: `{uptime}`.\n")
     slow_md = ["", f"## Slow nodes (Aidge more than {args.slow_ratio:g}x onnxruntime): {len(slow)}", "",
@@ -1115,7 +1284,14 @@ def main(argv: list[str] | None = None) -> int:
         torch_ratio = f"{alone['ratio_torch']:.1f}" if alone.get("ratio_torch") else "-"
         slow_md.append(f"| {entry['op_type']} | {attrs} | {shapes} | {entry['ratio']:.1f} | {torch_ratio} "
                        f"| {_us(entry['cost_s'])} | {where} | {repro} |")
-    write_atomically(out / "node_profile.md", markdown(profiles, header, args.top) + "\n".join(slow_md) + "\n")
+    backward_md = ["", "## Backward (Aidge's backward records; against torch's backward in total)", ""] if backward else []
+    for b in backward:
+        if "error" in b:
+            backward_md += [f"- **{b['name']}**: not profiled: {b['error']}"]
+            continue
+        backward_md += ["```", *backward_lines(b), "```"]
+    write_atomically(out / "node_profile.md", markdown(profiles, header, args.top) + "\n".join(slow_md + backward_md)
+                     + "\n")
     print(f"\nwritten: {out / 'node_profile.json'}, {out / 'node_profile.md'}")
     if run_dir is not None:
         from ..reporting.ledger import refresh_run

@@ -150,3 +150,19 @@ def test_no_torch_op_is_made_up():
     values = {"x": np.zeros((1, 1, 4, 4), np.float32), "w": np.zeros((1, 1, 2, 2), np.float32)}
     assert torch_equivalent(node, values) is None
     assert torch_equivalent(helper.make_node("Einsum", ["x"], ["y"], equation="ij->ji"), values) is None
+
+
+def test_backward_profile_reads_aidge_s_backward_records():
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("aidge_core")
+    from interop.diagnostics.node_profile import backward_lines, profile_backward
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4)).eval()
+    p = profile_backward(model, [(2, 8)], name="Tiny", rounds=5, warmup=1, max_s=5.0)
+    assert model.training is False  # the caller's mode restored
+    assert p["rounds"] == 5 and p["total"]["aidge_s"]["n"] == 5 and p["total"]["torch_s"]["median"] > 0
+    assert sorted(r["op_type"] for r in p["nodes"]) == ["Gemm", "Gemm", "Relu"] and p["unmatched_aidge"] == []
+    assert sum(r["share"] for r in p["nodes"]) == pytest.approx(1.0)
+    assert all(r["forward_s"] is not None for r in p["nodes"])  # the same round's forward, beside
+    assert "(backward)" in backward_lines(p)[0]
