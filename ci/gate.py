@@ -115,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     incomplete = list(report.get("incomplete") or []) or ([] if meta.get("complete") else [str(meta.get("ended")
                                                                                               or "incomplete")])
     if args.merge_status:
-        print(f"FAILED: the merge exited {args.merge_status}" + (f": {'; '.join(incomplete)}" if incomplete else ""))
+        print(f"FAILED: the merge failed (exit {args.merge_status}; its reasons above)" + (f": {'; '.join(incomplete)}" if incomplete else ""))
         return args.merge_status
     if incomplete:
         print("FAILED: RUN INCOMPLETE: " + "; ".join(incomplete))

@@ -246,6 +246,10 @@ class RecordsPlugin:
         #: $INTEROP_SHARD_DURATIONS of a top-level session: its shards balanced by duration (records.shard)
         self.shard_durations = (workerinput.get(_DURATIONS_KEY) if workerinput is not None
                                 else None if nested() else os.environ.get(_shard.DURATIONS_ENV)) or None
+        try:  # read here, in pytest_configure: a bad file is one usage error, not an INTERNALERROR per worker
+            self.shard_rule = _shard.shard_rule(shard[1], self.shard_durations) if shard else None
+        except ValueError as exc:
+            raise pytest.UsageError(f"{_shard.DURATIONS_ENV}: {exc}") from None
         if workerinput is None and directory is not None and not os.environ.get(SESSION_ENV):
             os.environ[SESSION_ENV] = self.session_id  # what this session starts is nested
             self._marked = True
@@ -312,11 +316,7 @@ class RecordsPlugin:
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list) -> None:
         if self.shard is None:
             return
-        k, n = self.shard
-        try:
-            rule = _shard.shard_rule(n, self.shard_durations)
-        except ValueError as exc:
-            raise pytest.UsageError(f"{_shard.DURATIONS_ENV}: {exc}") from None
+        k, rule = self.shard[0], self.shard_rule
         keep, dropped = [], []
         for item in items:
             (keep if rule(item.nodeid) == k else dropped).append(item)
