@@ -20,10 +20,12 @@ from typing import Any
 
 from ..reading import MAX_LOG_BYTES, UnsafeInputError, loads_json, read_user_bytes
 
-__all__ = ["AsvRatios", "load_asv_ratios", "RATIO_BENCHMARK", "AGREEMENT"]
+__all__ = ["AsvRatios", "load_asv_ratios", "parse_ort_ratios", "RATIO_BENCHMARK", "ORT_RATIO_BENCHMARK", "AGREEMENT"]
 
 #: the asv benchmark that holds the ratio, per kind of case
 RATIO_BENCHMARK = "track_aidge_torch_ratio"
+#: Aidge/onnxruntime on the same ONNX graph (forward only: benchmarks/ort_column.py), shown beside it
+ORT_RATIO_BENCHMARK = "track_aidge_ort_ratio"
 _PHASE_CLASSES = {"Forward": "forward", "Backward": "backward"}
 
 
@@ -36,9 +38,14 @@ class AsvRatios:
     source: str
     commit: str
     env: str
+    #: ``ort[(case id, phase)]``: asv's Aidge/onnxruntime ratio of the same file (forward cases)
+    ort: dict[tuple[str, str], float] = dataclasses.field(default_factory=dict)
 
     def get(self, case: str, phase: str) -> float | None:
         return self.ratios.get((case, phase))
+
+    def get_ort(self, case: str, phase: str) -> float | None:
+        return self.ort.get((case, phase))
 
 
 def _param(value: str) -> str:
@@ -132,6 +139,29 @@ def parse_result_file(data: dict, source: str = "asv result file",
     return out
 
 
+def parse_ort_ratios(data: dict, source: str = "asv result file",
+                     problems: list[str] | None = None) -> dict[tuple[str, str], float]:
+    """``(case id, phase) -> Aidge/onnxruntime`` of one asv result file's content (its
+    ``track_aidge_ort_ratio`` rows); failed and skipped cases left out, a figure that is no finite
+    positive number named in ``problems``."""
+    problems = [] if problems is None else problems
+    results = data.get("results")
+    if not isinstance(results, dict):
+        return {}
+    out: dict[tuple[str, str], float] = {}
+    for where, (name, cases) in _rows(results, ORT_RATIO_BENCHMARK, source, problems).items():
+        for case, value in cases:
+            if _absent(value):
+                continue
+            ratio = _finite(value)
+            if ratio is None or ratio <= 0:
+                problems.append(f"{source}: key results.{name}, case {case!r}: the ratio {repr(value)[:40]} is no "
+                                "finite positive number: left out")
+                continue
+            out[(case, _PHASE_CLASSES[where[1]])] = ratio
+    return out
+
+
 def _date(value: Any) -> float:
     """asv's millisecond timestamp; anything else (a string, null, a 400-digit integer) sorts
     first, never a TypeError or an OverflowError."""
@@ -165,8 +195,9 @@ def load_asv_ratios(results_dir: str | Path, commit: str, prefer: str | None = N
         ratios = parse_result_file(data, str(path), problems)
         if ratios:
             env = str(data.get("env_name") or "")
-            found.append((bool(prefer) and prefer in env, _date(data.get("date")), str(path), path, full, env, ratios))
+            found.append((bool(prefer) and prefer in env, _date(data.get("date")), str(path), path, full, env, ratios,
+                          parse_ort_ratios(data, str(path), problems)))
     if not found:
         return None
-    _, _, _, path, full, env, ratios = max(found, key=lambda f: (f[0], f[1], f[2]))
-    return AsvRatios(ratios, str(path), full, env)
+    _, _, _, path, full, env, ratios, ort = max(found, key=lambda f: (f[0], f[1], f[2]))
+    return AsvRatios(ratios, str(path), full, env, ort)

@@ -714,6 +714,27 @@ def _write_slow_issues(run_dir: Path, slow: list[dict[str, Any]], *, versions: d
         e["issue"] = f"{ISSUES_DIR}/{e['id']}/ISSUE.md"
 
 
+def _profile_ort_ratios(report: dict[str, Any], profile: dict[str, Any] | None) -> None:
+    """The report's slowdown entries of a profiled model (``LeNet_eval``: the zoo's LeNet;
+    ``arch_monai_X_eval``: architecture monai_X) without asv's Aidge/onnxruntime get the profile's
+    (Aidge over onnxruntime with its default optimisations, median of the rounds' ratios, one
+    thread): ``ort_ratio``, ``ort_figure`` "node profile". In place."""
+    totals = {}
+    for p in (profile or {}).get("profiles") or []:
+        ratio = ((p.get("total") or {}).get("ratio_optimized") or {}).get("median") if isinstance(p, dict) else None
+        if isinstance(ratio, (int, float)) and ratio > 0:
+            totals[str(p.get("name"))] = ratio
+    if not totals:
+        return
+    bench = report.get("benchmarks") or {}
+    for e in list(report.get("slowdowns_vs_torch") or []) + list(bench.get("worst_forward") or []):
+        if not isinstance(e, dict) or e.get("ort_ratio") or e.get("phase") != "forward":
+            continue
+        m = re.fullmatch(r"(?:arch_)?(.+)_eval", str(e.get("name") or ""))
+        if m and m.group(1) in totals:
+            e.update(ort_ratio=totals[m.group(1)], ort_figure="node profile")
+
+
 def refresh_run(run_dir: Path) -> str:
     """A findings run's ledger and report rebuilt after its per-node profile was added (the
     profile's CLI, ``--run-dir``): ``defects.*`` from its records and profile, and the report's
@@ -730,6 +751,7 @@ def refresh_run(run_dir: Path) -> str:
     if report_path.is_file():
         report = json.loads(report_path.read_text(encoding="utf-8"))
         report["defects"] = ledger_summary(ledger, complete=run.complete, records=run.records)
+        _profile_ort_ratios(report, read_slow_profile(run_dir))
         write_atomically(report_path, json.dumps(report, indent=2, ensure_ascii=False, default=str) + "\n")
         write_atomically(run_dir / "report.txt", format_report(report))
     return ledger_headline(ledger, run.records, complete=run.complete)

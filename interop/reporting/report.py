@@ -176,6 +176,9 @@ def _bench_entry(record: dict[str, Any], phase: str, asv: AsvRatios | None = Non
              "robust": bool(median) and not contended and all(c is not None and c >= MIN_ROBUST_SAMPLES
                                                                for c in counts)}
     asv_ratio = asv.get(record["name"], phase) if asv is not None else None
+    ort_ratio = asv.get_ort(record["name"], phase) if asv is not None else None
+    if ort_ratio is not None:  # the third column: Aidge/onnxruntime, asv's (forward), beside whatever ranks
+        entry.update(ort_ratio=ort_ratio, ort_figure="asv")
     if asv_ratio is not None:
         entry.update(ratio=asv_ratio, figure="asv", robust=True, asv_ratio=asv_ratio)
     alone = (timings or {}).get((record["name"], phase))

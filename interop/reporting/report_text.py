@@ -292,14 +292,16 @@ def format_report(report: dict[str, Any]) -> str:
     add(f"== Slowdowns vs torch (Aidge's own time / torch's, median ratio over x{report['threshold']:g}): "
         f"{len(slowdowns)} ==")
     add("  slower than torch in this run; a change from one commit to the next (a regression) is asv's: "
-        "asv compare (docs/benchmarks.md)")
+        "asv compare (docs/benchmarks.md); 'ort' beside: Aidge / onnxruntime on the same ONNX graph (asv's "
+        "track_aidge_ort_ratio, or the run's per-node profile for a model), '-' where neither has it")
     if "benchmarks" not in report and not slowdowns:
         add("  no benchmark JSONL given (--bench results/benchmarks.jsonl)")
     elif not slowdowns:
         add("  none")
     for r in slowdowns:
         if r["source"] == "benchmarks":
-            add(f"  🐢 {r['name']:<36} {r['phase']:<8} {_fmt_ratio(r['ratio']):>9}  {_fmt_times(r)}")
+            ort = _fmt_ratio(r["ort_ratio"]) if r.get("ort_ratio") else "-"
+            add(f"  🐢 {r['name']:<36} {r['phase']:<8} {_fmt_ratio(r['ratio']):>9}  ort {ort:>8}  {_fmt_times(r)}")
         else:
             add(f"  🐢 {r['case']} (pytest): {_clip(r['error'], 120)}")
     _slow_nodes_section(add, defects)
@@ -356,7 +358,8 @@ def format_report(report: dict[str, Any]) -> str:
             if not entries:
                 add("  none: no timed case is slower than torch" if bench["per_operator"] else "  none timed")
             for i, e in enumerate(entries, 1):
-                add(f"  {i:>2}. {e['name']:<36} {_fmt_ratio(e['ratio']):>9}  {_fmt_times(e)}")
+                ort = _fmt_ratio(e["ort_ratio"]) if e.get("ort_ratio") else "-"
+                add(f"  {i:>2}. {e['name']:<36} {_fmt_ratio(e['ratio']):>9}  ort {ort:>8}  {_fmt_times(e)}")
         contended = bench.get("contended") or []
         if contended:
             add("")

@@ -65,3 +65,28 @@ def test_the_feeds_are_the_graph_s_inputs_in_its_types():
     assert list(feeds) == ["input_0"] and feeds["input_0"].dtype == np.float32
     with pytest.raises(ort_column.OrtRefused, match="not the case's inputs"):
         ort_column._feeds(proto, [])
+
+
+def test_the_report_reads_asv_s_aidge_ort_ratio_beside_the_torch_one(tmp_path):
+    import json
+
+    from interop.reporting.asv_results import load_asv_ratios
+    from interop.reporting.report import _bench_entry
+
+    commit = "0123456789abcdef0123456789abcdef01234567"
+
+    def row(values):
+        return [list(values.values()), [[repr(c) for c in values]]]
+
+    path = tmp_path / "machine" / f"{commit[:8]}-py.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps({"commit_hash": commit, "env_name": "py", "date": 1, "results": {
+        "models.Forward.track_aidge_torch_ratio": row({"LeNet_eval": 0.4}),
+        "models.Forward.track_aidge_ort_ratio": row({"LeNet_eval": 9.1, "KWS_eval": None, "Bad_eval": -1.0})}}))
+    problems: list[str] = []
+    asv = load_asv_ratios(tmp_path, commit, problems=problems)
+    assert asv.get_ort("LeNet_eval", "forward") == 9.1 and asv.get_ort("KWS_eval", "forward") is None
+    assert any("Bad_eval" in p and "track_aidge_ort_ratio" in p for p in problems)  # said, never ranked
+    record = {"name": "LeNet_eval", "forward": {"ratio": 0.5, "median1": 1e-3, "median2": 5e-4, "samples": 50}}
+    entry = _bench_entry(record, "forward", asv)
+    assert entry["ratio"] == 0.4 and entry["ort_ratio"] == 9.1 and entry["ort_figure"] == "asv"
