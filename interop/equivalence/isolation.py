@@ -37,7 +37,11 @@ child's peak memory beside its bound.
 
 Processes: nothing a case starts outlives its child. The child is a subreaper
 (``PR_SET_CHILD_SUBREAPER``: a daemon that forked twice stays its descendant) and kills and reaps
-every descendant as it ends; a case killed at its timeout has its descendants killed first.
+every descendant as it ends; a case killed at its timeout has its descendants killed first. The
+child leads a process group of its own: when it dies by a signal (a crash, SIGKILL), so that its
+own clean-up never runs, the parent kills that group, every process the case started that did not
+leave it (a subprocess, a fork, an onnxruntime or Aidge helper). A descendant that left it for a
+session of its own (``setsid``) is out of reach once the child crashed.
 """
 from __future__ import annotations
 
@@ -334,8 +338,10 @@ def run_isolated(fn: Callable[..., Any], *args: Any, timeout: float | None = Non
         _child(write_fd, stack_file, fn, args, kwargs, timed, bound, prctl)
     # ---- parent
     os.close(write_fd)
+    with contextlib.suppress(OSError):  # the child's own group (it sets it too: whichever runs first)
+        os.setpgid(pid, pid)
     try:
-        data, timed_out = _read_all(read_fd, timeout)
+        data, timed_out = _read_all(read_fd, timeout, pid)
         if timed_out:
             _kill_all(_descendants(pid))  # what the hung case started, then the case
             with contextlib.suppress(ProcessLookupError):
@@ -350,7 +356,7 @@ def run_isolated(fn: Callable[..., Any], *args: Any, timeout: float | None = Non
         if pid:  # interrupted (KeyboardInterrupt...): do not leave the child behind
             with contextlib.suppress(ProcessLookupError, ChildProcessError):
                 os.kill(pid, _signal.SIGKILL)
-                os.waitpid(pid, 0)
+                _reap(pid)
     if timed and (timed_out or os.WIFSIGNALED(status) or not data):  # no stages came back: the whole wait
         add_stage_times({"child killed, crashed or hung": time.perf_counter() - started})
     if timed_out:
@@ -452,6 +458,8 @@ def _child(write_fd: int, stack_file, fn, args, kwargs, timed: bool = False, bou
     _IN_CHILD = True
     status = 0
     failure = None
+    with contextlib.suppress(OSError):  # a group of its own: the parent kills it if this child crashes
+        os.setpgid(0, 0)
     if prctl is not None:  # the orphans of what the case starts become this child's (see _end_descendants)
         with contextlib.suppress(Exception):
             prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
@@ -518,23 +526,30 @@ def _capturing() -> bool:
 
 def _wait(pid: int, limit: float | None) -> tuple[int, int]:
     """(the child's exit status, its peak resident memory in bytes); after ``limit`` seconds
-    (None: no limit) it is killed first."""
-    if limit is None:
-        _, status, usage = os.wait4(pid, 0)
-        return status, _peak(usage)
-    deadline = time.monotonic() + limit
-    delay = 0.0005
-    while True:
-        done, status, usage = os.wait4(pid, os.WNOHANG)
-        if done:
-            return status, _peak(usage)
-        if time.monotonic() > deadline:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, _signal.SIGKILL)
-            _, status, usage = os.wait4(pid, 0)
-            return status, _peak(usage)
-        time.sleep(delay)
-        delay = min(delay * 2, 0.05)
+    (None: no limit) it is killed first. Reaped by :func:`_reap`."""
+    if limit is not None:
+        deadline = time.monotonic() + limit
+        delay = 0.0005
+        while os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
+            if time.monotonic() > deadline:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, _signal.SIGKILL)
+                break
+            time.sleep(delay)
+            delay = min(delay * 2, 0.05)
+    return _reap(pid)
+
+
+def _reap(pid: int) -> tuple[int, int]:
+    """The ended child's (exit status, peak resident memory in bytes). Before it is reaped (while
+    its pid, its group's id, cannot be anyone else's), its process group is killed: what the case
+    started and left there when the child died before its own clean-up (a crash, a kill, an
+    interruption; nothing is left when it ended on its own)."""
+    os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+    with contextlib.suppress(OSError):
+        os.killpg(pid, _signal.SIGKILL)
+    _, status, usage = os.wait4(pid, 0)
+    return status, _peak(usage)
 
 
 def _peak(usage) -> int:
@@ -542,18 +557,39 @@ def _peak(usage) -> int:
     return int(usage.ru_maxrss) * (1 if sys.platform == "darwin" else 1024)
 
 
-def _read_all(fd: int, timeout: float | None) -> tuple[bytes, bool]:
+def _read_all(fd: int, timeout: float | None, pid: int | None = None) -> tuple[bytes, bool]:
+    """What the child sends, up to the pipe's end or ``timeout``; (data, timed out). With ``pid``
+    (where ``os.pidfd_open`` exists) the child's exit ends the read too: a process the case
+    started holds the pipe's other end as well (a fork inherits it), and a child that crashed
+    left it open, so the end never came before the timeout (or ever, without one)."""
     deadline = None if timeout is None else time.monotonic() + timeout
     chunks = []
-    while True:
-        wait = None if deadline is None else max(0.0, deadline - time.monotonic())
-        ready, _, _ = select.select([fd], [], [], wait)
-        if not ready:
-            return b"".join(chunks), True
-        chunk = os.read(fd, 1 << 16)
-        if not chunk:
-            return b"".join(chunks), False
-        chunks.append(chunk)
+    watched = [fd]
+    pidfd = None
+    if pid is not None and hasattr(os, "pidfd_open"):
+        with contextlib.suppress(OSError):
+            pidfd = os.pidfd_open(pid)
+            watched.append(pidfd)
+    try:
+        while True:
+            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+            ready, _, _ = select.select(watched, [], [], wait)
+            if not ready:
+                return b"".join(chunks), True
+            if fd not in ready:  # the child ended: what it wrote is in the pipe already
+                while select.select([fd], [], [], 0)[0]:
+                    chunk = os.read(fd, 1 << 16)
+                    if not chunk:
+                        break
+                    chunks.append(chunk)
+                return b"".join(chunks), False
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                return b"".join(chunks), False
+            chunks.append(chunk)
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)
 
 
 def _signal_name(signum: int) -> str:

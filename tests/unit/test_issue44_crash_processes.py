@@ -1,0 +1,91 @@
+"""Issue 44: what a case child started never outlives it, even when the child itself dies by a
+signal (a crash, SIGKILL) and its own clean-up (:func:`interop.equivalence.isolation._end_descendants`)
+never runs. Before: the child's subprocess (or fork) was left running, reparented to init, after
+``run_isolated`` raised its AidgeCrash. Now the child leads a process group of its own and the
+parent kills that group before it reaps the child."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from interop.equivalence import isolation
+from interop.equivalence.isolation import run_isolated
+from interop.errors import AidgeCrash
+
+pytestmark = pytest.mark.skipif(not (isolation.fork_available() and os.path.isdir("/proc/self")),
+                                reason="fork and /proc (Linux)")
+
+SLEEPER = [sys.executable, "-c", "import time; time.sleep(300)"]
+
+
+def _running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+def _gone(pids: list[int]) -> bool:
+    for _ in range(200):  # SIGKILL is sent by now; the exit itself may take a moment
+        if not any(_running(p) for p in pids):
+            return True
+        time.sleep(0.02)
+    return False
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGSEGV, signal.SIGABRT])
+def test_what_a_crashing_case_started_dies_with_it(tmp_path, sig):
+    pids = tmp_path / "pids"
+
+    def starts_then_crashes():
+        sleeper = subprocess.Popen(SLEEPER)  # an onnxruntime or Aidge helper, a subprocess the case started
+        forked = os.fork()  # a fork without exec (multiprocessing's way)
+        if forked == 0:
+            time.sleep(300)
+            os._exit(0)
+        pids.write_text(f"{sleeper.pid} {forked}")
+        os.kill(os.getpid(), sig)
+        time.sleep(60)
+
+    with pytest.raises(AidgeCrash) as caught:
+        run_isolated(starts_then_crashes, timeout=120)
+    assert f"killed by {signal.Signals(sig).name}" in str(caught.value)
+    started = [int(p) for p in pids.read_text().split()]
+    assert len(started) == 2
+    assert _gone(started), [p for p in started if _running(p)]
+
+
+def test_an_interrupted_parent_leaves_nothing_of_the_case_behind(tmp_path):
+    # the parent's wait interrupted (a Ctrl-C in the pytest worker): the child is killed, and
+    # what it started with it
+    pids = tmp_path / "pids"
+
+    def starts_and_waits():
+        sleeper = subprocess.Popen(SLEEPER)
+        pids.write_text(str(sleeper.pid))
+        time.sleep(300)
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 3.0)
+        with pytest.raises(KeyboardInterrupt):
+            run_isolated(starts_and_waits, timeout=120)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    assert pids.exists(), "the case did not start its subprocess within 3 s"
+    assert _gone([int(pids.read_text())])
+
+
+def test_the_case_child_leads_its_own_process_group():
+    assert run_isolated(lambda: os.getpgid(0) == os.getpid()) is True
