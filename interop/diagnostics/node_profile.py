@@ -75,7 +75,7 @@ from typing import Any, Sequence
 import numpy as np
 
 __all__ = ["profile_onnx", "profile_torch", "export_torch", "slow_nodes", "write_timing_reproducer",
-           "time_node_alone", "torch_equivalent", "PROFILE_DIR", "SLOW_REPRODUCERS", "profile_backward",
+           "time_node_alone", "torch_equivalent", "torch_forward", "PROFILE_DIR", "SLOW_REPRODUCERS", "profile_backward",
            "backward_lines",
            "parse_scheduling_diagram", "parse_ort_profile", "markdown", "slow_lines",
            "table_lines", "DEFAULT_ROUNDS", "DEFAULT_WARMUP", "DEFAULT_MAX_S", "DEFAULT_TOP"]
@@ -225,11 +225,13 @@ def _match(aidge_name: str, names: dict[str, int]) -> int | None:
 
 
 def profile_onnx(proto, inputs, *, name: str = "", rounds: int = DEFAULT_ROUNDS, warmup: int = DEFAULT_WARMUP,
-                 max_s: float = DEFAULT_MAX_S, top: int = DEFAULT_TOP) -> dict[str, Any]:
+                 max_s: float = DEFAULT_MAX_S, top: int = DEFAULT_TOP, torch_call=None) -> dict[str, Any]:
     """The per-node profile of ``proto`` (an ``onnx.ModelProto``) on ``inputs`` (the data inputs'
     arrays in graph order, or a dict name -> array), Aidge against onnxruntime, one thread each,
     in ``rounds`` interleaved rounds (fewer when ``max_s`` seconds of rounds are spent, at least
-    :data:`MIN_ROUNDS`). See the module's docstring for what each figure is. Raises
+    :data:`MIN_ROUNDS`). ``torch_call``: the torch model's own forward on the same inputs, timed in
+    the same rounds (one thread, thread CPU time; totals ``torch_s`` and ``ratio_torch``: Aidge/torch
+    beside Aidge/onnxruntime). See the module's docstring for what each figure is. Raises
     :class:`interop.diagnostics.reproducer.AidgeRefused` when Aidge cannot import or compile it."""
     import onnxruntime as ort
 
@@ -308,7 +310,7 @@ def profile_onnx(proto, inputs, *, name: str = "", rounds: int = DEFAULT_ROUNDS,
                 gc.disable()  # as timeit does: a collection inside a timed call is not the call's
                 try:
                     totals, aidge_rounds, cpu_rounds = _rounds(rounds, warmup, max_s, aidge_call, ort_call,
-                                                               opt_call, profiled_call)
+                                                               opt_call, profiled_call, _torch_timed(torch_call))
                 finally:
                     if gc_was_on:
                         gc.enable()
@@ -350,19 +352,45 @@ def _attributes(node) -> dict[str, Any]:
     return out
 
 
-def _rounds(rounds, warmup, max_s, aidge_call, ort_call, opt_call, profiled_call):
+def _torch_timed(call):
+    """``call`` (torch's forward) as a timed call of the rounds: one torch thread, no autograd,
+    an untimed call before the timed one (as every side's); None stays None."""
+    if call is None:
+        return None
+    import torch
+
+    def timed() -> float:
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            with torch.no_grad():
+                call()
+                t0 = time.thread_time()
+                call()
+                return time.thread_time() - t0
+        finally:
+            torch.set_num_threads(threads)
+    return timed
+
+
+def _rounds(rounds, warmup, max_s, aidge_call, ort_call, opt_call, profiled_call, torch_call=None):
     """The warm-up calls, then the interleaved rounds (the order reversed every other round):
     ``(totals, Aidge's records per round, Aidge's node-alone times per round)``."""
     for _ in range(warmup):
         aidge_call(), ort_call(), opt_call(), profiled_call()
+        if torch_call is not None:
+            torch_call()
     totals: dict[str, list[float]] = {"aidge": [], "ort": [], "ort_optimized": []}
+    if torch_call is not None:
+        totals["torch"] = []
     aidge_rounds: list[list[tuple[str, str, float]]] = []
     cpu_rounds: list[list[tuple[str, str, float]]] = []
     start = time.monotonic()
     for r in range(rounds):
         if r >= MIN_ROUNDS and time.monotonic() - start > max_s:
             break
-        for which in ((0, 1, 2, 3) if r % 2 == 0 else (3, 2, 1, 0)):
+        sides = (0, 1, 2, 3, 4) if torch_call is not None else (0, 1, 2, 3)
+        for which in (sides if r % 2 == 0 else tuple(reversed(sides))):
             if which == 0:
                 seconds, records, cpu = aidge_call()
                 totals["aidge"].append(seconds)
@@ -372,8 +400,10 @@ def _rounds(rounds, warmup, max_s, aidge_call, ort_call, opt_call, profiled_call
                 totals["ort"].append(ort_call())
             elif which == 2:
                 totals["ort_optimized"].append(opt_call())
-            else:
+            elif which == 3:
                 profiled_call()
+            else:
+                totals["torch"].append(torch_call())
     return totals, aidge_rounds, cpu_rounds
 
 
@@ -477,6 +507,8 @@ def _assemble(proto, names, aidge_rounds, cpu_rounds, ort_runs, totals, *, name,
             "ort_optimized_s": _spread(totals["ort_optimized"]),
             "ratio": _spread(ratios),
             "ratio_optimized": _spread(ratios_opt),
+            "torch_s": _spread(totals.get("torch", [])),
+            "ratio_torch": _spread([a / t for a, t in zip(totals["aidge"], totals.get("torch", [])) if t > 0]),
             "per_round_s": {k: [round(v, 9) for v in vs] for k, vs in totals.items()},
             "aidge_nodes_sum_s": aidge_sum,
             "aidge_cpu_nodes_sum_s": sum(r["aidge_cpu_s"] or 0.0 for r in rows) if cpu_rounds else None,
@@ -528,11 +560,29 @@ def profile_torch(model, args: Sequence, kwargs: dict | None = None, *, name: st
     bridge on the example call ``model(*args, **kwargs)``: tensors are the graph's inputs, other
     kwargs constants of the graph. ``args`` may also be input sizes (tuples of ints: random
     float32 inputs, seeded)."""
+    from ..bridge.onnx_export import preserved_state
+
     proto, feeds, sizes, exporter = export_torch(model, args, kwargs)
-    result = profile_onnx(proto, feeds, name=name or type(model).__name__, **options)
+    with preserved_state(model):
+        result = profile_onnx(proto, feeds, name=name or type(model).__name__,
+                              torch_call=torch_forward(model, args, kwargs), **options)
     result["exporter"] = exporter
     result["input_sizes"] = sizes
     return result
+
+
+def torch_forward(model, args: Sequence, kwargs: dict | None = None):
+    """``model`` put in eval mode, and a call of its forward on the inputs :func:`export_torch`
+    exports it with (``args`` may be input sizes: the same seeded tensors)."""
+    import torch
+
+    args = list(args)
+    if args and all(isinstance(a, (tuple, list)) and all(isinstance(d, int) for d in a) for a in args):
+        generator = torch.Generator().manual_seed(0)
+        args = [torch.randn(*a, generator=generator) for a in args]
+    kwargs = dict(kwargs or {})
+    model.eval()
+    return lambda: model(*args, **kwargs)
 
 
 def export_torch(model, args: Sequence, kwargs: dict | None = None):
@@ -1057,7 +1107,10 @@ def _total_line(p: dict) -> str:
     return (f"Aidge {_us(a['median'])} us [{_us(a['q1'])}-{_us(a['q3'])}], onnxruntime (no graph optimisation) "
             f"{_us(o['median'])} us [{_us(o['q1'])}-{_us(o['q3'])}], onnxruntime (optimised) {_us(oo['median'])} us; "
             f"Aidge/onnxruntime {r['median']:.2f} [{r['q1']:.2f}-{r['q3']:.2f}], against the optimised "
-            f"{ro['median']:.2f} [{ro['q1']:.2f}-{ro['q3']:.2f}] (thread CPU time per call, median [quartiles] of "
+            f"{ro['median']:.2f} [{ro['q1']:.2f}-{ro['q3']:.2f}]"
+            + (f"; torch {_us(t['torch_s']['median'])} us, Aidge/torch {t['ratio_torch']['median']:.2f}"
+               if (t.get("torch_s") or {}).get("n") else "")
+            + f" (thread CPU time per call, median [quartiles] of "
             f"{a['n']} rounds; load {p['loadavg_1min']['start']}-{p['loadavg_1min']['end']})")
 
 
@@ -1215,7 +1268,7 @@ def main(argv: list[str] | None = None) -> int:
             proto, feeds, sizes, exporter = export_torch(model, inputs, kwargs)
             graphs[name] = (proto, feeds)
             p = profile_onnx(proto, feeds, name=name, rounds=args.rounds, warmup=args.warmup, max_s=args.max_s,
-                             top=args.top)
+                             top=args.top, torch_call=torch_forward(model, inputs, kwargs))
             p.update(exporter=exporter, input_sizes=sizes)
         except Exception as exc:  # noqa: BLE001 - a model that cannot be profiled is said, the others go on
             p = {"name": name, "error": f"{type(exc).__name__}: {' '.join(str(exc).split())[:400]}"}

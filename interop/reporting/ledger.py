@@ -752,6 +752,15 @@ def refresh_run(run_dir: Path) -> str:
         report = json.loads(report_path.read_text(encoding="utf-8"))
         report["defects"] = ledger_summary(ledger, complete=run.complete, records=run.records)
         _profile_ort_ratios(report, read_slow_profile(run_dir))
+        if (run_dir / "porting.json").is_file():  # its speed columns, from the profile now beside it
+            from .porting import porting_table, write_porting
+
+            try:
+                commit = json.loads((run_dir / "run.json").read_text(encoding="utf-8")).get("commit")
+            except (OSError, ValueError, AttributeError):
+                commit = None
+            write_porting(run_dir, porting_table(run.records),
+                          lines=[f"run {run_dir.name}" + (f", commit {commit}" if commit else "")])
         write_atomically(report_path, json.dumps(report, indent=2, ensure_ascii=False, default=str) + "\n")
         write_atomically(run_dir / "report.txt", format_report(report))
     return ledger_headline(ledger, run.records, complete=run.complete)

@@ -46,7 +46,7 @@ from typing import Any, Iterable
 from ..records.outcome import outcome_of
 __all__ = ["porting_table", "format_markdown", "format_html", "write_porting", "PORTING_FILES", "main",
            "node_operator", "unsupported_ops", "defects_by_case", "load_defects", "attach_defects", "nav_html",
-           "defect_links", "NAV"]
+           "defect_links", "NAV", "load_speeds", "attach_speeds"]
 
 PORTING_FILES = ("porting.json", "porting.md", "porting.html")
 _PHASE_ORDER = ("export", "import", "compile", "forward", "backward", "step")
@@ -257,6 +257,46 @@ def attach_defects(table: dict[str, Any], defects: Iterable[dict[str, Any]]) -> 
     return table
 
 
+#: the run's per-node profile (interop.diagnostics.node_profile --run-dir): the speed columns' source
+PROFILE_FILE = Path("node-profile") / "node_profile.json"
+
+
+def load_speeds(directory: Path) -> dict[str, dict[str, float]]:
+    """Architecture -> ``{"torch": Aidge/torch, "ort": Aidge/onnxruntime}`` of its forward, from the
+    run's per-node profile beside the table (one thread each, the same inputs, interleaved rounds,
+    thread CPU time; onnxruntime with its default optimisations on the ONNX graph Aidge imported);
+    {} when there is none or it cannot be read (the ledger names a broken profile)."""
+    try:
+        data = json.loads((Path(directory) / PROFILE_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    out: dict[str, dict[str, float]] = {}
+    for p in (data.get("profiles") if isinstance(data, dict) else None) or []:
+        total = p.get("total") if isinstance(p, dict) else None
+        if not isinstance(total, dict):
+            continue
+        figures = {side: (total.get(key) or {}).get("median") for side, key in
+                   (("torch", "ratio_torch"), ("ort", "ratio_optimized"))}
+        figures = {k: float(v) for k, v in figures.items() if isinstance(v, (int, float)) and v > 0}
+        if figures:
+            out[str(p.get("name"))] = figures
+    return out
+
+
+def attach_speeds(table: dict[str, Any], speeds: dict[str, dict[str, float]]) -> dict[str, Any]:
+    """Each row's ``speed`` (:func:`load_speeds`), or None (in place; returns ``table``)."""
+    for row in table["rows"]:
+        row["speed"] = speeds.get(row["architecture"])
+    table["speed_source"] = "per-node profile (forward, one thread)" if speeds else None
+    return table
+
+
+def _speed_text(speed: dict | None) -> str:
+    if not speed:
+        return "-"
+    return " / ".join(f"x{speed[k]:.3g}" if k in speed else "-" for k in ("torch", "ort"))
+
+
 def _forward_text(forward: dict[str, str]) -> str:
     return " / ".join(f"{mode} {value}" for mode, value in forward.items())
 
@@ -276,8 +316,9 @@ def format_markdown(table: dict[str, Any], *, title: str = "Porting readiness", 
     """The table as Markdown (``limit``: the first rows only, for the README)."""
     out = [f"## {title}", ""] + [f"{line}  " for line in lines]
     out += [f"- {line}" for line in headline(table)] + [""]
-    out.append("| architecture | route | exports | Aidge import | forward | backward | blocked by | defects |")
-    out.append("|---|---|---|---|---|---|---|---|")
+    out.append("| architecture | route | exports | Aidge import | forward | backward | Aidge/torch / Aidge/onnxruntime "
+               "| blocked by | defects |")
+    out.append("|---|---|---|---|---|---|---|---|---|")
     rows = table["rows"] if limit is None else table["rows"][:limit]
     for row in rows:
         for route in table["routes"]:
@@ -285,7 +326,7 @@ def format_markdown(table: dict[str, Any], *, title: str = "Porting readiness", 
             if cell is None:
                 continue
             out.append(f"| {row['architecture']} | {route} | {cell['exports']} | {cell['import']} | "
-                       f"{_forward_text(cell['forward'])} | {cell['backward'] or ''} | "
+                       f"{_forward_text(cell['forward'])} | {cell['backward'] or ''} | {_speed_text(row.get('speed'))} | "
                        f"{_blocking_text(cell['blocking']).replace('|', '/')} | {' '.join(cell.get('defects') or [])} |")
     return "\n".join(out) + "\n"
 
@@ -348,7 +389,10 @@ def format_html(table: dict[str, Any], *, title: str = "Porting readiness", line
                '<option value="">all</option>' + "".join(f"<option>{esc(r)}</option>" for r in table["routes"])
                + f'</select></label><span id="shown">{nrows} of {nrows} rows shown</span></div>')
     out.append('<table id="porting"><thead><tr><th>architecture</th><th>route</th><th>exports</th>'
-               "<th>Aidge import</th><th>forward</th><th>backward</th><th>blocked by</th><th>defects</th>"
+               "<th>Aidge import</th><th>forward</th><th>backward</th>"
+               "<th title='forward, one thread, from the run&#39;s per-node profile'>Aidge/torch</th>"
+               "<th title='the same ONNX graph, onnxruntime with its default optimisations'>Aidge/onnxruntime</th>"
+               "<th>blocked by</th><th>defects</th>"
                "</tr></thead><tbody>")
 
     def td(value: str | None, good: bool | None = None) -> str:
@@ -376,6 +420,8 @@ def format_html(table: dict[str, Any], *, title: str = "Porting readiness", line
                        + td(cell["import"], cell["import"] == "ok")
                        + td(_forward_text(cell["forward"]), forward_ok)
                        + td(cell["backward"], cell["backward"] == "ok" if cell["backward"] else None)
+                       + "".join(td(f"x{(row.get('speed') or {})[k]:.3g}" if k in (row.get("speed") or {}) else "-")
+                                 for k in ("torch", "ort"))
                        + blocked(cell["blocking"]) + f"<td>{defect_links(cell.get('defects') or [])}</td></tr>")
     out.append(f"</tbody></table><script>{_SCRIPT}</script></body></html>")
     return "\n".join(out) + "\n"
@@ -392,6 +438,7 @@ def write_porting(directory: Path, table: dict[str, Any], *, lines: Iterable[str
     lines = list(lines)
     # the run's ledger, when written before the table
     attach_defects(table, load_defects(directory) if defects is None else defects)
+    attach_speeds(table, load_speeds(directory))
     write_atomically(directory / "porting.json", json.dumps(table, indent=1, ensure_ascii=False) + "\n")
     write_atomically(directory / "porting.md", format_markdown(table, lines=lines))
     write_atomically(directory / "porting.html", format_html(table, lines=lines))

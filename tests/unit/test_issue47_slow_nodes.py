@@ -166,3 +166,24 @@ def test_backward_profile_reads_aidge_s_backward_records():
     assert sum(r["share"] for r in p["nodes"]) == pytest.approx(1.0)
     assert all(r["forward_s"] is not None for r in p["nodes"])  # the same round's forward, beside
     assert "(backward)" in backward_lines(p)[0]
+
+
+def test_the_porting_table_shows_both_ratios_from_the_profile(tmp_path):
+    from interop.reporting.porting import format_html, format_markdown, load_speeds, write_porting
+
+    (tmp_path / "node-profile").mkdir()
+    profile = {"profiles": [{"name": "monai_DenseNet121", "total": {"ratio_torch": {"median": 1.05},
+                                                                     "ratio_optimized": {"median": 11.2}}},
+                            {"name": "monai_UNet", "error": "RuntimeError: PRelu"}], "slow": []}
+    (tmp_path / "node-profile" / "node_profile.json").write_text(json.dumps(profile))
+    assert load_speeds(tmp_path) == {"monai_DenseNet121": {"torch": 1.05, "ort": 11.2}}
+    table = {"routes": ["torchscript"], "architectures": 1, "summary": {}, "rows": [
+        {"architecture": "monai_DenseNet121", "library": "monai", "routes": {"torchscript": {
+            "exports": "77 nodes", "nodes": 77, "import": "ok", "forward": {"eval": "ok"}, "backward": "ok",
+            "blocking": None, "cases": [], "defects": []}}}]}
+    write_porting(tmp_path, table)
+    assert "| x1.05 / x11.2 |" in (tmp_path / "porting.md").read_text()
+    page = (tmp_path / "porting.html").read_text()
+    assert "Aidge/onnxruntime</th>" in page and "<td>x11.2</td>" in page
+    assert "| - |" in format_markdown(dict(table, rows=[dict(table["rows"][0], speed=None)]))
+    assert format_html(table).count("<th title=") == 2  # the two speed columns say where they come from
