@@ -396,7 +396,10 @@ class AidgeModule(torch.nn.Module):
         what = self._output_names(len(outputs))[k]
         feeds = self._feeds(inputs)
         attribution, why = vc.attribute(self._exported.proto, feeds, [o.detach() for o in outputs],
-                                        [e.detach() for e in expected])
+                                        [e.detach() for e in expected],
+                                        lambda: self._reference(inputs, grad=False, dtype=torch.float64).leaves)
+        if attribution == "precision":
+            return  # float32 rounding on both ONNX runtimes, decided against torch float64: no mismatch
         node = aidge_node = None
         where = ""
         if self._backend == "cpu":
