@@ -187,3 +187,18 @@ def test_the_porting_table_shows_both_ratios_from_the_profile(tmp_path):
     assert "Aidge/onnxruntime</th>" in page and "<td>x11.2</td>" in page
     assert "| - |" in format_markdown(dict(table, rows=[dict(table["rows"][0], speed=None)]))
     assert format_html(table).count("<th title=") == 2  # the two speed columns say where they come from
+
+
+def test_a_long_node_is_judged_on_its_cpu_time_alone_not_its_wall_clock_records():
+    from interop.diagnostics.node_profile import slow_nodes
+
+    def row(k, aidge_s, cpu_s, ort_s):
+        return {"index": k, "onnx_name": f"n{k}", "op_type": "Conv", "attributes": {"group": k},
+                "aidge_types": ["Conv2D"], "input_shapes": [[1, 8, 8, 8]], "aidge_s": aidge_s,
+                "aidge_cpu_s": cpu_s, "ort_s": ort_s, "ratio": aidge_s / ort_s, "aidge_share": 0.5}
+
+    # 60 ms of records (preempted) for 3 ms of CPU: x3000 in the records, x150 on CPU time
+    profile = {"name": "M", "nodes": [row(1, 60e-3, 3e-3, 20e-6), row(2, 400e-6, 300e-6, 20e-6)]}
+    long, short = slow_nodes([profile])
+    assert long["occurrences"][0]["aidge_clock"] == "cpu alone" and long["ratio"] == pytest.approx(150)
+    assert short["occurrences"][0]["aidge_clock"] == "records" and short["ratio"] == pytest.approx(20)
