@@ -152,29 +152,34 @@ def pytest_configure(config: pytest.Config) -> None:
 
 # -- expected failures: applied here, for every suite, from the one table -----------------------
 def _case_param(item: pytest.Item):
+    """``(parameter name, Case)`` of a test whose parameter is a case, else ``(None, None)``."""
     from .cases.case import Case
 
     params = getattr(getattr(item, "callspec", None), "params", {}) or {}
-    return next((v for v in params.values() if isinstance(v, Case)), None)
+    return next(((k, v) for k, v in params.items() if isinstance(v, Case)), (None, None))
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
-    """Every test whose parameter is a case gets, at collection, the strict xfail of the table's
-    row for that case on the backend it runs on (the ``interop_backend`` marker, else
-    ``--backend``): ``--collect-only`` shows them and ``-m "not xfail"`` leaves them out. The
-    row travels on the item (``item.interop_expected_failure``) to the guard around the call."""
+    """The one place a case's table row is looked up: every test whose parameter is a case gets,
+    at collection, the case on the backend it runs on (the ``interop_backend`` marker, else
+    ``--backend``) with the table's row attached, and that row's strict xfail: ``--collect-only``
+    shows them and ``-m "not xfail"`` leaves them out. The case replaces the parameter (what the
+    fixtures and the test receive) and travels on the item (``item.interop_case``,
+    ``item.interop_expected_failure``) to the guard around the call."""
     from .cases.expected_failures import with_expected_failure, xfail_marks
 
     run_backend = config.getoption("--backend", default="cpu")
     for item in items:
-        case = _case_param(item)
+        name, case = _case_param(item)
         if case is None:
             continue
         forced = item.get_closest_marker("interop_backend")
-        entry = with_expected_failure(case, forced.args[0] if forced else run_backend).expected_failure
-        item.interop_expected_failure = entry
-        for mark in xfail_marks(entry):
+        case = with_expected_failure(case, forced.args[0] if forced else run_backend)
+        item.callspec.params[name] = case
+        item.interop_case = case
+        item.interop_expected_failure = case.expected_failure
+        for mark in xfail_marks(case.expected_failure):
             item.add_marker(mark)
 
 

@@ -15,7 +15,6 @@ from interop.cases.aidge_check import run_benchmark_case
 from interop.cases.aidge_configs import config_files, config_root, file_cases
 from interop.cases.case import FORWARD_ONLY_BACKENDS
 from interop.cases.config import ConfigError
-from interop.cases.expected_failures import with_expected_failure
 from interop.cases.suite import prepare_parent
 
 
@@ -52,7 +51,7 @@ def test_aidge_config(aidge_config_case, aidge_backend, request, record_property
     if aidge_backend in FORWARD_ONLY_BACKENDS:
         pytest.skip(f"{aidge_config_case.id}: not run on backend {aidge_backend!r}: the check builds one Aidge node "
                     "and runs it with Aidge's Python scheduler, not through the C++ export")
-    case = with_expected_failure(aidge_config_case, aidge_backend)  # its strict xfail: the interop plugin
+    case = aidge_config_case  # on its backend, its table row attached: the interop plugin, at collection
     prepare_parent(aidge_backend)  # Aidge imported once per worker, not in every forked child
     result = run_benchmark_case(case)
     for key, value in result.items():

@@ -2,7 +2,7 @@
 (:mod:`interop.cases.aidge_benchmark` reads them) becomes a :class:`~interop.cases.case.Case`
 of kind ``aidge_config`` with id ``aidge.<file>_<label path>`` (``aidge.conv2d_shape_N_4``),
 source ``aidge-benchmark/<file>.json`` (or the file's path outside the installed package),
-its expected failure from the one table, and, for an operation or case without a torch
+and, for an operation or case without a torch
 reference (:mod:`interop.cases.aidge_operations`), a skip that says why.
 
 Size policy (the equivalence tests; the configs are benchmarks, some inputs hold 10^7-10^8
@@ -96,8 +96,8 @@ def _source(path: Path) -> str:
 
 
 def file_cases(bfile: BenchmarkFile, *, backend: str = "cpu", full_size: bool | None = None) -> list[Case]:
-    """The cases of one file, in file order, their expected failures attached."""
-    from .expected_failures import with_expected_failure
+    """The cases of one file, in file order (the table's row: the pytest plugin, at collection)."""
+    from .case import on_backend
 
     full = FULL_SIZE if full_size is None else full_size
     entry = operation_entry(bfile.operation)
@@ -130,7 +130,7 @@ def file_cases(bfile: BenchmarkFile, *, backend: str = "cpu", full_size: bool | 
                     "negative": bcase.negative, "full_shapes": [s.shape for s in bcase.specs],
                     "reduced_batch": batch, "metadata": dict(bfile.metadata),
                     "no_reference": no_reference})
-        out.append(with_expected_failure(case))
+        out.append(on_backend(case))
     return out
 
 

@@ -28,11 +28,11 @@ MODES = ("eval", "train")
 
 
 def architecture_cases(backend: str = "cpu", names: list[str] | None = None) -> list[Case]:
-    """The cases of ``names`` (default: every architecture), each mode, their expected failures
-    attached (on a forward-only backend only the eval cases, forward only)."""
+    """The cases of ``names`` (default: every architecture), each mode (the table's row is
+    attached by the pytest plugin at collection; on a forward-only backend only the eval cases, forward only)."""
     from ..backends import FORWARD_ONLY_BACKENDS
     from ..zoo.architectures import ARCHITECTURES
-    from .expected_failures import with_expected_failure
+    from .case import on_backend
 
     from .shared_tensors import SHARED_TENSORS
 
@@ -43,7 +43,7 @@ def architecture_cases(backend: str = "cpu", names: list[str] | None = None) -> 
         for mode in MODES:
             if mode == "train" and backend in FORWARD_ONLY_BACKENDS:
                 continue
-            out.append(with_expected_failure(Case(
+            out.append(on_backend(Case(
                 id=f"arch_{arch.name}_{mode}",
                 op_class=f"{'interop.cases.shared_tensors' if arch.library == 'torch' else 'interop.zoo.architectures'}"
                          f":{arch.name}",

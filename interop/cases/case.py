@@ -117,12 +117,13 @@ class Case:
         return [tuple(s)]
 
 
-def on_backend(case: Case, backend: str) -> Case:
-    """``case`` as it runs on ``backend``. On a forward-only backend
+def on_backend(case: Case, backend: str | None = None) -> Case:
+    """``case`` as it runs on ``backend`` (default: its own). On a forward-only backend
     (:data:`FORWARD_ONLY_BACKENDS`): the module in eval mode and no training phases
     (``test_backward=False``, the skipped phases listed in ``params["not_applicable"]``); a
     case that is about training (a model's ``train`` configuration) is skipped as not
     applicable."""
+    backend = backend or case.backend
     if backend != case.backend:
         case = dataclasses.replace(case, backend=backend)
     if backend not in FORWARD_ONLY_BACKENDS:

@@ -217,10 +217,10 @@ def model_specs() -> list[dict]:
 
 
 def _zoo_case(spec: dict, kind: str, label: str, **fields: Any) -> Case:
-    """A case of the zoo network ``spec`` (``<Name>_<label>``), its expected failure attached."""
-    from .expected_failures import with_expected_failure
+    """A case of the zoo network ``spec`` (``<Name>_<label>``)."""
+    from .case import on_backend
 
-    return with_expected_failure(Case(
+    return on_backend(Case(
         id=f"{spec['name']}_{label}", op_class=spec["model"], input_size=tuple(spec["input_size"]),
         output_size=tuple(spec["output_size"]), operator=spec["name"], path=label, source="interop.zoo.models",
         kind=kind, tolerance=spec.get("tolerance"), **fields))
@@ -277,13 +277,13 @@ PROPERTY_SHAPE = (2, 3)
 
 def property_cases(*, backend: str = "cpu") -> list[Case]:
     """``hypothesis_<Op>_<values>``: an operator of the catalog on drawn edge values."""
-    from .expected_failures import with_expected_failure
+    from .case import on_backend
 
     out = []
     for op, kwargs in PROPERTY_OPERATORS.items():
         cfg = operator_config(op)
         for values, flags in PROPERTY_VALUE_SETS.items():
-            out.append(with_expected_failure(Case(
+            out.append(on_backend(Case(
                 id=f"hypothesis_{op}_{values}", op_class=cfg.op_class, torch_kwargs=dict(kwargs),
                 input_size=PROPERTY_SHAPE, test_backward=False, operator=op, path=values,
                 source="interop.cases.catalog.PROPERTY_OPERATORS", kind="property", training=False,

@@ -469,10 +469,9 @@ def build_cases(cfg: OperatorConfig, *, backend: str = "cpu", validate: bool = T
     """Every case of ``cfg``, in file order: layout detected, cases merged onto the base
     configuration, attributes mapped, shape-derived keywords added, forward-only shape
     cases dropped unless ``cfg.forward_only_cases``, each case checked on the meta device
-    (``validate``), and the backend, the operator's tolerance, the operator-wide skip and
-    the expected failure on ``backend`` (the one lookup,
-    :func:`interop.cases.expected_failures.expected_failure`) attached."""
-    from .expected_failures import with_expected_failure
+    (``validate``), and the backend, the operator's tolerance and the operator-wide skip
+    attached. The table's row is not: the pytest plugin attaches it once, at collection."""
+    from .case import on_backend
 
     if cfg.skip_all:
         validate = False  # never run: the module may not even be constructible
@@ -507,7 +506,7 @@ def build_cases(cfg: OperatorConfig, *, backend: str = "cpu", validate: bool = T
             _validate(cfg, case)
         case = dataclasses.replace(case, backend=cfg.backend or backend, tolerance=cfg.tolerance,
                                    skip_reason=cfg.skip_all)
-        out.append(with_expected_failure(case))
+        out.append(on_backend(case))
     return out
 
 

@@ -156,7 +156,7 @@ def moduleinfo_cases(names: list[str] | None = None, *, backend: str = "cpu", ca
     failures attached. Raises :class:`ModuleInfoUnavailable` when torch's database is missing."""
     from ..backends import FORWARD_ONLY_BACKENDS
     from ..equivalence.verdict import has_tensor_argument
-    from .expected_failures import with_expected_failure
+    from .case import on_backend
     from .kept_samples import keep
 
     cap = sample_cap() if cap == "env" else cap
@@ -186,7 +186,7 @@ def moduleinfo_cases(names: list[str] | None = None, *, backend: str = "cpu", ca
                     continue
                 seen.add(case_id)
                 keep("moduleinfo", (name, mode), index, sample)  # for the child that runs the case
-                out.append(with_expected_failure(Case(
+                out.append(on_backend(Case(
                     id=case_id, op_class=f"moduleinfo:{name}", operator=operator, path=label, source="moduleinfo",
                     kind="moduleinfo", backend=backend, test_backward=_backward(), training=mode == "train",
                     params={"moduleinfo": name, "mode": mode, "index": index}), backend))

@@ -295,12 +295,12 @@ def describe_sample(sample) -> str:
 def opinfo_cases(names: list[str] | None = None, *, backend: str = "cpu", cap: Any = "env") -> list[Case]:
     """The OpInfo cases (CPU samples, the dtypes of :func:`entry_dtypes`) of ``names`` (default
     :data:`OPINFO_OPS`), the first ``cap`` samples of each entry and dtype (``"env"``:
-    :func:`sample_cap`; None: all), their expected failures attached. Raises
+    :func:`sample_cap`; None: all). Raises
     :class:`OpInfoUnavailable` when torch's database is missing."""
     import torch
 
     from ..equivalence.verdict import has_tensor_argument
-    from .expected_failures import with_expected_failure
+    from .case import on_backend
     from .kept_samples import keep
 
     cap = sample_cap() if cap == "env" else cap
@@ -326,7 +326,7 @@ def opinfo_cases(names: list[str] | None = None, *, backend: str = "cpu", cap: A
                 if not in_shard(f"opinfo_{name}_{label}", selected):
                     continue
                 keep("opinfo", (name, dtype), index, sample)  # for the child that runs the case
-                out.append(with_expected_failure(Case(
+                out.append(on_backend(Case(
                     id=f"opinfo_{name}_{label}", op_class=f"opinfo:{name}", operator=name, path=label,
                     source="opinfo", kind="opinfo", backend=backend, test_backward=backward,
                     training=False, params={"opinfo": name, "index": index, "dtype": dtype})))

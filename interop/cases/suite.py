@@ -30,7 +30,6 @@ from ..env import env_flag, env_number
 from ..errors import InteropError
 from .case import Case
 from .config import ConfigError, OperatorConfig, build_cases
-from .expected_failures import with_expected_failure
 
 __all__ = [
     "OperatorCaseRun",
@@ -303,8 +302,9 @@ def operator_case_params(cfg: OperatorConfig) -> list:
 
 
 def _case_run(request, config: OperatorConfig | None, backend: str):
-    """What the fixtures yield for ``request.param``: the case on ``backend``, its strict
-    xfail applied (the one lookup, for that backend)."""
+    """What the fixtures yield for ``request.param``: the case as the pytest plugin attached it at
+    collection (on its backend, with the table's row its strict xfail and guard read); no lookup
+    here."""
     import pytest
 
     item = request.param
@@ -318,14 +318,13 @@ def _case_run(request, config: OperatorConfig | None, backend: str):
             ok, why = cuda_available()
             if not ok:
                 pytest.skip(f"{item.id}: operator {config.name} runs on backend 'cuda' only: {why}")
-    case = with_expected_failure(item, backend)
+    case = item
+    if getattr(request.node, "interop_case", None) is not case or case.backend != backend:
+        # the plugin attached the case for another backend (or not at all): never silently
+        raise RuntimeError(f"{item.id}: the case was attached at collection for backend {case.backend!r}, the fixture "
+                           f"runs it on {backend!r}: mark the parameter with pytest.mark.interop_backend(backend)")
     if case.skip_reason:
         pytest.skip(case.skip_reason)
-    collected = getattr(request.node, "interop_expected_failure", None)
-    if collected != case.expected_failure:  # the plugin marked the item for another backend: never silently
-        raise RuntimeError(f"{item.id}: the expected failure marked at collection ({collected and collected.reason}) "
-                           f"is not the one of backend {backend!r} ({case.expected_failure and case.expected_failure.reason}): "
-                           "mark the parameter with pytest.mark.interop_backend(backend)")
     prepare_parent(backend)
     return OperatorCaseRun(case, config, backend, expected_failure=case.expected_failure)
 

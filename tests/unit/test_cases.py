@@ -314,7 +314,7 @@ def test_operator_wide_skip_is_attached_to_every_case():
     assert case.skip_reason == "no torch equivalent"
 
 
-def test_build_cases_attaches_backend_tolerance_and_entry():
+def test_build_cases_attaches_backend_and_tolerance_and_leaves_the_row_to_the_plugin():
     from interop.equivalence import Tolerance
 
     tol = Tolerance(1e-4, 1e-5, reason="measured: reordered sums")
@@ -322,7 +322,8 @@ def test_build_cases_attaches_backend_tolerance_and_entry():
                          manual_cases=[OperatorCase("Abs_x", "interop.zoo.operators.abs:Abs", {}, (2, 3))])
     (case,) = build_cases(cfg, backend="cuda")
     assert case.backend == "cuda" and case.tolerance is tol
-    assert case.expected_failure is not None and case.expected_failure.operator == "Abs"
+    assert case.expected_failure is None  # the pytest plugin attaches the row, once, at collection (issue 46)
+    assert expected_failure(case) is not None and expected_failure(case).operator == "Abs"
     with pytest.raises(TypeError, match="must be a Tolerance"):
         OperatorConfig("Op", "x:Y", manual_cases=[], tolerance=(1e-3, 1e-4))
 
@@ -544,7 +545,7 @@ def test_model_contract_and_property_cases():
                                                                             fromlist=["CHECKS"]).CHECKS)
     props = catalog.property_cases()
     assert {c.id for c in props} >= {"hypothesis_ReLU_nonfinite", "hypothesis_Log_finite"}
-    assert next(c for c in props if c.id == "hypothesis_ReLU_nonfinite").expected_failure is not None
+    assert expected_failure(next(c for c in props if c.id == "hypothesis_ReLU_nonfinite")) is not None
 
 
 def test_every_catalog_operator_is_collected():
