@@ -526,6 +526,7 @@ def profile(session: nox.Session) -> None:
 #: ``nox -s ci-local``'s reduced pipeline: the selection its shards split (every source of the real
 #: pipeline is ``tests``), in how many shards (the real one: .gitlab-ci.yml's matrix)
 CI_LOCAL_TESTS = "tests/test_operators.py -kGather"
+CI_LOCAL_ARCHITECTURES = "-n auto -kBasicUNet_eval"
 CI_LOCAL_SHARDS = 2
 
 
@@ -545,7 +546,7 @@ def ci_local_pipeline(text: str, shards: int = CI_LOCAL_SHARDS) -> str:
 def ci_local(session: nox.Session) -> None:
     """.gitlab-ci.yml run here by gitlab-ci-local (npm install -g gitlab-ci-local@4.56.0; it needs rsync), before
     it is pushed: in a fresh clone of HEAD (committed files only; a temporary folder, removed after), reduced
-    (CI_LOCAL_TESTS in CI_LOCAL_SHARDS shards, then merge and pages; gitlab-ci-local checks the whole file against
+    (CI_LOCAL_TESTS in CI_LOCAL_SHARDS shards, one architecture on both routes, then merge and pages; gitlab-ci-local checks the whole file against
     GitLab's schema first, and the rules leave out the cuda and bench jobs without INTEROP_GPU_RUNNER /
     INTEROP_QUIET_RUNNER, the schedules' jobs on a push). Every job runs in INTEROP_NOX_ENV (default: .venv, the
     README's set-up): nothing is installed. ``-- ARGS`` go to gitlab-ci-local (e.g. ``-- shards merge``)."""
@@ -570,6 +571,7 @@ def ci_local(session: nox.Session) -> None:
         path = os.pathsep.join([str(env_dir / "bin"), os.environ.get("PATH", "")])
         command = ["gitlab-ci-local", "--shell-isolation", "--timestamps",
                    "--variable", f"INTEROP_NOX_ENV={env_dir}", "--variable", f"INTEROP_CI_TESTS={CI_LOCAL_TESTS}",
+                   "--variable", f"INTEROP_CI_ARCHITECTURES={CI_LOCAL_ARCHITECTURES}",
                    *session.posargs]
         started = time.monotonic()
         session.log(" ".join(command))
