@@ -125,8 +125,9 @@ def _print_pieces(samples: int) -> None:
         def forward(self, x):
             return x
 
-    print(f"\nthe pieces of one AidgeModule forward under torch.no_grad(), microseconds per call "
-          f"(median of {samples} interleaved blocks)")
+    print(f"\nthe pieces of one AidgeModule forward under torch.no_grad(), microseconds of thread CPU time per "
+          f"call (each in a loop of its own, {samples} blocks in 10 rounds taking turns; load average "
+          f"{os.getloadavg()[0]:.1f})")
     header = f"{'piece':<62} {'(1,)':>9} {'(8, 64, 32, 32)':>16}"
     print(header)
     print("-" * len(header))
@@ -158,6 +159,11 @@ def _print_pieces(samples: int) -> None:
             with torch.no_grad():
                 empty(x)
 
+        last_checked = am._last_checked
+
+        def check_fast_path():
+            return [(t.shape, t.dtype) for t in [x]] != last_checked
+
         pieces = {
             "the whole call: with torch.no_grad(): am(x)": whole,
             "torch.no_grad() + nn.Module call of an empty forward": dispatch,
@@ -168,11 +174,30 @@ def _print_pieces(samples: int) -> None:
             "scheduler.forward(False, inputs) from Python": lambda: runner.scheduler.forward(False, tensors),
             "copy out (read_tensor: numpy copy + from_numpy)": lambda: read_tensor(out),
             "shape guard (output sizes == torch's)": lambda: [o.shape for o in outs] != expected,
+            "value check's fast path (signature == the last checked)": check_fast_path,
         }
-        columns.append(_interleaved(pieces, samples))
+        # each piece in a loop of its own, the rounds interleaved (machine drift hits all alike); the
+        # whole call is timed so too, and beside the raw scheduler only (as the columns above): a call
+        # interleaved with eight other code paths at ~200 us a block runs cold (issue 47 item 4)
+        alone = _alone_rounds(pieces, samples)
+        alone["the whole call, alternated with the raw scheduler only"] = _interleaved(
+            {"whole": whole, "raw": lambda: runner.scheduler.forward(False, tensors)}, samples,
+            clock=time.thread_time)["whole"]
+        alone["the whole call, interleaved with every piece (the old table's figure)"] = _interleaved(
+            pieces, samples, clock=time.thread_time)["the whole call: with torch.no_grad(): am(x)"]
+        columns.append(alone)
     for name in columns[0]:
         small, large = columns[0][name], columns[1][name]
         print(f"{name:<62} {small:9.2f} {large:16.2f}")
+    parts = [n for n in columns[0] if not n.startswith(("the whole call", "signature check", "copy in"))]
+    for k, shape in enumerate(("(1,)", "(8, 64, 32, 32)")):
+        col = columns[k]
+        total = sum(col[n] for n in parts)
+        whole_alone = col["the whole call: with torch.no_grad(): am(x)"]
+        raw = col["scheduler.forward(False, inputs) from Python"]
+        print(f"{shape}: the pieces of the call add up to {total:.2f} us, the call in a loop of its own "
+              f"{whole_alone:.2f} us (unaccounted {whole_alone - total:+.2f} us); over the raw scheduler: "
+              f"{whole_alone - raw:.2f} us, module/raw {whole_alone / raw:.3f}")
 
 
 def _measure(model, shape, samples: int) -> dict[str, dict[str, float | None]]:
@@ -247,7 +272,7 @@ def _measure(model, shape, samples: int) -> dict[str, dict[str, float | None]]:
     return {"forward": forward, "backward": backward}
 
 
-def _interleaved(fns, samples: int) -> dict[str, float]:
+def _interleaved(fns, samples: int, clock=time.perf_counter) -> dict[str, float]:
     """Median microseconds per call of each function, sampled in interleaved blocks; a
     ``(prep, call)`` pair is sampled one call at a time, ``prep`` (untimed) before each."""
     if all(isinstance(f, tuple) for f in fns.values()):
@@ -266,10 +291,36 @@ def _interleaved(fns, samples: int) -> dict[str, float]:
     for _ in range(samples):
         for name, fn in fns.items():
             n = blocks[name]
-            start = time.perf_counter()
+            start = clock()
             for _ in range(n):
                 fn()
-            per_call[name].append((time.perf_counter() - start) / n)
+            per_call[name].append((clock() - start) / n)
+    return {name: statistics.median(v) * 1e6 for name, v in per_call.items()}
+
+
+def _alone_rounds(fns, samples: int, rounds: int = 10, clock=time.thread_time) -> dict[str, float]:
+    """Median microseconds per call of each function in a loop of its own (``samples`` // ``rounds``
+    blocks of ~0.5 ms per round, warm), the functions taking turns round by round, on the thread's
+    CPU time (a block preempted on a loaded machine does not count the wait)."""
+    blocks = {}
+    for name, fn in fns.items():
+        for _ in range(20):
+            fn()
+        start = time.perf_counter()
+        for _ in range(20):
+            fn()
+        blocks[name] = max(1, int(0.5e-3 / max((time.perf_counter() - start) / 20, 1e-9)))
+    per_call: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            n = blocks[name]
+            for _ in range(n):  # warm: the first block after another function is not kept
+                fn()
+            for _ in range(max(1, samples // rounds)):
+                start = clock()
+                for _ in range(n):
+                    fn()
+                per_call[name].append((clock() - start) / n)
     return {name: statistics.median(v) * 1e6 for name, v in per_call.items()}
 
 
