@@ -75,7 +75,7 @@ from typing import Any, Sequence
 import numpy as np
 
 __all__ = ["profile_onnx", "profile_torch", "export_torch", "slow_nodes", "write_timing_reproducer",
-           "time_node_alone", "torch_equivalent", "torch_forward", "PROFILE_DIR", "SLOW_REPRODUCERS", "profile_backward",
+           "time_node_alone", "torch_equivalent", "torch_forward", "slow_signature", "slow_id", "PROFILE_DIR", "SLOW_REPRODUCERS", "profile_backward",
            "backward_lines",
            "parse_scheduling_diagram", "parse_ort_profile", "markdown", "slow_lines",
            "table_lines", "DEFAULT_ROUNDS", "DEFAULT_WARMUP", "DEFAULT_MAX_S", "DEFAULT_TOP"]
@@ -780,6 +780,38 @@ CPU_NODE_S = 1e-3
 SLOW_MIN_ORT_S = 3e-6
 
 
+def slow_signature(entry: dict[str, Any]) -> dict[str, Any]:
+    """What decides which slow entry of the defect ledger a profiled node belongs to: Aidge's
+    operator, the ONNX op, its attributes and input shapes (its shape class). The ratio and the
+    time are not in it (they move from run to run; the id does not)."""
+    attrs = json.dumps(entry.get("attributes") or {}, sort_keys=True)
+    shapes = json.dumps(entry.get("input_shapes"))
+    return {"kind": "slow", "component": "aidge_backend_cpu",
+            "operator": str(entry.get("aidge_type") or entry.get("op_type") or "?"), "dtype": "float32",
+            "phase": "forward", "backend": "cpu", "message": f"{entry.get('op_type')} {attrs} {shapes}"}
+
+
+def slow_id(entry: dict[str, Any]) -> str:
+    """The ledger id (``D-xxxxxxxx``) of a :func:`slow_nodes` entry: the hash of its signature, as
+    :func:`interop.reporting.ledger.defect_id` hashes every defect's (a test holds them equal)."""
+    import hashlib
+
+    return "D-" + hashlib.sha1(json.dumps(slow_signature(entry), sort_keys=True).encode()).hexdigest()[:8]
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """``text`` into ``path`` through a temporary file in its folder and a rename."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
 def slow_nodes(profiles: list[dict], threshold: float = SLOW_RATIO) -> list[dict[str, Any]]:
     """The slow nodes of ``profiles`` (:func:`profile_onnx` results), one entry per operator,
     attributes and input shapes, over all the models where it occurs: ``kind`` ``"slow"``,
@@ -1301,7 +1333,6 @@ def main(argv: list[str] | None = None) -> int:
             print("\n".join(backward_lines(b)), flush=True)
         backward.append(b)
     slow = slow_nodes(profiles, args.slow_ratio)
-    from ..reporting.ledger import slow_id
 
     slow_root = (run_dir / SLOW_REPRODUCERS) if run_dir is not None else (out / "slow")
     shutil.rmtree(slow_root, ignore_errors=True)  # this run's reproducers only (the folder is the CLI's)
@@ -1331,8 +1362,7 @@ def main(argv: list[str] | None = None) -> int:
             "command": "python -m interop.diagnostics.node_profile " + " ".join(sys.argv[1:] if argv is None else argv),
             "uptime_at_end": uptime, "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
             "rounds": args.rounds, "warmup": args.warmup, "max_s": args.max_s}
-    from ..records.store import write_atomically
-
+    write_atomically = _write_atomically
     write_atomically(out / "node_profile.json", json.dumps({"meta": meta, "profiles": profiles, "slow": slow,
                                                             "backward": backward}, indent=1) + "\n")
     header = (f"# Per-node profile, Aidge against onnxruntime\n\n{meta['started']} to {meta['ended']}, "
@@ -1358,10 +1388,9 @@ def main(argv: list[str] | None = None) -> int:
     write_atomically(out / "node_profile.md", markdown(profiles, header, args.top) + "\n".join(slow_md + backward_md)
                      + "\n")
     print(f"\nwritten: {out / 'node_profile.json'}, {out / 'node_profile.md'}")
-    if run_dir is not None:
-        from ..reporting.ledger import refresh_run
-
-        print(refresh_run(run_dir))
+    if run_dir is not None:  # the reporting layer sits above this one: its own command rebuilds the run
+        print(f"now: python -m interop.reporting.ledger {run_dir}  (the run's ledger, report and porting table "
+              "with these figures; nox -s profile runs it)")
     return 0
 
 

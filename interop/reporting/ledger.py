@@ -566,18 +566,15 @@ SLOW_PROFILE = "node-profile/node_profile.json"
 
 
 def slow_signature(entry: dict[str, Any]) -> dict[str, Any]:
-    """What decides which slow entry a profiled node belongs to: Aidge's operator, the ONNX op, its
-    attributes and input shapes (its shape class). The ratio and the time are not in it (they move
-    from run to run; the id does not)."""
-    attrs = json.dumps(entry.get("attributes") or {}, sort_keys=True)
-    shapes = json.dumps(entry.get("input_shapes"))
-    return {"kind": "slow", "component": "aidge_backend_cpu",
-            "operator": str(entry.get("aidge_type") or entry.get("op_type") or "?"), "dtype": "float32",
-            "phase": "forward", "backend": "cpu", "message": f"{entry.get('op_type')} {attrs} {shapes}"}
+    """:func:`interop.diagnostics.node_profile.slow_signature` (the profile says what a slow entry is)."""
+    from ..diagnostics.node_profile import slow_signature as signature
+
+    return signature(entry)
 
 
 def slow_id(entry: dict[str, Any]) -> str:
-    """The ledger id (``D-xxxxxxxx``) of a :func:`~interop.diagnostics.node_profile.slow_nodes` entry."""
+    """The ledger id of a slow entry: :func:`defect_id` of its :func:`slow_signature` (the profile's
+    CLI names the timing reproducers' folders by it: node_profile.slow_id, the same hash)."""
     return defect_id(slow_signature(entry))
 
 
@@ -795,7 +792,8 @@ def write_ledger(run_dir: Path, records: list[dict[str, Any]], *, complete: bool
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m interop.reporting.ledger RUN_DIR``: the ledger of a run rebuilt from its records
-    (after the table gained defect ids, or for a run written before the ledger's last change)."""
+    (after the table gained defect ids, or for a run written before the ledger's last change) and
+    its per-node profile, with the report's defects section and the porting table."""
     import argparse
 
     from ..records.store import load_run
@@ -806,9 +804,9 @@ def main(argv: list[str] | None = None) -> int:
     run = load_run(Path(args.run_dir))
     if run is None:
         parser.error(f"{args.run_dir}: no records.jsonl")
-    ledger = write_ledger(Path(args.run_dir), run.records, complete=run.complete)
-    sys.stdout.write(ledger_headline(ledger, run.records, complete=run.complete) + "\n"
-                     f"{Path(args.run_dir) / 'defects.md'}\n")
+    # the ledger, and the report's defects section and porting table with it (a per-node profile
+    # added to the run since: node_profile --run-dir)
+    sys.stdout.write(refresh_run(Path(args.run_dir)) + "\n" f"{Path(args.run_dir) / 'defects.md'}\n")
     return 0
 
 

@@ -9,8 +9,8 @@ import json
 import numpy as np
 import pytest
 
-from interop.reporting.ledger import (build_ledger, ledger_headline, ledger_summary, read_slow_profile, slow_entries,
-                                      slow_id, write_ledger)
+from interop.reporting.ledger import (build_ledger, defect_id, ledger_headline, ledger_summary, read_slow_profile,
+                                      slow_entries, slow_id, write_ledger)
 from interop.reporting.report_text import _slow_nodes_section
 
 
@@ -36,6 +36,13 @@ LAYERNORM = _slow("LayerNormalization", [[2, 8, 32], [32], [32]],
 PROFILE = {"meta": {"started": "2026-12-03 18:00:00 UTC", "command": "python -m interop.diagnostics.node_profile",
                     "uptime_at_end": "load average: 4.0", "rounds": 21},
            "profiles": [], "slow": [LAYERNORM, RESIZE]}
+
+
+def test_the_profile_names_reproducers_by_the_ledger_s_id():
+    from interop.diagnostics import node_profile as npf
+    from interop.reporting.ledger import slow_signature
+
+    assert npf.slow_id(RESIZE) == slow_id(RESIZE) == defect_id(slow_signature(RESIZE))
 
 
 def test_the_id_is_the_shape_class_not_the_figures():
