@@ -499,8 +499,10 @@ def compare(session: nox.Session) -> None:
     (the noise floor's "flagged at" columns are that test), so a time row is shown only when the samples
     differ too. A ratio row has no samples in asv's results (asv flags it on the factor alone), so it is
     shown only where the flag repeats in the same case's time_aidge / time_torch rows (their ratio moves
-    the same way over 1.5x); the others are listed apart as unconfirmed. A one-blank-line commit at load
-    7-8 had shown 3 ratio rows up to 2.68x (docs/noise-floor.md: what it shows with this check)."""
+    the same way over 1.5x); the others are listed apart as unconfirmed. A time row is shown only when the
+    two commits' interquartile ranges (asv's median ± half of it) part: asv's test passed 4-5x time_bridge
+    rows whose samples spread wider than their medians at load 12-20. A one-blank-line commit at load 7-8
+    had shown 3 ratio rows up to 2.68x; at load 12-20 it now shows nothing (docs/noise-floor.md)."""
     stack = _asv_session(session)
     factors = [f"--factor={kind}={_regression_factor(kind)}" for kind in COMPARE_FACTORS]
     stack.run("python", "benchmarks/compare_changed.py", *(session.posargs or ["main", "HEAD"]), *factors)

@@ -19,7 +19,11 @@ rows of the same case and phase (timed in other processes): their ratio (time_ai
 time_torch's) moves the same way, over the same factor. A one-blank-line commit benchmarked at load
 7-8 flagged 3 ratio rows up to 2.68x (docs/noise-floor.md); a real change of Aidge's speed moves
 both measurements. A ratio row without both time rows (one ``n/a`` or failed) is kept; a ratio row
-the time rows do not repeat is listed apart, as unconfirmed, with both figures.
+the time rows do not repeat is listed apart, as unconfirmed, with both figures. Likewise a time row
+over its factor is kept only when the two commits' spreads part: asv prints a time as its median
+± half its interquartile range, and a row whose two intervals overlap is listed apart (asv's test
+compares the medians' confidence intervals, which many samples make narrow even when a loaded
+machine spreads the samples over 5x: ``559±2000μs`` -> ``131±100μs`` passed it).
 
 It prints the kept rows, the unconfirmed ratio rows, then one line of counts: rows changed per
 kind, how many asv flagged at the smallest factor that its kind's factor drops, and the ratio rows
@@ -75,6 +79,21 @@ def _change(ratio_cell: str) -> float | None:
         return None
 
 
+_UNITS = {"ns": 1e-9, "μs": 1e-6, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+
+
+def spread(cell: str) -> tuple[float, float] | None:
+    """asv's ``value±err`` cell (``559±2000μs``: the median and half its interquartile range) as the
+    interval median -/+ err in seconds; None for a cell without ``±`` (a track's value, ``n/a``, ``failed``)."""
+    import re
+
+    m = re.fullmatch(r"([\d.]+)±([\d.]+)([a-zμ]+)", cell.strip())
+    if not m or m.group(3) not in _UNITS:
+        return None
+    value, err, unit = float(m.group(1)), float(m.group(2)), _UNITS[m.group(3)]
+    return (value - err) * unit, (value + err) * unit
+
+
 def _case_key(name: str) -> tuple[str, str] | None:
     """(``group.Phase`` + the parameter and environment, kind) of an asv row name:
     ``operators.Forward.time_aidge('ReLU_rank_2')`` -> (``operators.Forward('ReLU_rank_2')``, ``time_aidge``)."""
@@ -87,7 +106,8 @@ def filter_rows(text: str, factors: dict[str, float], confirm: bool = True) -> t
     """The lines of ``asv compare`` output (``text``, with or without ``--only-changed``) kept at each
     kind's factor, and the counts: ``kept`` per kind, ``dropped`` per kind (flagged at the smallest
     factor, under its kind's), ``unconfirmed``: the ratio rows over their factor that the same case's
-    time rows do not repeat (``confirm``; each ``(line, ratio change, the time rows' ratio change)``)."""
+    time rows do not repeat (``confirm``; each ``(line, ratio change, the time rows' ratio change)``),
+    ``overlapping``: the time rows over their factor whose two interquartile ranges overlap (``confirm``)."""
     smallest = min(factors.values())
     rows = [(line, parse_row(line)) for line in text.splitlines()]
     rows = [(line, row) for line, row in rows if row is not None]
@@ -96,7 +116,7 @@ def filter_rows(text: str, factors: dict[str, float], confirm: bool = True) -> t
         key = _case_key(row["name"])
         if key is not None:
             times[key] = _change(row["ratio"])
-    kept, counts = [], {"kept": {}, "dropped": {}, "unconfirmed": []}
+    kept, counts = [], {"kept": {}, "dropped": {}, "unconfirmed": [], "overlapping": []}
     for line, row in rows:
         if row["mark"] not in ("+", "-", "!"):
             continue
@@ -107,6 +127,12 @@ def filter_rows(text: str, factors: dict[str, float], confirm: bool = True) -> t
             change = max(ratio, 1 / ratio) if ratio else float("inf")
             if change <= factor:  # asv flags a < b / factor: over the factor, strictly
                 counts["dropped"][kind] = counts["dropped"].get(kind, 0) + 1
+                continue
+            before, after = spread(row["before"]), spread(row["after"])
+            if confirm and before and after and before[0] <= after[1] and after[0] <= before[1]:
+                # the two commits' interquartile ranges overlap: their medians moved, their samples
+                # did not part (a loaded machine: 559±2000μs -> 131±100μs passed asv's test)
+                counts["overlapping"].append(line)
                 continue
             if confirm and kind == "track_aidge_torch_ratio" and ratio:
                 case = _case_key(row["name"])[0]
@@ -129,7 +155,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--asv-output", help="read this saved `asv compare` output (the whole table, not "
                         "--only-changed, for the ratio rows' check) instead of running it")
     parser.add_argument("--no-confirm", action="store_true",
-                        help="keep a ratio row over its factor even when the time rows do not repeat it")
+                        help="keep every row over its factor (no check of a ratio row against the time rows, "
+                        "nor of a time row's spread)")
     args = parser.parse_args(argv)
     factors = parse_factors(args.factor)
     smallest = min(factors.values())
@@ -160,10 +187,17 @@ def main(argv: list[str] | None = None) -> int:
               "benchmark both commits again on a quiet machine):")
         for line, ratio, implied in counts["unconfirmed"]:
             print(f"  {parse_row(line)['name']}: ratio {ratio:g}, time rows {implied:g}")
+    if counts["overlapping"]:
+        print("Time rows over their factor whose two commits' interquartile ranges (median ± half of it, "
+              "as asv prints them) overlap (not counted as changed):")
+        for line in counts["overlapping"]:
+            row = parse_row(line)
+            print(f"  {row['name']}: {row['before']} -> {row['after']} ({row['ratio']})")
     kept_n = sum(counts["kept"].values())
     dropped = ", ".join(f"{k} {n}" for k, n in sorted(counts["dropped"].items())) or "none"
     print(f"{kept_n} rows changed; flagged by asv at {smallest:g}x but within their kind's factor: {dropped}; "
-          f"ratio rows the time rows did not repeat: {len(counts['unconfirmed'])}")
+          f"ratio rows the time rows did not repeat: {len(counts['unconfirmed'])}; "
+          f"time rows with overlapping spreads: {len(counts['overlapping'])}")
     return 0
 
 

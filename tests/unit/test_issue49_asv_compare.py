@@ -9,6 +9,8 @@ import re
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
@@ -127,4 +129,19 @@ def test_the_script_prints_the_unconfirmed_rows_apart(tmp_path, capsys):
     changed, _, rest = out.partition("Ratio rows over 1.5x")
     assert "LeNet_eval" not in changed and "models.Forward.track_aidge_torch_ratio('LeNet_eval'): ratio 0.37, " \
         "time rows 0.723" in rest
-    assert out.rstrip().endswith("ratio rows the time rows did not repeat: 1")
+    assert "ratio rows the time rows did not repeat: 1; time rows with overlapping spreads: 0" in out
+
+
+def test_a_time_row_counts_only_where_the_two_spreads_part():
+    """The one-blank-line commit benchmarked at load 12-20 (2026-12-03, docs/noise-floor.md): asv's
+    test passed two time_bridge rows at 4-5x whose samples spread over more than their medians."""
+    text = ("| Change | Before | After | Ratio | Benchmark (Parameter) |\n|---|---|---|---|---|\n"
+            "| -      | 559±2000μs | 131±100μs | 0.23 | operators.Backward.time_bridge('Hardsigmoid_rank_4') |\n"
+            "| +      | 1.00±0.1ms | 3.20±0.2ms | 3.20 | models.Forward.time_bridge('LeNet_eval') |\n")
+    kept, counts = compare_changed.filter_rows(text, FACTORS)
+    assert [compare_changed.parse_row(line)["name"] for line in kept] == ["models.Forward.time_bridge('LeNet_eval')"]
+    assert [compare_changed.parse_row(line)["name"] for line in counts["overlapping"]] == \
+        ["operators.Backward.time_bridge('Hardsigmoid_rank_4')"]
+    assert len(compare_changed.filter_rows(text, FACTORS, confirm=False)[0]) == 2
+    assert compare_changed.spread("559±2000μs") == pytest.approx((-1.441e-3, 2.559e-3))
+    assert compare_changed.spread("1.30") is None and compare_changed.spread("failed") is None
