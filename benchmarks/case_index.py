@@ -41,7 +41,8 @@ from urllib.parse import quote
 
 ROOT = Path(__file__).resolve().parent.parent
 KINDS = (("time_torch", "torch"), ("time_aidge", "aidge"), ("time_bridge", "bridge"),
-         ("track_aidge_torch_ratio", "ratio"))
+         ("track_aidge_torch_ratio", "ratio"), ("time_ort", "onnxruntime"),
+         ("track_aidge_ort_ratio", "ratio ort"))
 SECTIONS = (("operators", "Operators"), ("models", "Models"))
 PHASES = ("Forward", "Backward")
 NAV_ENTRY = '<li id="nav-li-cases"><a href="cases.html">All cases</a></li>'
@@ -139,13 +140,16 @@ PAIR_PAGE = r"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>torch and Aidge side by side</title>
 <style>body{font-family:sans-serif;margin:1.5em}table{border-collapse:collapse}
 td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}svg{border:1px solid #ccc}
-.torch{stroke-dasharray:6 4}</style></head>
+.torch{stroke-dasharray:6 4}.ort{stroke-dasharray:2 3}</style></head>
 <body><p><a href="cases.html">&larr; every case</a> &middot; <a id="asv-torch">asv: torch</a> &middot;
-<a id="asv-aidge">asv: Aidge</a></p><h1 id="what">torch and Aidge side by side</h1>
-<p>Seconds per call of the case, torch (dashed) and Aidge's scheduler (solid), per commit; one
-colour per benchmark environment (one per Aidge release where the release matrix ran). The
+<a id="asv-aidge">asv: Aidge</a> &middot; <a id="asv-ort">asv: onnxruntime</a></p>
+<h1 id="what">torch, Aidge and onnxruntime side by side</h1>
+<p>Seconds per call of the case, torch (dashed), Aidge's scheduler (solid) and onnxruntime on the
+same ONNX graph Aidge imported (dotted; forward only: onnxruntime has no backward here), per commit;
+one colour per benchmark environment (one per Aidge release where the release matrix ran). The
 y axis starts at 0.</p><div id="chart"></div><div id="table"></div>
-<p id="why">"Aidge / torch" is asv's ratio benchmark (<code>track_aidge_torch_ratio</code>): both sides
+<p id="why">"Aidge / torch" and "Aidge / onnxruntime" are asv's ratio benchmarks
+(<code>track_aidge_torch_ratio</code>, <code>track_aidge_ort_ratio</code>): both sides
 timed in interleaved rounds of ~2 ms in one process (the report's timing pass takes the same
 rounds, on CPU time). The
 quotient of the two times beside it is not the same figure: <code>time_torch</code> and
@@ -206,8 +210,8 @@ function show() {
   var parts = location.hash.slice(1).split("|");
   if (parts.length !== 2) { document.getElementById("what").textContent = "no case selected (pair.html#module.Phase|case)"; return; }
   var prefix = parts[0], value = decodeURIComponent(parts[1]);
-  document.getElementById("what").textContent = prefix + " " + value + ": torch and Aidge side by side";
-  ["torch", "aidge"].forEach(function (side) {
+  document.getElementById("what").textContent = prefix + " " + value + ": torch, Aidge and onnxruntime side by side";
+  ["torch", "aidge", "ort"].forEach(function (side) {
     document.getElementById("asv-" + side).href = "index.html#" + prefix + ".time_" + side + "?p-case=" + parts[1]; });
   fetchJson("index.json").then(function (index) {
     var bench = index.benchmarks[prefix + ".time_aidge"];
@@ -215,31 +219,37 @@ function show() {
     if (i < 0) { document.getElementById("chart").textContent = "unknown case " + value; return; }
     var envs = index.graph_param_list, varying = Object.keys(index.params).filter(function (k) { return index.params[k].length > 1; });
     var loads = [];
-    envs.forEach(function (env, e) { ["torch", "aidge", "ratio"].forEach(function (side) {
-      var name = side === "ratio" ? prefix + ".track_aidge_torch_ratio" : prefix + ".time_" + side;
+    var RATIOS = {ratio: ".track_aidge_torch_ratio", ortratio: ".track_aidge_ort_ratio"};
+    envs.forEach(function (env, e) { ["torch", "aidge", "ort", "ratio", "ortratio"].forEach(function (side) {
+      var name = prefix + (RATIOS[side] || ".time_" + side);
       loads.push(fetchJson(graphPath(name, env)).then(function (data) {
         var label = (varying.map(function (k) { return k + " " + env[k]; }).join(", ") || "this machine") + ": " + side;
         var points = (data || []).map(function (row) { return [row[0], Array.isArray(row[1]) ? row[1][i] : row[1]]; })
                                   .filter(function (p) { return p[1] !== null && p[1] !== undefined; });
         return {side: side, env: e, label: label, colour: COLOURS[e % COLOURS.length], points: points}; })); }); });
     Promise.all(loads).then(function (all) {
-      var series = all.filter(function (t) { return t.side !== "ratio"; });
+      var series = all.filter(function (t) { return !RATIOS[t.side]; });
       var revs = []; series.forEach(function (t) { t.points.forEach(function (p) { if (revs.indexOf(p[0]) < 0) revs.push(p[0]); }); });
       revs.sort(function (a, b) { return a - b; });
       var legend = h("p");
       series.forEach(function (t, n) {
         if (n) { legend.appendChild(document.createTextNode("\u00a0 ")); }
-        legend.appendChild(h("span", {style: "color:" + t.colour}, [(t.side === "torch" ? "- - " : "\u2014 ") + t.label])); });
+        legend.appendChild(h("span", {style: "color:" + t.colour},
+                             [({torch: "- - ", ort: ": : "}[t.side] || "\u2014 ") + t.label])); });
       fill("chart", [draw(series, revs), legend]);
       var table = h("table", {}, [h("tr", {}, ["commit", "environment", "torch", "Aidge", "Aidge / torch (ratio benchmark)",
-                                               "time_aidge / time_torch"].map(function (c) { return h("th", {}, [c]); }))]);
+                                               "time_aidge / time_torch", "onnxruntime",
+                                               "Aidge / onnxruntime (ratio benchmark)"]
+                                              .map(function (c) { return h("th", {}, [c]); }))]);
       revs.forEach(function (r) { envs.forEach(function (env, e) {
         function at(side) { var t = all.filter(function (u) { return u.env === e && u.side === side; })[0];
           var p = t && t.points.filter(function (q) { return q[0] === r; })[0]; return p ? p[1] : null; }
-        var t = at("torch"), a = at("aidge"), q = at("ratio"); if (t === null && a === null) return;
+        var t = at("torch"), a = at("aidge"), q = at("ratio"), o = at("ort"), qo = at("ortratio");
+        if (t === null && a === null) return;
         table.appendChild(h("tr", {}, [String(index.revision_to_hash[r] || r).slice(0, 8),
                                        varying.map(function (k) { return env[k]; }).join(", ") || "-",
-                                       fmt(t), fmt(a), q === null ? "-" : sig3(q), t && a ? sig3(a / t) : "-"]
+                                       fmt(t), fmt(a), q === null ? "-" : sig3(q), t && a ? sig3(a / t) : "-",
+                                       fmt(o), qo === null ? "-" : sig3(qo)]
                                       .map(function (c) { return h("td", {}, [String(c)]); }))); }); });
       fill("table", [table]);
     });
@@ -275,9 +285,10 @@ def render(index: dict) -> str:
            f"<p>{total} case-phases. asv's graphs draw at most 8 cases unless the address selects "
            "others: each link below opens one benchmark's graph with exactly that case (or all cases "
            "of the operator) selected. <i>torch</i>, <i>aidge</i> (Aidge's scheduler alone), "
-           "<i>bridge</i> (the AidgeModule call) are seconds per call; <i>ratio</i> is Aidge/torch "
-           "(track_aidge_torch_ratio); <i>side by side</i> opens torch's and Aidge's graphs of "
-           "the case next to each other.</p>"]
+           "<i>bridge</i> (the AidgeModule call), <i>onnxruntime</i> (the same ONNX graph, forward) are "
+           "seconds per call; <i>ratio</i> is Aidge/torch (track_aidge_torch_ratio), <i>ratio ort</i> "
+           "Aidge/onnxruntime (track_aidge_ort_ratio); <i>side by side</i> opens torch's, Aidge's and "
+           "onnxruntime's graphs of the case next to each other.</p>"]
     # every benchmark module of the index gets its section (the architectures' had none: 801
     # case links missing, found by nox -s site-check on 2026-12-03)
     sections = list(SECTIONS) + [(m, m.capitalize()) for m in sorted(groups) if m not in dict(SECTIONS)]

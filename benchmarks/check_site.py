@@ -114,11 +114,12 @@ class _NoData(str):
     pass
 
 
-def _ratio_values(html_dir: Path, index: dict, module: str, phase: str, value) -> set[str]:
-    """Every value asv's site holds for the case's ``track_aidge_torch_ratio`` (any environment,
-    any commit), as the page writes them (3 significant digits, no exponent: pair.html's sig3 is
-    the report's)."""
-    name = f"{module}.{phase}.track_aidge_torch_ratio"
+def _ratio_values(html_dir: Path, index: dict, module: str, phase: str, value,
+                  kind: str = "track_aidge_torch_ratio") -> set[str]:
+    """Every value asv's site holds for the case's ``kind`` ratio (``track_aidge_torch_ratio``, or
+    ``track_aidge_ort_ratio``; any environment, any commit), as the page writes them (3 significant
+    digits, no exponent: pair.html's sig3 is the report's)."""
+    name = f"{module}.{phase}.{kind}"
     params = (index.get("benchmarks", {}).get(name) or {}).get("params") or [[]]
     if value not in params[0]:
         return set()
@@ -482,7 +483,7 @@ def check(html_dir: Path, chromium: str, sample: int) -> list[str]:
         done.append(f"cases.html: all {n} case-phases of {ngroups} operators/models linked "
                     f"(graph per kind + side by side)")
 
-        checked, empty = 0, 0
+        checked, empty, with_ort = 0, 0, 0
         env_cells: set[str] = set()  # the environment column of every side-by-side row seen
         for module, by_group in groups.items():
             for group, phases in sorted(by_group.items())[: sample or None]:
@@ -511,6 +512,17 @@ def check(html_dir: Path, chromium: str, sample: int) -> list[str]:
                 if ratio not in _ratio_values(html_dir, index, module, phase, value):
                     raise SiteError(f"pair.html {module}.{phase} {value}: Aidge / torch {ratio} is not asv's "
                                     f"track_aidge_torch_ratio of the case")
+                # the third column (forward): onnxruntime's time and asv's Aidge / onnxruntime ratio benchmark
+                header = rows[0].split("\t")
+                if "onnxruntime" not in [c.strip() for c in header]:
+                    raise SiteError(f"pair.html {module}.{phase} {value}: no onnxruntime column: {rows[0]!r}")
+                ort_values = _ratio_values(html_dir, index, module, phase, value, "track_aidge_ort_ratio")
+                if ort_values:
+                    cells = rows[1].split("\t")
+                    if cells[6].strip() in ("", "-") or cells[7].strip() not in ort_values:
+                        raise SiteError(f"pair.html {module}.{phase} {value}: onnxruntime {cells[6:8]} is not asv's "
+                                        f"time_ort / track_aidge_ort_ratio of the case")
+                    with_ort += 1
                 checked += 1
         backends = [b for b in index.get("params", {}).get("env-INTEROP_BACKEND", []) if b]
         if len(backends) > 1:  # several backends benchmarked: each its own rows (docs/backend-export-cpp.md)
@@ -518,7 +530,8 @@ def check(html_dir: Path, chromium: str, sample: int) -> list[str]:
             if absent:
                 raise SiteError(f"pair.html: no row of backend(s) {absent} in any case checked")
             done.append(f"backends: {', '.join(backends)} each with rows of their own side by side")
-        done.append(f"graph pages: {checked} cases (one per operator/model) plotted alone and side by side"
+        done.append(f"graph pages: {checked} cases (one per operator/model) plotted alone and side by side, "
+                    f"{with_ort} of them with onnxruntime's time and Aidge/onnxruntime ratio"
                     + (f"; {empty} operators/models without any asv figure show 'no measurement'" if empty else ""))
     return done + ["network: no request left 127.0.0.1", "no JavaScript error"]
 
