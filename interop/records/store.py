@@ -60,6 +60,9 @@ def now() -> str:
 
 #: the largest session.json read (it lists the lost tests and the problems: 30,000 node ids are ~3 MB)
 MAX_SESSION_BYTES = 64 << 20
+#: the largest records.jsonl read: 256 MiB (the default suite's 3,734 records were 5.0 MB on
+#: 2026-12-03, ~1.3 kB each: the limit is ~50 times that); a larger file is refused unread, named
+MAX_RECORDS_BYTES = 256 << 20
 
 
 def write_atomically(path: Path, text: str, root: Path | None = None) -> None:
@@ -432,7 +435,10 @@ def load_run(directory: Path) -> RunRecords | None:
         return None
     problems: list[str] = []
     try:
-        confined(path, directory)
+        size = confined(path, directory).stat().st_size
+        if size > MAX_RECORDS_BYTES:  # read whole, a 1 GB file of records took 6.2 GB and failed after 181 s
+            raise UnsafeInputError(path, f"{size:,} bytes, above the limit of {MAX_RECORDS_BYTES:,} bytes for "
+                                         "records (interop.records.store.MAX_RECORDS_BYTES)")
     except (UnsafeInputError, OSError) as exc:
         problems.append(f"{exc}: not read")
         return RunRecords([], {"complete": False, "ended": f"{path} is not a file the tools may read"},

@@ -23,20 +23,23 @@
   then marked mixed (its session and run.json say why) and is neither ``latest`` nor a line of
   the history. The merged run names each source it merged (``merged`` in session.json and run.json).
 - Every file is written under a temporary name and renamed when complete: a reader never
-  sees half a report. Ctrl-C, SIGTERM or SIGHUP during the tests stop pytest (SIGINT to its
-  process group: it prints its totals and combines its records; killed after
-  :data:`STOP_GRACE_S`) and still produce the report of what ran, marked ``RUN INCOMPLETE``
-  (exit 3); nothing of the run outlives it. Ctrl-C during the analysis leaves ``pytest.txt``
-  and no report, never an empty one (run.json says why).
+  sees half a report. Every child process (pytest, the timing pass) runs under one supervisor
+  (:mod:`.supervisor`): Ctrl-C, SIGTERM or SIGHUP during the tests stop pytest (SIGINT to its
+  session: it prints its totals and combines its records; killed after that signal's grace
+  period, ``main(grace_s=...)``, 60 s by default) and still produce the report of what ran,
+  marked ``RUN INCOMPLETE`` (exit 3); nothing of the run outlives it. During the timing pass
+  they stop it at once; during the analysis they cut it short: the report is then pytest's
+  last lines (its totals), marked ``RUN INCOMPLETE`` with the signal named (exit 3), never a
+  half or an empty one.
 - Every fault ends in a report marked ``RUN INCOMPLETE`` with its cause, and a run.json whose
   ``ended`` says it: pytest killed (SIGKILL included) before or during its tests, a Ctrl-C in
   the first seconds (before pytest starts it is never started), pytest ending on its own error
   (a malformed ``INTEROP_SHARD``, an unknown option: its own last lines are quoted). When the
   report process itself dies (SIGKILL, the OOM killer), pytest does not run on alone: the kernel
-  kills it (``PR_SET_PDEATHSIG``) and the run's watchdog (:class:`_Watchdog`) kills its process
-  group (xdist workers, case children) and writes the report of what the run left. A results
-  folder that is full, read-only or not writable is one line naming the file (exit 2), and
-  this process's ``.partial`` files are removed.
+  kills it (``PR_SET_PDEATHSIG``) and the run's watchdog (:class:`.supervisor.Watchdog`) kills its
+  session (xdist workers, case children) and writes the report of what the run left
+  (:func:`_salvage`). A results folder that is full, read-only or not writable is one line
+  naming the file (exit 2), and this process's ``.partial`` files are removed.
 - ``results/latest`` (a symbolic link, replaced atomically) points at the last run that
   completed; an incomplete run is reported but never becomes ``latest``.
 - ``OMP_NUM_THREADS`` defaults to 1 (the suites pin threads themselves too).
@@ -66,7 +69,7 @@ from .asv_results import load_asv_ratios
 from .ledger import ledger_summary, write_ledger
 from .backends import backend_matrix, backend_of, latest_runs, load_runs
 from ..records.benchmarks import parse_benchmarks
-from ..reading import UnreadableInput, json_lines
+from ..reading import UnreadableInput, UnsafeInputError, confined, json_lines
 from .pytest_output import parse_pytest_output
 from ..records.store import write_atomically
 from ..records.store import SCHEMA, RunRecords, load_run, write_run
@@ -77,6 +80,7 @@ from .report_text import format_report, format_summary
 from .porting import headline as headline_of
 from .porting import porting_table, write_porting
 from .support import headline, support_matrix, write_support
+from .supervisor import Stopped, Supervisor, Watchdog
 from .table_triage import propose as propose_table_changes, write_proposal
 
 __all__ = ["main", "new_run_dir", "write_atomically", "point_latest"]
@@ -114,168 +118,8 @@ def point_latest(results: Path, run_dir: Path) -> None:
     os.replace(tmp, link)
 
 
-#: seconds the pytest child gets to stop after SIGINT (its summary, its records) before it and
-#: its workers are killed
-STOP_GRACE_S = 60.0
-
-
-class _Stop:
-    """SIGTERM / SIGHUP to this process: remembered, and passed on to the pytest child as SIGINT
-    (pytest then stops, prints its totals and combines its records)."""
-
-    def __init__(self):
-        self.signal: str | None = None
-        self.proc: subprocess.Popen | None = None
-        self._old = {}
-
-    def __enter__(self):
-        for sig in (signal.SIGTERM, signal.SIGHUP):
-            self._old[sig] = signal.signal(sig, self._handle)
-        return self
-
-    def __exit__(self, *exc):
-        for sig, old in self._old.items():
-            signal.signal(sig, old)
-
-    def _handle(self, signum, frame):
-        self.signal = signal.Signals(signum).name
-        if self.proc is not None and self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGINT)
-            except ProcessLookupError:
-                pass
-
-
-class _CtrlC:
-    """While pytest runs: Ctrl-C (SIGINT) is remembered and passed on to pytest's process group,
-    instead of a KeyboardInterrupt raised wherever this process is. Raised inside
-    ``Popen.wait`` between its lock's acquire and its ``try``, a KeyboardInterrupt left the lock
-    held: every later wait then returned without reaping pytest, and the run waited forever
-    beside a zombie (seen once in tests/unit/test_report_run.py under load)."""
-
-    def __init__(self, proc: subprocess.Popen | None):
-        self.proc, self.pressed, self._old = proc, False, None
-        with contextlib.suppress(ValueError):  # not the main thread: KeyboardInterrupt as before
-            self._old = signal.signal(signal.SIGINT, self._handle)
-
-    def _handle(self, signum, frame):
-        self.pressed = True
-        if self.proc is not None:  # None: pressed before the child started (it is not started then)
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.proc.pid, signal.SIGINT)
-
-    def restore(self) -> None:
-        if self._old is not None:
-            signal.signal(signal.SIGINT, self._old)
-            self._old = None
-
-
-#: prctl(2)'s PR_SET_PDEATHSIG: the signal the kernel sends a process when its parent dies
-_PR_SET_PDEATHSIG = 1
-
-
-def _child_setup(parent: int):
-    """What runs in pytest's (or the timing pass's) process before it starts: SIGINT at its
-    default (:func:`_default_sigint`), and on Linux ``PR_SET_PDEATHSIG`` = SIGKILL: the kernel
-    kills it the moment this process dies, however it dies (SIGKILL included, which no handler
-    sees); a parent already gone by then (the race prctl's manual names) kills it at once. That
-    reaches pytest only, not its xdist workers and their case children (its process group):
-    :class:`_Watchdog` kills the group."""
-    prctl = None
-    if sys.platform.startswith("linux"):  # looked up here: nothing is imported in the forked child
-        try:
-            import ctypes
-
-            prctl = ctypes.CDLL(None, use_errno=True).prctl
-        except (OSError, AttributeError):
-            prctl = None
-
-    def setup() -> None:
-        _default_sigint()
-        if prctl is not None:
-            prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
-        if os.getppid() != parent:
-            os.kill(os.getpid(), signal.SIGKILL)
-    return setup
-
-
-class _Watchdog:
-    """A small process that outlives this one by design: it reads a pipe that only this process
-    holds; when the pipe ends without the word ``done`` (this process was killed by SIGKILL, the
-    OOM killer, or crashed), it kills the process groups it was told of (pytest with its xdist
-    workers and case children, the timing pass) and writes the run's report and ``run.json`` from
-    what the run left, marked incomplete with the cause (:func:`_salvage`). Why a watchdog and not
-    only ``PR_SET_PDEATHSIG`` (:func:`_child_setup`): the kernel's signal reaches the direct
-    child alone (pytest, not its workers: they ran on to their end), and nothing writes a report
-    then. Why not a thread or a handler: SIGKILL runs no code in the process it kills. The
-    watchdog is in a session of its own (a Ctrl-C or a hang-up of the terminal never reaches it)
-    and ends as soon as it reads ``done`` (this process wrote run.json)."""
-
-    def __init__(self, run_dir: Path, cwd: Path, meta: dict):
-        read_fd, self._fd = os.pipe()
-        os.set_inheritable(read_fd, False)
-        package_root = str(Path(__file__).resolve().parents[2])  # where ``interop`` is imported from
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [package_root,
-                                                                      os.environ.get("PYTHONPATH")])))
-        try:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-c", _WATCHDOG_CODE, str(run_dir), json.dumps(meta)], stdin=read_fd,
-                stdout=subprocess.DEVNULL, cwd=cwd, env=env, start_new_session=True)
-        finally:
-            os.close(read_fd)
-
-    def _say(self, line: str) -> None:
-        if self._fd is None:
-            return
-        with contextlib.suppress(OSError):
-            os.write(self._fd, (line + "\n").encode())
-
-    def guard(self, pgid: int) -> None:
-        """Kill process group ``pgid`` if this process dies."""
-        self._say(f"group {pgid}")
-
-    def done(self) -> None:
-        """This process finished (run.json is in place, or it ended on its own error): the watchdog ends."""
-        self._say("done")
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.proc.wait(timeout=10)
-
-
-#: the watchdog's program (:class:`_Watchdog`): standard library only until it has a run to report
-_WATCHDOG_CODE = """
-import os, signal, sys
-signal.signal(signal.SIGINT, signal.SIG_IGN)
-groups, data = [], b""
-while True:
-    try:
-        chunk = os.read(0, 4096)
-    except InterruptedError:
-        continue
-    if not chunk:
-        break
-    data += chunk
-    *lines, data = data.split(b"\\n")
-    for line in lines:
-        word, _, arg = line.decode().partition(" ")
-        if word == "done":
-            sys.exit(0)
-        if word == "group":
-            groups.append(int(arg))
-for pgid in groups:
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except OSError:
-        pass
-from interop.reporting.run import _salvage
-sys.exit(_salvage(sys.argv[1], sys.argv[2]))
-"""
-
-
 def _salvage(run_dir: str, meta: str) -> int:
-    """The watchdog's report of a run whose report process died (:class:`_Watchdog`): pytest's
+    """The watchdog's report of a run whose report process died (:class:`.supervisor.Watchdog`): pytest's
     output put in place, the records combined as they are, the report marked incomplete with that
     cause, ``run.json`` (complete: false); never ``results/latest``, never a line of the history.
     Nothing is done when run.json is already there (the report process died after its report)."""
@@ -326,79 +170,30 @@ def _remove_partials(folders: list[Path]) -> None:
                         os.unlink(entry.path)
 
 
-def _default_sigint() -> None:
-    """In pytest's process, before it starts: SIGINT at its default disposition. A process
-    started with SIGINT ignored (a background job of a non-interactive shell, a pytest-xdist
-    worker) passes the ignoring on through exec, and Python then installs no KeyboardInterrupt
-    handler: the Ctrl-C this run forwards to pytest did nothing, and an interrupted run ran to
-    its end and was called complete (seen in tests/unit/test_report_run.py under xdist)."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
-def _run_pytest(args: list[str], run_dir: Path, env: dict[str, str], cwd: Path,
-                stop: _Stop | None = None, progress_every: float | None = None, *,
-                ctrl_c: _CtrlC | None = None, watchdog: _Watchdog | None = None) -> tuple[int | None, bool]:
-    """pytest into ``run_dir/pytest.txt``; (exit code, interrupted). pytest runs in a process
-    group of its own, so that stopping it stops its xdist workers and their case children too.
-    ``progress_every``: seconds between two progress lines on stdout (read from the records'
-    part files: tests done of collected, rate, ETA, failures so far). ``ctrl_c``: the Ctrl-C
-    handler the caller installed before the run directory existed (a Ctrl-C already pressed:
-    pytest is not started, exit code None). ``watchdog``: told pytest's process group (it kills
-    the group when this process dies)."""
+def _run_pytest(args: list[str], run_dir: Path, env: dict[str, str], cwd: Path, supervisor: Supervisor,
+                progress_every: float | None = None) -> tuple[int | None, bool]:
+    """pytest into ``run_dir/pytest.txt`` under ``supervisor`` (a session of its own: stopping it
+    stops its xdist workers and their case children too); (exit code, interrupted).
+    ``progress_every``: seconds between two progress lines on stdout (read from the records' part
+    files: tests done of collected, rate, ETA, failures so far). A stop signal already received:
+    pytest is not started (exit code None)."""
     partial = run_dir / ".pytest.txt.partial"
-    interrupted = False
-    progress = Progress(run_dir) if progress_every else None
-    next_line = time.monotonic() + (progress_every or 0)
     with partial.open("w") as out:
-        ctrl_c = ctrl_c if ctrl_c is not None else _CtrlC(None)  # before the start: a Ctrl-C meanwhile is seen
-        if ctrl_c.pressed or (stop is not None and stop.signal):
+        proc = supervisor.start([sys.executable, "-m", "pytest", "-ra", "-v", "-p", "no:cacheprovider", *args],
+                                stdout=out, env=env, cwd=cwd)
+        if proc is None:
             out.write("interop.reporting.run: stopped before pytest started\n")
-            out.close()
-            ctrl_c.restore()
-            os.replace(partial, run_dir / "pytest.txt")
-            return None, True
-        proc = subprocess.Popen([sys.executable, "-m", "pytest", "-ra", "-v", "-p", "no:cacheprovider", *args],
-                                stdout=out, stderr=subprocess.STDOUT, env=env, cwd=cwd, start_new_session=True,
-                                preexec_fn=_child_setup(os.getpid()))
-        if watchdog is not None:
-            watchdog.guard(proc.pid)
-        if stop is not None:
-            stop.proc = proc
-        deadline = None
-        ctrl_c.proc = proc
-        if ctrl_c.pressed or (stop is not None and stop.signal):  # while pytest started: passed on now
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGINT)
-        while True:
-            try:
-                if ((stop is not None and stop.signal) or ctrl_c.pressed) and deadline is None:
-                    interrupted, deadline = True, time.monotonic() + STOP_GRACE_S
-                code = proc.wait(timeout=0.5)
-                break
-            except subprocess.TimeoutExpired:
-                if progress is not None and time.monotonic() >= next_line:
-                    progress.poll()
-                    sys.stdout.write(f"interop.reporting.run: {progress.line()}\n")
-                    sys.stdout.flush()
-                    next_line = time.monotonic() + progress_every
-                if deadline is not None and time.monotonic() > deadline:
-                    with contextlib.suppress(ProcessLookupError):
-                        os.killpg(proc.pid, signal.SIGKILL)
-                continue
-            except KeyboardInterrupt:
-                # pytest has a process group of its own: pass the Ctrl-C on, then let it print
-                # what it has (its totals) and finish
-                interrupted = True
-                if deadline is None:
-                    deadline = time.monotonic() + STOP_GRACE_S
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, signal.SIGINT)
-        ctrl_c.restore()
-        interrupted = interrupted or ctrl_c.pressed  # pressed as pytest ended (the same wait)
-        with contextlib.suppress(ProcessLookupError):  # nothing of the run outlives it
-            os.killpg(proc.pid, signal.SIGKILL)
+            code = None
+        else:
+            progress = Progress(run_dir) if progress_every else None
+
+            def tick() -> None:
+                progress.poll()
+                sys.stdout.write(f"interop.reporting.run: {progress.line()}\n")
+                sys.stdout.flush()
+            code = supervisor.wait(proc, tick=tick if progress is not None else None, every=progress_every)
     os.replace(partial, run_dir / "pytest.txt")
-    return code, interrupted
+    return code, supervisor.stopped_by is not None
 
 
 def _trend(results: Path, run_dir: Path, run: RunRecords, matrix: dict, commit: str | None,
@@ -474,7 +269,8 @@ def _signal_name(signum: int) -> str:
         return f"signal {signum}"
 
 
-def _fault_report(run_dir: Path, why: str, causes: list[str]) -> str:
+def _fault_report(run_dir: Path, why: str, causes: list[str],
+                  headline: str = "no test result could be read, do not read this as a clean run") -> str:
     """The report of a run of which nothing can be read: marked incomplete (never read as a clean
     run), what ended it, and pytest's own last lines (its error: ``INTEROP_SHARD`` malformed, an
     unknown option...), control characters escaped."""
@@ -489,7 +285,7 @@ def _fault_report(run_dir: Path, why: str, causes: list[str]) -> str:
             tail = [line.rstrip() for line in handle.read().decode("utf-8", "replace").splitlines() if line.strip()]
     tail = tail[-PYTEST_TAIL_LINES:]
     lines = [f"Aidge <-> PyTorch interop results (run {run_dir.name})", "",
-             "== RUN INCOMPLETE: no test result could be read, do not read this as a clean run ==",
+             f"== RUN INCOMPLETE: {headline} ==",
              *(f"  ⚠️ {c}" for c in causes), f"  ⚠️ {why}", ""]
     if tail:
         lines += [f"pytest's last lines ({console}):", *(f"  {line}" for line in tail)]
@@ -561,8 +357,12 @@ def _analyse(run_dir: Path, commit: str | None = None, asv_dir: Path | None = No
                                   "the report reads pytest's console output, without the records' fields")
     rows = run.records if isinstance(run, RunRecords) else None
     if rows is not None:
-        ledger = write_ledger(run_dir, rows, complete=not report["incomplete"])
-        report["defects"] = ledger_summary(ledger, complete=not report["incomplete"], records=rows)
+        try:
+            ledger = write_ledger(run_dir, rows, complete=not report["incomplete"])
+        except UnsafeInputError as exc:  # a link planted in the run (by a test of it) leads out: nothing written there
+            report["problems"].append(f"{exc}: the defect ledger was not finished")
+        else:
+            report["defects"] = ledger_summary(ledger, complete=not report["incomplete"], records=rows)
         matrix = support_matrix(rows)
         report["support"] = {"files": [str(p) for p in write_support(run_dir, matrix, lines=[
             f"run {run_dir.name}" + (f", commit {commit}" if commit else "")])],
@@ -590,8 +390,12 @@ def _analyse(run_dir: Path, commit: str | None = None, asv_dir: Path | None = No
     if (run_dir / "records.jsonl").exists():
         try:
             proposal = propose_table_changes(run_dir)
-        except ValueError as exc:  # a run that does not say its Aidge release: said, not fatal
+            # the run's own folder, never one a link planted in the run (by a test of it) leads to
+            confined(run_dir / TRIAGE_DIR, run_dir, kind="dir", missing_ok=True)
+        except ValueError as exc:  # a run that does not say its Aidge release, a link out (UnsafeInputError): said
             report["triage"] = {"error": str(exc)}
+            if isinstance(exc, UnsafeInputError):
+                report["problems"].append(f"{exc}: the table's proposal was not written")
         else:
             if proposal.files or proposal.left_out:
                 _, diff = write_proposal(proposal, run_dir / TRIAGE_DIR)
@@ -607,8 +411,12 @@ def _analyse(run_dir: Path, commit: str | None = None, asv_dir: Path | None = No
 #: the timing pass's figures and its console output, in the run directory
 TIMINGS_FILE = "timings.jsonl"
 TIMING_PASS_LOG = "timing_pass.txt"
-#: the script of the timing pass, relative to the checkout the run runs in
-TIMING_PASS = Path("benchmarks") / "timing_pass.py"
+#: the module that times the cases, and the harness it needs in the checkout the run runs in
+#: (asv's: :data:`.timing_pass.HARNESS`)
+TIMING_PASS_MODULE = "interop.reporting.timing_pass"
+TIMING_PASS_HARNESS = Path("benchmarks") / "harness.py"
+#: seconds the timing pass gets after a stop signal: none (it writes nothing when stopped)
+TIMING_PASS_GRACE_S = {"Ctrl-C": 0.0, "SIGTERM": 0.0, "SIGHUP": 0.0}
 
 
 def _run_file(path: Path, run_dir: Path, problems: list[str]) -> str | None:
@@ -616,7 +424,7 @@ def _run_file(path: Path, run_dir: Path, problems: list[str]) -> str | None:
     of the run's files (:func:`interop.reading.confined`: a regular file inside the run, never a
     FIFO, which hung the report, nor a link) and :data:`interop.reading.MAX_LOG_BYTES`; None when it
     is absent, or refused (``path: why`` added to ``problems``)."""
-    from ..reading import MAX_LOG_BYTES, UnsafeInputError, read_confined
+    from ..reading import MAX_LOG_BYTES, read_confined
 
     if not os.path.lexists(path):
         return None
@@ -645,55 +453,33 @@ def _load_timings(path: Path, problems: list[str]) -> dict[tuple[str, str], dict
 
 
 def _timing_pass(run_dir: Path, env: dict[str, str], cwd: Path, backend: str | None,
-                 stop: _Stop | None = None, watchdog: _Watchdog | None = None) -> tuple[str | None, bool]:
-    """Time the cases the run timed again, alone, now that no test runs (:data:`TIMING_PASS`):
-    the figures the report ranks. Returns (what happened in a line, or None when there is
-    nothing to time; whether the pass was stopped: Ctrl-C, SIGTERM, SIGHUP stop it at once, it
-    writes nothing then). Off with ``INTEROP_TIMING_PASS=0``."""
+                 supervisor: Supervisor | None = None) -> tuple[str | None, bool]:
+    """Time the cases the run timed again, alone, now that no test runs (:mod:`.timing_pass`,
+    under ``supervisor``): the figures the report ranks. Returns (what happened in a line, or None
+    when there is nothing to time; whether the pass was stopped: Ctrl-C, SIGTERM, SIGHUP stop it at
+    once, :data:`TIMING_PASS_GRACE_S`, it writes nothing then). Off with ``INTEROP_TIMING_PASS=0``."""
     bench = run_dir / "benchmarks.jsonl"
     if not (_run_file(bench, run_dir, []) or "").strip():
         return None, False
     if not env_flag("INTEROP_TIMING_PASS", True, env):
         return "timing pass: off (INTEROP_TIMING_PASS=0): the run's in-test figures only", False
-    if backend not in (None, "cpu", "cuda") or not (cwd / TIMING_PASS).exists():
-        why = f"backend {backend}" if (cwd / TIMING_PASS).exists() else f"no {TIMING_PASS}"
+    if backend not in (None, "cpu", "cuda") or not (cwd / TIMING_PASS_HARNESS).exists():
+        why = f"backend {backend}" if (cwd / TIMING_PASS_HARNESS).exists() else \
+            f"no {TIMING_PASS_HARNESS}: the pass times with asv's harness, a checkout's"
         return f"timing pass: not run ({why})", False
     started = time.monotonic()
-    ctrl_c = _CtrlC(None)  # before anything: a Ctrl-C while the pass starts is seen too
     sys.stdout.write("timing pass: the cases the run timed, timed again one by one now that no test runs "
                      "(a few minutes at most) ...\n")
     sys.stdout.flush()
-    with open(run_dir / TIMING_PASS_LOG, "w") as log:
-        try:
-            proc = subprocess.Popen([sys.executable, str(cwd / TIMING_PASS), "--bench", str(bench),
-                                     "--out", str(run_dir / TIMINGS_FILE)], cwd=cwd, env=env, stdout=log,
-                                    stderr=subprocess.STDOUT, start_new_session=True,
-                                    preexec_fn=_child_setup(os.getpid()))
-        except BaseException:
-            ctrl_c.restore()
-            raise
-        if watchdog is not None:
-            watchdog.guard(proc.pid)
-        ctrl_c.proc = proc
-        if stop is not None:
-            stop.proc = proc
-        try:
-            while True:
-                try:
-                    code = proc.wait(timeout=0.5)
-                except subprocess.TimeoutExpired:
-                    code = None
-                # asked after the wait too: the forwarded Ctrl-C may end the pass before it is seen
-                why = "Ctrl-C" if ctrl_c.pressed else stop.signal if stop is not None else None
-                if why:
-                    return f"timing pass: stopped ({why}): the run's in-test figures only", True
-                if code is not None:
-                    break
-        finally:
-            ctrl_c.restore()
-            with contextlib.suppress(ProcessLookupError):  # nothing of the pass outlives it
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+    with contextlib.ExitStack() as stack:
+        if supervisor is None:
+            supervisor = stack.enter_context(Supervisor())
+        with open(run_dir / TIMING_PASS_LOG, "w") as log:
+            proc = supervisor.start([sys.executable, "-m", TIMING_PASS_MODULE, "--bench", str(bench),
+                                     "--out", str(run_dir / TIMINGS_FILE)], stdout=log, env=env, cwd=cwd)
+            code = None if proc is None else supervisor.wait(proc, grace_s=TIMING_PASS_GRACE_S)
+        if supervisor.stopped_by:  # asked after the wait too: the forwarded Ctrl-C may end the pass first
+            return f"timing pass: stopped ({supervisor.stopped_by}): the run's in-test figures only", True
     if code != 0:
         return f"timing pass: failed (exit {code}, {run_dir / TIMING_PASS_LOG})", False
     return f"timing pass: {time.monotonic() - started:.0f} s ({run_dir / TIMING_PASS_LOG})", False
@@ -765,16 +551,18 @@ def _source_commit(path: Path, problems: list[str]) -> str | None:
 def load_merge_source(path: Path) -> MergeSource:
     """One source of a merge, read under the rules of :mod:`interop.records.store` (a link out,
     a FIFO, a field of the wrong type: named in its problems, never a traceback)."""
-    from ..reading import UnsafeInputError, confined
-    from ..records.store import RECORDS_FILE
+    from ..records.store import MAX_RECORDS_BYTES, RECORDS_FILE
 
     unreadable = None
     records = path / RECORDS_FILE
     if os.path.lexists(records):
         try:
-            confined(records, path)
+            size = confined(records, path).stat().st_size
         except (UnsafeInputError, OSError) as exc:
             unreadable = str(exc)
+        else:
+            if size > MAX_RECORDS_BYTES:
+                unreadable = f"{records}: {size:,} bytes, above the limit of {MAX_RECORDS_BYTES:,} bytes for records"
     run = load_run(path)
     if run is None and unreadable is None:
         unreadable = f"{records}: no records.jsonl (not the directory of a records run)"
@@ -941,7 +729,9 @@ def _merge_main(sources: list[str], results: Path, cwd: Path) -> int:
     return status
 
 
-def main(argv: list[str] | None = None, *, results: Path | None = None, cwd: Path | None = None) -> int:
+def main(argv: list[str] | None = None, *, results: Path | None = None, cwd: Path | None = None,
+         grace_s: dict[str, float] | None = None) -> int:
+    """``grace_s``: seconds pytest gets to stop after each stop signal (:data:`.supervisor.GRACE_S`)."""
     args = list(sys.argv[1:] if argv is None else argv) or list(DEFAULT_PYTEST_ARGS)
     cwd = Path.cwd() if cwd is None else cwd
     results = (cwd / "results") if results is None else results
@@ -955,25 +745,23 @@ def main(argv: list[str] | None = None, *, results: Path | None = None, cwd: Pat
             _remove_partials([results] + sorted(results.glob("runs/*-merged-*")))
             sys.stderr.write(_cannot_write(exc, None))
             return 2
-    ctrl_c = _CtrlC(None)  # from the start: a Ctrl-C before pytest runs stops the run, with its report
     run_dir = None
-    try:
-        with _Stop() as stop:
+    # from the start: a stop signal before pytest runs stops the run (pytest is never started), with its report
+    with Supervisor(grace_s) as supervisor:
+        try:
             results.mkdir(parents=True, exist_ok=True)
             commit = _commit(cwd)
             run_dir = new_run_dir(results, commit)
-            return _run(args, cwd, results, run_dir, commit, stop, ctrl_c)
-    except OSError as exc:
-        if exc.errno not in WRITE_ERRNOS:
-            raise
-        _remove_partials([results] + ([run_dir] if run_dir is not None else []))
-        sys.stderr.write(_cannot_write(exc, run_dir))
-        return 2
-    finally:
-        ctrl_c.restore()
+            return _run(args, cwd, results, run_dir, commit, supervisor)
+        except OSError as exc:
+            if exc.errno not in WRITE_ERRNOS:
+                raise
+            _remove_partials([results] + ([run_dir] if run_dir is not None else []))
+            sys.stderr.write(_cannot_write(exc, run_dir))
+            return 2
 
 
-def _run(args: list[str], cwd: Path, results: Path, run_dir: Path, commit: str, stop: _Stop, ctrl_c: _CtrlC) -> int:
+def _run(args: list[str], cwd: Path, results: Path, run_dir: Path, commit: str, supervisor: Supervisor) -> int:
     """The report run of ``main``, in ``run_dir`` (just created)."""
     env = dict(os.environ, INTEROP_RESULTS_DIR=str(run_dir))
     env["INTEROP_RECORDS_DIR"] = str(run_dir)  # the run's records go into the run's directory
@@ -989,55 +777,56 @@ def _run(args: list[str], cwd: Path, results: Path, run_dir: Path, commit: str, 
     started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     backend = backend_of(args, env)
     meta = {"commit": commit, "started": started, "pytest_args": args, "backend": backend}
-    watchdog = _Watchdog(run_dir, cwd, meta)
+    supervisor.watchdog = Watchdog(cwd, "interop.reporting.run:_salvage", [str(run_dir), json.dumps(meta)])
     try:
-        return _run_watched(args, cwd, results, run_dir, stop, ctrl_c, env, meta, watchdog)
+        return _run_watched(args, cwd, results, run_dir, env, meta, supervisor)
     finally:
-        watchdog.done()  # this process ends on its own: the watchdog has nothing to do
+        supervisor.watchdog.done()  # this process ends on its own: the watchdog has nothing to do
+        supervisor.watchdog = None
 
 
-def _run_watched(args, cwd, results, run_dir, stop, ctrl_c, env, meta, watchdog) -> int:
+def _run_watched(args, cwd, results, run_dir, env, meta, supervisor: Supervisor) -> int:
     commit, backend = meta["commit"], meta["backend"]
     sys.stdout.write(f"interop.reporting.run: pytest {' '.join(args)} -> {run_dir} (progress every "
                      f"{PROGRESS_EVERY_S:g} s; pytest's own output: {run_dir / '.pytest.txt.partial'})\n")
     sys.stdout.flush()
-    code, interrupted = _run_pytest(args, run_dir, env, cwd, stop, progress_every=PROGRESS_EVERY_S,
-                                    ctrl_c=ctrl_c, watchdog=watchdog)
-    killed = None
-    if code is not None and code < 0 and not stop.signal and not interrupted:
-        killed = _signal_name(-code)
+    code, interrupted = _run_pytest(args, run_dir, env, cwd, supervisor, progress_every=PROGRESS_EVERY_S)
+    # SIGTERM and SIGHUP are said as "stopped", a Ctrl-C as "interrupted" (pytest's own word)
+    stopped = supervisor.stopped_by if supervisor.stopped_by != "Ctrl-C" else None
+    killed = _signal_name(-code) if code is not None and code < 0 and not interrupted else None
     pass_stopped = False
-    if not (interrupted or stop.signal or killed):
-        said, pass_stopped = _timing_pass(run_dir, env, cwd, backend, stop, watchdog)
+    if not (interrupted or killed):
+        said, pass_stopped = _timing_pass(run_dir, env, cwd, backend, supervisor)
         if said:
             sys.stdout.write(said + "\n")
             sys.stdout.flush()
+        stopped = supervisor.stopped_by if supervisor.stopped_by != "Ctrl-C" else None
     interrupted = interrupted or pass_stopped
     history: list[dict] = []
     try:
-        status, text, report = _analyse(run_dir, commit, results / "asv", backend=backend, results=results,
-                                        stopped=stop.signal or ("Ctrl-C during the timing pass" if pass_stopped
-                                                                else None), pytest_killed=killed, history=history,
-                                        interrupted=interrupted and not pass_stopped, pytest_exit=code)
-    except KeyboardInterrupt:  # no report (never a half one), but run.json says why
-        write_atomically(run_dir / "run.json", json.dumps(dict(
-            meta, run=run_dir.name, pytest_exit=code, interrupted=True, stopped_by=stop.signal, complete=False,
-            ended="Ctrl-C during the analysis: no report (pytest.txt and the records are in place)",
-            finished=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")), indent=2) + "\n")
-        raise
+        with supervisor.interruptible():
+            status, text, report = _analyse(
+                run_dir, commit, results / "asv", backend=backend, results=results,
+                stopped=stopped or ("Ctrl-C during the timing pass" if pass_stopped else None), pytest_killed=killed,
+                history=history, interrupted=interrupted and not pass_stopped, pytest_exit=code)
+    except KeyboardInterrupt as exc:  # Stopped, or a Ctrl-C where no handler could be installed: the
+        # analysis cut short, a report all the same, marked incomplete, naming the signal
+        status, text, report = 3, _analysis_stopped(run_dir, exc.name if isinstance(exc, Stopped) else "Ctrl-C"), None
+        history.clear()
     complete = status == 0
     if complete:
         ended = None
     elif report is not None:
         ended = "; ".join(report.get("incomplete") or []) or "incomplete"
-    else:  # nothing could be read: the fault report's causes
+    else:  # nothing could be read, or the analysis was stopped: the fault report's causes
         ended = "; ".join(line.strip()[2:].strip() for line in text.splitlines() if line.startswith("  ⚠️"))
     write_atomically(run_dir / "run.json", json.dumps({
         "run": run_dir.name, "commit": commit, "started": meta["started"], "pytest_args": args, "backend": backend,
-        "pytest_exit": code, "interrupted": interrupted, "stopped_by": stop.signal, "complete": complete,
+        "pytest_exit": code, "interrupted": interrupted or supervisor.stopped_by == "Ctrl-C",
+        "stopped_by": supervisor.stopped_by if supervisor.stopped_by != "Ctrl-C" else None, "complete": complete,
         **({"ended": ended} if ended else {}),
         "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}, indent=2) + "\n")
-    watchdog.done()  # run.json is in place: whatever happens next, the run has its report
+    supervisor.watchdog.done()  # run.json is in place: whatever happens next, the run has its report
     if complete:
         said = _append_history(results, history)  # the report and run.json are in place: now the history
         if said:
@@ -1046,7 +835,21 @@ def _run_watched(args, cwd, results, run_dir, stop, ctrl_c, env, meta, watchdog)
     sys.stdout.write(_summary(run_dir, text, report))
     where = f"report of this run: {run_dir / 'report.txt'}"
     sys.stdout.write(f"\n{where}" + ("" if complete else " (INCOMPLETE: results/latest not updated)") + "\n")
-    return 3 if stop.signal and status == 0 else status
+    return 3 if supervisor.stopped_by and status == 0 else status
+
+
+def _analysis_stopped(run_dir: Path, name: str) -> str:
+    """The report of a run whose analysis a stop signal cut short: marked incomplete, the signal
+    named, pytest's own last lines (its totals); the analysis's report.json, when it was written
+    before the signal, is removed (it would read as the run's)."""
+    with contextlib.suppress(OSError):
+        os.unlink(run_dir / "report.json")
+    _remove_partials([run_dir])
+    text = _fault_report(run_dir, "pytest.txt and records.jsonl are in place: the report of what ran is pytest's "
+                         "summary below", [f"{name} during the analysis: the report was not finished"],
+                         headline="the analysis was stopped, do not read this as a clean run")
+    write_atomically(run_dir / "report.txt", text)
+    return text
 
 
 if __name__ == "__main__":

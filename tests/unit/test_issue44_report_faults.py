@@ -112,16 +112,14 @@ def test_ctrl_c_while_pytest_starts_is_an_interrupted_run_with_its_report(tmp_pa
 
 
 def test_ctrl_c_before_pytest_started_is_reported_and_pytest_is_never_started(tmp_path):
-    from interop.reporting.run import _analyse, _CtrlC, _run_pytest
+    from interop.reporting.run import _analyse, _run_pytest
+    from interop.reporting.supervisor import Supervisor
 
     run = tmp_path / "results" / "runs" / "20260101T000000000000Z-nogit-1"
     run.mkdir(parents=True)
-    ctrl_c = _CtrlC(None)
-    try:
-        ctrl_c.pressed = True  # as the handler does
-        code, interrupted = _run_pytest(["does_not_exist.py"], run, _env(), tmp_path, ctrl_c=ctrl_c)
-    finally:
-        ctrl_c.restore()
+    supervisor = Supervisor()
+    supervisor.stopped_by = "Ctrl-C"  # as its handler does
+    code, interrupted = _run_pytest(["does_not_exist.py"], run, _env(), tmp_path, supervisor)
     assert (code, interrupted) == (None, True)
     assert "stopped before pytest started" in (run / "pytest.txt").read_text()
     status, text, report = _analyse(run, interrupted=True, pytest_exit=None)
@@ -244,25 +242,34 @@ def test_a_full_disk_while_the_report_is_written_leaves_no_partial_file(tmp_path
     assert run_module._cannot_write(caught.value, run).startswith(f"interop.reporting.run: cannot write {run}/")
 
 
-def test_ctrl_c_during_the_analysis_leaves_run_json_saying_so(tmp_path, monkeypatch):
-    # the report is never half written (tests/unit/test_report_run.py); run.json says why there is none
+@pytest.mark.parametrize("sig, said", [(signal.SIGINT, "Ctrl-C"), (signal.SIGTERM, "SIGTERM"),
+                                       (signal.SIGHUP, "SIGHUP")])
+def test_a_stop_signal_during_the_analysis_leaves_a_report_marked_incomplete(tmp_path, monkeypatch, sig, said):
+    # before (and required by this test until 2026-12-03): a Ctrl-C during the analysis left no
+    # report at all, only run.json saying why; SIGTERM and SIGHUP were not seen before the end.
+    # Now each cuts the analysis short and the report says so (pytest's totals, the signal named)
     from interop.reporting import run as run_module
 
     project = _project(tmp_path)
+    real = run_module.format_report
 
-    def interrupted(report):
-        raise KeyboardInterrupt
+    def signalled(report):  # the signal arrives while the report is being built
+        os.kill(os.getpid(), sig)
+        time.sleep(5)  # the handler runs before this ends
+        return real(report)
 
-    monkeypatch.setattr(run_module, "format_report", interrupted)
+    monkeypatch.setattr(run_module, "format_report", signalled)
     for name, value in _env().items():
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("INTEROP_RESULTS_DIR", raising=False)
-    with pytest.raises(KeyboardInterrupt):
-        run_module.main(["test_sample.py"], results=project / "results", cwd=project)
+    assert run_module.main(["test_sample.py"], results=project / "results", cwd=project) == 3
     run = _only_run(project)
-    meta = json.loads((run / "run.json").read_text())
-    assert meta["complete"] is False and meta["ended"].startswith("Ctrl-C during the analysis: no report")
-    assert not (run / "report.txt").exists() and not list(run.glob(".*partial"))
+    text, meta = _incomplete(run)
+    assert f"{said} during the analysis: the report was not finished" in text
+    assert "2 passed" in text  # pytest's own totals are quoted
+    assert meta["complete"] is False and meta["ended"].startswith(f"{said} during the analysis")
+    assert not (run / "report.json").exists() and not list(run.glob(".*partial"))
+    assert not (project / "results" / "latest").exists()
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs: POSIX")

@@ -167,8 +167,10 @@ def test_install_only_touches_no_result():
     assert "interop.reporting.run" in source
 
 
-def test_ctrl_c_during_the_analysis_leaves_no_empty_report(tmp_path, monkeypatch):
-    # before: an empty report.txt next to a stale report.json
+def test_ctrl_c_during_the_analysis_leaves_a_report_marked_incomplete_never_an_empty_one(tmp_path, monkeypatch):
+    # before: an empty report.txt next to a stale report.json; then (until 2026-12-03) no report at
+    # all. Now: a report marked incomplete naming the Ctrl-C (pytest's totals), no report.json of
+    # the half analysis, the previous run stays latest
     from interop.reporting import run
 
     project = _suite(tmp_path, PASSING)
@@ -181,11 +183,13 @@ def test_ctrl_c_during_the_analysis_leaves_no_empty_report(tmp_path, monkeypatch
 
     monkeypatch.setattr(run, "format_report", interrupted)
     monkeypatch.setenv("PYTHONPATH", str(ROOT))
-    with pytest.raises(KeyboardInterrupt):
-        run.main(["test_sample.py"], results=results, cwd=project)
+    assert run.main(["test_sample.py"], results=results, cwd=project) == 3
     second = [r for r in _runs(project) if r != first][0]
     assert (second / "pytest.txt").exists()
-    assert not (second / "report.txt").exists() and not (second / "report.json").exists()
+    text = (second / "report.txt").read_text()
+    assert "RUN INCOMPLETE" in text and "Ctrl-C during the analysis: the report was not finished" in text
+    assert "2 passed" in text
+    assert not (second / "report.json").exists()
     assert not list(second.glob(".*partial"))
     assert (results / "latest").resolve() == first.resolve()
 
@@ -218,7 +222,8 @@ def test_the_report_takes_asvs_ratio_of_the_same_commit(tmp_path):
 
 
 # a suite whose test writes a contended ModelTester line (two xdist workers), and a stand-in for
-# benchmarks/timing_pass.py that times it "alone" (the real pass: tests/unit/test_benchmarks.py)
+# asv's harness (benchmarks/harness.py) with which the pass (interop.reporting.timing_pass) times
+# it "alone" (the real pass: tests/unit/test_benchmarks.py)
 TIMED = ("import json, os\n\ndef test_timed():\n"
          "    stats = {'median1': 1e-4, 'median2': 1.8e-3, 'mean1': 1e-4, 'mean2': 1.8e-3, 'ratio': 18.0,\n"
          "             'samples': 50, 'samples1': 50, 'samples2': 50}\n"
@@ -226,11 +231,17 @@ TIMED = ("import json, os\n\ndef test_timed():\n"
          "            'test': 'tests/test_models.py::test_model_forward[LeNet_eval]'}\n"
          "    with open(os.path.join(os.environ['INTEROP_RESULTS_DIR'], 'benchmarks.jsonl'), 'a') as f:\n"
          "        f.write(json.dumps(line) + '\\n')\n")
-STAND_IN_PASS = ("import argparse, json, os\np = argparse.ArgumentParser()\np.add_argument('--bench')\n"
-                 "p.add_argument('--out')\na = p.parse_args()\n"
-                 "assert 'PYTEST_XDIST_WORKER_COUNT' not in os.environ\n"
-                 "open(a.out, 'w').write(json.dumps({'name': 'LeNet_eval', 'phase': 'forward', 'ratio': 12.0,\n"
-                 "    'rounds': 100, 'torch_s': 1e-4, 'aidge_s': 1.2e-3}) + '\\n')\n")
+STAND_IN_HARNESS = ("import os, time\nassert 'PYTEST_XDIST_WORKER_COUNT' not in os.environ\n"
+                    "RATIO_BUDGET_S = 0.4\n\nclass CaseSkipped(Exception):\n    pass\n\n"
+                    "class PrecheckFailed(Exception):\n    pass\n\nclass Pair:\n    threads, cuda = 1, False\n\n"
+                    "    def ratio_rounds(self, budget_s, clock=None):\n        return [(1e-4, 1.2e-3)] * 100\n\n"
+                    "def pair(kind, name, phase):\n    time.sleep(SLEEP_S)\n    return Pair()\n")
+
+
+def _stand_in_harness(project: Path, sleep_s: float = 0.0) -> None:
+    (project / "benchmarks").mkdir()
+    (project / "benchmarks" / "__init__.py").write_text("")
+    (project / "benchmarks" / "harness.py").write_text(f"SLEEP_S = {sleep_s!r}\n" + STAND_IN_HARNESS)
 
 
 def test_the_run_ranks_its_timing_pass_and_never_a_contended_figure(tmp_path, monkeypatch):
@@ -240,9 +251,8 @@ def test_the_run_ranks_its_timing_pass_and_never_a_contended_figure(tmp_path, mo
     # no timing pass in this checkout: the contended figure is shown, not ranked
     report = json.loads((run / "report.json").read_text())
     assert report["slowdowns_vs_torch"] == [] and report["benchmarks"]["contended"][0]["ratio"] == 18.0
-    assert "timing pass: not run (no benchmarks/timing_pass.py)" in out
-    (project / "benchmarks").mkdir()
-    (project / "benchmarks" / "timing_pass.py").write_text(STAND_IN_PASS)
+    assert "timing pass: not run (no benchmarks/harness.py: the pass times with asv's harness" in out
+    _stand_in_harness(project)
     out, err = _report_run(project).communicate(timeout=300)
     run = _runs(project)[-1]
     report = json.loads((run / "report.json").read_text())
@@ -260,9 +270,7 @@ def test_a_signal_during_the_timing_pass_stops_it_and_the_run_is_incomplete(tmp_
     # SIGINT: the forwarded Ctrl-C ended the pass before the run saw it pressed, and the run was
     # called complete with "timing pass: failed (exit -2)" (seen by hand before this test)
     project = _suite(tmp_path, TIMED)
-    (project / "benchmarks").mkdir()
-    # a pass that would run ten minutes: the run must not wait for it
-    (project / "benchmarks" / "timing_pass.py").write_text("import time\ntime.sleep(600)\n")
+    _stand_in_harness(project, sleep_s=600.0)  # a pass that would run ten minutes: the run must not wait for it
     proc = _report_run(project)
     seen = []
     for line in proc.stdout:
