@@ -1302,7 +1302,10 @@ def main(argv: list[str] | None = None) -> int:
     import platform
     import subprocess
 
-    uptime = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip() if shutil.which("uptime") else ""
+    def uptime_now() -> str:
+        return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip() if shutil.which("uptime") else ""
+
+    uptime_start = uptime_now()
     started = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
     profiles = []
     graphs: dict[str, tuple] = {}
@@ -1358,15 +1361,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\nslow nodes (Aidge > {args.slow_ratio:g}x onnxruntime): {len(slow)}; by the Aidge time they cost:")
         for line in slow_lines(slow, 10):
             print(line)
+    uptime = uptime_now()  # at the end (it was read at the start: the figure docs quoted as the end's)
     meta = {"started": started, "ended": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
             "command": "python -m interop.diagnostics.node_profile " + " ".join(sys.argv[1:] if argv is None else argv),
-            "uptime_at_end": uptime, "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
+            "uptime_at_start": uptime_start, "uptime_at_end": uptime, "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
             "rounds": args.rounds, "warmup": args.warmup, "max_s": args.max_s}
     write_atomically = _write_atomically
     write_atomically(out / "node_profile.json", json.dumps({"meta": meta, "profiles": profiles, "slow": slow,
                                                             "backward": backward}, indent=1) + "\n")
     header = (f"# Per-node profile, Aidge against onnxruntime\n\n{meta['started']} to {meta['ended']}, "
-              f"`{meta['command']}`; {meta['machine']}; `uptime` at the end: `{uptime}`.\n")
+              f"`{meta['command']}`; {meta['machine']}; `uptime` at the start: `{uptime_start}`, at the end: `{uptime}`.\n")
     slow_md = ["", f"## Slow nodes (Aidge more than {args.slow_ratio:g}x onnxruntime): {len(slow)}", "",
                "| operator | attributes | input shapes | Aidge/ort | Aidge/torch op (alone) | cost us "
                "| where (node share of the model) | reproducer |", "|---|---|---|---:|---:|---:|---|---|"]
