@@ -394,8 +394,9 @@ def _export_to_onnx(model, example_inputs, *, training, input_names, route) -> E
 
 
 def _dynamo_export(model, example_inputs, names, training: bool, mixed: bool) -> onnx.ModelProto:
-    """torch's dynamo exporter (``torch.export`` + onnxscript's torchlib), opset 18, without
-    its graph optimiser (``optimize=False``: constant folding would merge or fold parameters
+    """torch's dynamo exporter (``torch.export`` + onnxscript's torchlib), opset 18, then
+    onnxscript's optimiser with the model's state held as named graph inputs
+    (:func:`optimize_keeping_state`: torch's own ``optimize=True`` would fold or fuse parameters
     into new constants, and the parameter mapping back to torch needs them as they are).
     The model runs in the mode it is exported for (``torch.export`` traces the module as it
     is: there is no ``training=`` argument on this route); :func:`preserved_state` restores
@@ -409,7 +410,35 @@ def _dynamo_export(model, example_inputs, names, training: bool, mixed: bool) ->
     program = torch.onnx.export(model, tuple(example_inputs), dynamo=True, opset_version=OPSET_VERSION,
                                 input_names=names, optimize=False, verbose=False, report=False,
                                 external_data=False)
+    optimize_keeping_state(program.model, set(_state_tensors(model)))
     return lower_castlike(program.model_proto)
+
+
+def optimize_keeping_state(model_ir, state_names: set[str]) -> None:
+    """onnxscript's optimiser (constant folding, its rewrite rules, dead-node removal: what
+    ``torch.onnx.export(optimize=True)`` runs) on ``model_ir`` (an ``onnx_ir.Model``, in place),
+    with every initializer that is torch state (``state_names``: parameters and buffers) held as
+    a named graph input meanwhile, its value hidden: nothing can fold a parameter into a new
+    constant or fuse a BatchNorm into a convolution (which lost train mode and the mapping back
+    to torch), while the shape arithmetic folds away. Without it the dynamo graph kept nodes Aidge
+    cannot take: an empty Slice in ``nn.TransformerEncoderLayer`` (``Start (3) < End (2)``),
+    SplitToSequence in GPT-2. The state comes back as initializers of the same names."""
+    import onnxscript.optimizer
+
+    graph = model_ir.graph
+    held = []
+    for name in [n for n in graph.initializers if n in state_names]:
+        value = graph.initializers.pop(name)
+        held.append((value, value.const_value))
+        value.const_value = None
+        graph.inputs.append(value)
+    try:
+        onnxscript.optimizer.optimize(model_ir)
+    finally:
+        for value, tensor in held:
+            graph.inputs.remove(value)
+            value.const_value = tensor
+            graph.register_initializer(value)
 
 
 def lower_castlike(proto: onnx.ModelProto) -> onnx.ModelProto:

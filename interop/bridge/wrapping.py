@@ -9,15 +9,16 @@ from typing import Any, Sequence
 import torch
 from torch.utils import _pytree as pytree
 
-from ..errors import ExportError, TracingError
+from ..errors import ExportError, StatefulModelError, TracingError
+from ..exporters import AUTO_ORDER, note_routes, routes_not_collected
 from ..stages import stage
 from . import capture
 from . import runtime as rt
 from .binding import BoundModule, CallBinding, needs_binding
-from .known_defects import check_policy
+from .known_defects import KnownDefectError, check_policy
 from .graph import _compile, _import_graph, compute_dtype
 from .module import AidgeModule
-from .onnx_export import (ExportedModel, _model_name, check_exporter, check_value_dependence, default_exporter,
+from .onnx_export import (ExportedModel, _model_name, _plain, check_exporter, check_value_dependence, default_exporter,
                           export_to_onnx, preserved_state)
 
 __all__ = ["wrap", "normalize_input_sizes"]
@@ -169,6 +170,100 @@ def _wrap(torch_model, traced, binding, example_inputs, *, backend, training, ve
                                output_structure=_output_structure, exporter=exporter)
     if dformat is not None:
         raise ValueError(f"dformat={dformat!r} is a setting of backend 'export_cpp', not of {backend!r}")
+    if exporter != "auto":
+        return _wrap_route(torch_model, traced, binding, example_inputs, backend=backend, training=training,
+                           verbose=verbose, on_trace_warning=on_trace_warning, exporter=exporter,
+                           known_defects=known_defects)
+    # "auto": each route in turn, moving on when torch cannot export the model on a route or
+    # Aidge refuses the route's graph (import, compile: the TorchScript graph of
+    # nn.TransformerEncoderLayer hits Aidge's empty-Slice defect, its dynamo graph runs); each
+    # route's outcome is kept in the module's exported.failed_routes, the last one's error raised
+    outcomes: dict[str, str] = {}
+    export_failures: dict[str, BaseException] = {}
+    aidge_failure: BaseException | None = None  # the first route whose graph Aidge refused at wrap
+    fallback = None  # the first route whose graph Aidge refused only when run: returned if no route does better
+    for k, route in enumerate(AUTO_ORDER):
+        last = k == len(AUTO_ORDER) - 1
+        try:
+            with routes_not_collected():  # one entry for the whole choice, noted below
+                module = _wrap_route(torch_model, traced, binding, example_inputs, backend=backend,
+                                     training=training, verbose=verbose, on_trace_warning=on_trace_warning,
+                                     exporter=route, known_defects=known_defects)
+        except (StatefulModelError, TracingError, KnownDefectError):
+            note_routes([(None, dict(outcomes), None)])
+            raise  # the model's own state or trace, or a defect the caller chose to hear of: said as it is
+        except Exception as exc:  # noqa: BLE001 - torch's export or Aidge refused this route: the next one
+            outcomes[route] = _route_outcome(exc)
+            if isinstance(exc, ExportError):
+                export_failures[route] = exc
+            elif aidge_failure is None:
+                aidge_failure = exc
+            if not last:
+                continue
+            if fallback is not None:
+                break
+            note_routes([(None, dict(outcomes), None)])
+            if aidge_failure is None:  # torch exports on no route: said as before
+                text = "; ".join(f"{r} route: {_plain(str(e.__cause__ or e))}" for r, e in export_failures.items())
+                error = ExportError(f"torch.onnx.export failed for {_model_name(traced)} on every route "
+                                    f"({', '.join(export_failures)}): {text}", exporter=route)
+                error.failed_routes = dict(outcomes)
+                raise error from exc.__cause__
+            aidge_failure.add_note("exporter='auto' tried every route: "
+                                   + "; ".join(f"{r}: {o}" for r, o in outcomes.items()))
+            raise aidge_failure
+        if not last:
+            try:
+                _trial_forward(module, example_inputs, verbose)
+            except Exception as exc:  # noqa: BLE001 - Aidge refuses to run this route's graph: the next one
+                outcomes[route] = _route_outcome(exc)
+                fallback = fallback or module
+                continue
+        module._exported.failed_routes = {**outcomes, **module._exported.failed_routes}
+        note_routes([(route, dict(outcomes), len(module._exported.proto.graph.node))])
+        return module
+    # no later route does better than the one Aidge refused at run time: that module, whose first
+    # call raises Aidge's error as it did before exporter="auto" tried the others
+    fallback._exported.failed_routes = {r: o for r, o in outcomes.items() if r != fallback.exporter}
+    note_routes([(fallback.exporter, dict(fallback._exported.failed_routes), len(fallback._exported.proto.graph.node))])
+    return fallback
+
+
+def _trial_forward(module, example_inputs, verbose: bool) -> None:
+    """One Aidge forward of the module's graph on the example inputs, on a second import of the
+    same ONNX model (the module's own graph stays unrun: an Aidge state carried from one call to
+    the next, a training BatchNorm's statistics, are not touched), for ``exporter="auto"`` to
+    hear Aidge refuse a route's graph where it only does at run time (the TorchScript graph of
+    ``nn.TransformerEncoderLayer``: "Reshape: output size (23040) does not match input size
+    (480)"). Costs one import, compile and forward of the graph, on ``auto``'s routes but the last."""
+    if not isinstance(module, AidgeModule):
+        return
+    from .onnx_export import default_input_names, unused_graph_inputs
+    from .runner import _GraphRunner
+
+    exported = module._exported
+    names = default_input_names(len(example_inputs))
+    dtype = compute_dtype(example_inputs, exported)
+    with rt.quiet_aidge(verbose):
+        graph = _import_graph(exported)
+        _compile(graph, module.backend, [list(x.shape) for x in example_inputs], [x.dtype for x in example_inputs],
+                 faithful=dtype is None)
+    runner = _GraphRunner(graph, module.backend, len(example_inputs), verbose, names,
+                          unused_graph_inputs(exported.proto, names), float_dtype=module._runner.float_dtype)
+    with torch.no_grad(), torch.random.fork_rng(devices=[]):
+        runner.forward([x.detach() for x in example_inputs])
+
+
+def _route_outcome(exc: BaseException) -> str:
+    """One line saying how a route failed: torch's export, or Aidge's refusal of its graph."""
+    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+    if isinstance(exc, ExportError):
+        return first
+    return f"Aidge refused the route's graph: {type(exc).__name__}: {first}"
+
+
+def _wrap_route(torch_model, traced, binding, example_inputs, *, backend, training, verbose, on_trace_warning,
+                exporter, known_defects):
     with stage("export"):
         exported = export_to_onnx(traced, example_inputs, training=training, exporter=exporter)
     capture.note_export(traced, example_inputs, exported, backend)
