@@ -170,7 +170,13 @@ def _wrap(torch_model, traced, binding, example_inputs, *, backend, training, ve
                                output_structure=_output_structure, exporter=exporter)
     if dformat is not None:
         raise ValueError(f"dformat={dformat!r} is a setting of backend 'export_cpp', not of {backend!r}")
-    if exporter != "auto":
+    from .value_check import checks_are_deferred
+
+    if exporter != "auto" or checks_are_deferred():
+        # inside checks_deferred() (a harness comparing every call itself: verify, the suites' cases)
+        # "auto" keeps the first route that exports, inside export_to_onnx, as the expected-failure
+        # table was measured; moving on from a graph Aidge refuses there waits for a full run that
+        # re-measures the table's rows (docs/exporters.md)
         return _wrap_route(torch_model, traced, binding, example_inputs, backend=backend, training=training,
                            verbose=verbose, on_trace_warning=on_trace_warning, exporter=exporter,
                            known_defects=known_defects)
