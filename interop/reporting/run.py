@@ -108,14 +108,25 @@ def new_run_dir(results: Path, commit: str) -> Path:
     return run_dir
 
 
-def point_latest(results: Path, run_dir: Path) -> None:
-    """Make ``results/latest`` point at ``run_dir`` (relative link, replaced atomically)."""
+def point_latest(results: Path, run_dir: Path) -> str | None:
+    """Make ``results/latest`` point at ``run_dir`` (relative link, replaced atomically). Only a
+    link is replaced: anything else in its place (a directory, a file: someone's) is left as it
+    is, and the returned line says so (None when the link points at ``run_dir``)."""
     link = results / "latest"
+    if os.path.lexists(link) and not os.path.islink(link):
+        return (f"interop.reporting.run: {link} is not a symbolic link (a "
+                f"{'directory' if os.path.isdir(link) else 'file'}): left as it is, not pointed at {run_dir.name}")
     tmp = results / f".latest.{os.getpid()}.partial"
     if tmp.is_symlink() or tmp.exists():
         tmp.unlink()
     tmp.symlink_to(run_dir.relative_to(results))
-    os.replace(tmp, link)
+    try:
+        os.replace(tmp, link)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    return None
 
 
 def _salvage(run_dir: str, meta: str) -> int:
@@ -721,7 +732,9 @@ def _merge_main(sources: list[str], results: Path, cwd: Path) -> int:
         said = _append_history(results, history)  # the report and run.json are in place: now the history
         if said:
             sys.stderr.write(said + "\n")
-        point_latest(results, run_dir)
+        said = point_latest(results, run_dir)
+        if said:
+            sys.stderr.write(said + "\n")
     sys.stdout.write(_summary(run_dir, text, report))
     why = "INCOMPLETE" if not complete else "MIXED" if reasons else None
     sys.stdout.write(f"\nreport of the merged run: {run_dir / 'report.txt'}"
@@ -831,7 +844,9 @@ def _run_watched(args, cwd, results, run_dir, env, meta, supervisor: Supervisor)
         said = _append_history(results, history)  # the report and run.json are in place: now the history
         if said:
             sys.stderr.write(said + "\n")
-        point_latest(results, run_dir)
+        said = point_latest(results, run_dir)
+        if said:
+            sys.stderr.write(said + "\n")
     sys.stdout.write(_summary(run_dir, text, report))
     where = f"report of this run: {run_dir / 'report.txt'}"
     sys.stdout.write(f"\n{where}" + ("" if complete else " (INCOMPLETE: results/latest not updated)") + "\n")

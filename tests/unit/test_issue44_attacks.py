@@ -50,6 +50,8 @@ ATTACKS: list[tuple[str, str, list[str]]] = [
      ["test_triage_apply.py::test_a_release_folder_that_is_a_link_out_is_refused"]),
     ("outside", "a test of the run plants triage/ or defects/ as a link out of the run directory",
      ["test_issue44_attacks.py::test_links_planted_in_the_run_lead_nowhere"]),
+    ("outside", "a directory or a file planted at results/latest",
+     ["test_issue44_attacks.py::test_something_else_in_place_of_latest_is_left_alone_and_named"]),
     ("half-written", "triage apply of rows the table refuses",
      ["test_triage_apply.py::test_rows_the_table_refuses_are_refused_before_anything_is_written"]),
     ("half-written", "a deeply nested proposal", ["test_triage_apply.py::test_a_deeply_nested_proposal_or_file_is_one_line_not_a_traceback"]),
@@ -258,6 +260,35 @@ def test_a_records_file_above_its_limit_is_refused_unread(tmp_path, monkeypatch,
     err = capsys.readouterr().err
     assert "above the limit" in err and "Traceback" not in err
     assert not (tmp_path / "merged" / "runs").exists() or not list((tmp_path / "merged" / "runs").iterdir())
+
+
+@pytest.mark.parametrize("kind", ["directory", "file"])
+def test_something_else_in_place_of_latest_is_left_alone_and_named(tmp_path, kind):
+    # before: a directory at results/latest was an IsADirectoryError traceback at the end of a
+    # complete run (and a file was replaced, whoever's it was)
+    from interop.reporting.run import point_latest
+
+    results = tmp_path / "results"
+    run = results / "runs" / "20260101T000000000000Z-nogit-1"
+    run.mkdir(parents=True)
+    latest = results / "latest"
+    if kind == "directory":
+        latest.mkdir()
+        (latest / "mine.txt").write_text("kept")
+    else:
+        latest.write_text("kept")
+    said = point_latest(results, run)
+    assert said == (f"interop.reporting.run: {latest} is not a symbolic link (a {kind}): left as it is, "
+                    f"not pointed at {run.name}")
+    assert (latest / "mine.txt" if kind == "directory" else latest).read_text() == "kept"
+    assert not list(results.glob(".*partial"))
+    # a link is replaced, as always
+    latest_link = tmp_path / "other" / "latest"
+    (tmp_path / "other" / "runs" / "a").mkdir(parents=True)
+    (tmp_path / "other" / "runs" / "b").mkdir(parents=True)
+    assert point_latest(tmp_path / "other", tmp_path / "other" / "runs" / "a") is None
+    assert point_latest(tmp_path / "other", tmp_path / "other" / "runs" / "b") is None
+    assert latest_link.resolve() == (tmp_path / "other" / "runs" / "b").resolve()
 
 
 # ---- the run as a whole: python tests/unit/test_issue44_attacks.py ----------------------------------
