@@ -3,26 +3,13 @@
 Every known failure of every source and backend is a *row* in a JSON file under
 ``interop/cases/expected/<release>/`` (the Aidge release the row was triaged on), one file per
 source and reason (``operator.backward_not_implemented.json``, ``opinfo.crash.json``,
-``export_cpp.compile_error.json``). A file is ``{"release": "0.10.1", "rows": [...]}``; a row::
+``export_cpp.compile_error.json``). A file is ``{"release": "0.10.1", "rows": [...]}``; a row is
+one :class:`TableRow` (the schema, written once: its keys, their types and defaults, the order a
+file writes them in), for example::
 
-    {
-     "source": "operator",              # the kind of the cases (interop.cases.case.KINDS)
-     "operator": "Abs",                 # the Aidge operator responsible
-     "phase": "backward",               # export / import / compile / forward / backward / step
-     "category": "backward_not_implemented",
-     "quote": "Backward not yet implemented for Abs_Op on backend cpu",   # or a list: any matches
-     "attribution": null,               # aidge (null: aidge), export, precision, ...
-     "aidge": ">=0.10.1",               # the Aidge releases it applies to (PEP 440; a list: any)
-     "backends": ["cpu", "cuda"],       # null: every backend
-     "dtypes": ["float16"],             # optional: only cases of these dtypes
-     "exporters": ["torchscript"],      # optional: only sessions on these routes (--exporter)
-     "memory_unsafe": true,             # optional (see ExpectedFailure.memory_unsafe)
-     "other_categories": ["hang"],      # optional, with memory_unsafe
-     "sample_hash": true,               # optional: a selector ends with a sample hash (last resort)
-     "run": "opinfo shard 1/15",        # optional: the run that collects its cases (not the default)
-     "note": "what was measured",
-     "cases": ["Abs:*"]                 # "<operator or entry>:<label glob>"
-    }
+    {"source": "operator", "operator": "Abs", "phase": "backward", "category": "backward_not_implemented",
+     "quote": "Backward not yet implemented for Abs_Op on backend cpu", "aidge": ">=0.10.1",
+     "note": "what was measured", "cases": ["Abs:*"]}
 
 A selector matches a case's label (:attr:`interop.cases.case.Case.label`) or its tail after
 an ``_``; OpInfo selectors say ``s*_`` for the sample index, so that a torch upgrade that
@@ -50,21 +37,79 @@ from ..exporters import EXPORTER_CHOICES, default_exporter
 from .case import KINDS, PHASES
 
 __all__ = ["ExpectedFailure", "EXPORT_CATEGORY", "TABLE_DIR", "table_dir", "TableError", "TableIndex", "load_table", "applicable", "aidge_release",
-           "entry_of", "write_table_file", "forget_loaded", "release_matches", "file_stem", "format_rows"]
+           "entry_of", "write_table_file", "TableRow", "KEY_ORDER", "forget_loaded", "release_matches", "file_stem", "format_rows"]
 
 #: where the data files live (shipped in the package)
 TABLE_DIR = Path(__file__).with_name("expected")
 #: the installed Aidge release is read from this distribution; INTEROP_AIDGE_RELEASE overrides it
 RELEASE_DIST = "aidge_core"
 
-_REQUIRED = {"source": str, "operator": str, "phase": str, "category": str, "quote": (str, list),
-             "aidge": (str, list), "cases": list}
-_OPTIONAL = {"attribution": (str, type(None)), "backends": (list, type(None)), "dtypes": (list, type(None)),
-             "exporters": (list, type(None)), "memory_unsafe": bool, "other_categories": list, "sample_hash": bool, "run": (str, type(None)),
-             "note": str, "defect": str, "detected_by": str}
-#: the order keys are written in (readable diffs)
-KEY_ORDER = ("source", "operator", "phase", "category", "quote", "detected_by", "defect", "attribution", "aidge", "backends", "dtypes",
-             "exporters", "memory_unsafe", "other_categories", "sample_hash", "run", "note", "cases")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class TableRow:
+    """One row of a table file: the schema, written once. The keys (an unknown one is refused),
+    their JSON types (no coercion: each annotation is checked as written), the optional keys'
+    defaults (a field without one is a required key), and the order a file writes them in (the
+    fields' order). What a value must be beyond its type (a known phase, a PEP 440 range, a
+    selector...) is checked by :func:`_check_row` and :class:`ExpectedFailure`."""
+
+    #: the kind of the cases (:data:`interop.cases.case.KINDS`): :attr:`ExpectedFailure.kind`
+    source: str
+    #: the Aidge operator responsible
+    operator: str
+    #: export / import / compile / forward / backward / step
+    phase: str
+    category: str
+    #: Aidge's error text, or a list of them (any matches): :attr:`ExpectedFailure.error`
+    quote: str | list[str]
+    #: the suite's check that saw it when the quote is the suite's words (:func:`detected_by`)
+    detected_by: str = None  # type: ignore[assignment]  (absent: None; a null in a file is refused)
+    #: the ledger's defect id (``D-`` and 8 hex digits)
+    defect: str = None  # type: ignore[assignment]
+    #: aidge (null: aidge), export, precision...
+    attribution: str | None = None
+    #: the Aidge releases it applies to (PEP 440; a list: any)
+    aidge: str | list[str]
+    #: null: every backend
+    backends: list[str] | None = None
+    #: only cases of these dtypes
+    dtypes: list[str] | None = None
+    #: only sessions on these routes (``--exporter``)
+    exporters: list[str] | None = None
+    #: see :attr:`ExpectedFailure.memory_unsafe`
+    memory_unsafe: bool = False
+    #: with memory_unsafe
+    other_categories: list[str] = ()  # type: ignore[assignment]
+    #: a selector ends with a sample hash (last resort)
+    sample_hash: bool = False
+    #: the run that collects its cases when the default run does not (:data:`NAMED_RUNS`)
+    run: str | None = None
+    note: str = ""
+    #: ``"<operator or entry>:<label glob>"``
+    cases: list[str]
+
+
+def _json_types(annotation: str) -> dict[type, type | None]:
+    """``"str | list[str]"`` -> {str: None, list: str}: each JSON type a key may hold, with the
+    type of a list's elements."""
+    names = {"str": str, "bool": bool, "None": type(None)}
+    out: dict[type, type | None] = {}
+    for part in (p.strip() for p in annotation.split("|")):
+        out.update({list: names[part[5:-1]]} if part.startswith("list[") else {names[part]: None})
+    return out
+
+
+#: key -> the JSON types it may hold (from :class:`TableRow`'s annotations)
+_TYPES = {f.name: _json_types(f.type) for f in dataclasses.fields(TableRow)}
+#: the keys a row must have (no default)
+_REQUIRED_KEYS = tuple(f.name for f in dataclasses.fields(TableRow)
+                       if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING)
+#: the order keys are written in (readable diffs): the schema's
+KEY_ORDER = tuple(f.name for f in dataclasses.fields(TableRow))
+#: what an element of a list that is not a string is told, per key
+_ELEMENT = {"quote": "quote Aidge's error text (a non-empty string, or a list of them)",
+            "aidge": "not a PEP 440 specifier set", "cases": "'<Operator>:<label pattern>' strings (a label glob)"}
 #: a label that ends with a sample hash (an OpInfo label too long to print whole)
 #: the suite's own words for what Aidge says nothing about, and the check that says them: a row quoting
 #: them names that check (key ``detected_by``) instead of passing them off as Aidge's message
@@ -272,18 +317,30 @@ def _fail(where: str, message: str):
     raise TableError(f"{where}: {message}")
 
 
-def _check_row(row: Any, where: str) -> None:
+def _row_model(row: Any, where: str) -> TableRow:
+    """``row`` as a :class:`TableRow`, or a :class:`TableError` naming the key: an unknown key
+    first, then a missing one, then a wrong type."""
     if not isinstance(row, dict):
         _fail(where, f"a row is a JSON object, got {type(row).__name__}")
     for key in row:
-        if key not in _REQUIRED and key not in _OPTIONAL:
+        if key not in _TYPES:
             _fail(where, f"unknown key {key!r} (keys: {', '.join(KEY_ORDER)})")
-    for key, kinds in _REQUIRED.items():
+    for key in _REQUIRED_KEYS:
         if key not in row:
             _fail(where, f"missing key {key!r}")
-    for key, kinds in {**_REQUIRED, **_OPTIONAL}.items():
-        if key in row and not isinstance(row[key], kinds):
-            _fail(where, f"key {key!r}: wrong type {type(row[key]).__name__}")
+    for key, value in row.items():
+        kinds = _TYPES[key]
+        if type(value) not in kinds:  # the exact type: a bool is no int here
+            _fail(where, f"key {key!r}: wrong type {type(value).__name__}")
+        element = kinds[type(value)]
+        if element is not None and not set(map(type, value)) <= {element}:  # an element of a list
+            _fail(where, f"key {key!r}: {_ELEMENT.get(key, 'a list of names')}")
+    return TableRow(**row)
+
+
+def _check_row(row: Any, where: str) -> TableRow:
+    """The row's :class:`TableRow`, its values checked (a :class:`TableError` names the key)."""
+    model = _row_model(row, where)
     # the values (phase, category, source, attribution, selectors...): ExpectedFailure's own checks, in entry_of
     quotes = [row["quote"]] if isinstance(row["quote"], str) else row["quote"]
     if not quotes or not all(isinstance(q, str) and q.strip() and " || " not in q for q in quotes):
@@ -296,7 +353,7 @@ def _check_row(row: Any, where: str) -> None:
     if len(set(cases)) != len(cases):
         _fail(where, "key 'cases': a selector appears twice")
     for key in ("backends", "dtypes", "exporters", "other_categories"):
-        if row.get(key) is not None and not all(isinstance(v, str) and v for v in row[key]):
+        if row.get(key) is not None and not all(row[key]):
             _fail(where, f"key {key!r}: a list of names")
     ours = detected_by(row["category"], quotes[0])
     if row.get("detected_by") != ours:
@@ -306,27 +363,28 @@ def _check_row(row: Any, where: str) -> None:
     if row.get("run") is not None and row["run"] not in NAMED_RUNS:
         _fail(where, f"key 'run': {row['run']!r} is not a run the project names ({', '.join(map(repr, NAMED_RUNS))}): "
                      "a row the default run does not reach names the run that does")
-    if "defect" in row and not DEFECT_ID.fullmatch(row["defect"]):
+    if row.get("defect") is not None and not DEFECT_ID.fullmatch(row["defect"]):
         _fail(where, f"key 'defect': a defect id of the ledger (D- and 8 hex digits), got {row['defect']!r}")
     hashed = [c for c in cases if SAMPLE_HASH.search(c)]
     if hashed and not row.get("sample_hash"):
         _fail(where, f"key 'cases': {hashed[0]!r} selects by a sample hash: say so with \"sample_hash\": true")
+    return model
 
 
-def entry_of(row: dict, file: str = "", index: int = -1):
-    """The :class:`ExpectedFailure` of a (checked) row."""
-    quotes = [row["quote"]] if isinstance(row["quote"], str) else row["quote"]
-    backends = row.get("backends")
+def entry_of(row: dict | TableRow, file: str = "", index: int = -1):
+    """The :class:`ExpectedFailure` of a row (a :class:`TableRow`, or a dict read as one)."""
+    row = row if isinstance(row, TableRow) else TableRow(**row)
+    quotes = [row.quote] if isinstance(row.quote, str) else row.quote
+    backends = row.backends
     backend = None if backends is None else backends[0] if len(backends) == 1 else tuple(backends)
     return ExpectedFailure(
-        operator=row["operator"], phase=row["phase"], category=row["category"], error=" || ".join(quotes),
-        cases=tuple(row["cases"]), kind=row["source"], backend=backend, note=row.get("note", ""),
-        memory_unsafe=bool(row.get("memory_unsafe")), other_categories=tuple(row.get("other_categories") or ()),
-        attribution=row.get("attribution"), aidge=row["aidge"] if isinstance(row["aidge"], str)
-        else tuple(row["aidge"]), dtypes=tuple(row["dtypes"]) if row.get("dtypes") else None,
-        exporters=tuple(row["exporters"]) if row.get("exporters") is not None else None,
-        sample_hash=bool(row.get("sample_hash")), run=row.get("run"), defect=row.get("defect"),
-        detected_by=row.get("detected_by"), file=file,
+        operator=row.operator, phase=row.phase, category=row.category, error=" || ".join(quotes),
+        cases=tuple(row.cases), kind=row.source, backend=backend, note=row.note,
+        memory_unsafe=row.memory_unsafe, other_categories=tuple(row.other_categories),
+        attribution=row.attribution, aidge=row.aidge if isinstance(row.aidge, str) else tuple(row.aidge),
+        dtypes=tuple(row.dtypes) if row.dtypes else None,
+        exporters=tuple(row.exporters) if row.exporters is not None else None,
+        sample_hash=row.sample_hash, run=row.run, defect=row.defect, detected_by=row.detected_by, file=file,
         index=index)
 
 
@@ -350,12 +408,12 @@ def read_table_file(path: Path) -> list:
     out = []
     for index, row in enumerate(data["rows"]):
         where = f"{path} row {index} ({row.get('operator', '?') if isinstance(row, dict) else '?'})"
-        _check_row(row, where)
-        if not release_matches(row["aidge"], data["release"]):
-            _fail(where, f"key 'aidge': {row['aidge']!r} does not hold {data['release']}, the release it was "
+        model = _check_row(row, where)
+        if not release_matches(model.aidge, data["release"]):
+            _fail(where, f"key 'aidge': {model.aidge!r} does not hold {data['release']}, the release it was "
                          "triaged on (the folder)")
         try:
-            out.append(entry_of(row, file=str(path), index=index))
+            out.append(entry_of(model, file=str(path), index=index))
         except ValueError as exc:
             _fail(where, str(exc))
     return out

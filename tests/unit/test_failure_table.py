@@ -57,6 +57,12 @@ def test_the_shipped_table_is_data_only_and_loads():
     ({"cases": ["Abs"]}, "key 'cases'"),
     ({"cases": ["opinfo:s*_5x5_cd74e810"]}, "sample hash"),
     ({"other_categories": ["hang"]}, "only with memory_unsafe"),
+    # the types come from the one schema (TableRow), named the same way
+    ({"memory_unsafe": 1}, "key 'memory_unsafe': wrong type int"),
+    ({"backends": ["cpu", 2]}, "key 'backends': a list of names"),
+    ({"quote": ["a quote", 2]}, "key 'quote': quote Aidge's error text"),
+    ({"cases": ["Abs:*", None]}, "key 'cases': '<Operator>:<label pattern>' strings"),
+    ({"note": None}, "key 'note': wrong type NoneType"),
 ])
 def test_a_bad_row_is_named_by_file_row_and_key(tmp_path, change, message):
     root = _table(tmp_path, [ROW, dict(ROW, **change)])
@@ -381,3 +387,16 @@ def test_every_shipped_row_quoting_the_suite_s_words_says_so():
     entries = ft.load_table()
     ours = [e for e in entries if e.detected_by]
     assert ours and all(ft.detected_by(e.category, e.quotes[0]) == e.detected_by for e in entries)
+
+
+def test_the_row_schema_is_written_once():
+    """Issue 46 item 2 (the table's half): the keys, their types, which are required and the order a
+    file writes them in all come from TableRow; a row read is a TableRow before it is an entry."""
+    import dataclasses
+
+    fields = dataclasses.fields(ft.TableRow)
+    assert ft.KEY_ORDER == tuple(f.name for f in fields)
+    assert set(ft._REQUIRED_KEYS) == {"source", "operator", "phase", "category", "quote", "aidge", "cases"}
+    assert not hasattr(ft, "_REQUIRED") and not hasattr(ft, "_OPTIONAL")
+    row = ft._check_row(dict(ROW), "here")
+    assert isinstance(row, ft.TableRow) and ft.entry_of(row) == ft.entry_of(dict(ROW))
