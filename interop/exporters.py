@@ -6,7 +6,8 @@ heavy is imported); the exports themselves are :mod:`interop.bridge.onnx_export`
 - ``"torchscript"``: ``torch.onnx.export(dynamo=False)``, the TorchScript tracer;
 - ``"dynamo"``: ``torch.onnx.export(dynamo=True)`` (torch 2.13's default; ``torch.export``
   + onnxscript's torchlib);
-- ``"auto"``: each route of :data:`AUTO_ORDER` until one exports.
+- ``"auto"``: each route of :data:`AUTO_ORDER` until one exports and (``wrap``, outside a
+  harness's ``checks_deferred()``) Aidge takes its graph (docs/exporters.md).
 """
 from __future__ import annotations
 

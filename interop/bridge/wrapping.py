@@ -86,7 +86,10 @@ def wrap(
     ``exporter``: torch's route to ONNX, ``"torchscript"`` (``torch.onnx.export(dynamo=False)``),
     ``"dynamo"`` (``dynamo=True``, torch's default, needs onnxscript) or ``"auto"``:
     TorchScript, then dynamo when TorchScript cannot export the model (attention through
-    ``scaled_dot_product_attention``, GPT-2's ``aten::diff``); default ``$INTEROP_EXPORTER``,
+    ``scaled_dot_product_attention``, GPT-2's ``aten::diff``) or Aidge refuses its graph (at
+    import, compile, or a trial forward on a second import of the graph: the TorchScript graph of
+    ``nn.TransformerEncoderLayer``), each route's outcome kept (``failed_routes``); when no later
+    route does better, the refused route's module is returned; default ``$INTEROP_EXPORTER``,
     else ``"auto"``. The route taken is the module's :attr:`~AidgeModule.exporter`; new input
     shapes are exported again through it. An export that fails on every route tried raises
     :class:`~interop.errors.ExportError` naming each route and torch's error.
@@ -108,9 +111,13 @@ def wrap(
     :class:`~interop.bridge.value_check.ValueMismatchError` naming the output and the first
     diverging node instead of returning it.
 
-    Side effects: none. The caller's model keeps its mode, weights and buffers (BatchNorm
-    running statistics included), nothing is written to disk or printed, and global
-    warning filters and RNG state are left untouched.
+    Lazy modules (``nn.LazyLinear``...) are materialised by one torch call on the example
+    inputs before the export, as the model's own first call would (the RNG stream restored).
+
+    Side effects: none beyond that materialisation. The caller's model keeps its mode, weights
+    and buffers (BatchNorm running statistics included) and its plain attributes (a cache the
+    forward fills, LeViT's attention biases, is emptied back), nothing is written to disk or
+    printed, and global warning filters and RNG state are left untouched.
     """
     exporter = check_exporter(exporter) if exporter is not None else default_exporter()
     check_policy(known_defects)
