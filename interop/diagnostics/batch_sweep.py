@@ -16,7 +16,7 @@ from typing import Callable
 import torch
 from torch import nn
 
-__all__ = ["SweepRow", "sweep_model", "sweep_isolated", "decoder_graphs", "zoo_graphs", "main"]
+__all__ = ["SweepRow", "sweep_model", "sweep_isolated", "sweep_architecture", "sweep_architecture_isolated", "decoder_graphs", "zoo_graphs", "main"]
 
 #: outcomes of one call
 MATCH, LOUD, SILENT, CRASH = "match", "error", "SILENT WRONG", "CRASH"
@@ -147,6 +147,76 @@ def sweep_isolated(name: str, factory, size, **kwargs) -> SweepRow:
         return SweepRow(name, size[0], [(size[0], LOUD, "-", f"{type(exc).__name__}: {str(exc).splitlines()[0][:150]}")])
 
 
+def _grow_batch(args, kwargs, extra: int):
+    """The call ``(args, kwargs)`` with every batched tensor grown by ``extra`` rows along dim 0
+    (its first rows repeated): the same call at batch+``extra``."""
+    from torch.utils import _pytree as pytree
+
+    def grow(t):
+        if t.dim() == 0:
+            return t
+        return torch.cat([t, t[:extra]], 0) if extra <= t.shape[0] else t
+    return pytree.tree_map_only(torch.Tensor, grow, (args, kwargs))
+
+
+def _second_input(args, kwargs, seed: int):
+    """Another input of the same shapes: float tensors drawn anew, token ids shifted by one (mod
+    their largest value + 1), masks kept."""
+    from torch.utils import _pytree as pytree
+
+    gen = torch.Generator().manual_seed(seed)
+
+    def other(t):
+        if t.is_floating_point():
+            return torch.randn(t.shape, generator=gen, dtype=t.dtype)
+        if t.dtype == torch.int64 and t.numel() and int(t.max()) > 1:
+            return (t + 1) % (int(t.max()) + 1)
+        return t
+    return pytree.tree_map_only(torch.Tensor, other, (args, kwargs))
+
+
+def sweep_architecture(arch, *, exporter: str | None = None) -> SweepRow:
+    """An architecture of :data:`interop.zoo.architectures.ARCHITECTURES` wrapped (eval) at its
+    example call, then called at the same batch, at batch+1 and on a second input of the
+    wrapped shapes; each forward compared with torch's on the same call (every output leaf)."""
+    from ..bridge import wrap
+
+    model = arch.build().eval()
+    args, kwargs = arch.inputs()
+    tensors = [t for t in (*args, *kwargs.values()) if isinstance(t, torch.Tensor)]
+    batch = tensors[0].shape[0] if tensors and tensors[0].dim() else 1
+    am = wrap(model, example_inputs=list(args), example_kwargs=kwargs or None, exporter=exporter)
+    calls = []
+    for label, (a, kw) in (("same", (args, kwargs)), ("batch+1", _grow_batch(args, kwargs, 1)),
+                           ("second input", _second_input(args, kwargs, 7))):
+        def forward(a=a, kw=kw):
+            from torch.utils import _pytree as pytree
+
+            with torch.no_grad():
+                want = model(*a, **kw)
+                got = am(*a, **kw)
+            leaves = lambda o: [x for x in pytree.tree_leaves(o) if isinstance(x, torch.Tensor)]  # noqa: E731
+            return leaves(got), leaves(want)
+
+        f, detail = _outcome(forward)
+        b = batch + 1 if label == "batch+1" else batch
+        calls.append((b, f, "-", f"{label}: {detail}" if detail else label))
+    return SweepRow(arch.name, batch, calls)
+
+
+def sweep_architecture_isolated(arch, **kwargs) -> SweepRow:
+    """:func:`sweep_architecture` in a forked child (a crash is a ``CRASH`` row)."""
+    from ..equivalence.isolation import run_isolated
+    from ..errors import AidgeCrash
+
+    try:
+        return run_isolated(sweep_architecture, arch, timeout=900, **kwargs)
+    except AidgeCrash as exc:
+        return SweepRow(arch.name, 0, [(0, CRASH, CRASH, str(exc).splitlines()[0][:150])])
+    except Exception as exc:  # noqa: BLE001 - raised before any call (build, wrap()): loud, not a crash
+        return SweepRow(arch.name, 0, [(0, LOUD, "-", f"{type(exc).__name__}: {str(exc).splitlines()[0][:150]}")])
+
+
 def format_table(rows: list[SweepRow]) -> str:
     lines = ["| model | wrapped at | called at | forward | backward | detail |", "|---|---|---|---|---|---|"]
     for row in rows:
@@ -160,8 +230,31 @@ def format_table(rows: list[SweepRow]) -> str:
     return "\n".join(lines)
 
 
-def main() -> int:
-    rows = [sweep_isolated(name, factory, size) for name, factory, size in zoo_graphs() + decoder_graphs()]
+def main(argv: list[str] | None = None) -> int:
+    """``python -m interop.diagnostics.batch_sweep`` (the zoo and the decoder graphs) or
+    ``--architectures [NAME ...]`` (the 40 architectures, or those named: wrapped at the example
+    call, called at the same batch, at batch+1 and on a second input)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m interop.diagnostics.batch_sweep")
+    parser.add_argument("--architectures", nargs="*", default=None, metavar="NAME",
+                        help="sweep the architectures (all when no name is given) instead of the zoo")
+    options = parser.parse_args(argv)
+    if options.architectures is not None:
+        from ..zoo.architectures import ARCHITECTURES
+
+        wanted = set(options.architectures)
+        unknown = wanted - {a.name for a in ARCHITECTURES}
+        if unknown:
+            parser.error(f"unknown architecture(s): {', '.join(sorted(unknown))}")
+        rows = []
+        for arch in ARCHITECTURES:
+            if wanted and arch.name not in wanted:
+                continue
+            rows.append(sweep_architecture_isolated(arch))
+            print(format_table(rows[-1:]).splitlines()[2:][:3], flush=True)  # progress, one model at a time
+    else:
+        rows = [sweep_isolated(name, factory, size) for name, factory, size in zoo_graphs() + decoder_graphs()]
     print(format_table(rows))
     return 1 if any(r.silent or r.crashed for r in rows) else 0
 

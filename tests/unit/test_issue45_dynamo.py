@@ -84,3 +84,9 @@ def test_gpt2_dynamo_graph_reaches_aidge():
     # the graph reached Aidge's import; what stops it is an operator Aidge 0.10.1 lacks (IsNaN), a
     # finding of its own, not the export
     assert "Aidge import failed" in str(info.value) and "SplitToSequence" not in str(info.value)
+    # verify's wrapper exports on the dynamo route as wrap does, and stops where wrap stops
+    import interop
+
+    verdict = interop.verify(model, ids, use_cache=False, return_dict=False, exporter="dynamo", isolate=False)
+    assert verdict.outcome == "error" and verdict.phase == "import", verdict
+    assert "Aidge import failed" in verdict.message and "SplitToSequence" not in verdict.message
