@@ -221,7 +221,7 @@ def _slow_nodes_section(add, defects: dict[str, Any] | None) -> None:
     threshold = next((e.get("threshold") for e in slow if e.get("threshold")), 3)
     add(f"== Slow nodes (Aidge over x{threshold:g} onnxruntime on the same node, one thread; by the model time "
         f"they cost): {len(slow)} ==")
-    for e in slow:
+    for e in slow[:SLOW_LINES]:
         shapes = " ".join(str(x).replace(" ", "") for x in e.get("input_shapes") or [])
         models = e.get("models") or {}
         where = ", ".join(f"{m} {v['share']:.0%}" for m, v in sorted(models.items(), key=lambda kv: -kv[1]["cost_s"])[:3])
@@ -230,6 +230,12 @@ def _slow_nodes_section(add, defects: dict[str, Any] | None) -> None:
         add(f"  {e['id']} {e['operator']:<18} {shapes:<28} ort {_fmt_ratio(e.get('ratio_ort')):>8}  torch "
             f"{torch_ratio:>8}  costs {e.get('cost_s', 0) * 1e3:.2f} ms  ({where}{more})"
             + (f"  {e['reproducer']}" if e.get("reproducer") else ""))
+    if len(slow) > SLOW_LINES:
+        add(f"  ... and {len(slow) - SLOW_LINES} more, each with its report: defects.md (kind slow)")
+
+
+#: slow-node lines the report prints (the rest are in the ledger's pages)
+SLOW_LINES = 25
 
 
 def format_report(report: dict[str, Any]) -> str:
