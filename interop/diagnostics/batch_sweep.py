@@ -217,6 +217,52 @@ def sweep_architecture_isolated(arch, **kwargs) -> SweepRow:
         return SweepRow(arch.name, 0, [(0, LOUD, "-", f"{type(exc).__name__}: {str(exc).splitlines()[0][:150]}")])
 
 
+def sweep_moduleinfo_case(case) -> SweepRow:
+    """A ModuleInfo case of the default selection (:func:`interop.cases.moduleinfo.moduleinfo_cases`)
+    wrapped at its sample (its tensor arguments the graph's inputs, in its mode), called at the
+    same batch, at batch+1 and on a second input (the sample's float values permuted, as
+    ``verify``'s second call does), each forward compared with torch's on the same call."""
+    from ..bridge import wrap
+    from ..cases.moduleinfo import moduleinfo_sample
+    from ..equivalence.verdict import _other_inputs, as_module
+
+    module, args, kwargs = moduleinfo_sample(case)
+    fn, tensors = as_module(module, args, kwargs)
+    batch = tensors[0].shape[0] if tensors and tensors[0].dim() else 0
+    am = wrap(fn, example_inputs=[t.detach() for t in tensors])
+    calls = []
+    for label, xs in (("same", tensors), ("batch+1", list(_grow_batch(tuple(tensors), {}, 1)[0])),
+                      ("second input", _other_inputs(tensors))):
+        def forward(xs=xs):
+            from torch.utils import _pytree as pytree
+
+            with torch.no_grad(), torch.random.fork_rng(devices=[]):
+                try:
+                    want = fn(*[x.detach() for x in xs])
+                except Exception as exc:  # noqa: BLE001 - torch refuses these inputs itself
+                    return None, f"torch refuses: {type(exc).__name__}"
+                got = am(*[x.detach() for x in xs])
+            leaves = lambda o: [x for x in pytree.tree_leaves(o) if isinstance(x, torch.Tensor)]  # noqa: E731
+            return leaves(got), leaves(want)
+
+        f, detail = _outcome(forward)
+        calls.append((batch + 1 if label == "batch+1" else batch, f, "-", f"{label}: {detail}" if detail else label))
+    return SweepRow(case.id, batch, calls)
+
+
+def sweep_moduleinfo_isolated(case) -> SweepRow:
+    """:func:`sweep_moduleinfo_case` in a forked child (a crash is a ``CRASH`` row)."""
+    from ..equivalence.isolation import run_isolated
+    from ..errors import AidgeCrash
+
+    try:
+        return run_isolated(sweep_moduleinfo_case, case, timeout=300)
+    except AidgeCrash as exc:
+        return SweepRow(case.id, 0, [(0, CRASH, CRASH, str(exc).splitlines()[0][:150])])
+    except Exception as exc:  # noqa: BLE001 - raised before any call (the sample, wrap()): loud, not a crash
+        return SweepRow(case.id, 0, [(0, LOUD, "-", f"{type(exc).__name__}: {str(exc).splitlines()[0][:150]}")])
+
+
 def format_table(rows: list[SweepRow]) -> str:
     lines = ["| model | wrapped at | called at | forward | backward | detail |", "|---|---|---|---|---|---|"]
     for row in rows:
@@ -239,8 +285,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m interop.diagnostics.batch_sweep")
     parser.add_argument("--architectures", nargs="*", default=None, metavar="NAME",
                         help="sweep the architectures (all when no name is given) instead of the zoo")
+    parser.add_argument("--moduleinfo", action="store_true",
+                        help="sweep the ModuleInfo default selection (its cases, as the suite selects them)")
     options = parser.parse_args(argv)
-    if options.architectures is not None:
+    if options.moduleinfo:
+        from ..cases.moduleinfo import moduleinfo_cases
+
+        rows = []
+        for case in moduleinfo_cases():
+            rows.append(sweep_moduleinfo_isolated(case))
+            print(format_table(rows[-1:]).splitlines()[2:][:3], flush=True)
+    elif options.architectures is not None:
         from ..zoo.architectures import ARCHITECTURES
 
         wanted = set(options.architectures)

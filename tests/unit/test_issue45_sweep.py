@@ -46,3 +46,16 @@ def test_the_inputs_grown_and_redrawn():
     assert grown.shape == (3, 3) and torch.equal(grown[2], ids[0]) and kw["mask"].shape == (3, 3)
     (other,), _ = _second_input((ids,), {}, 0)
     assert other.shape == ids.shape and not torch.equal(other, ids) and int(other.max()) <= 5
+
+
+def test_a_moduleinfo_case_of_the_default_selection_is_swept():
+    from interop.cases.moduleinfo import ModuleInfoUnavailable, moduleinfo_cases
+    from interop.diagnostics.batch_sweep import sweep_moduleinfo_case
+
+    try:
+        cases = [c for c in moduleinfo_cases(["nn.AdaptiveAvgPool1d"]) if not c.training]
+    except ModuleInfoUnavailable:
+        pytest.skip("torch's ModuleInfo database is not installed")
+    row = sweep_moduleinfo_case(cases[0])
+    assert [f for _, f, _, _ in row.calls] == [MATCH, MATCH, MATCH]
+    assert row.calls[1][0] == row.wrapped_at + 1
