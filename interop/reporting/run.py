@@ -305,11 +305,33 @@ def _fault_report(run_dir: Path, why: str, causes: list[str],
     return "\n".join(escape_controls(line) for line in lines) + "\n"
 
 
+#: the files the analysis writes into the run directory (:func:`_analyse`, :func:`_run_watched`)
+RUN_OUTPUTS = ("report.txt", "report.json", "run.json", "support.json", "support.md", "support.html",
+               "porting.json", "porting.md", "porting.html", "defects.json", "defects.md", "defects.html")
+
+
+def _clear_the_way(run_dir: Path) -> list[str]:
+    """Something other than a file or a link under the name of one of the analysis' files (a
+    directory a test of the run made: the run's tests write into its directory) is moved aside,
+    never deleted, so that the report can be written; each one said (``path: why``). Before: a
+    directory named ``report.txt`` ended the run in a traceback, without report or run.json."""
+    said = []
+    for name in RUN_OUTPUTS:
+        path = run_dir / name
+        if os.path.lexists(path) and not (path.is_symlink() or path.is_file()):
+            aside = run_dir / f"{name}.in-the-way-{os.getpid()}"
+            os.replace(path, aside)
+            said.append(f"{path}: not a file (a directory or a FIFO, made by a test of the run?): moved to {aside.name}, "
+                        "where the run's own file goes")
+    return said
+
+
 def _analyse(run_dir: Path, commit: str | None = None, asv_dir: Path | None = None,
              backend: str | None = None, *, results: Path | None = None,
              stopped: str | None = None, pytest_killed: str | None = None,
              history: list[dict] | None = None, add_to_history: bool = True, interrupted: bool = False,
-             pytest_exit: int | None = None, causes: list[str] | None = None) -> tuple[int, str, dict | None]:
+             pytest_exit: int | None = None, causes: list[str] | None = None,
+             problems: list[str] | None = None) -> tuple[int, str, dict | None]:
     """(exit status, report text, report: None when nothing could be read); writes report.txt, report.json and the support matrix
     atomically. ``commit`` and ``asv_dir``: where to look for asv's ratios of the same commit.
     ``backend``: the backend this run tested; the report's "Backends" section sets it beside the
@@ -322,9 +344,10 @@ def _analyse(run_dir: Path, commit: str | None = None, asv_dir: Path | None = No
     ``interrupted`` (Ctrl-C), ``pytest_exit`` (pytest's exit status) and ``causes`` (more reasons
     the run is incomplete: the report process died) name what ended a run; when nothing of it can
     be read they make its report (:func:`_fault_report`: marked incomplete, the cause and pytest's
-    own last lines), never a bare "no pytest output found"."""
+    own last lines), never a bare "no pytest output found". ``problems``: lines the report lists
+    among its input problems (what :func:`_clear_the_way` moved aside)."""
     results = run_dir.parent.parent if results is None else results
-    read_problems: list[str] = []
+    read_problems: list[str] = list(problems or [])
     try:
         run = load_run(run_dir)
         if run is None:  # no records (the interop plugin disabled, pytest never started): its console
@@ -818,10 +841,12 @@ def _run_watched(args, cwd, results, run_dir, env, meta, supervisor: Supervisor)
     history: list[dict] = []
     try:
         with supervisor.interruptible():
+            in_the_way = _clear_the_way(run_dir)
             status, text, report = _analyse(
                 run_dir, commit, results / "asv", backend=backend, results=results,
                 stopped=stopped or ("Ctrl-C during the timing pass" if pass_stopped else None), pytest_killed=killed,
-                history=history, interrupted=interrupted and not pass_stopped, pytest_exit=code)
+                history=history, interrupted=interrupted and not pass_stopped, pytest_exit=code,
+                problems=in_the_way)
     except KeyboardInterrupt as exc:  # Stopped, or a Ctrl-C where no handler could be installed: the
         # analysis cut short, a report all the same, marked incomplete, naming the signal
         status, text, report = 3, _analysis_stopped(run_dir, exc.name if isinstance(exc, Stopped) else "Ctrl-C"), None

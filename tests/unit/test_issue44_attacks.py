@@ -52,6 +52,8 @@ ATTACKS: list[tuple[str, str, list[str]]] = [
      ["test_issue44_attacks.py::test_links_planted_in_the_run_lead_nowhere"]),
     ("outside", "a directory or a file planted at results/latest",
      ["test_issue44_attacks.py::test_something_else_in_place_of_latest_is_left_alone_and_named"]),
+    ("outside", "a test of the run makes directories named report.txt and run.json in the run",
+     ["test_issue44_attacks.py::test_directories_in_place_of_the_runs_files_are_moved_aside"]),
     ("half-written", "triage apply of rows the table refuses",
      ["test_triage_apply.py::test_rows_the_table_refuses_are_refused_before_anything_is_written"]),
     ("half-written", "a deeply nested proposal", ["test_triage_apply.py::test_a_deeply_nested_proposal_or_file_is_one_line_not_a_traceback"]),
@@ -289,6 +291,29 @@ def test_something_else_in_place_of_latest_is_left_alone_and_named(tmp_path, kin
     assert point_latest(tmp_path / "other", tmp_path / "other" / "runs" / "a") is None
     assert point_latest(tmp_path / "other", tmp_path / "other" / "runs" / "b") is None
     assert latest_link.resolve() == (tmp_path / "other" / "runs" / "b").resolve()
+
+
+def test_directories_in_place_of_the_runs_files_are_moved_aside(tmp_path):
+    # before: the run's test made report.txt (and run.json) directories: an IsADirectoryError
+    # traceback, no report, no run.json
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "test_sample.py").write_text(
+        "import os\n\ndef test_plants():\n    d = os.environ['INTEROP_RESULTS_DIR']\n"
+        "    for name in ('report.txt', 'run.json'):\n        os.mkdir(os.path.join(d, name))\n"
+        "        open(os.path.join(d, name, 'kept'), 'w').close()\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("INTEROP_", "PYTEST_"))}
+    env.update(PYTHONPATH=str(ROOT), INTEROP_TIMING_PASS="0", INTEROP_REPRODUCERS="0")
+    done = subprocess.run([sys.executable, "-m", "interop.reporting.run", "test_sample.py"], cwd=project, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.returncode == 0, done.stdout + done.stderr
+    (run,) = (project / "results" / "runs").iterdir()
+    assert (run / "report.txt").is_file() and json.loads((run / "run.json").read_text())["complete"] is True
+    for name in ("report.txt", "run.json"):
+        (aside,) = run.glob(f"{name}.in-the-way-*")
+        assert (aside / "kept").exists()  # moved, never deleted
+        assert f"{run / name}: not a file" in (run / "report.txt").read_text()
 
 
 # ---- the run as a whole: python tests/unit/test_issue44_attacks.py ----------------------------------
