@@ -224,7 +224,7 @@ def sweep_moduleinfo_case(case) -> SweepRow:
     ``verify``'s second call does), each forward compared with torch's on the same call."""
     from ..bridge import wrap
     from ..cases.moduleinfo import moduleinfo_sample
-    from ..equivalence.verdict import _other_inputs, as_module
+    from ..equivalence.verdict import other_inputs, as_module
 
     module, args, kwargs = moduleinfo_sample(case)
     fn, tensors = as_module(module, args, kwargs)
@@ -232,7 +232,7 @@ def sweep_moduleinfo_case(case) -> SweepRow:
     am = wrap(fn, example_inputs=[t.detach() for t in tensors])
     calls = []
     for label, xs in (("same", tensors), ("batch+1", list(_grow_batch(tuple(tensors), {}, 1)[0])),
-                      ("second input", _other_inputs(tensors))):
+                      ("second input", other_inputs(tensors))):
         def forward(xs=xs):
             from torch.utils import _pytree as pytree
 

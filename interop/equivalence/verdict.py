@@ -133,7 +133,7 @@ def as_module(fn, args, kwargs):
     return module, tensors
 
 
-def _other_inputs(tensors):
+def other_inputs(tensors):
     """A second input set of the same shapes and dtypes: float tensors permuted with a
     fixed seed (same values, other positions; a single element is halved), others kept."""
     import torch
@@ -280,7 +280,7 @@ def _check_wrapped(module, aidge, tensors, backward: bool, tolerance: Any, name:
         mask = _differentiable(module, tensors, mask)
         _check_deterministic(module, tensors, name)  # after the export: a crash in torch's trace is the export's
     exported = aidge._exported  # AidgeModule and ExportCppModule: the ONNX export Aidge imported
-    second = _other_inputs(tensors)
+    second = other_inputs(tensors)
     try:
         with stage("torch"), torch.no_grad(), torch.random.fork_rng(devices=[]):
             module(*second)
