@@ -608,8 +608,8 @@ def test_slowdowns_rank_on_the_median_ratio_and_say_what_it_rests_on():
     text = format_report(report)
     assert "== Slowdowns vs torch (Aidge's own time / torch's, median ratio over x10): 4 ==" in text
     assert "Performance regressions" not in text and "regression" in text  # only to say where regressions live
-    assert "x12.0  (torch 0.010 ms, Aidge 0.120 ms; medians of 300/80 calls)" in text
-    assert "x30.0  (torch 0.010 ms, Aidge 0.300 ms; medians of 3/2 calls, NOT ROBUST)" in text
+    assert "x12.0  ort        -  (torch 0.010 ms, Aidge 0.120 ms; medians of 300/80 calls)" in text
+    assert "x30.0  ort        -  (torch 0.010 ms, Aidge 0.300 ms; medians of 3/2 calls, NOT ROBUST)" in text
 
 
 def test_an_older_record_is_shown_as_a_mean_of_its_few_calls():
@@ -617,7 +617,7 @@ def test_an_older_record_is_shown_as_a_mean_of_its_few_calls():
            "backward": None}
     (entry,) = build_report(None, _jsonl(old))["slowdowns_vs_torch"]
     assert entry["figure"] == "mean" and entry["robust"] is False and entry["samples1"] == 1
-    assert "x20.0  (torch 0.010 ms, Aidge 0.200 ms; mean of 1 call(s), NOT ROBUST)" in format_report(
+    assert "x20.0  ort        -  (torch 0.010 ms, Aidge 0.200 ms; mean of 1 call(s), NOT ROBUST)" in format_report(
         build_report(None, _jsonl(old)))
 
 
@@ -650,7 +650,7 @@ def test_the_timing_pass_figure_is_ranked_over_asv_and_the_tester():
     assert slow["figure"] == "alone" and slow["ratio"] == 2.3 and slow["tester_ratio"] == 18.2
     assert slow["asv_ratio"] == 1.96 and report["benchmarks"]["contended"] == []
     text = format_report(report)
-    assert ("x2.30  (torch 0.300 ms, Aidge 0.690 ms; timed alone after the tests, median of 100 rounds on CPU time, "
+    assert ("x2.30  ort        -  (torch 0.300 ms, Aidge 0.690 ms; timed alone after the tests, median of 100 rounds on CPU time, "
             "load average 1.5; in the run x18.2, asv x1.96)") in text
     summary = format_summary(report)
     assert "Speed, Aidge / torch (1 timed alone after the tests (the run's timing pass)): slowest forward " \
