@@ -14,6 +14,18 @@ FIND = settings(max_examples=2000, database=None, suppress_health_check=list(Hea
                 derandomize=True)  # same examples every run: a shrink result that cannot flake
 
 
+
+@pytest.fixture(autouse=True)
+def _ieee_subnormals():
+    """These tests assume IEEE subnormals. In two full runs of 2026-12-03 an earlier test of the same
+    xdist worker left flush-to-zero set on the main thread (cause not found yet: see the session
+    note); torch.set_flush_denormal(False) restores IEEE handling for the strategies' draws."""
+    import torch
+
+    torch.set_flush_denormal(False)
+    yield
+
+
 def found(strategy, condition):
     """An example satisfying ``condition`` exists among the drawn ones (hypothesis.find)."""
     return find(strategy, condition, settings=FIND)
