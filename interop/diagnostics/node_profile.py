@@ -1027,6 +1027,22 @@ def torch_equivalent(node, values: dict[str, np.ndarray], out_shape: Sequence[in
     return None
 
 
+def _node_alone(proto, inputs, node_name: str):
+    """The node ``node_name`` of ``proto`` as a graph of its own, fed the values it receives in
+    the full graph on ``inputs`` (onnxruntime's): the node, then ``(model, data_inputs, arrays,
+    expected)`` of the reproducer's :func:`~interop.diagnostics.reproducer._single_node_model`; a
+    KeyError when the graph has no such node."""
+    from .reproducer import _ort_values, _single_node_model
+
+    named = _named(proto)
+    feeds = _feeds(named, inputs)
+    node = next((n for n in named.graph.node if n.name == node_name), None)
+    if node is None:
+        raise KeyError(f"no node {node_name!r} in the graph")
+    values = _ort_values(named, feeds)
+    return (node, *_single_node_model(named, node, values, set(_data_inputs(named))))
+
+
 #: interleaved rounds of :func:`time_node_alone`
 ALONE_ROUNDS = 11
 
@@ -1043,15 +1059,9 @@ def time_node_alone(proto, node_name: str, inputs, *, rounds: int = ALONE_ROUNDS
     import torch
 
     from ..bridge.runtime import quiet_aidge
-    from .reproducer import _ort_values, _single_node_model, load_in_aidge
+    from .reproducer import load_in_aidge
 
-    named = _named(proto)
-    feeds = _feeds(named, inputs)
-    node = next((n for n in named.graph.node if n.name == node_name), None)
-    if node is None:
-        raise KeyError(f"no node {node_name!r} in the graph")
-    values = _ort_values(named, feeds)
-    model, data_inputs, arrays, expected = _single_node_model(named, node, values, set(_data_inputs(named)))
+    node, model, data_inputs, arrays, expected = _node_alone(proto, inputs, node_name)
     names = [getattr(i, "name", i) for i in data_inputs]
     one = dict(zip(names, [np.ascontiguousarray(a) for a in arrays]))
     onnx_bytes = model.SerializeToString()
@@ -1111,15 +1121,7 @@ def write_timing_reproducer(proto, node_name: str, inputs, folder: Path, meta: d
     without the suite) and ``meta.json`` (``meta``). Returns ``folder``."""
     import onnx
 
-    from .reproducer import _ort_values, _single_node_model
-
-    named = _named(proto)
-    feeds = _feeds(named, inputs)
-    node = next((n for n in named.graph.node if n.name == node_name), None)
-    if node is None:
-        raise KeyError(f"no node {node_name!r} in the graph")
-    values = _ort_values(named, feeds)
-    model, data_inputs, arrays, _ = _single_node_model(named, node, values, set(_data_inputs(named)))
+    node, model, data_inputs, arrays, _ = _node_alone(proto, inputs, node_name)
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     onnx.save(model, str(folder / "model.onnx"))

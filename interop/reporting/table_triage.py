@@ -519,8 +519,6 @@ def _run_collects(entry, run: RunRecords) -> bool:
         return run.session.get("shard") is not None and "opinfo" in " ".join(run.session.get("args") or [])
     # another named run (more samples of each entry): the run collects the row's cases when it
     # holds a record of one of them, whatever its outcome
-    from ..cases.case import normalized_label
-
     return any(r.get("kind") == entry.kind and entry.covers(entry.kind, str(r.get("operator") or ""),
                                                             normalized_label(str(r.get("case_key") or "")),
                                                             r.get("backend") or "cpu")

@@ -8,11 +8,10 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
+from process_watch import SLEEPER, gone, running
 
 from interop.equivalence import isolation
 from interop.equivalence.isolation import run_isolated
@@ -21,23 +20,6 @@ from interop.errors import AidgeCrash
 pytestmark = pytest.mark.skipif(not (isolation.fork_available() and os.path.isdir("/proc/self")),
                                 reason="fork and /proc (Linux)")
 
-SLEEPER = [sys.executable, "-c", "import time; time.sleep(300)"]
-
-
-def _running(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state not in ("Z", "X")
-
-
-def _gone(pids: list[int]) -> bool:
-    for _ in range(200):  # SIGKILL is sent by now; the exit itself may take a moment
-        if not any(_running(p) for p in pids):
-            return True
-        time.sleep(0.02)
-    return False
 
 
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGSEGV, signal.SIGABRT])
@@ -59,7 +41,7 @@ def test_what_a_crashing_case_started_dies_with_it(tmp_path, sig):
     assert f"killed by {signal.Signals(sig).name}" in str(caught.value)
     started = [int(p) for p in pids.read_text().split()]
     assert len(started) == 2
-    assert _gone(started), [p for p in started if _running(p)]
+    assert gone(started), [p for p in started if running(p)]
 
 
 def test_an_interrupted_parent_leaves_nothing_of_the_case_behind(tmp_path):
@@ -84,7 +66,7 @@ def test_an_interrupted_parent_leaves_nothing_of_the_case_behind(tmp_path):
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
     assert pids.exists(), "the case did not start its subprocess within 3 s"
-    assert _gone([int(pids.read_text())])
+    assert gone([int(pids.read_text())])
 
 
 def test_the_case_child_leads_its_own_process_group():

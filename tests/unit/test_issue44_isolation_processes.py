@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from process_watch import SLEEPER, gone, running
 
 from interop.equivalence import isolation
 from interop.equivalence.isolation import run_isolated
@@ -20,26 +21,9 @@ from interop.errors import AidgeCrash
 pytestmark = pytest.mark.skipif(not (isolation.fork_available() and os.path.isdir("/proc/self")),
                                 reason="fork and /proc (Linux)")
 
-SLEEPER = [sys.executable, "-c", "import time; time.sleep(300)"]
 DAEMON = [sys.executable, "-c", "import os, sys, time\nif os.fork():\n    sys.exit(0)\nos.setsid()\n"
           "open(sys.argv[1] + '.tmp', 'w').write(str(os.getpid()))\nos.replace(sys.argv[1] + '.tmp', sys.argv[1])\n"
           "time.sleep(300)"]
-
-
-def _running(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state not in ("Z", "X")
-
-
-def _gone(pids: list[int]) -> bool:
-    for _ in range(200):  # SIGKILL is sent by now; the exit itself may take a moment
-        if not any(_running(p) for p in pids):
-            return True
-        time.sleep(0.02)
-    return False
 
 
 def _wait_for(path: Path) -> str:
@@ -61,7 +45,7 @@ def test_what_a_case_starts_never_outlives_it(tmp_path):
     assert run_isolated(starts_processes, timeout=60) == "done"
     started = [int(p) for p in pids.read_text().split()]
     assert len(started) == 2
-    assert _gone(started), [p for p in started if _running(p)]
+    assert gone(started), [p for p in started if running(p)]
 
 
 def test_a_hung_case_has_what_it_started_killed_too(tmp_path):
@@ -75,4 +59,4 @@ def test_a_hung_case_has_what_it_started_killed_too(tmp_path):
     with pytest.raises(AidgeCrash) as caught:
         run_isolated(hangs, timeout=3)
     assert caught.value.timed_out
-    assert _gone([int(pid_file.read_text())])
+    assert gone([int(pid_file.read_text())])

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from process_watch import running
 
 from interop.reporting.supervisor import GRACE_S, Stopped, Supervisor
 
@@ -22,14 +23,6 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/p
 
 IGNORES_SIGINT = ("import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
                   "open('started', 'w').close()\ntime.sleep(120)\n")
-
-
-def _running(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state not in ("Z", "X")
 
 
 def _signal_when(path: Path, sig: int) -> threading.Thread:
@@ -66,10 +59,10 @@ def test_a_wait_leaves_nothing_of_the_childs_session(tmp_path):
         assert supervisor.wait(proc) == 0
     pid = int((tmp_path / "pid").read_text())
     for _ in range(200):
-        if not _running(pid):
+        if not running(pid):
             break
         time.sleep(0.02)
-    assert not _running(pid), "a process of the child's session outlived the wait"
+    assert not running(pid), "a process of the child's session outlived the wait"
 
 
 def test_a_stop_before_the_start_means_no_start(tmp_path):
