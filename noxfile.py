@@ -203,7 +203,8 @@ def opinfo(session: nox.Session) -> None:
     # FAILURES section alone). The report reads the records, made from the exceptions; -ra still
     # lists every failure with its message; a record's replay command reruns one case in full.
     args = session.posargs or ["-n", "auto", "--tb=no", "tests/test_opinfo.py"]
-    stack.run("python", "-m", "interop.reporting.run", *args,
+    # exit 1 (failures no table row holds) is this selection's triage, not the session's failure
+    stack.run("python", "-m", "interop.reporting.run", *args, success_codes=[0, 1],
                 env=dict(TEST_ENV, INTEROP_OPINFO_SAMPLES="all", INTEROP_OPINFO_DTYPES="all"))
 
 
@@ -213,7 +214,8 @@ def moduleinfo(session: nox.Session) -> None:
     as a findings run in results/runs/<run>/, like nox -s opinfo."""
     stack = cpu_stack(session)
     args = session.posargs or ["-n", "auto", "--tb=no", "tests/test_moduleinfo.py"]  # see opinfo
-    stack.run("python", "-m", "interop.reporting.run", *args, env=dict(TEST_ENV, INTEROP_MODULEINFO_SAMPLES="all"))
+    stack.run("python", "-m", "interop.reporting.run", *args, success_codes=[0, 1],  # exit 1: see opinfo
+              env=dict(TEST_ENV, INTEROP_MODULEINFO_SAMPLES="all"))
 
 
 @nox.session(venv_backend="none")
@@ -245,7 +247,8 @@ def report(session: nox.Session) -> None:
     # Everything happens inside interop.reporting.run (nothing here touches results/, so that
     # `nox -s report --install-only` writes no result): a directory per run, files renamed
     # into place when complete, results/latest moved to the run only when it completed.
-    # Exit 3: the run is incomplete (the report says why).
+    # Exit 1: a test failed or errored without an expected failure, or a strict one passed (the run
+    # is complete all the same); 3: the run is incomplete (the report says why); nox itself exits 1.
     stack.run("python", "-m", "interop.reporting.run", *session.posargs, env=TEST_ENV)
 
 
@@ -388,7 +391,9 @@ def release_matrix(session: nox.Session, aidge: str) -> None:
     session.install("--no-deps", "aidge-benchmark==0.10.1", "aidge-export-cpp==0.10.1")
     session.install("--no-deps", "-e", str(ROOT))
     args = session.posargs or ["-n", "auto", "tests/test_operators.py", "tests/test_models.py"]
-    session.run("python", "-m", "interop.reporting.run", *args, env=TEST_ENV)
+    # exit 1 (outcomes the table, written for the release the project follows, does not hold) is this
+    # release's findings (the report's trend), not the session's failure
+    session.run("python", "-m", "interop.reporting.run", *args, env=TEST_ENV, success_codes=[0, 1])
 
 
 @nox.session(name="bench-matrix", venv_backend="none")

@@ -8,7 +8,9 @@ defects and every unexpected outcome, copies the run's report files (not its rep
 ``--publish DIR`` (what a merge request links), then exits:
 
 - the merge's own status when it failed (``--merge-status``: 2 refused, a shard missing or given
-  twice, named above by the merge; 3 the merged run is incomplete);
+  twice, named above by the merge; 3 the merged run is incomplete). A status of 1 with a merged run
+  whose run.json says complete is the runner's "unexpected outcomes" (nox says 1 for any failure
+  too): the gate counts those itself, below;
 - 3 when the run is incomplete (a shard that did not finish: its reasons are printed);
 - 1 when a test failed or errored without an expected failure, or a strict expected failure passed
   (the table's row of a fixed defect): what ``nox -s tests-cpu`` fails on, counted from the records
@@ -114,7 +116,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"    {d.get('id')} {d.get('title')}: {d.get('new')} new case(s)")
     incomplete = list(report.get("incomplete") or []) or ([] if meta.get("complete") else [str(meta.get("ended")
                                                                                               or "incomplete")])
-    if args.merge_status:
+    # the runner's exit 1 (complete, with unexpected outcomes) is judged below, like any complete run
+    merge_failed = args.merge_status and not (args.merge_status == 1 and meta.get("complete") is True)
+    if merge_failed:
         print(f"FAILED: the merge failed (exit {args.merge_status}; its reasons above)" + (f": {'; '.join(incomplete)}" if incomplete else ""))
         return args.merge_status
     if incomplete:

@@ -32,7 +32,8 @@ status=0
 OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} PYTHONHASHSEED=${PYTHONHASHSEED:-0} \
   "$venv/bin/python" -m interop.reporting.run "$@" || status=$?
 run=$(ls -d results/runs/*/ | grep -v -- -merged- | tail -n 1)
-if [ "$status" -ne 0 ]; then
+# exit 1: the run is complete, with outcomes the table does not hold: the triage below says which
+if [ "$status" -ne 0 ] && [ "$status" -ne 1 ]; then
   echo "nightly: the findings run against Aidge $newest is incomplete (exit $status): $run" >&2
   exit "$status"
 fi

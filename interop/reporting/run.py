@@ -44,10 +44,17 @@
   completed; an incomplete run is reported but never becomes ``latest``.
 - ``OMP_NUM_THREADS`` defaults to 1 (the suites pin threads themselves too).
 
-Exit status: 0 when the run completed (whatever the tests' outcome: the report lists the
-failures), 3 when it is incomplete (interrupted, stopped by a signal, a process died, tests
-without a result, records that disagree with pytest's summary), 2 when nothing could be read
-(pytest ended before any result: its report says why) or the results folder could not be written.
+Exit status (``python -m interop.reporting.run --help`` prints it; the same for ``--merge``):
+
+- 0: the run completed and every test passed, was skipped or failed as the expected-failure table
+  says (xfailed);
+- 1: the run completed, and some tests failed or errored without an expected failure, or a strict
+  expected failure passed (:data:`UNEXPECTED`, counted as ``ci/gate.py`` counts them; the report
+  lists each). The run is complete all the same: ``results/latest`` and the history are updated;
+- 3: the run is incomplete (interrupted, stopped by a signal, a process died, tests without a
+  result, records that disagree with pytest's summary), whatever the tests' outcomes;
+- 2: nothing could be read (pytest ended before any result: its report says why), the results
+  folder could not be written, or ``--merge`` refused its sources.
 """
 from __future__ import annotations
 
@@ -86,6 +93,9 @@ from .table_triage import propose as propose_table_changes, write_proposal
 __all__ = ["main", "new_run_dir", "write_atomically", "point_latest"]
 
 DEFAULT_PYTEST_ARGS = ("-n", "auto", "tests")
+#: the outcomes that make a complete run's exit status 1 (ci/gate.py's own list: a strict XPASS is
+#: recorded as ``xpassed``)
+UNEXPECTED = ("failed", "error", "xpassed")
 #: the run's proposed changes to the expected-failure table (:mod:`.table_triage`): a folder of the run
 TRIAGE_DIR = "triage"
 
@@ -519,6 +529,21 @@ def _timing_pass(run_dir: Path, env: dict[str, str], cwd: Path, backend: str | N
     return f"timing pass: {time.monotonic() - started:.0f} s ({run_dir / TIMING_PASS_LOG})", False
 
 
+def exit_status(status: int, report: dict | None) -> tuple[int, str | None]:
+    """(the exit status of a run whose analysis said ``status``, the line that says why it is 1):
+    a complete run (``status`` 0) with unexpected outcomes (:data:`UNEXPECTED`, from the report's
+    ``counts``) exits 1; any other status is kept (incomplete: 3, nothing read: 2)."""
+    if status != 0 or report is None:
+        return status, None
+    counts = report.get("counts") or {}
+    bad = {o: counts.get(o) or 0 for o in UNEXPECTED if counts.get(o)}
+    if not bad:
+        return 0, None
+    said = ", ".join(f"{n:,} {o}" for o, n in bad.items())
+    return 1, (f"exit 1: {said} without an expected failure (the run is complete; the report lists each; "
+               "expected failures alone exit 0)")
+
+
 def _summary(run_dir: Path, text: str, report: dict | None) -> str:
     """The terminal's part of the report: its summary (``report.txt`` holds the rest), or the
     text itself when there is no report (nothing could be read)."""
@@ -762,6 +787,9 @@ def _merge_main(sources: list[str], results: Path, cwd: Path) -> int:
     why = "INCOMPLETE" if not complete else "MIXED" if reasons else None
     sys.stdout.write(f"\nreport of the merged run: {run_dir / 'report.txt'}"
                      + (f" ({why}: results/latest and the history not updated)" if why else "") + "\n")
+    status, said = exit_status(status, report)
+    if said:
+        sys.stdout.write(said + "\n")
     return status
 
 
@@ -769,6 +797,9 @@ def main(argv: list[str] | None = None, *, results: Path | None = None, cwd: Pat
          grace_s: dict[str, float] | None = None) -> int:
     """``grace_s``: seconds pytest gets to stop after each stop signal (:data:`.supervisor.GRACE_S`)."""
     args = list(sys.argv[1:] if argv is None else argv) or list(DEFAULT_PYTEST_ARGS)
+    if args[0] in ("-h", "--help"):  # this runner's usage and exit statuses (pytest's own: python -m pytest --help)
+        sys.stdout.write(__doc__)
+        return 0
     cwd = Path.cwd() if cwd is None else cwd
     results = (cwd / "results") if results is None else results
     if args[0] == "--merge":
@@ -875,7 +906,12 @@ def _run_watched(args, cwd, results, run_dir, env, meta, supervisor: Supervisor)
     sys.stdout.write(_summary(run_dir, text, report))
     where = f"report of this run: {run_dir / 'report.txt'}"
     sys.stdout.write(f"\n{where}" + ("" if complete else " (INCOMPLETE: results/latest not updated)") + "\n")
-    return 3 if supervisor.stopped_by and status == 0 else status
+    if supervisor.stopped_by and status == 0:
+        return 3
+    status, said = exit_status(status, report)
+    if said:
+        sys.stdout.write(said + "\n")
+    return status
 
 
 def _analysis_stopped(run_dir: Path, name: str) -> str:
