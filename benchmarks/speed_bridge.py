@@ -121,9 +121,26 @@ def _print_pieces(samples: int) -> None:
     from interop import wrap
     from interop.bridge.runner import read_tensor
 
+    import numpy as np
+
     class Empty(torch.nn.Module):
         def forward(self, x):
             return x
+
+    class Floor(torch.nn.Module):
+        """What a bridge with no glue at all would run: the copy in, the log-level guard, the
+        scheduler and the copy out, nothing else (no lock, no check, no bookkeeping)."""
+
+        def __init__(self, view, quiet, scheduler, tensors, out):
+            super().__init__()
+            self.parts = (view, quiet, scheduler, tensors, out)
+
+        def forward(self, x):
+            view, quiet, scheduler, tensors, out = self.parts
+            view.copy_(x)
+            with quiet:
+                scheduler.forward(False, tensors)
+            return torch.from_numpy(np.array(out, copy=True))
 
     print(f"\nthe pieces of one AidgeModule forward under torch.no_grad(), microseconds of thread CPU time per "
           f"call (each in a loop of its own, {samples} blocks in 10 rounds taking turns; load average "
@@ -160,6 +177,14 @@ def _print_pieces(samples: int) -> None:
                 empty(x)
 
         last_checked = am._last_checked
+        floor = Floor(view, runner._quiet, runner.scheduler, runner._in_tensors, out)
+        with torch.no_grad():
+            if not torch.equal(floor(x), am(x)):
+                raise SystemExit("the floor module's output differs from the AidgeModule's: figures would be meaningless")
+
+        def floor_call():
+            with torch.no_grad():
+                floor(x)
 
         def check_fast_path():
             return [(t.shape, t.dtype) for t in [x]] != last_checked
@@ -175,6 +200,7 @@ def _print_pieces(samples: int) -> None:
             "copy out (read_tensor: numpy copy + from_numpy)": lambda: read_tensor(out),
             "shape guard (output sizes == torch's)": lambda: [o.shape for o in outs] != expected,
             "value check's fast path (signature == the last checked)": check_fast_path,
+            "floor: no_grad + module of copy in, guard, scheduler, copy out": floor_call,
         }
         # each piece in a loop of its own, the rounds interleaved (machine drift hits all alike); the
         # whole call is timed so too, and beside the raw scheduler only (as the columns above): a call
@@ -185,11 +211,16 @@ def _print_pieces(samples: int) -> None:
             clock=time.thread_time)["whole"]
         alone["the whole call, interleaved with every piece (the old table's figure)"] = _interleaved(
             pieces, samples, clock=time.thread_time)["the whole call: with torch.no_grad(): am(x)"]
+        with torch.no_grad():  # grad mode off for the whole loop: the caller's no_grad not counted
+            off = _alone_rounds({"whole": lambda: am(x), "floor": lambda: floor(x)}, samples)
+        alone["grad mode off around the loop: am(x)"] = off["whole"]
+        alone["grad mode off around the loop: the floor module"] = off["floor"]
         columns.append(alone)
     for name in columns[0]:
         small, large = columns[0][name], columns[1][name]
         print(f"{name:<62} {small:9.2f} {large:16.2f}")
-    parts = [n for n in columns[0] if not n.startswith(("the whole call", "signature check", "copy in"))]
+    parts = [n for n in columns[0]
+             if not n.startswith(("the whole call", "signature check", "copy in", "floor", "grad mode off"))]
     for k, shape in enumerate(("(1,)", "(8, 64, 32, 32)")):
         col = columns[k]
         total = sum(col[n] for n in parts)
@@ -197,7 +228,56 @@ def _print_pieces(samples: int) -> None:
         raw = col["scheduler.forward(False, inputs) from Python"]
         print(f"{shape}: the pieces of the call add up to {total:.2f} us, the call in a loop of its own "
               f"{whole_alone:.2f} us (unaccounted {whole_alone - total:+.2f} us); over the raw scheduler: "
-              f"{whole_alone - raw:.2f} us, module/raw {whole_alone / raw:.3f}")
+              f"{whole_alone - raw:.2f} us, module/raw {whole_alone / raw:.3f}; the floor module over the raw "
+              f"scheduler {col['floor: no_grad + module of copy in, guard, scheduler, copy out'] - raw:.2f} us "
+              f"(the bridge's glue beyond it: {whole_alone - col['floor: no_grad + module of copy in, guard, scheduler, copy out']:.2f} us); "
+              f"grad mode off around the loop: am(x) over raw {col['grad mode off around the loop: am(x)'] - raw:.2f} "
+              f"us, the floor module {col['grad mode off around the loop: the floor module'] - raw:.2f} us")
+    _print_lenet_cpu(samples)
+
+
+def _print_lenet_cpu(samples: int) -> None:
+    """LeNet-5 (the zoo's, (4, 1, 32, 32)) forward: the AidgeModule call under ``torch.no_grad()``
+    against the raw scheduler on the same graph and the same (already loaded) input, alternated
+    block by block on the thread's CPU time (a preempted block does not count the wait)."""
+    import torch
+
+    from interop import wrap
+    from interop.zoo.models.lenet_model import LeNet
+
+    torch.manual_seed(0)
+    am = wrap(LeNet().eval(), (4, 1, 32, 32))
+    x = torch.randn(4, 1, 32, 32)
+    runner = am._runner
+    with torch.no_grad():
+        am(x)
+    tensors = runner.load_inputs([x], share=True)
+
+    def whole():
+        with torch.no_grad():
+            am(x)
+
+    def raw():
+        runner.scheduler.forward(False, tensors)
+
+    rounds = max(10, samples // 4)
+    per_call: dict[str, list[float]] = {"module": [], "raw": []}
+    for fn in (whole, raw):
+        for _ in range(3):
+            fn()
+    for _ in range(rounds):  # one block of 10 calls each, alternated
+        for name, fn in (("module", whole), ("raw", raw)):
+            fn()  # the first call after a switch is not kept
+            start = time.thread_time()
+            for _ in range(10):
+                fn()
+            per_call[name].append((time.thread_time() - start) / 10)
+    module, raw_us = (statistics.median(per_call[k]) * 1e6 for k in ("module", "raw"))
+    q = {k: statistics.quantiles(v, n=4) for k, v in per_call.items()}
+    print(f"\nLeNet-5 (4, 1, 32, 32) forward, thread CPU time, {rounds} alternated blocks of 10 calls: module "
+          f"{module:.1f} us (IQR {q['module'][0] * 1e6:.1f}-{q['module'][2] * 1e6:.1f}), raw scheduler {raw_us:.1f} us "
+          f"(IQR {q['raw'][0] * 1e6:.1f}-{q['raw'][2] * 1e6:.1f}): module - raw {module - raw_us:.1f} us, module/raw "
+          f"{module / raw_us:.4f} (goal <= 1.02); load average {os.getloadavg()[0]:.1f}")
 
 
 def _measure(model, shape, samples: int) -> dict[str, dict[str, float | None]]:

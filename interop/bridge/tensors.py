@@ -123,14 +123,25 @@ def torch_dtype(aidge_dtype: aidge_core.dtype) -> torch.dtype:
 # helpers
 
 
+#: id(weak reference to an Aidge tensor) -> (that weak reference, what it keeps alive)
+_HELD: dict[int, tuple[weakref.ref, Any]] = {}
+
+
 def _keep_alive(owner: aidge_core.Tensor, ref: Any) -> None:
-    """Keep ``ref`` alive exactly as long as the Python object ``owner`` lives."""
-    fin = weakref.finalize(owner, _release, ref)
-    fin.atexit = False
+    """Keep ``ref`` alive exactly as long as the Python object ``owner`` lives.
+
+    A weak reference with a callback, held in :data:`_HELD` until the callback drops it
+    (``weakref.finalize`` does the same with a registry and atexit bookkeeping: ~5 us more
+    per call, paid by every shared input of the bridge; issue 47). The entry keeps its weak
+    reference alive, so its id is not reused while the entry exists; dict operations are
+    atomic under the GIL."""
+    held = weakref.ref(owner, _release)
+    _HELD[id(held)] = (held, ref)
 
 
-def _release(_ref: Any) -> None:
-    """Finalizer callback: dropping the argument is the whole job."""
+def _release(held: weakref.ref) -> None:
+    """Callback of the owner's weak reference: dropping the entry releases what it held."""
+    _HELD.pop(id(held), None)
 
 
 def _row_major_strides(dims: list[int]) -> list[int]:
