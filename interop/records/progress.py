@@ -1,11 +1,28 @@
 """Progress of a running session, read from its part files: :class:`Progress`.
 
 The records plugin writes a ``collected`` line when a process has collected its tests (each
-xdist worker collects them all: the largest count is the session's) and a record per finished
-test; :meth:`Progress.poll` reads what was appended since the last call (whole lines only) and
-:meth:`Progress.line` says ``412 / 3,249 tests (13%), 4.2/s, ETA 12 min 54 s; 3 failed, 120
-xfailed so far`` (``nox -s report`` prints one every :data:`EVERY_S` seconds). Nothing here
-prints.
+xdist worker collects them all: the largest count is the session's), with the number of tests of
+each file, and a record per finished test; :meth:`Progress.poll` reads what was appended since the
+last call (whole lines only) and :meth:`Progress.line` says ``412 / 3,249 tests (13%), 4.2/s, ETA
+12 min 54 s by the last run's durations; 3 failed, 120 xfailed so far`` (``nox -s report`` prints
+one every :data:`EVERY_S` seconds). Nothing here prints.
+
+How the ETA is computed (:func:`weighted_eta`), and which way the line says:
+
+- **by the last run's durations** when the last complete run (``results/latest``, its
+  ``records.jsonl``) timed tests of the files this run collected: each file's tests weigh the mean
+  duration of that file's tests in the last run (a file the last run did not hold: the mean of the
+  files it held). The work left is the sum of the weights of the tests not yet ended (per file:
+  collected minus ended); the speed is the weight of the tests ended in the last :data:`WEIGHTED_S`
+  seconds over those seconds (the whole run's until then). ETA = work left / speed. The speed is
+  measured in this run, so the workers, the machine and its load are in it; the test mix (an
+  architecture test is worth hundreds of operator tests) is in the weights.
+- **at the current rate** otherwise (no last run, no per-file counts, nothing weighted ended yet):
+  the tests left over the tests ended per second in the last :data:`RECENT_S` seconds.
+
+What neither sees: a file whose tests' durations changed since the last run, the order in which
+the workers take the files (a weight ended early counts towards the speed at once), the load
+changing, and the last minutes, where fewer workers than there are have tests left.
 """
 from __future__ import annotations
 
@@ -17,7 +34,7 @@ from pathlib import Path
 from .outcome import outcome_of
 from .store import PARTS_DIR
 
-__all__ = ["Progress", "EVERY_S"]
+__all__ = ["Progress", "EVERY_S", "file_of", "previous_durations", "weighted_eta"]
 
 #: seconds between two progress lines of ``nox -s report``
 EVERY_S = 30.0
@@ -25,6 +42,11 @@ EVERY_S = 30.0
 #: models) runs at a tenth of its first minutes' rate, and an ETA at the average rate said
 #: "35 s" for ten minutes (measured 2026-12-03, nox -s report on a loaded 2-core VM)
 RECENT_S = 120.0
+#: the weighted ETA's speed is that of this many last seconds: longer than :data:`RECENT_S`, since a
+#: single test can weigh a minute
+WEIGHTED_S = 600.0
+#: the most of the last run's records.jsonl that is read for its durations
+PREVIOUS_BYTES = 256 << 20
 #: the most a poll reads of one part file (the rest waits for the next poll)
 POLL_BYTES = 16 << 20
 
@@ -40,15 +62,84 @@ def _duration(seconds: float) -> str:
     return f"{hours} h {minutes:02d} min"
 
 
+def file_of(nodeid: str) -> str:
+    """The test file of a node id (``tests/test_x.py::test_y[z]`` -> ``tests/test_x.py``)."""
+    return nodeid.split("::", 1)[0]
+
+
+def previous_durations(run_dir: Path | None) -> dict[str, float]:
+    """file -> mean duration (s) of its tests in the run ``run_dir`` (its ``records.jsonl``), for
+    the tests that recorded one; {} when there is none or it cannot be read (under the rule of a
+    run's files, :func:`interop.reading.open_confined`, at most :data:`PREVIOUS_BYTES`)."""
+    from ..reading import UnsafeInputError, open_confined
+
+    if run_dir is None:
+        return {}
+    try:
+        root = Path(run_dir).resolve(strict=True)
+        with open_confined(root / "records.jsonl", root) as f:
+            data = f.read(PREVIOUS_BYTES)
+    except (OSError, UnsafeInputError, RuntimeError):
+        return {}
+    total: dict[str, float] = {}
+    count: Counter = Counter()
+    for raw in data.splitlines():
+        try:
+            rec = json.loads(raw)
+        except (ValueError, RecursionError):
+            continue
+        if not isinstance(rec, dict) or not isinstance(rec.get("nodeid"), str):
+            continue
+        duration = rec.get("duration_s")
+        if isinstance(duration, (int, float)) and not isinstance(duration, bool) and 0 <= duration < 1e6:
+            name = file_of(rec["nodeid"])
+            total[name] = total.get(name, 0.0) + float(duration)
+            count[name] += 1
+    return {name: total[name] / count[name] for name in total}
+
+
+def weighted_eta(files: dict[str, int], ended: dict[str, int], durations: dict[str, float],
+                 weight_per_s: float) -> float | None:
+    """Seconds left: the tests not ended of each file (``files``: collected per file, ``ended``:
+    ended per file) weighted by the last run's mean duration of that file's tests (``durations``;
+    a file it lacks: the mean of the files it has), over ``weight_per_s`` (the weight this run
+    ends a second). None when it cannot say (no durations, no speed)."""
+    if not durations or weight_per_s <= 0:
+        return None
+    fallback = sum(durations.values()) / len(durations)
+    left = sum(max(n - ended.get(name, 0), 0) * durations.get(name, fallback) for name, n in files.items())
+    return left / weight_per_s
+
+
+def _default_previous(directory: Path) -> Path | None:
+    """``results/latest`` of a run directory ``results/runs/<run>`` (the last complete run)."""
+    directory = Path(directory)
+    return directory.parent.parent / "latest" if directory.parent.name == "runs" else None
+
+
 class Progress:
-    def __init__(self, directory: Path, clock=time.monotonic):
+    """``previous``: the run whose durations weigh the ETA (default: ``results/latest`` when
+    ``directory`` is ``results/runs/<run>``; None: the current rate only)."""
+
+    def __init__(self, directory: Path, clock=time.monotonic, previous: Path | None | str = "latest"):
         self.directory = Path(directory)
         self._clock = clock
         self._started = clock()
         self._offsets: dict[Path, int] = {}
         self.collected: int | None = None
+        #: tests per file of the largest collection (None: the plugin did not say)
+        self.files: dict[str, int] | None = None
         self.outcomes: Counter = Counter()
-        self._seen: list[tuple[float, int]] = []  # (clock, tests done) at each line()
+        #: tests ended per file, and their weight (the last run's durations)
+        self.ended: Counter = Counter()
+        self._weight_done = 0.0
+        self.durations = previous_durations(_default_previous(self.directory) if previous == "latest" else previous)
+        self._seen: list[tuple[float, int, float]] = []  # (clock, tests done, weight done) at each line()
+
+    def _weight(self, name: str) -> float:
+        if name in self.durations:
+            return self.durations[name]
+        return sum(self.durations.values()) / len(self.durations) if self.durations else 0.0
 
     def poll(self) -> None:
         """Read what the part files gained since the last call. Under the rule of the run's files
@@ -79,28 +170,59 @@ class Progress:
                 if not isinstance(obj, dict):
                     continue
                 if obj.get("event") == "collected" and isinstance(obj.get("count"), int):
+                    if obj["count"] >= (self.collected or 0):
+                        files = obj.get("files")
+                        if isinstance(files, dict) and all(isinstance(k, str) and isinstance(v, int)
+                                                           for k, v in files.items()):
+                            self.files = files
                     self.collected = max(self.collected or 0, obj["count"])
                 elif obj.get("event") == "record":
                     self.outcomes[outcome_of(obj)] += 1
+                    if isinstance(obj.get("nodeid"), str):
+                        name = file_of(obj["nodeid"])
+                        self.ended[name] += 1
+                        self._weight_done += self._weight(name)
+
+    def _since(self, now: float, window: float) -> tuple[float, int, float]:
+        """(clock, done, weight done) at the first line() of the last ``window`` seconds (before
+        this one), else at the line before, else at the start."""
+        recent = [s for s in self._seen[:-1] if s[0] >= now - window]
+        return recent[0] if recent else self._seen[-2] if len(self._seen) > 1 else (self._started, 0, 0.0)
+
+    def eta(self) -> tuple[float | None, str]:
+        """(seconds left or None, how: ``"by the last run's durations"`` or ``"at the current
+        rate"``) as of the last :meth:`line`; see the module's docstring."""
+        if not self._seen:
+            return None, "at the current rate"
+        now, done, weight = self._seen[-1]
+        if self.files and self.durations:
+            since, _, weight_then = self._since(now, WEIGHTED_S)
+            left = weighted_eta(self.files, self.ended, self.durations, (weight - weight_then) / max(now - since, 1e-9))
+            if left is not None:
+                return left, "by the last run's durations"
+        since, done_then, _ = self._since(now, RECENT_S)
+        rate = (done - done_then) / max(now - since, 1e-9)
+        total = self.collected or 0
+        return ((total - done) / rate if rate > 0 else None), "at the current rate"
 
     def line(self) -> str:
-        """``done / total tests (pct), rate/s, ETA ...; outcomes so far``: the rate and the ETA
-        are those of the last :data:`RECENT_S` seconds (the whole run's until then)."""
+        """``done / total tests (pct), rate/s, ETA ... by|at ...; outcomes so far``: the rate is that
+        of the last :data:`RECENT_S` seconds (the whole run's until then); the ETA is computed as the
+        module's docstring says, and the line says which way."""
         done = sum(self.outcomes.values())
         now = self._clock()
         elapsed = max(now - self._started, 1e-9)
         if self.collected is None and not done:
             return f"collecting ({_duration(elapsed)})"
-        self._seen.append((now, done))
-        recent = [(t, d) for t, d in self._seen[:-1] if t >= now - RECENT_S]
-        since, done_then = (recent[0] if recent else self._seen[-2] if len(self._seen) > 1
-                            else (self._started, 0))
+        self._seen.append((now, done, self._weight_done))
+        since, done_then, _ = self._since(now, RECENT_S)
         rate = (done - done_then) / max(now - since, 1e-9)
         total = self.collected
         head = f"{done:,} / {total:,} tests ({100 * done / total:.0f}%)" if total else f"{done:,} tests"
         eta = ""
         if total and done < total:
-            eta = (f", ETA {_duration((total - done) / rate)}" if rate > 0
+            left, how = self.eta()
+            eta = (f", ETA {_duration(left)} {how}" if left is not None
                    else f", no test ended in the last {_duration(now - since)}")
         notable = ", ".join(f"{self.outcomes[o]:,} {o}" for o in ("failed", "error", "xfailed", "xpassed", "skipped")
                             if self.outcomes.get(o))

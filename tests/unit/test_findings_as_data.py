@@ -240,14 +240,14 @@ def test_progress_counts_whole_lines_of_the_parts_against_the_collected_tests(tm
         f.write('{"event": "record", "nodeid": "t::half')  # a line being written: not counted yet
     now[0] = 102.0
     progress.poll()
-    assert progress.line() == "4 / 10 tests (40%), 2.0/s, ETA 3 s, 2 s in; 1 failed, 1 xfailed so far"
+    assert progress.line() == "4 / 10 tests (40%), 2.0/s, ETA 3 s at the current rate, 2 s in; 1 failed, 1 xfailed so far"
     # the ETA follows the recent rate: a slow tail is not estimated at the first minutes' rate
     now[0] = 300.0
     progress.line()
     b.write({"event": "record", "nodeid": "t::5", "outcome": "passed"})
     now[0] = 400.0
     progress.poll()
-    assert progress.line() == "5 / 10 tests (50%), 0.0/s, ETA 8 min 20 s, 5 min 00 s in; 1 failed, 1 xfailed so far"
+    assert progress.line() == "5 / 10 tests (50%), 0.0/s, ETA 8 min 20 s at the current rate, 5 min 00 s in; 1 failed, 1 xfailed so far"
     now[0] = 700.0
     assert progress.line().startswith("5 / 10 tests (50%), 0.0/s, no test ended in the last 5 min 00 s, 10 min 00 s in")
 

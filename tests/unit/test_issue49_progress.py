@@ -1,0 +1,138 @@
+"""The progress line's ETA weighs the tests left by the last run's durations (issue 49: at the recent
+rate alone it was 0.29-8.35x off over a full report run, the suite's test mix going from
+milliseconds-long operator tests to minute-long architectures). No timing is asserted: a clock is
+given, and the figures follow from the records written."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from interop.records.progress import Progress, file_of, previous_durations, weighted_eta
+from interop.records.store import PartWriter
+
+
+def _previous(tmp_path: Path, rows: list[tuple[str, float]]) -> Path:
+    run = tmp_path / "results" / "runs" / "20261203T000000Z-abc-1"
+    run.mkdir(parents=True)
+    (run / "records.jsonl").write_text("".join(json.dumps({"nodeid": n, "duration_s": d, "outcome": "passed"}) + "\n"
+                                               for n, d in rows))
+    (tmp_path / "results" / "latest").symlink_to(run.relative_to(tmp_path / "results"))
+    return run
+
+
+def test_the_file_of_a_node_id():
+    assert file_of("tests/test_models.py::test_model[ResNet18_eval]") == "tests/test_models.py"
+    assert file_of("tests/unit/test_x.py") == "tests/unit/test_x.py"
+
+
+def test_the_last_runs_means_per_file_skip_what_is_not_a_duration(tmp_path):
+    run = _previous(tmp_path, [("a.py::t1", 1.0), ("a.py::t2", 3.0), ("b.py::t1", 60.0)])
+    with (run / "records.jsonl").open("a") as f:
+        f.write('{"nodeid": "b.py::t2", "duration_s": "slow"}\n[1]\nnot json\n{"nodeid": "c.py::t", "duration_s": true}\n')
+    assert previous_durations(run) == {"a.py": 2.0, "b.py": 60.0}
+    assert previous_durations(tmp_path / "nowhere") == {} and previous_durations(None) == {}
+
+
+def test_the_weighted_eta_is_the_work_left_over_the_speed():
+    durations = {"ops.py": 0.1, "arch.py": 30.0}
+    # 100 operator tests and 4 architectures left, at 2 s of the last run's work a second
+    assert weighted_eta({"ops.py": 1000, "arch.py": 4}, {"ops.py": 900}, durations, 2.0) == pytest.approx(
+        (100 * 0.1 + 4 * 30.0) / 2.0)
+    # a file the last run did not hold weighs the mean of the files it held; a file ended weighs nothing
+    assert weighted_eta({"new.py": 2, "ops.py": 10}, {"ops.py": 12}, durations, 1.0) == pytest.approx(2 * 15.05)
+    assert weighted_eta({"ops.py": 10}, {}, {}, 1.0) is None
+    assert weighted_eta({"ops.py": 10}, {}, durations, 0.0) is None
+
+
+def _session(tmp_path: Path, files: dict[str, int] | None) -> tuple[Progress, PartWriter, list[float]]:
+    run_dir = tmp_path / "results" / "runs" / "20261204T000000Z-abc-2"
+    run_dir.mkdir(parents=True)
+    now = [0.0]
+    progress = Progress(run_dir, clock=lambda: now[0])
+    writer = PartWriter(run_dir, "gw0", "s")
+    writer.write({"event": "collected", "count": sum((files or {"ops.py": 100, "arch.py": 4}).values()),
+                  **({"files": files} if files is not None else {})})
+    return progress, writer, now
+
+
+def test_the_line_weighs_a_slow_tail_by_the_last_run_and_says_so(tmp_path):
+    _previous(tmp_path, [("ops.py::t", 0.1), ("arch.py::t", 30.0)])
+    progress, writer, now = _session(tmp_path, {"ops.py": 100, "arch.py": 4})
+    assert progress.durations == {"ops.py": 0.1, "arch.py": 30.0}
+    for i in range(100):
+        writer.write({"event": "record", "nodeid": f"ops.py::t[{i}]", "outcome": "passed"})
+    now[0] = 10.0
+    progress.poll()
+    # 100 tests in 10 s is 10 tests/s: 4 left would say 0 s; their weight says 4 x 30 s of work at 1 s/s
+    line = progress.line()
+    assert "100 / 104 tests (96%), 10.0/s, ETA 2 min 00 s by the last run's durations, 10 s in" in line, line
+    assert progress.eta() == (pytest.approx(120.0), "by the last run's durations")
+    writer.write({"event": "record", "nodeid": "arch.py::t[0]", "outcome": "failed"})
+    now[0] = 40.0
+    progress.poll()
+    # 10 s + 30 s of work in 40 s: 1 s/s; 3 architectures left: 90 s
+    assert "ETA 1 min 30 s by the last run's durations" in progress.line()
+
+
+def test_without_the_files_or_a_last_run_the_line_says_it_uses_the_current_rate(tmp_path):
+    progress, writer, now = _session(tmp_path, None)  # a plugin that does not say its files
+    _previous(tmp_path, [("ops.py::t", 0.1)])
+    for i in range(52):
+        writer.write({"event": "record", "nodeid": f"ops.py::t[{i}]", "outcome": "passed"})
+    now[0] = 26.0
+    progress.poll()
+    assert "52 / 104 tests (50%), 2.0/s, ETA 26 s at the current rate, 26 s in" in progress.line()
+
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    progress = Progress(bare, clock=lambda: now[0], previous=None)
+    assert progress.durations == {}
+    PartWriter(bare, "gw0", "s").write({"event": "collected", "count": 4, "files": {"ops.py": 4}})
+    PartWriter(bare, "gw1", "s").write({"event": "record", "nodeid": "ops.py::t[0]", "outcome": "passed"})
+    now[0] = 30.0
+    progress.poll()
+    assert progress.line() == "1 / 4 tests (25%), 0.2/s, ETA 12 s at the current rate, 4 s in"
+
+
+def test_the_largest_collection_gives_the_files(tmp_path):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    progress = Progress(run_dir, previous=None)
+    PartWriter(run_dir, "gw0", "s").write({"event": "collected", "count": 3, "files": {"a.py": 3}})
+    PartWriter(run_dir, "gw1", "s").write({"event": "collected", "count": 5, "files": {"a.py": 3, "b.py": 2}})
+    PartWriter(run_dir, "gw2", "s").write({"event": "collected", "count": 6, "files": "not a mapping"})
+    progress.poll()
+    assert progress.collected == 6 and progress.files == {"a.py": 3, "b.py": 2}
+
+
+INNER = '''import glob, json, os
+
+def test_reads_its_collection():
+    parts = glob.glob(os.path.join(os.environ["INTEROP_RECORDS_DIR"], "records.d", "*", "*.jsonl"))
+    events = [json.loads(line) for p in parts for line in open(p) if '"collected"' in line]
+    assert events and all(e["files"] == {"test_sample.py": 2, "test_other.py": 1} for e in events), events
+
+def test_two():
+    pass
+'''
+
+
+def test_the_plugin_says_each_files_test_count_when_it_has_collected(tmp_path):
+    """The records plugin's ``collected`` line carries the tests per file (what the ETA weighs): the
+    run's own test reads it from the part files while the run goes on."""
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    (tmp_path / "test_sample.py").write_text(INNER)
+    (tmp_path / "test_other.py").write_text("def test_one():\n    pass\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("INTEROP_", "PYTEST_"))}
+    env.update(PYTHONPATH=str(root), INTEROP_TIMING_PASS="0", INTEROP_REPRODUCERS="0")
+    done = subprocess.run([sys.executable, "-m", "interop.reporting.run", "-p", "no:cacheprovider", "test_sample.py",
+                           "test_other.py"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    (run,) = (tmp_path / "results" / "runs").iterdir()
+    assert json.loads((run / "report.json").read_text())["counts"]["passed"] == 3
