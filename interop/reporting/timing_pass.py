@@ -2,15 +2,18 @@
 
 ``python -m interop.reporting.timing_pass --bench RUN/benchmarks.jsonl --out RUN/timings.jsonl``
 (what :mod:`interop.reporting.run` runs once pytest has ended, under its supervisor; importable
-from the installed package: ``benchmarks/timing_pass.py`` is a shim of this module). The cases are
-built and timed by asv's harness (:data:`HARNESS`, ``benchmarks/harness.py`` of the checkout the
-pass runs in: the current directory comes first on ``sys.path`` under ``python -m``).
+and runnable from the installed package: ``benchmarks/timing_pass.py`` is a shim of this
+module). The cases are built and timed by asv's harness, which is the package's
+(:mod:`.bench_harness`, :data:`HARNESS`); where the current directory is a checkout with its own
+``benchmarks/harness.py`` (:data:`CHECKOUT_HARNESS`: asv's thin user of the same module, or a
+stand-in), that one is used (the current directory comes first on ``sys.path`` under ``python
+-m``): :func:`harness`.
 
 ModelTester's timings are taken inside the correctness run, beside the other pytest-xdist
 workers, so they measure the machine's load as much as Aidge (LeNet_eval x18.2 in such a run,
 x1.96 in asv for the same commit). Here each case the run timed (a ``benchmarks.jsonl`` line of
 the models or operators suite) is timed again, one case after the other in one process, with no
-test of the run beside it, in asv's rounds (:meth:`benchmarks.harness.Pair.ratio_rounds`: a
+test of the run beside it, in asv's rounds (:meth:`.bench_harness.Pair.ratio_rounds`: a
 ~2 ms block of torch calls, then one of Aidge calls, 10 to 100 times).
 
 The clock is the **thread's CPU time** (``time.thread_time``), not the wall clock: a process that
@@ -43,8 +46,10 @@ import sys
 import time
 from pathlib import Path
 
-#: the module that builds and times a case: asv's harness, a checkout's ``benchmarks/harness.py``
-HARNESS = "benchmarks.harness"
+#: the module that builds and times a case: asv's harness, in the package
+HARNESS = "interop.reporting.bench_harness"
+#: a checkout's harness (``benchmarks/harness.py`` in the current directory), used where there is one
+CHECKOUT_HARNESS = "benchmarks.harness"
 #: the suite a benchmark line comes from -> the harness's kind of case
 KINDS = {"tests/test_models.py": "model", "tests/test_operators.py": "operator"}
 #: seconds the whole pass may take; the cases left then get "budget spent"
@@ -76,22 +81,35 @@ def wanted(bench_text: str, source: str) -> list[tuple[str, str, str]]:
     return [item for *_, item in sorted(out)]
 
 
-def measure_case(kind: str, name: str, phase: str) -> dict:
+def harness():
+    """The harness the pass times with: :data:`CHECKOUT_HARNESS` where the current directory
+    holds ``benchmarks/harness.py`` and it is importable (``python -m`` puts the current directory
+    first on ``sys.path``), else the package's :data:`HARNESS`: no checkout is needed."""
     import importlib
 
+    if (Path.cwd() / "benchmarks" / "harness.py").is_file():
+        try:
+            return importlib.import_module(CHECKOUT_HARNESS)
+        except ModuleNotFoundError as exc:
+            if exc.name not in ("benchmarks", CHECKOUT_HARNESS):
+                raise
+    return importlib.import_module(HARNESS)
+
+
+def measure_case(kind: str, name: str, phase: str) -> dict:
     from ..equivalence import timing
 
-    harness = importlib.import_module(HARNESS)
+    harness_ = harness()
 
     entry = {"name": name, "phase": phase, "kind": kind, "ratio": None, "error": None,
              "loadavg": round(os.getloadavg()[0], 2)}
     try:
-        pair = harness.pair(kind, name, phase)
+        pair = harness_.pair(kind, name, phase)
         # the thread's CPU time when all the work is in this thread (one OpenMP thread, no CUDA)
         cpu = pair.threads == 1 and not pair.cuda
-        rounds = pair.ratio_rounds(BUDGET_S.get(kind, harness.RATIO_BUDGET_S),
+        rounds = pair.ratio_rounds(BUDGET_S.get(kind, harness_.RATIO_BUDGET_S),
                                    clock=time.thread_time if cpu else None)
-    except (harness.CaseSkipped, harness.PrecheckFailed) as exc:
+    except (harness_.CaseSkipped, harness_.PrecheckFailed) as exc:
         return dict(entry, error=f"{type(exc).__name__}: {exc}")
     except Exception as exc:  # noqa: BLE001  (a case that cannot be timed here is said, not fatal)
         return dict(entry, error=f"{type(exc).__name__}: {exc}")
