@@ -155,6 +155,9 @@ ATTACKS: list[tuple[str, str, list[str]]] = [
     ("callables", "a case child that crashes (SIGKILL, SIGSEGV, SIGABRT) after starting processes",
      ["test_issue44_crash_processes.py::test_what_a_crashing_case_started_dies_with_it",
       "test_issue44_crash_processes.py::test_an_interrupted_parent_leaves_nothing_of_the_case_behind"]),
+    ("callables", "a descendant that leaves for a session of its own (setsid, a daemon), a crashed case's included",
+     ["test_issue44_supervisor.py::test_a_descendant_that_called_setsid_is_killed_and_reaped_when_the_wait_ends",
+      "test_issue44_supervisor.py::test_a_crashed_case_s_setsid_grandchild_dies_when_the_supervised_run_ends"]),
     # ---- the last round (issue 34) ----------------------------------------------------------
     ("last round: configuration files", "a configuration nested 100, 990, 5,000 levels; a deep data literal",
      ["test_bad_input_round_three.py::test_a_deeply_nested_configuration_is_a_config_error_naming_the_file",
