@@ -25,11 +25,26 @@ from typing import Any, Mapping
 
 from ..backends import FORWARD_ONLY_BACKENDS
 
-__all__ = ["Case", "OperatorCase", "KINDS", "PHASES", "TRAINING_PHASES", "FORWARD_ONLY_BACKENDS", "case_id",
+__all__ = ["Case", "OperatorCase", "KINDS", "SOURCE_OF_KIND", "PHASES", "TRAINING_PHASES", "FORWARD_ONLY_BACKENDS",
+           "case_id",
            "case_seed", "resolve_class", "on_backend", "normalized_label"]
 
 #: what a case checks (see the module docstring)
 KINDS = ("operator", "model", "contract", "property", "aidge_config", "opinfo", "moduleinfo", "architecture")
+#: the source each kind of case comes from, as the report names it (a record's ``source``): the
+#: one place a case's source is decided (issue 46); a test that runs no case is named by its file
+#: (:data:`interop.records.sources.SOURCES`)
+SOURCE_OF_KIND = {
+    "operator": "catalog JSON",
+    "property": "catalog (hypothesis)",
+    "opinfo": "OpInfo",
+    "moduleinfo": "ModuleInfo",
+    "architecture": "architectures (MONAI, transformers)",
+    "aidge_config": "Aidge configs (aidge-benchmark)",
+    "model": "model zoo",
+    "contract": "model zoo (contract)",
+}
+assert set(SOURCE_OF_KIND) == set(KINDS)
 #: the phases of one check, in the order a run goes through them
 PHASES = ("export", "import", "compile", "forward", "backward", "step")
 #: the phases only a case that trains runs
@@ -86,6 +101,39 @@ class Case:
             return normalized_label(self.path)
         prefix = f"{self.operator}_"
         return self.id[len(prefix):] if self.operator and self.id.startswith(prefix) else self.id
+
+    @property
+    def suite(self) -> str:
+        """The source the case comes from, as the report names it (``OpInfo``, ``catalog JSON``):
+        :data:`SOURCE_OF_KIND` of its kind. (:attr:`source` is the file or declaration.)"""
+        return SOURCE_OF_KIND[self.kind]
+
+    @property
+    def dtype(self) -> str:
+        """The dtype the case computes in (``params["dtype"]``; float32 unless a source says)."""
+        return str((self.params or {}).get("dtype") or "float32")
+
+    @property
+    def torch_op(self) -> str | None:
+        """The torch operator as its user writes it: ``torch.nn.Conv2d``,
+        ``torch.nn.functional.conv2d`` (OpInfo), the model's name for a model."""
+        if self.kind == "opinfo":
+            return f"torch.{self.operator}"
+        if self.kind in ("model", "contract", "architecture"):
+            return self.operator or None
+        if self.kind in ("operator", "property"):
+            from ..zoo.operators import TORCH_OPS  # imports torch: only when asked
+
+            if self.operator in TORCH_OPS:
+                return TORCH_OPS[self.operator]
+        op = self.op_class
+        if isinstance(op, str):
+            module, _, qualname = op.partition(":")
+            return f"{module}.{qualname}" if qualname else module
+        module, name = getattr(op, "__module__", "") or "", getattr(op, "__qualname__", "") or ""
+        if module.startswith("torch.nn.modules"):
+            return f"torch.nn.{name}"
+        return f"{module}.{name}" if module and name else self.operator or None
 
     @property
     def phases(self) -> tuple[str, ...]:

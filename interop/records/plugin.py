@@ -37,7 +37,7 @@ from . import shard as _shard
 from ..reading import UnsafeInputError, confined
 from .store import PARTS_DIR, SCHEMA, PartWriter, combine, now
 
-__all__ = ["RecordsPlugin", "records_directory", "case_fields", "torch_op_of", "route_fields"]
+__all__ = ["RecordsPlugin", "records_directory", "case_fields", "route_fields"]
 
 RECORDS_ENV = "INTEROP_RECORDS_DIR"
 _WORKER_KEY = "interop_records_dir"
@@ -106,30 +106,6 @@ def config_backend(config: pytest.Config) -> str:
     return config.getoption("--backend", default="cpu")
 
 
-def torch_op_of(case: Any) -> str | None:
-    """The torch operator of a case as its user writes it: ``torch.nn.Conv2d``,
-    ``torch.nn.functional.conv2d`` (OpInfo), the model's name for a model."""
-    if case is None:
-        return None
-    if case.kind == "opinfo":
-        return f"torch.{case.operator}"
-    if case.kind in ("model", "contract", "architecture"):
-        return case.operator or None
-    if case.kind in ("operator", "property"):
-        from ..zoo.operators import TORCH_OPS
-
-        if case.operator in TORCH_OPS:
-            return TORCH_OPS[case.operator]
-    op = case.op_class
-    if isinstance(op, str):
-        module, _, qualname = op.partition(":")
-        return f"{module}.{qualname}" if qualname else module
-    module, name = getattr(op, "__module__", "") or "", getattr(op, "__qualname__", "") or ""
-    if module.startswith("torch.nn.modules"):
-        return f"torch.nn.{name}"
-    return f"{module}.{name}" if module and name else case.operator or None
-
-
 def _case_of(item: pytest.Item) -> tuple[Any, str | None]:
     """(the Case the test runs, its backend). The fixture values come first: an operator case's
     fixture holds the case as it runs (on the backend under test, with that backend's expected
@@ -149,24 +125,32 @@ def _case_of(item: pytest.Item) -> tuple[Any, str | None]:
 
 
 def case_fields(item: pytest.Item) -> dict[str, Any]:
-    from .sources import case_id
-    from .sources import source_of
+    """The record's fields of the test's case, read from the case object (issue 46: nothing is
+    parsed back from its id): source, case id, kind, operator, torch operator, label, dtype,
+    backend, phases. A test that runs no case (a unit test, a tensor test) is named by its file
+    and its test name (:func:`~interop.records.sources.caseless_fields`)."""
+    from .sources import caseless_fields
 
     case, backend = _case_of(item)
-    out: dict[str, Any] = {"source": source_of(item.nodeid), "case": case_id(item.nodeid)}
     if case is None:
-        return out
-    params = dict(case.params or {})
+        return caseless_fields(item.nodeid)
     config_file = case.source if isinstance(case.source, str) and case.source.endswith(".json") else None
-    out.update(case=case.id, kind=case.kind, operator=case.operator or None, torch_op=torch_op_of(case),
-               aidge_types=list(case.aidge_types), config_file=config_file, case_key=case.path or None,
-               backend=backend or config_backend(item.config), dtype=str(params.get("dtype") or "float32"),
-               phases=list(case.phases))
+    out: dict[str, Any] = dict(
+        source=case.suite, case=case.id, kind=case.kind, operator=case.operator or None, torch_op=case.torch_op,
+        label=case.label, aidge_types=list(case.aidge_types), config_file=config_file, case_key=case.path or None,
+        backend=backend or config_backend(item.config), dtype=case.dtype, phases=list(case.phases))
     if case.expected_failure is not None:
         from .classify import entry_fields
 
         out["expected"] = entry_fields(case.expected_failure)
     return out
+
+
+def _fields_or_error(item: pytest.Item) -> dict[str, Any]:
+    try:
+        return case_fields(item)
+    except Exception as exc:  # a record without case fields rather than a lost test
+        return {"fields_error": f"{type(exc).__name__}: {exc}"}
 
 
 def _skip_reason(report) -> str | None:
@@ -258,6 +242,9 @@ class RecordsPlugin:
         #: why this process's records could not be written (None: they were)
         self.write_error: str | None = None
         self._state: dict[str, dict[str, Any]] = {}
+        #: nodeid -> the case fields its ``start`` line carries (written before the test runs: a
+        #: test whose process dies keeps its case's fields, issue 46)
+        self._start_fields: dict[str, dict[str, Any]] = {}
         self.started = now()
 
     # -- writing --------------------------------------------------------------------------
@@ -349,6 +336,8 @@ class RecordsPlugin:
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem):
         from ..exporters import export_routes
 
+        if not self.is_controller:
+            self._start_fields[item.nodeid] = _fields_or_error(item)
         capturing = self._start_capture(item)
         with export_routes() as routes:
             self._routes = routes
@@ -398,7 +387,8 @@ class RecordsPlugin:
         if self.is_controller:
             return
         self._state[nodeid] = _new_state()
-        self._write({"event": "start", "nodeid": nodeid, "time": now(), "worker": self.worker, "pid": os.getpid()})
+        self._write({"event": "start", "nodeid": nodeid, **self._start_fields.pop(nodeid, {}), "time": now(),
+                     "worker": self.worker, "pid": os.getpid()})
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call):
@@ -408,10 +398,7 @@ class RecordsPlugin:
         report = outcome.get_result()
         state = self._state.setdefault(item.nodeid, _new_state())
         if not state["fields"] or call.when == "call":
-            try:
-                state["fields"] = case_fields(item)
-            except Exception as exc:  # a record without case fields rather than a lost test
-                state["fields"] = {"fields_error": f"{type(exc).__name__}: {exc}"}
+            state["fields"] = _fields_or_error(item)
         state["routes"] = list(getattr(self, "_routes", None) or [])
         if call.excinfo is not None and not report.passed and state["exc"] is None \
                 and not isinstance(call.excinfo.value, pytest.skip.Exception):
@@ -491,8 +478,6 @@ class RecordsPlugin:
 
     def _lost_to_dead_worker(self, report) -> None:
         from ..errors import EXTERNAL_SIGNALS
-        from .sources import case_id
-        from .sources import source_of
 
         worker = getattr(report, "node", None)
         signal = _signal_of(worker)
@@ -500,7 +485,8 @@ class RecordsPlugin:
         name = getattr(getattr(worker, "gateway", None), "id", "?")
         how = f"killed by {signal}" if signal else "died (xdist gives no signal)"
         self._write(self._base(
-            report.nodeid, case=case_id(report.nodeid), source=source_of(report.nodeid), outcome="failed",
+            # the case's fields come from the worker's start line of the test, at combine (store)
+            report.nodeid, outcome="failed",
             reports=[{"when": "???", "status": "failed", "duration": 0.0}],
             category="killed" if external else "crash", decided="run", phase=None,
             attribution=None if external else "unknown", signal=signal,

@@ -164,7 +164,8 @@ _STR = (str, type(None))
 RECORD_TYPES: dict[str, tuple] = {
     "nodeid": (str,), "event": _STR, "outcome": _STR, "backend": _STR, "exporter": _STR, "time": _STR,
     "case": _STR, "source": _STR, "category": _STR, "phase": _STR, "attribution": _STR, "error": _STR,
-    "message": _STR, "kind": _STR, "operator": _STR, "dtype": _STR, "case_key": _STR, "skip_reason": _STR,
+    "message": _STR, "kind": _STR, "operator": _STR, "dtype": _STR, "case_key": _STR, "label": _STR,
+    "skip_reason": _STR,
     "reports": (list, type(None)), "xpass_strict": (bool, type(None)), "reported": (bool, type(None)),
     "schema": (int, type(None)), "duration_s": (int, float, type(None)), "phases": (list, type(None)),
 }
@@ -288,10 +289,21 @@ def _timings(directory: Path, problems: list[str]) -> dict[str, list[dict[str, A
     return out
 
 
+#: the fields of a test's case a record carries, written from the case object by the process that
+#: runs it (:func:`interop.records.plugin.case_fields`), in its ``start`` line too: a test whose
+#: process died gets them from there (issue 46: never parsed back from its id)
+CASE_FIELDS = ("case", "source", "kind", "operator", "torch_op", "label", "aidge_types", "config_file", "case_key",
+               "backend", "dtype", "phases")
+
+
+def _case_fields_of(start: dict[str, Any]) -> dict[str, Any]:
+    return {k: start[k] for k in CASE_FIELDS if start.get(k) is not None}
+
+
 def _lost(nodeid: str, start: dict[str, Any]) -> dict[str, Any]:
     """The record of a test that started and never ended: its process was killed."""
-    return {"schema": SCHEMA, "event": "record", "nodeid": nodeid, "case": start.get("case"),
-            "source": start.get("source"), "outcome": "failed", "reports": [], "reported": False,
+    return {"schema": SCHEMA, "event": "record", "nodeid": nodeid, "case": None, "source": None,
+            **_case_fields_of(start), "outcome": "failed", "reports": [], "reported": False,
             "category": "killed", "decided": "run", "phase": None, "attribution": None,
             "error": f"the process running the test ({start.get('worker')}, pid {start.get('pid')}) ended "
                      "without a result: killed from outside (SIGKILL, the OOM killer) or it died",
@@ -374,6 +386,10 @@ def combine(directory: Path, session: dict[str, Any] | None = None,
         if rec is None or str(rec.get("time", "")) < str(start.get("time", "")):
             records[nodeid] = _lost(nodeid, start)
             lost.append(nodeid)
+        else:  # the controller's record of a test whose xdist worker died: its case's fields from the start line
+            for key, value in _case_fields_of(start).items():
+                if rec.get(key) is None:
+                    rec[key] = value
     timings = _timings(directory, problems)
     for nodeid, rec in records.items():
         if nodeid in timings:

@@ -44,7 +44,8 @@ from ..cases.expected_failures import disagreements, expected_failure, quotes_fa
 from ..records.store import RunRecords, load_run, write_atomically
 from .ledger import defect_id, is_aidge_finding, row_signature, signature_of
 from .ledger import _title as defect_title
-from .triage import quote_of, split_opinfo_id
+from ..records.sources import with_imported_fields  # the one importer of records without case fields
+from .triage import quote_of
 
 __all__ = ["Proposal", "propose", "write_proposal", "apply_proposal", "release_diff", "widen", "narrow",
            "PROPOSAL_FILE", "DIFF_FILE", "ProposalError"]
@@ -56,8 +57,6 @@ DIFF_FILE = "proposal.diff"
 RELEASES = tuple(json.loads((Path(__file__).resolve().parents[1] / "aidge_releases.json").read_text(encoding="utf-8"))
                  ["releases"])
 _INDEX = re.compile(r"^s\d+_")
-#: the dtypes an OpInfo label may end with (float32 has no suffix)
-_DTYPES = ("float16", "float64", "int64", "bool")
 
 
 # ---------------------------------------------------------------------------------------
@@ -125,24 +124,16 @@ def narrow(spec, release: str, releases=RELEASES):
 # records -> cases
 # ---------------------------------------------------------------------------------------
 def _case_of(record: dict[str, Any]):
-    """What the lookup needs of a record's case (None: the test runs no case)."""
-    kind, operator = record.get("kind"), record.get("operator")
-    if not kind or not operator:  # a test that takes no case object: an OpInfo id still says its case
-        split = split_opinfo_id(record.get("case") or "")
-        if split is None:
-            return None
-        dtype = next((d for d in _DTYPES if split[1].endswith("_" + d)), "float32")
-        return types.SimpleNamespace(kind="opinfo", operator=split[0], label=split[1], phases=PHASES,
-                                     backend=record.get("backend") or "cpu", id=record.get("case"),
-                                     params={"dtype": dtype})
-    key = record.get("case_key")
-    case_id = record.get("case") or ""
-    label = normalized_label(key) if key else (case_id[len(operator) + 1:] if case_id.startswith(operator + "_")
-                                          else case_id)
-    phases = tuple(record.get("phases") or ())
-    return types.SimpleNamespace(kind=kind, operator=operator, label=label, phases=phases,
-                                 backend=record.get("backend") or "cpu", id=case_id,
-                                 params={"dtype": record.get("dtype") or "float32"})
+    """What the lookup needs of a record's case, read from the record's fields (None: the test
+    runs no case). A record written without them (an old run) gets them back from its ids in
+    :func:`interop.records.sources.imported_fields`, the one importer."""
+    fields = with_imported_fields(record)
+    kind, operator, label = fields.get("kind"), fields.get("operator"), fields.get("label")
+    if not kind or not operator or label is None:
+        return None
+    return types.SimpleNamespace(kind=kind, operator=operator, label=label, phases=tuple(fields.get("phases") or ()),
+                                 backend=fields.get("backend") or "cpu", id=fields.get("case") or "",
+                                 params={"dtype": fields.get("dtype") or "float32"})
 
 
 def selector_of(case) -> str:

@@ -19,11 +19,10 @@ from typing import Any
 from ..cases.failure_table import EXPORT_CATEGORY  # the table's one category that is not Aidge's
 from ..categories import kind_of
 from .pytest_output import PytestRun
-from ..records.sources import source_of
+from ..records.sources import split_opinfo_id, with_imported_fields  # noqa: F401 - split_opinfo_id: its old name here
 
 __all__ = ["ProposedRow", "propose_opinfo_rows", "split_opinfo_id", "quote_of"]
 
-_OPINFO_ID = re.compile(r"^opinfo_(?P<entry>.+?)_(?P<label>s\d+(?:_.*)?)$")
 # Aidge's missing-kernel error names the implementation by its mangled C++ type:
 # ...for registrable object N5Aidge16OperatorImpl_cpuINS_12ReduceMin_OpE... -> ReduceMin
 _REGISTRAR = re.compile(r'missing or invalid registrar key: "\[(?P<dtype>\w+)')
@@ -41,16 +40,6 @@ _DIMS = re.compile(r"(Aidge cannot compute the output dims of node '[^']*').*$",
 _CAPACITY = re.compile(r"(Number of elements to copy is above implementation current capacity) \(\d+B > \d+B\)")
 _EXPORT_FAILED = re.compile(r"torch\.onnx\.export failed for \w+(?: \(\w+ route\)| on every route \([^)]*\))?: "
                             r"(?P<why>[^\n]+?)(?:\.\s|\.?$|\.\.\.)")
-
-
-def split_opinfo_id(case_id: str) -> tuple[str, str] | None:
-    """``opinfo_<entry>_s<index>_<sample>`` -> (entry, label) as the table keys it, or None:
-    the label normalised as :attr:`interop.cases.case.Case.label` is (dots to ``_``:
-    ``s64_5x5x2_0.5`` -> ``s64_5x5x2_0_5``), since that is what a row's pattern matches."""
-    from ..cases.case import normalized_label  # the one normalisation of labels
-
-    m = _OPINFO_ID.match(case_id or "")
-    return (m.group("entry"), normalized_label(m.group("label"))) if m else None
 
 
 @dataclasses.dataclass
@@ -85,19 +74,22 @@ def propose_opinfo_rows(run) -> Triage:
     groups: dict[tuple, ProposedRow] = {}
     left_out: list[tuple[str, str]] = []
     for result in map(row_of, rows):
-        if result["outcome"] not in ("failed", "error") or source_of(result["nodeid"]) != "OpInfo":
+        # the record's case fields (a console row or an old run's record: read back from its ids,
+        # in records.sources, the one importer)
+        fields = with_imported_fields(result)
+        if result["outcome"] not in ("failed", "error") or fields.get("source") != "OpInfo":
             continue
         case_id = result["case"] or ""
-        split = split_opinfo_id(case_id)
-        if split is None:
+        if fields.get("kind") != "opinfo" or not fields.get("operator") or not fields.get("label"):
             left_out.append((case_id or result["nodeid"], "not an OpInfo case id"))
             continue
-        key = quote_of(result, default_operator=split[0])
+        entry, label = fields["operator"], fields["label"]
+        key = quote_of(result, default_operator=entry)
         if isinstance(key, str):
             left_out.append((case_id, key))
             continue
         row = groups.setdefault(key, ProposedRow(*key, cases=[]))
-        row.cases.append(f"{split[0]}:{split[1]}")
+        row.cases.append(f"{entry}:{label}")
     rows = sorted(groups.values(), key=lambda r: (r.operator.lower(), r.phase, r.category, r.error))
     for row in rows:
         row.cases.sort()
