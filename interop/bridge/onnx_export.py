@@ -409,9 +409,45 @@ def _dynamo_export(model, example_inputs, names, training: bool, mixed: bool) ->
         raise RuntimeError("the dynamo route needs the onnxscript package (requirements/cpu.txt pins it)") from exc
     program = torch.onnx.export(model, tuple(example_inputs), dynamo=True, opset_version=OPSET_VERSION,
                                 input_names=names, optimize=False, verbose=False, report=False,
-                                external_data=False)
+                                external_data=False,
+                                custom_translation_table={
+                                    torch.ops.aten._native_batch_norm_legit_functional.default: batch_norm_functional})
     optimize_keeping_state(program.model, set(_state_tensors(model)))
     return lower_castlike(program.model_proto)
+
+
+def batch_norm_functional(input, weight=None, bias=None, running_mean=None, running_var=None,
+                          training=False, momentum=0.9, eps=1e-05):
+    """The dynamo route's translation of ``aten::_native_batch_norm_legit_functional`` (what
+    ``torch.export`` makes of a BatchNorm with running statistics): in training mode an ONNX
+    ``BatchNormalization`` with ``training_mode=1`` (the batch's statistics, as torch computes
+    and as the TorchScript route writes it); otherwise torchlib's own translation. Why:
+    torchlib (onnxscript 0.7.2) sets ``training = False`` before translating whatever torch says
+    ("a temporary fix" for onnxruntime), so a train-mode BatchNorm was exported as an inference
+    one normalising with the running statistics: zoo ResNet in train mode was 0.93 off on this
+    route (docs/exporters.md). Outputs: the normalised tensor, the batch mean and inverse standard
+    deviation (torch's saved statistics, which no exported graph reads), the updated running
+    mean and variance (ONNX's own training outputs; the graph never returns them: the bridge's
+    torch side keeps torch's running statistics)."""
+    from onnxscript import opset18 as op
+    from onnxscript.function_libs.torch_lib.ops import core
+
+    if not training or running_mean is None or running_var is None:
+        return core.aten__native_batch_norm_legit_functional(input, weight, bias, running_mean, running_var,
+                                                             training, momentum, eps)
+    channels = op.Shape(input, start=1, end=2)
+    if weight is None:
+        weight = op.Expand(op.CastLike(op.Constant(value_floats=[1.0]), input), channels)
+    if bias is None:
+        bias = op.Expand(op.CastLike(op.Constant(value_floats=[0.0]), input), channels)
+    norm, new_mean, new_var = op.BatchNormalization(input, weight, bias, running_mean, running_var,
+                                                    epsilon=eps, momentum=1.0 - momentum, training_mode=1)
+    axes = [k for k in range(len(input.shape)) if k != 1]
+    mean = op.ReduceMean(input, op.Constant(value_ints=axes), keepdims=0)
+    centred = op.Sub(input, op.ReduceMean(input, op.Constant(value_ints=axes), keepdims=1))
+    var = op.ReduceMean(op.Mul(centred, centred), op.Constant(value_ints=axes), keepdims=0)
+    rstd = op.Reciprocal(op.Sqrt(op.Add(var, op.CastLike(op.Constant(value_float=eps), var))))
+    return norm, mean, rstd, new_mean, new_var
 
 
 def optimize_keeping_state(model_ir, state_names: set[str]) -> None:

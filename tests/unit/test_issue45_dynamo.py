@@ -90,3 +90,35 @@ def test_gpt2_dynamo_graph_reaches_aidge():
     verdict = interop.verify(model, ids, use_cache=False, return_dict=False, exporter="dynamo", isolate=False)
     assert verdict.outcome == "error" and verdict.phase == "import", verdict
     assert "Aidge import failed" in verdict.message and "SplitToSequence" not in verdict.message
+
+
+def test_zoo_resnet_in_train_mode_is_exported_in_train_mode_on_the_dynamo_route():
+    """Zoo ResNet's train mode on the dynamo route: torchlib (onnxscript 0.7.2) wrote every
+    BatchNorm as an inference one (onnxruntime on that graph 0.93 off torch, as Aidge): the route
+    now writes ``training_mode=1`` and onnxruntime on its graph computes what torch computes. Aidge
+    0.10.1's BatchNorm2D ignores ``training_mode`` (the table's D-c80900db, as on the TorchScript
+    route): ``wrap`` refuses the value at the first call, naming BatchNorm2D, and returns nothing."""
+    from interop.bridge.ort import ort_session
+    from interop.bridge.value_check import ValueMismatchError
+    from interop.zoo.models import model_case
+
+    case = model_case("ResNet")
+    model = case["model"]().train()
+    x = torch.randn(*case["input_size"], generator=torch.Generator().manual_seed(3))
+    am = wrap(model, example_inputs=[x], exporter="dynamo")
+    norms = [n for n in am.onnx_model.graph.node if n.op_type == "BatchNormalization"]
+    assert norms and all(any(a.name == "training_mode" and a.i == 1 for a in n.attribute) for n in norms)
+    session = ort_session(am.onnx_model)
+    (ort_out,) = session.run(None, {session.get_inputs()[0].name: x.numpy()})
+    with torch.no_grad():
+        expected = model(x)
+    torch.testing.assert_close(torch.from_numpy(ort_out), expected, rtol=1e-4, atol=1e-4)
+    assert model.training
+    with pytest.raises(ValueMismatchError) as info, torch.no_grad():
+        am(x)
+    assert "BatchNorm2D" in str(info.value) and "onnxruntime on the same ONNX graph agrees with torch" in str(info.value)
+    # the model's own mode is untouched; eval mode on the same route still matches
+    assert model.training
+    am_eval = wrap(model.eval(), example_inputs=[x], exporter="dynamo")
+    with torch.no_grad():
+        torch.testing.assert_close(am_eval(x), model(x), rtol=1e-4, atol=1e-4)
