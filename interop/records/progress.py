@@ -10,19 +10,22 @@ one every :data:`EVERY_S` seconds). Nothing here prints.
 How the ETA is computed (:func:`weighted_eta`), and which way the line says:
 
 - **by the last run's durations** when the last complete run (``results/latest``, its
-  ``records.jsonl``) timed tests of the files this run collected: each file's tests weigh the mean
-  duration of that file's tests in the last run (a file the last run did not hold: the mean of the
-  files it held). The work left is the sum of the weights of the tests not yet ended (per file:
-  collected minus ended); the speed is the weight of the tests ended in the last :data:`WEIGHTED_S`
-  seconds over those seconds (the whole run's until then). ETA = work left / speed. The speed is
-  measured in this run, so the workers, the machine and its load are in it; the test mix (an
-  architecture test is worth hundreds of operator tests) is in the weights.
-- **at the current rate** otherwise (no last run, no per-file counts, nothing weighted ended yet):
-  the tests left over the tests ended per second in the last :data:`RECENT_S` seconds.
+  ``records.jsonl``) timed tests and the records plugin said how many tests of each file this run
+  collected. Each test weighs its own duration in the last run (a test the last run did not hold:
+  the mean of its file there, else the mean of every test there). The work left, per file: the
+  durations of the file's tests the last run held that have not ended, scaled down when fewer of
+  the file's tests are left than that (a narrower selection, ``-k``), plus the file's mean for each
+  test left beyond them. The speed: the weight of the tests ended since the first progress line of
+  the last :data:`WEIGHTED_S` seconds that already knew the collection, over those seconds.
+  ETA = work left / speed. The speed is this run's, so the workers, the machine and its load are
+  in it; the test mix (an architecture test is worth hundreds of operator tests) is in the weights.
+- **at the current rate** otherwise (no last run, no per-file counts, the first line after
+  collection, nothing weighted ended): the tests left over the tests ended per second in the last
+  :data:`RECENT_S` seconds.
 
-What neither sees: a file whose tests' durations changed since the last run, the order in which
-the workers take the files (a weight ended early counts towards the speed at once), the load
-changing, and the last minutes, where fewer workers than there are have tests left.
+What neither sees: tests whose durations changed since the last run, the load changing, and the
+last minutes, where fewer workers than there are have tests left (the speed was measured with all
+of them busy): the ETA is then short, by up to the duration of the longest test left.
 """
 from __future__ import annotations
 
@@ -34,7 +37,7 @@ from pathlib import Path
 from .outcome import outcome_of
 from .store import PARTS_DIR
 
-__all__ = ["Progress", "EVERY_S", "file_of", "previous_durations", "weighted_eta"]
+__all__ = ["Progress", "EVERY_S", "file_of", "file_means", "previous_durations", "weighted_eta"]
 
 #: seconds between two progress lines of ``nox -s report``
 EVERY_S = 30.0
@@ -68,9 +71,9 @@ def file_of(nodeid: str) -> str:
 
 
 def previous_durations(run_dir: Path | None) -> dict[str, float]:
-    """file -> mean duration (s) of its tests in the run ``run_dir`` (its ``records.jsonl``), for
-    the tests that recorded one; {} when there is none or it cannot be read (under the rule of a
-    run's files, :func:`interop.reading.open_confined`, at most :data:`PREVIOUS_BYTES`)."""
+    """node id -> duration (s) of each test of the run ``run_dir`` (its ``records.jsonl``) that
+    recorded one; {} when there is none or it cannot be read (under the rule of a run's files,
+    :func:`interop.reading.open_confined`, at most :data:`PREVIOUS_BYTES`)."""
     from ..reading import UnsafeInputError, open_confined
 
     if run_dir is None:
@@ -81,8 +84,7 @@ def previous_durations(run_dir: Path | None) -> dict[str, float]:
             data = f.read(PREVIOUS_BYTES)
     except (OSError, UnsafeInputError, RuntimeError):
         return {}
-    total: dict[str, float] = {}
-    count: Counter = Counter()
+    out: dict[str, float] = {}
     for raw in data.splitlines():
         try:
             rec = json.loads(raw)
@@ -92,23 +94,41 @@ def previous_durations(run_dir: Path | None) -> dict[str, float]:
             continue
         duration = rec.get("duration_s")
         if isinstance(duration, (int, float)) and not isinstance(duration, bool) and 0 <= duration < 1e6:
-            name = file_of(rec["nodeid"])
-            total[name] = total.get(name, 0.0) + float(duration)
-            count[name] += 1
+            out[rec["nodeid"]] = float(duration)
+    return out
+
+
+def file_means(durations: dict[str, float]) -> dict[str, float]:
+    """file -> the mean of its tests' durations (``durations``: node id -> seconds)."""
+    total: dict[str, float] = {}
+    count: Counter = Counter()
+    for nodeid, duration in durations.items():
+        total[file_of(nodeid)] = total.get(file_of(nodeid), 0.0) + duration
+        count[file_of(nodeid)] += 1
     return {name: total[name] / count[name] for name in total}
 
 
-def weighted_eta(files: dict[str, int], ended: dict[str, int], durations: dict[str, float],
-                 weight_per_s: float) -> float | None:
-    """Seconds left: the tests not ended of each file (``files``: collected per file, ``ended``:
-    ended per file) weighted by the last run's mean duration of that file's tests (``durations``;
-    a file it lacks: the mean of the files it has), over ``weight_per_s`` (the weight this run
-    ends a second). None when it cannot say (no durations, no speed)."""
-    if not durations or weight_per_s <= 0:
+def weighted_eta(files: dict[str, int], ended: dict[str, int], known_left: dict[str, tuple[float, int]],
+                 means: dict[str, float], weight_per_s: float) -> float | None:
+    """Seconds left. ``files``: tests collected per file; ``ended``: tests ended per file;
+    ``known_left``: per file, (the summed last-run durations, the number) of its tests the last run
+    held that have not ended; ``means``: the last run's mean test duration per file (a file it
+    lacks: the mean of the means); ``weight_per_s``: the last-run seconds this run ends a second.
+    A file's work left is its known tests' durations, scaled by (tests left / known tests left)
+    when fewer are left than known, plus its mean for each test left beyond the known ones. None
+    when it cannot say (no last run, no speed)."""
+    if not means or weight_per_s <= 0:
         return None
-    fallback = sum(durations.values()) / len(durations)
-    left = sum(max(n - ended.get(name, 0), 0) * durations.get(name, fallback) for name, n in files.items())
-    return left / weight_per_s
+    fallback = sum(means.values()) / len(means)
+    work = 0.0
+    for name, collected in files.items():
+        left = max(collected - ended.get(name, 0), 0)
+        known, known_n = known_left.get(name, (0.0, 0))
+        if known_n >= left:
+            work += known * left / known_n if known_n else 0.0
+        else:
+            work += known + (left - known_n) * means.get(name, fallback)
+    return work / weight_per_s
 
 
 def _default_previous(directory: Path) -> Path | None:
@@ -133,13 +153,33 @@ class Progress:
         #: tests ended per file, and their weight (the last run's durations)
         self.ended: Counter = Counter()
         self._weight_done = 0.0
+        #: the last run's duration of each test (node id), and each file's mean
         self.durations = previous_durations(_default_previous(self.directory) if previous == "latest" else previous)
-        self._seen: list[tuple[float, int, float]] = []  # (clock, tests done, weight done) at each line()
+        self.means = file_means(self.durations)
+        self._overall = sum(self.durations.values()) / len(self.durations) if self.durations else 0.0
+        #: per file: (summed durations, number) of the last run's tests that have not ended in this one
+        self.known_left: dict[str, tuple[float, int]] = {}
+        for nodeid, duration in self.durations.items():
+            total, n = self.known_left.get(file_of(nodeid), (0.0, 0))
+            self.known_left[file_of(nodeid)] = (total + duration, n + 1)
+        self._ended_ids: set[str] = set()
+        # (clock, tests done, weight done, collection known) at each line()
+        self._seen: list[tuple[float, int, float, bool]] = []
 
-    def _weight(self, name: str) -> float:
-        if name in self.durations:
-            return self.durations[name]
-        return sum(self.durations.values()) / len(self.durations) if self.durations else 0.0
+    def _ended(self, nodeid: str) -> None:
+        """Count one test's end: its file, and its weight (its duration in the last run)."""
+        name = file_of(nodeid)
+        self.ended[name] += 1
+        if nodeid in self._ended_ids:  # a rerun of a test: no second weight
+            return
+        self._ended_ids.add(nodeid)
+        if nodeid in self.durations:
+            duration = self.durations[nodeid]
+            total, n = self.known_left[name]
+            self.known_left[name] = (max(total - duration, 0.0), n - 1)
+            self._weight_done += duration
+        elif self.durations:
+            self._weight_done += self.means.get(name, self._overall)
 
     def poll(self) -> None:
         """Read what the part files gained since the last call. Under the rule of the run's files
@@ -179,28 +219,32 @@ class Progress:
                 elif obj.get("event") == "record":
                     self.outcomes[outcome_of(obj)] += 1
                     if isinstance(obj.get("nodeid"), str):
-                        name = file_of(obj["nodeid"])
-                        self.ended[name] += 1
-                        self._weight_done += self._weight(name)
+                        self._ended(obj["nodeid"])
 
-    def _since(self, now: float, window: float) -> tuple[float, int, float]:
-        """(clock, done, weight done) at the first line() of the last ``window`` seconds (before
-        this one), else at the line before, else at the start."""
+    def _since(self, now: float, window: float) -> tuple[float, int, float, bool]:
+        """(clock, done, weight done, collection known) at the first line() of the last ``window``
+        seconds (before this one), else at the line before, else at the start."""
         recent = [s for s in self._seen[:-1] if s[0] >= now - window]
-        return recent[0] if recent else self._seen[-2] if len(self._seen) > 1 else (self._started, 0, 0.0)
+        return recent[0] if recent else self._seen[-2] if len(self._seen) > 1 else (self._started, 0, 0.0, False)
 
     def eta(self) -> tuple[float | None, str]:
         """(seconds left or None, how: ``"by the last run's durations"`` or ``"at the current
         rate"``) as of the last :meth:`line`; see the module's docstring."""
         if not self._seen:
             return None, "at the current rate"
-        now, done, weight = self._seen[-1]
+        now, done, weight, _ = self._seen[-1]
         if self.files and self.durations:
-            since, _, weight_then = self._since(now, WEIGHTED_S)
-            left = weighted_eta(self.files, self.ended, self.durations, (weight - weight_then) / max(now - since, 1e-9))
-            if left is not None:
-                return left, "by the last run's durations"
-        since, done_then, _ = self._since(now, RECENT_S)
+            # the speed from a line that knew the collection: the seconds before it (imports,
+            # collection) ended no test and are not this run's speed
+            base = [s for s in self._seen[:-1] if s[3] and s[0] >= now - WEIGHTED_S] or \
+                [s for s in self._seen[:-1] if s[3]][-1:]
+            if base:
+                since, _, weight_then, _ = base[0]
+                left = weighted_eta(self.files, self.ended, self.known_left, self.means,
+                                    (weight - weight_then) / max(now - since, 1e-9))
+                if left is not None:
+                    return left, "by the last run's durations"
+        since, done_then, _, _ = self._since(now, RECENT_S)
         rate = (done - done_then) / max(now - since, 1e-9)
         total = self.collected or 0
         return ((total - done) / rate if rate > 0 else None), "at the current rate"
@@ -214,8 +258,8 @@ class Progress:
         elapsed = max(now - self._started, 1e-9)
         if self.collected is None and not done:
             return f"collecting ({_duration(elapsed)})"
-        self._seen.append((now, done, self._weight_done))
-        since, done_then, _ = self._since(now, RECENT_S)
+        self._seen.append((now, done, self._weight_done, self.collected is not None))
+        since, done_then, _, _ = self._since(now, RECENT_S)
         rate = (done - done_then) / max(now - since, 1e-9)
         total = self.collected
         head = f"{done:,} / {total:,} tests ({100 * done / total:.0f}%)" if total else f"{done:,} tests"

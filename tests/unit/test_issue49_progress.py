@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from interop.records.progress import Progress, file_of, previous_durations, weighted_eta
+from interop.records.progress import Progress, file_means, file_of, previous_durations, weighted_eta
 from interop.records.store import PartWriter
 
 
@@ -27,23 +27,27 @@ def test_the_file_of_a_node_id():
     assert file_of("tests/unit/test_x.py") == "tests/unit/test_x.py"
 
 
-def test_the_last_runs_means_per_file_skip_what_is_not_a_duration(tmp_path):
+def test_the_last_runs_durations_skip_what_is_not_a_duration(tmp_path):
     run = _previous(tmp_path, [("a.py::t1", 1.0), ("a.py::t2", 3.0), ("b.py::t1", 60.0)])
     with (run / "records.jsonl").open("a") as f:
         f.write('{"nodeid": "b.py::t2", "duration_s": "slow"}\n[1]\nnot json\n{"nodeid": "c.py::t", "duration_s": true}\n')
-    assert previous_durations(run) == {"a.py": 2.0, "b.py": 60.0}
+    assert previous_durations(run) == {"a.py::t1": 1.0, "a.py::t2": 3.0, "b.py::t1": 60.0}
+    assert file_means(previous_durations(run)) == {"a.py": 2.0, "b.py": 60.0}
     assert previous_durations(tmp_path / "nowhere") == {} and previous_durations(None) == {}
 
 
 def test_the_weighted_eta_is_the_work_left_over_the_speed():
-    durations = {"ops.py": 0.1, "arch.py": 30.0}
-    # 100 operator tests and 4 architectures left, at 2 s of the last run's work a second
-    assert weighted_eta({"ops.py": 1000, "arch.py": 4}, {"ops.py": 900}, durations, 2.0) == pytest.approx(
-        (100 * 0.1 + 4 * 30.0) / 2.0)
-    # a file the last run did not hold weighs the mean of the files it held; a file ended weighs nothing
-    assert weighted_eta({"new.py": 2, "ops.py": 10}, {"ops.py": 12}, durations, 1.0) == pytest.approx(2 * 15.05)
-    assert weighted_eta({"ops.py": 10}, {}, {}, 1.0) is None
-    assert weighted_eta({"ops.py": 10}, {}, durations, 0.0) is None
+    means = {"ops.py": 0.1, "arch.py": 30.0}
+    # 100 operator tests (10 s of the last run) and 4 architectures (100 s) left, at 2 s of that work a second
+    assert weighted_eta({"ops.py": 1000, "arch.py": 4}, {"ops.py": 900}, {"ops.py": (10.0, 100), "arch.py": (100.0, 4)},
+                        means, 2.0) == pytest.approx(55.0)
+    # a narrower selection (-k): 2 of the 4 known architectures left weigh half their known work
+    assert weighted_eta({"arch.py": 2}, {}, {"arch.py": (100.0, 4)}, means, 1.0) == pytest.approx(50.0)
+    # tests beyond the known ones weigh their file's mean; a file the last run lacks, the mean of the means
+    assert weighted_eta({"arch.py": 5, "new.py": 2}, {}, {"arch.py": (100.0, 4)}, means, 1.0) == pytest.approx(
+        100.0 + 30.0 + 2 * 15.05)
+    assert weighted_eta({"ops.py": 10}, {}, {}, {}, 1.0) is None
+    assert weighted_eta({"ops.py": 10}, {}, {}, means, 0.0) is None
 
 
 def _session(tmp_path: Path, files: dict[str, int] | None) -> tuple[Progress, PartWriter, list[float]]:
@@ -58,22 +62,28 @@ def _session(tmp_path: Path, files: dict[str, int] | None) -> tuple[Progress, Pa
 
 
 def test_the_line_weighs_a_slow_tail_by_the_last_run_and_says_so(tmp_path):
-    _previous(tmp_path, [("ops.py::t", 0.1), ("arch.py::t", 30.0)])
+    _previous(tmp_path, [(f"ops.py::t[{i}]", 0.1) for i in range(100)]
+              + [(f"arch.py::t[{i}]", (10.0, 20.0, 40.0, 50.0)[i]) for i in range(4)])
     progress, writer, now = _session(tmp_path, {"ops.py": 100, "arch.py": 4})
-    assert progress.durations == {"ops.py": 0.1, "arch.py": 30.0}
+    assert len(progress.durations) == 104 and progress.means == {"ops.py": pytest.approx(0.1), "arch.py": 30.0}
+    now[0] = 5.0
+    progress.poll()
+    # the first line after collection: no speed of this run yet, the current rate
+    assert progress.line() == "0 / 104 tests (0%), 0.0/s, no test ended in the last 5 s, 5 s in"
     for i in range(100):
         writer.write({"event": "record", "nodeid": f"ops.py::t[{i}]", "outcome": "passed"})
-    now[0] = 10.0
+    now[0] = 15.0
     progress.poll()
-    # 100 tests in 10 s is 10 tests/s: 4 left would say 0 s; their weight says 4 x 30 s of work at 1 s/s
+    # 100 tests in 10 s is 10 tests/s: 4 left would say 0 s; their weight is 120 s of work at 1 s/s
     line = progress.line()
-    assert "100 / 104 tests (96%), 10.0/s, ETA 2 min 00 s by the last run's durations, 10 s in" in line, line
+    assert line == "100 / 104 tests (96%), 10.0/s, ETA 2 min 00 s by the last run's durations, 15 s in", line
     assert progress.eta() == (pytest.approx(120.0), "by the last run's durations")
-    writer.write({"event": "record", "nodeid": "arch.py::t[0]", "outcome": "failed"})
-    now[0] = 40.0
+    # the 50-s architecture ends: 60 s of work in 40 s; the three left weigh their own 70 s
+    writer.write({"event": "record", "nodeid": "arch.py::t[3]", "outcome": "failed"})
+    now[0] = 45.0
     progress.poll()
-    # 10 s + 30 s of work in 40 s: 1 s/s; 3 architectures left: 90 s
-    assert "ETA 1 min 30 s by the last run's durations" in progress.line()
+    assert "ETA 47 s by the last run's durations" in progress.line()
+    assert progress.eta()[0] == pytest.approx(70.0 / 1.5)
 
 
 def test_without_the_files_or_a_last_run_the_line_says_it_uses_the_current_rate(tmp_path):
