@@ -115,7 +115,9 @@ def main() -> None:
 def _print_pieces(samples: int) -> None:
     """The floor of each piece of an AidgeModule forward (``torch.no_grad()``, ReLU on (1,) and
     on (8, 64, 32, 32)), each timed alone, interleaved like the columns above: what the
-    bridge's overhead is made of, and what is left of it."""
+    bridge's overhead is made of, and what is left of it. The floor module runs the pieces no
+    bridge can drop from Python and nothing else (at (8, 64, 32, 32) it copies the input the
+    bridge shares, so it is no floor there). Then LeNet-5 (:func:`_print_lenet_cpu`)."""
     import torch
 
     from interop import wrap
@@ -237,9 +239,13 @@ def _print_pieces(samples: int) -> None:
 
 
 def _print_lenet_cpu(samples: int) -> None:
-    """LeNet-5 (the zoo's, (4, 1, 32, 32)) forward: the AidgeModule call under ``torch.no_grad()``
-    against the raw scheduler on the same graph and the same (already loaded) input, alternated
-    block by block on the thread's CPU time (a preempted block does not count the wait)."""
+    """LeNet-5 (the zoo's, (4, 1, 32, 32)) forward on the thread's CPU time (a preempted block does
+    not count the wait), grad mode off around the loop, four calls alternated block by block on the
+    same graph and the same input: the AidgeModule call, the floor module (copy in, log-level guard,
+    scheduler, copy out), the same without the guard, and the raw scheduler. Then the cost of a
+    torch ``copy_`` of the input and of the output's numpy copy right after Aidge's forward against
+    the same operations repeated: what the operations after a millisecond of Aidge work pay."""
+    import numpy as np
     import torch
 
     from interop import wrap
@@ -252,32 +258,57 @@ def _print_lenet_cpu(samples: int) -> None:
     with torch.no_grad():
         am(x)
     tensors = runner.load_inputs([x], share=True)
+    view, out, quiet, scheduler = runner._in_views[0], runner.output_tensors[0], runner._quiet, runner.scheduler
 
-    def whole():
-        with torch.no_grad():
-            am(x)
+    def floor():
+        view.copy_(x)
+        with quiet:
+            scheduler.forward(False, tensors)
+        return torch.from_numpy(np.array(out, copy=True))
 
-    def raw():
-        runner.scheduler.forward(False, tensors)
+    def bare():
+        view.copy_(x)
+        scheduler.forward(False, tensors)
+        return torch.from_numpy(np.array(out, copy=True))
 
+    fns = {"module": lambda: am(x), "floor": floor, "floor without the guard": bare,
+           "raw": lambda: scheduler.forward(False, tensors)}
     rounds = max(10, samples // 4)
-    per_call: dict[str, list[float]] = {"module": [], "raw": []}
-    for fn in (whole, raw):
-        for _ in range(3):
-            fn()
-    for _ in range(rounds):  # one block of 10 calls each, alternated
-        for name, fn in (("module", whole), ("raw", raw)):
-            fn()  # the first call after a switch is not kept
-            start = time.thread_time()
-            for _ in range(10):
-                fn()
-            per_call[name].append((time.thread_time() - start) / 10)
-    module, raw_us = (statistics.median(per_call[k]) * 1e6 for k in ("module", "raw"))
-    q = {k: statistics.quantiles(v, n=4) for k, v in per_call.items()}
-    print(f"\nLeNet-5 (4, 1, 32, 32) forward, thread CPU time, {rounds} alternated blocks of 10 calls: module "
-          f"{module:.1f} us (IQR {q['module'][0] * 1e6:.1f}-{q['module'][2] * 1e6:.1f}), raw scheduler {raw_us:.1f} us "
-          f"(IQR {q['raw'][0] * 1e6:.1f}-{q['raw'][2] * 1e6:.1f}): module - raw {module - raw_us:.1f} us, module/raw "
-          f"{module / raw_us:.4f} (goal <= 1.02); load average {os.getloadavg()[0]:.1f}")
+    per_call: dict[str, list[float]] = {name: [] for name in fns}
+    with torch.no_grad():
+        if not torch.equal(floor(), am(x)):
+            raise SystemExit("the floor module's output differs from the AidgeModule's: figures would be meaningless")
+        for _ in range(rounds):  # one block of 10 calls each, alternated
+            for name, fn in fns.items():
+                fn()  # the first call after a switch is not kept
+                start = time.thread_time()
+                for _ in range(10):
+                    fn()
+                per_call[name].append((time.thread_time() - start) / 10)
+    raw_us = statistics.median(per_call["raw"]) * 1e6
+    print(f"\nLeNet-5 (4, 1, 32, 32) forward, thread CPU time, grad mode off, {rounds} alternated blocks of 10 "
+          f"calls (load average {os.getloadavg()[0]:.1f}); goal: module/raw <= 1.02")
+    for name, v in per_call.items():
+        q = statistics.quantiles(v, n=4)
+        med = statistics.median(v) * 1e6
+        print(f"  {name:<26} {med:9.1f} us (IQR {q[0] * 1e6:.1f}-{q[2] * 1e6:.1f})  - raw {med - raw_us:7.1f} us  "
+              f"/raw {med / raw_us:.4f}")
+    first, second, out_copy = [], [], []
+    clock = time.thread_time_ns
+    for _ in range(rounds * 5):
+        scheduler.forward(False, tensors)
+        start = clock()
+        view.copy_(x)
+        first.append(clock() - start)
+        start = clock()
+        view.copy_(x)
+        second.append(clock() - start)
+        start = clock()
+        np.array(out, copy=True)
+        out_copy.append(clock() - start)
+    print(f"  right after Aidge's forward: the input copy_ {statistics.median(first) / 1e3:.2f} us, the same copy_ "
+          f"again {statistics.median(second) / 1e3:.2f} us, then the output's numpy copy "
+          f"{statistics.median(out_copy) / 1e3:.2f} us (medians of {rounds * 5})")
 
 
 def _measure(model, shape, samples: int) -> dict[str, dict[str, float | None]]:
