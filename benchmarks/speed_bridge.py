@@ -182,7 +182,8 @@ def _print_pieces(samples: int) -> None:
         floor = Floor(view, runner._quiet, runner.scheduler, runner._in_tensors, out)
         with torch.no_grad():
             if not torch.equal(floor(x), am(x)):
-                raise SystemExit("the floor module's output differs from the AidgeModule's: figures would be meaningless")
+                raise SystemExit("the floor module's output differs from the AidgeModule's: "
+                                 "figures would be meaningless")
 
         def floor_call():
             with torch.no_grad():
@@ -228,11 +229,11 @@ def _print_pieces(samples: int) -> None:
         total = sum(col[n] for n in parts)
         whole_alone = col["the whole call: with torch.no_grad(): am(x)"]
         raw = col["scheduler.forward(False, inputs) from Python"]
+        floor_us = col["floor: no_grad + module of copy in, guard, scheduler, copy out"]
         print(f"{shape}: the pieces of the call add up to {total:.2f} us, the call in a loop of its own "
               f"{whole_alone:.2f} us (unaccounted {whole_alone - total:+.2f} us); over the raw scheduler: "
               f"{whole_alone - raw:.2f} us, module/raw {whole_alone / raw:.3f}; the floor module over the raw "
-              f"scheduler {col['floor: no_grad + module of copy in, guard, scheduler, copy out'] - raw:.2f} us "
-              f"(the bridge's glue beyond it: {whole_alone - col['floor: no_grad + module of copy in, guard, scheduler, copy out']:.2f} us); "
+              f"scheduler {floor_us - raw:.2f} us (the bridge's glue beyond it: {whole_alone - floor_us:.2f} us); "
               f"grad mode off around the loop: am(x) over raw {col['grad mode off around the loop: am(x)'] - raw:.2f} "
               f"us, the floor module {col['grad mode off around the loop: the floor module'] - raw:.2f} us")
     _print_lenet_cpu(samples)

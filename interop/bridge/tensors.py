@@ -43,7 +43,7 @@ Facts about Aidge 0.10.1 this module relies on (measured, see ``tests/test_tenso
   Aidge logs a WARNING ("will make it 'Undefined'") when it creates one; this module
   silences Aidge's console for that single call.
 * ``aidge_core.Tensor`` objects accept weak references (not attributes): the torch
-  storage behind a zero-copy Aidge tensor is held by a ``weakref.finalize`` on it.
+  storage behind a zero-copy Aidge tensor is held through a weak reference to it (``_keep_alive``).
 """
 
 from __future__ import annotations
@@ -131,8 +131,8 @@ def _keep_alive(owner: aidge_core.Tensor, ref: Any) -> None:
     """Keep ``ref`` alive exactly as long as the Python object ``owner`` lives.
 
     A weak reference with a callback, held in :data:`_HELD` until the callback drops it
-    (``weakref.finalize`` does the same with a registry and atexit bookkeeping: ~5 us more
-    per call, paid by every shared input of the bridge; issue 47). The entry keeps its weak
+    (``weakref.finalize`` does the same with a registry and atexit bookkeeping: 1.6-1.9 us more
+    per conversion, paid by every shared input of the bridge; docs/bridge-speed.md). The entry keeps its weak
     reference alive, so its id is not reused while the entry exists; dict operations are
     atomic under the GIL."""
     held = weakref.ref(owner, _release)
