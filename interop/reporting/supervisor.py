@@ -129,9 +129,11 @@ class Supervisor:
         when the run was asked to stop before (the child is never started)."""
         if self.stopped_by:
             return None
-        self._before = {pid for pid, ppid, _, _ in _processes() if ppid == os.getpid()}
+        # zombies too: a caller's child that ended unreaped is the caller's to reap, never this one's
+        self._before = {pid for pid, ppid, _, _ in _processes(zombies=True) if ppid == os.getpid()}
         proc = subprocess.Popen(argv, stdout=stdout, stderr=subprocess.STDOUT, env=dict(env), cwd=cwd,
                                 start_new_session=True, preexec_fn=child_setup(os.getpid()))
+        _own(proc.pid)
         if self.watchdog is not None:
             self.watchdog.guard(proc.pid)
         self.proc = proc
@@ -172,20 +174,25 @@ class Supervisor:
                     proc.wait(timeout=30)
             if self._reaping or subreaper_state():
                 self._end_adopted(proc.pid)
+            _own(proc.pid, False)
 
     def _end_adopted(self, child: int) -> None:
         """Kill and reap the processes this process adopted as a subreaper: its children that it
-        did not start (not there when ``child`` started, not ``child``, not the watchdog) and that
-        are in a session other than its own (the caller's own children share its session; an
-        orphan of the child's tree never does). Their own descendants are killed with them (they
-        come back adopted in turn, until none is left)."""
+        did not start (not there when ``child`` started, not ``child``, no supervisor's child nor
+        watchdog of any thread) and that are in a session other than its own (the caller's own
+        children share its session; an orphan of the child's tree never does). Their own
+        descendants are killed with them (they come back adopted in turn, until none is left).
+        The one process this cannot tell from an orphan: a child that another thread of the caller
+        starts in a session of its own, by other means than a supervisor, during the wait."""
         me, mine = os.getpid(), os.getsid(0)
         keep = self._before | {child}
         if self.watchdog is not None:
             keep.add(self.watchdog.proc.pid)
         for _ in range(100):
+            with _REAPER_LOCK:
+                owned = set(_OWNED)
             adopted = [pid for pid, ppid, sid, _ in _processes(zombies=True)
-                       if ppid == me and pid not in keep and sid != mine]
+                       if ppid == me and pid not in keep and pid not in owned and sid != mine]
             if not adopted:
                 return
             for pid in adopted:
@@ -255,6 +262,12 @@ def _descendants(pid: int) -> list[int]:
 _PR_SET_CHILD_SUBREAPER, _PR_GET_CHILD_SUBREAPER = 36, 37
 _REAPER_LOCK = threading.Lock()
 _REAPER = {"users": 0, "before": 0}  # supervisors entered now; the flag before the first of them
+_OWNED: set[int] = set()  # children any supervisor or watchdog of this process started and still holds
+
+
+def _own(pid: int, held: bool = True) -> None:
+    with _REAPER_LOCK:
+        (_OWNED.add if held else _OWNED.discard)(pid)
 
 
 def _libc_prctl():
@@ -361,6 +374,7 @@ class Watchdog:
                                          stdout=subprocess.DEVNULL, cwd=cwd, env=env, start_new_session=True)
         finally:
             os.close(read_fd)
+        _own(self.proc.pid)  # never taken for an orphan by a supervisor's clean-up
 
     def _say(self, line: str) -> None:
         if self._fd is None:
@@ -380,6 +394,8 @@ class Watchdog:
             self._fd = None
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=10)
+        if self.proc.returncode is not None:
+            _own(self.proc.pid, False)
 
 
 #: the watchdog's program (:class:`Watchdog`): standard library only until it has a run to report

@@ -186,3 +186,24 @@ def test_the_subreaper_is_on_only_while_a_supervisor_is_entered():
             pass
         assert module.subreaper_state() is (None if before is None else True)
     assert module.subreaper_state() == before
+
+
+def test_the_clean_up_leaves_the_callers_and_other_supervisors_children_alone(tmp_path):
+    # what the adoption clean-up must not take for an orphan: a child of the caller that ended
+    # unreaped (its exit status is the caller's to read), and a child another supervisor started
+    # during this one's wait (a session of its own too)
+    caller = subprocess.Popen([sys.executable, "-c", "import sys; sys.exit(7)"], start_new_session=True)
+    for _ in range(500):  # ended, not reaped: a zombie of this process
+        if not running(caller.pid):
+            break
+        time.sleep(0.01)
+    with Supervisor() as first, Supervisor() as second, open(tmp_path / "out", "w") as out:
+        short = second.start([sys.executable, "-c", "import time; time.sleep(1)"], stdout=out, env=os.environ,
+                             cwd=tmp_path)
+        other = first.start([sys.executable, "-c", "import time; time.sleep(120)"], stdout=out, env=os.environ,
+                            cwd=tmp_path)
+        assert second.wait(short) == 0
+        assert running(other.pid), "another supervisor's child was taken for an orphan"
+        first._deadline = time.monotonic()  # stopped at once
+        assert first.wait(other) == -signal.SIGKILL
+    assert caller.wait(timeout=10) == 7  # its status, not reaped by the clean-up
