@@ -48,7 +48,7 @@ from ..bridge.ort import aidge_node_indices, ort_session
 __all__ = ["write_bundle", "export_check", "run_repro", "reduce_bundle", "BODY_PATH", "max_bundle_bytes",
            "repro_script", "bundle_folder", "record_fields", "first_diverging_node", "FreshServer",
            "start_fresh_server", "stop_fresh_server", "write_pending", "complete_pending", "PENDING", "verdict_of",
-           "phase_of", "load_in_aidge", "AidgeRefused"]
+           "phase_of", "load_in_aidge", "AidgeRefused", "bundle_aidge_types"]
 
 BODY_PATH = Path(__file__).with_name("repro_body.py")
 #: a bundle's size bound (MB), beyond which only its reduced graph is kept
@@ -996,6 +996,30 @@ def bundle_folder(directory: Path, nodeid: str) -> Path:
     if len(slug) > 120:
         slug = slug[:100] + "-" + hashlib.sha1(nodeid.encode()).hexdigest()[:12]
     return Path(directory) / "reproducers" / slug
+
+
+def bundle_aidge_types(folder: Path) -> list[str] | None:
+    """The Aidge operator types (Producers left out, sorted) of a bundle's graph as aidge_onnx
+    imports it: the reduced graph when one was kept, else the full one. None when there is no
+    graph or Aidge cannot import it (its log stays quiet). What names a row's Aidge operator where
+    the record names none but its one-node graph's ONNX op (``Log`` is Aidge's ``Ln``)."""
+    for model in (folder / "reduced" / "model.onnx", folder / "model.onnx"):
+        if model.is_file() and not model.is_symlink():
+            break
+    else:
+        return None
+    try:
+        if model.stat().st_size > 64_000_000:
+            return None
+        import onnx
+
+        from ..bridge import runtime as rt
+
+        with rt.quiet_aidge():
+            graph = rt.aidge_onnx().convert_onnx_to_aidge(onnx.load(str(model)))
+            return sorted({n.type() for n in graph.get_nodes()} - {"Producer"})
+    except Exception:  # noqa: BLE001 - a name is a help, not a need
+        return None
 
 
 def record_fields(directory: Path, nodeid: str, record: dict[str, Any], log: str = "") -> dict[str, Any]:
