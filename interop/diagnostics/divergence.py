@@ -44,6 +44,9 @@ from .model_io import call_model, clone_tensors, iter_tensors
 __all__ = [
     "localize_divergence",
     "first_divergence_hint",
+    "node_vjp",
+    "first_diverging_backward",
+    "VJP_MAX_ELEMENTS",
 ]
 
 # ONNX ops that Aidge may drop or that only reshape: their output is their first input.
@@ -491,3 +494,104 @@ def _compare_torch_aidge(t: _TorchSide, g: _AidgeSide, module_map: Mapping[str, 
     else:
         mismatches = _final_outputs(g.output, t.output, rtol, atol)
     return DivergenceReport(name_a, name_b, rtol, atol, rows, only_in[name_a], only_in[name_b], mismatches)
+
+
+# --------------------------------------------------------------------------------------
+# Backward: the first node whose input gradients differ (issue 42, a per-node reference)
+# --------------------------------------------------------------------------------------
+#: the most elements the differentiated inputs of one node may hold: the reference evaluates the
+#: node twice per element (central differences), about 1 ms each for a small node on onnx.reference
+VJP_MAX_ELEMENTS = 4096
+
+
+class VJPTooLarge(ValueError):
+    """The node's differentiated inputs hold more than :data:`VJP_MAX_ELEMENTS` elements."""
+
+
+def node_vjp(node: Any, inputs: Mapping[str, np.ndarray], grad_outputs: Sequence[np.ndarray | None], *,
+             wrt: Sequence[str] | None = None, eps: float = 1e-6, opset: int = 18,
+             max_elements: int = VJP_MAX_ELEMENTS) -> dict[str, np.ndarray]:
+    """A float64 reference of one ONNX node's vector-Jacobian product: for each floating input
+    ``x`` (``wrt``: those named; default every floating input), ``d/dx sum_k <out_k(x), g_k>``
+    with ``g_k = grad_outputs[k]`` (None: that output gets no gradient), by central differences
+    (step ``eps`` scaled by ``max(1, |x_i|)``) on the node alone, run by onnx's own
+    ``onnx.reference.ReferenceEvaluator`` in float64. What it cannot be: exact where the node is not
+    differentiable at the point (ReLU at 0, a max with ties). Raises :class:`VJPTooLarge` beyond
+    ``max_elements``."""
+    import onnx
+    from onnx import helper
+    from onnx.reference import ReferenceEvaluator
+
+    values = {k: np.asarray(v) for k, v in inputs.items()}
+    floating = [k for k in node.input if k and k in values and np.issubdtype(values[k].dtype, np.floating)]
+    names = [k for k in floating if wrt is None or k in wrt]
+    total = sum(values[k].size for k in names)
+    if total > max_elements:
+        raise VJPTooLarge(f"node {node.name or node.op_type}: {total} input elements to differentiate, "
+                          f"over the bound of {max_elements}")
+    feeds = {k: (np.ascontiguousarray(v, dtype=np.float64) if k in floating else v) for k, v in values.items()
+             if k in node.input}
+
+    def info(name: str, array: np.ndarray):
+        return helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(array.dtype), array.shape)
+
+    outputs = [o for o in node.output if o]
+    graph = helper.make_graph([node], "one_node", [info(k, v) for k, v in feeds.items()],
+                              [helper.make_tensor_value_info(o, onnx.TensorProto.UNDEFINED, None) for o in outputs])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    evaluator = ReferenceEvaluator(model)
+    grads = [None if g is None else np.asarray(g, dtype=np.float64) for g in grad_outputs]
+
+    def objective(point: dict[str, np.ndarray]) -> float:
+        outs = evaluator.run(None, point)
+        return float(sum(np.sum(np.asarray(o, dtype=np.float64) * g) for o, g in zip(outs, grads) if g is not None))
+
+    out: dict[str, np.ndarray] = {}
+    for name in names:
+        x = feeds[name]
+        grad = np.zeros_like(x)
+        flat, gflat = x.reshape(-1), grad.reshape(-1)
+        for i in range(flat.size):
+            keep, step = flat[i], eps * max(1.0, abs(flat[i]))
+            flat[i] = keep + step
+            up = objective(feeds)
+            flat[i] = keep - step
+            down = objective(feeds)
+            flat[i] = keep
+            gflat[i] = (up - down) / (2 * step)
+        out[name] = grad
+    return out
+
+
+def first_diverging_backward(steps: Sequence[Mapping[str, Any]], rtol: float, atol: float,
+                             max_elements: int = VJP_MAX_ELEMENTS) -> dict[str, Any] | None:
+    """The first node, walking the graph from its outputs back (``steps`` in that order), whose
+    input gradients, as Aidge computed them, differ from :func:`node_vjp` given Aidge's own output
+    gradients of that node and the input values it really received: the node where backward goes
+    wrong, whatever came after it. A step: ``{"node": onnx.NodeProto, "inputs": {name: value},
+    "grad_outputs": [Aidge's gradient of each output, or None], "grad_inputs": {name: Aidge's
+    gradient of that input}}`` (inputs Aidge gives no gradient are not compared). Returns None when
+    every node agrees, else ``{"onnx_node", "op_type", "input", "max_abs_diff", "expected",
+    "actual", "checked"}``; a node over the size bound is skipped and named in ``skipped``."""
+    checked, skipped = 0, []
+    for step in steps:
+        node = step["node"]
+        wanted = [k for k, v in step.get("grad_inputs", {}).items() if v is not None]
+        if not wanted:
+            continue
+        try:
+            reference = node_vjp(node, step["inputs"], step["grad_outputs"], wrt=wanted, max_elements=max_elements)
+        except VJPTooLarge:
+            skipped.append(node.name or node.op_type)
+            continue
+        checked += 1
+        for name in wanted:
+            if name not in reference:
+                continue
+            actual = np.asarray(step["grad_inputs"][name], dtype=np.float64)
+            expected = reference[name]
+            if actual.shape != expected.shape or not np.allclose(actual, expected, rtol=rtol, atol=atol):
+                diff = float(np.max(np.abs(actual - expected))) if actual.shape == expected.shape else float("inf")
+                return {"onnx_node": node.name, "op_type": node.op_type, "input": name, "max_abs_diff": diff,
+                        "expected": expected, "actual": actual, "checked": checked, "skipped": skipped}
+    return None

@@ -1,0 +1,60 @@
+"""A per-node backward reference (issue 42): a gradient mismatch names the first node, from the
+outputs back, whose input gradients differ from a float64 reference VJP of that node alone, given
+Aidge's own output gradients (:func:`interop.diagnostics.divergence.first_diverging_backward`).
+The reference: central differences on onnx.reference, bounded by VJP_MAX_ELEMENTS."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import helper
+
+from interop.diagnostics.divergence import VJP_MAX_ELEMENTS, first_diverging_backward, node_vjp
+
+
+def _rng():
+    return np.random.default_rng(0)
+
+
+def test_the_reference_vjp_matches_the_analytic_gradients():
+    r = _rng()
+    a, b, g = r.standard_normal((3, 4)), r.standard_normal((4, 2)), r.standard_normal((3, 2))
+    got = node_vjp(helper.make_node("MatMul", ["a", "b"], ["y"]), {"a": a, "b": b}, [g])
+    assert np.allclose(got["a"], g @ b.T, atol=1e-7) and np.allclose(got["b"], a.T @ g, atol=1e-7)
+    x, gs = r.standard_normal(7), r.standard_normal(7)
+    s = 1 / (1 + np.exp(-x))
+    got = node_vjp(helper.make_node("Sigmoid", ["x"], ["y"]), {"x": x}, [gs])
+    assert np.allclose(got["x"], gs * s * (1 - s), atol=1e-8)
+    # an integer input (axes, indices) is not differentiated; a float32 input is, in float64
+    data, idx = r.standard_normal((4, 3)).astype(np.float32), np.array([2, 0], dtype=np.int64)
+    gg = r.standard_normal((2, 3))
+    got = node_vjp(helper.make_node("Gather", ["d", "i"], ["y"], axis=0), {"d": data, "i": idx}, [gg])
+    want = np.zeros((4, 3))
+    want[2], want[0] = gg[0], gg[1]
+    assert set(got) == {"d"} and got["d"].dtype == np.float64 and np.allclose(got["d"], want, atol=1e-7)
+
+
+def test_a_node_over_the_bound_is_refused_and_skipped_by_the_walk():
+    big = np.zeros(VJP_MAX_ELEMENTS + 1)
+    node = helper.make_node("Neg", ["x"], ["y"], name="big")
+    with pytest.raises(ValueError, match="over the bound"):
+        node_vjp(node, {"x": big}, [np.ones_like(big)])
+    step = {"node": node, "inputs": {"x": big}, "grad_outputs": [np.ones_like(big)], "grad_inputs": {"x": -np.ones_like(big)}}
+    assert first_diverging_backward([step], 1e-5, 1e-6) is None
+
+
+def test_the_walk_names_the_first_node_whose_input_gradient_is_wrong():
+    """x -> Exp -> e -> Mul(e, w) -> y. Aidge's gradient of Mul is right, Exp's is wrong (its output
+    gradient taken as given): Exp is named, not Mul, though every gradient upstream of it differs."""
+    r = _rng()
+    x, w, gy = r.standard_normal(5), r.standard_normal(5), r.standard_normal(5)
+    e = np.exp(x)
+    mul = helper.make_node("Mul", ["e", "w"], ["y"], name="/Mul")
+    exp = helper.make_node("Exp", ["x"], ["e"], name="/Exp")
+    ge = gy * w  # Mul's input gradients, right
+    steps = [{"node": mul, "inputs": {"e": e, "w": w}, "grad_outputs": [gy], "grad_inputs": {"e": ge, "w": gy * e}},
+             {"node": exp, "inputs": {"x": x}, "grad_outputs": [ge], "grad_inputs": {"x": ge}}]  # forgot * exp(x)
+    found = first_diverging_backward(steps, rtol=1e-5, atol=1e-6)
+    assert found["onnx_node"] == "/Exp" and found["op_type"] == "Exp" and found["input"] == "x"
+    assert found["checked"] == 2 and found["max_abs_diff"] > 1e-3
+    steps[1]["grad_inputs"] = {"x": ge * e}
+    assert first_diverging_backward(steps, rtol=1e-5, atol=1e-6) is None  # every node agrees: nothing named
