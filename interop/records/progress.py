@@ -15,17 +15,21 @@ How the ETA is computed (:func:`weighted_eta`), and which way the line says:
   the mean of its file there, else the mean of every test there). The work left, per file: the
   durations of the file's tests the last run held that have not ended, scaled down when fewer of
   the file's tests are left than that (a narrower selection, ``-k``), plus the file's mean for each
-  test left beyond them. The speed: the weight of the tests ended since the first progress line of
-  the last :data:`WEIGHTED_S` seconds that already knew the collection, over those seconds.
+  test left beyond them, less what the running tests have done: a test running (its ``start``
+  line read, no record yet) counts the seconds since it was first seen running, up to its weight.
+  The speed: the work done (the weight of the tests ended, plus that of the running ones) since the
+  first progress line of the last :data:`WEIGHTED_S` seconds that already knew the collection,
+  over those seconds.
   ETA = work left / speed. The speed is this run's, so the workers, the machine and its load are
   in it; the test mix (an architecture test is worth hundreds of operator tests) is in the weights.
 - **at the current rate** otherwise (no last run, no per-file counts, the first line after
   collection, nothing weighted ended): the tests left over the tests ended per second in the last
   :data:`RECENT_S` seconds.
 
-What neither sees: tests whose durations changed since the last run, the load changing, and the
-last minutes, where fewer workers than there are have tests left (the speed was measured with all
-of them busy): the ETA is then short, by up to the duration of the longest test left.
+What neither sees: tests whose durations changed since the last run (a running test past its
+weight counts no more), the load changing, and the last minutes, where fewer workers than there
+are have tests left (the speed was measured with all of them busy): the ETA is then short, by up
+to the duration of the longest test left.
 """
 from __future__ import annotations
 
@@ -109,14 +113,15 @@ def file_means(durations: dict[str, float]) -> dict[str, float]:
 
 
 def weighted_eta(files: dict[str, int], ended: dict[str, int], known_left: dict[str, tuple[float, int]],
-                 means: dict[str, float], weight_per_s: float) -> float | None:
+                 means: dict[str, float], weight_per_s: float, running: float = 0.0) -> float | None:
     """Seconds left. ``files``: tests collected per file; ``ended``: tests ended per file;
     ``known_left``: per file, (the summed last-run durations, the number) of its tests the last run
     held that have not ended; ``means``: the last run's mean test duration per file (a file it
     lacks: the mean of the means); ``weight_per_s``: the last-run seconds this run ends a second.
     A file's work left is its known tests' durations, scaled by (tests left / known tests left)
-    when fewer are left than known, plus its mean for each test left beyond the known ones. None
-    when it cannot say (no last run, no speed)."""
+    when fewer are left than known, plus its mean for each test left beyond the known ones; less
+    ``running`` (the work the running tests have done). None when it cannot say (no last run, no
+    speed)."""
     if not means or weight_per_s <= 0:
         return None
     fallback = sum(means.values()) / len(means)
@@ -128,7 +133,7 @@ def weighted_eta(files: dict[str, int], ended: dict[str, int], known_left: dict[
             work += known * left / known_n if known_n else 0.0
         else:
             work += known + (left - known_n) * means.get(name, fallback)
-    return work / weight_per_s
+    return max(work - running, 0.0) / weight_per_s
 
 
 def _default_previous(directory: Path) -> Path | None:
@@ -163,13 +168,17 @@ class Progress:
             total, n = self.known_left.get(file_of(nodeid), (0.0, 0))
             self.known_left[file_of(nodeid)] = (total + duration, n + 1)
         self._ended_ids: set[str] = set()
+        #: node id -> clock of the poll that read its ``start`` line (tests running, no record yet)
+        self._running: dict[str, float] = {}
         # (clock, tests done, weight done, collection known) at each line()
         self._seen: list[tuple[float, int, float, bool]] = []
+        self._running_at_line = 0.0
 
     def _ended(self, nodeid: str) -> None:
         """Count one test's end: its file, and its weight (its duration in the last run)."""
         name = file_of(nodeid)
         self.ended[name] += 1
+        self._running.pop(nodeid, None)
         if nodeid in self._ended_ids:  # a rerun of a test: no second weight
             return
         self._ended_ids.add(nodeid)
@@ -180,6 +189,14 @@ class Progress:
             self._weight_done += duration
         elif self.durations:
             self._weight_done += self.means.get(name, self._overall)
+
+    def _running_work(self, now: float) -> float:
+        """The work the running tests have done: each, the seconds since its start was read, up
+        to its weight (its duration in the last run)."""
+        if not self.durations:
+            return 0.0
+        return sum(min(now - seen, self.durations.get(nodeid, self.means.get(file_of(nodeid), self._overall)))
+                   for nodeid, seen in self._running.items())
 
     def poll(self) -> None:
         """Read what the part files gained since the last call. Under the rule of the run's files
@@ -216,6 +233,9 @@ class Progress:
                                                            for k, v in files.items()):
                             self.files = files
                     self.collected = max(self.collected or 0, obj["count"])
+                elif obj.get("event") == "start" and isinstance(obj.get("nodeid"), str):
+                    if obj["nodeid"] not in self._ended_ids:
+                        self._running.setdefault(obj["nodeid"], self._clock())
                 elif obj.get("event") == "record":
                     self.outcomes[outcome_of(obj)] += 1
                     if isinstance(obj.get("nodeid"), str):
@@ -241,7 +261,7 @@ class Progress:
             if base:
                 since, _, weight_then, _ = base[0]
                 left = weighted_eta(self.files, self.ended, self.known_left, self.means,
-                                    (weight - weight_then) / max(now - since, 1e-9))
+                                    (weight - weight_then) / max(now - since, 1e-9), self._running_at_line)
                 if left is not None:
                     return left, "by the last run's durations"
         since, done_then, _, _ = self._since(now, RECENT_S)
@@ -258,7 +278,8 @@ class Progress:
         elapsed = max(now - self._started, 1e-9)
         if self.collected is None and not done:
             return f"collecting ({_duration(elapsed)})"
-        self._seen.append((now, done, self._weight_done, self.collected is not None))
+        self._running_at_line = self._running_work(now)
+        self._seen.append((now, done, self._weight_done + self._running_at_line, self.collected is not None))
         since, done_then, _, _ = self._since(now, RECENT_S)
         rate = (done - done_then) / max(now - since, 1e-9)
         total = self.collected

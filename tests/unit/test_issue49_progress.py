@@ -146,3 +146,37 @@ def test_the_plugin_says_each_files_test_count_when_it_has_collected(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     (run,) = (tmp_path / "results" / "runs").iterdir()
     assert json.loads((run / "report.json").read_text())["counts"]["passed"] == 3
+
+
+def test_running_tests_count_their_elapsed_time_up_to_their_weight(tmp_path):
+    """Two long tests on both workers: their work counts while they run (before, the speed fell while
+    they ran and the ETA climbed to 3x the real end), each up to its duration in the last run."""
+    _previous(tmp_path, [(f"ops.py::t[{i}]", 0.1) for i in range(100)]
+              + [(f"arch.py::t[{i}]", (10.0, 20.0, 40.0, 50.0)[i]) for i in range(4)])
+    progress, writer, now = _session(tmp_path, {"ops.py": 100, "arch.py": 4})
+    now[0] = 5.0
+    progress.poll()
+    progress.line()
+    for i in range(100):
+        writer.write({"event": "start", "nodeid": f"ops.py::t[{i}]"})
+        writer.write({"event": "record", "nodeid": f"ops.py::t[{i}]", "outcome": "passed"})
+    for i in (2, 3):
+        writer.write({"event": "start", "nodeid": f"arch.py::t[{i}]"})
+    now[0] = 15.0
+    progress.poll()
+    # 10 s of work done in 10 s; 120 s left, the running two have done nothing yet
+    assert "ETA 2 min 00 s by the last run's durations" in progress.line()
+    now[0] = 35.0
+    progress.poll()
+    # 20 s into each: 50 s of work in 30 s; 120 - 40 left: 48 s (without the credit: 6 min)
+    assert "ETA 48 s by the last run's durations" in progress.line()
+    now[0] = 75.0
+    progress.poll()
+    # 60 s into each, credited 40 and 50 (their weights): 100 s of work in 70 s; 30 s left
+    assert "ETA 21 s by the last run's durations" in progress.line()
+    assert progress.eta() == (pytest.approx(30.0 / (100.0 / 70.0)), "by the last run's durations")
+    writer.write({"event": "record", "nodeid": "arch.py::t[3]", "outcome": "passed"})
+    now[0] = 80.0
+    progress.poll()
+    progress.line()
+    assert "arch.py::t[3]" not in progress._running and "arch.py::t[2]" in progress._running
