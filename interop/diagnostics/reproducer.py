@@ -48,7 +48,7 @@ from ..bridge.ort import aidge_node_indices, ort_session
 __all__ = ["write_bundle", "export_check", "run_repro", "reduce_bundle", "BODY_PATH", "max_bundle_bytes",
            "repro_script", "bundle_folder", "record_fields", "first_diverging_node", "FreshServer",
            "start_fresh_server", "stop_fresh_server", "write_pending", "complete_pending", "PENDING", "verdict_of",
-           "phase_of", "load_in_aidge", "AidgeRefused", "bundle_aidge_types"]
+           "phase_of", "load_in_aidge", "AidgeRefused", "bundle_aidge_types", "backward_divergence"]
 
 BODY_PATH = Path(__file__).with_name("repro_body.py")
 #: a bundle's size bound (MB), beyond which only its reduced graph is kept
@@ -996,6 +996,66 @@ def bundle_folder(directory: Path, nodeid: str) -> Path:
     if len(slug) > 120:
         slug = slug[:100] + "-" + hashlib.sha1(nodeid.encode()).hexdigest()[:12]
     return Path(directory) / "reproducers" / slug
+
+
+def backward_divergence(folder: Path, rtol: float, atol: float) -> dict[str, Any] | None:
+    """The first node, from the outputs back, whose input gradients Aidge computes wrongly, for a
+    bundle with a backward (``test_data_set_0/grad_output_*.pb``): the bundle's graph imported and
+    run forward then backward in Aidge (its output gradients the stored ones), and each node's
+    input gradients compared with the float64 reference VJP of that ONNX node alone, given the
+    input values and output gradients Aidge itself had there
+    (:func:`interop.diagnostics.divergence.first_diverging_backward`; nodes over
+    ``VJP_MAX_ELEMENTS`` skipped). An input that feeds several nodes is not compared: Aidge's
+    gradient there is the sum over its consumers. None when every node agrees. Opt-in: the
+    reduction does not call it yet. Raises :class:`AidgeRefused` when Aidge cannot take the graph."""
+    import onnx
+    from onnx import numpy_helper
+
+    from ..bridge import runtime as rt
+    from .divergence import first_diverging_backward
+
+    proto = onnx.load(str(folder / "model.onnx"))
+    data = folder / "test_data_set_0"
+    initializers = {t.name for t in proto.graph.initializer}
+    names = [i.name for i in proto.graph.input if i.name not in initializers]
+    read = lambda f: numpy_helper.to_array(onnx.load_tensor(str(data / f)))  # noqa: E731
+    inputs = [read(f"input_{i}.pb") for i in range(len(names))]
+    consumers: dict[str, int] = {}
+    for n in proto.graph.node:
+        for name in set(n.input):
+            consumers[name] = consumers.get(name, 0) + 1
+    steps = []
+    with rt.quiet_aidge():
+        graph, scheduler, feeds = load_in_aidge(onnx.load(str(folder / "model.onnx")), inputs)
+        scheduler.forward(True, feeds)
+        for k, (node, i) in enumerate(graph.get_ordered_outputs()):
+            out = node.get_operator().get_output(i)
+            grad = out.grad
+            if list(grad.dims) != list(out.dims):
+                grad.resize(list(out.dims))
+            path = data / f"grad_output_{k}.pb"
+            np.asarray(grad)[...] = read(path.name) if path.is_file() else 0
+        scheduler.backward()
+        for node in reversed(scheduler.get_sequential_static_scheduling()):
+            onode = _onnx_node_for(proto, node.name())
+            if node.type() == "Producer" or onode is None or onode.op_type != node.type() and \
+                    len(onode.input) != node.get_operator().nb_inputs():
+                continue  # a node Aidge made of several ONNX nodes has no one ONNX node to compare with
+            op = node.get_operator()
+            count = min(len(onode.input), op.nb_inputs())
+            steps.append({"node": onode,
+                          "inputs": {onode.input[i]: np.array(op.get_input(i), copy=True) for i in range(count)
+                                     if onode.input[i] and op.get_input(i) is not None},
+                          "grad_outputs": [np.array(op.get_output(i).grad, copy=True) for i in range(op.nb_outputs())],
+                          # a tensor feeding several nodes holds the sum of their gradients: not this node's alone
+                          "grad_inputs": {onode.input[i]: np.array(op.get_input(i).grad, copy=True) for i in range(count)
+                                          if onode.input[i] and op.get_input(i) is not None
+                                          and consumers.get(onode.input[i], 0) == 1}})
+    found = first_diverging_backward(steps, rtol, atol)
+    if found is None:
+        return None
+    return {"onnx_node": found["onnx_node"], "op_type": found["op_type"], "input": found["input"],
+            "max_abs_diff": found["max_abs_diff"], "checked": found["checked"], "skipped": found["skipped"]}
 
 
 def bundle_aidge_types(folder: Path) -> list[str] | None:

@@ -58,3 +58,42 @@ def test_the_walk_names_the_first_node_whose_input_gradient_is_wrong():
     assert found["checked"] == 2 and found["max_abs_diff"] > 1e-3
     steps[1]["grad_inputs"] = {"x": ge * e}
     assert first_diverging_backward(steps, rtol=1e-5, atol=1e-6) is None  # every node agrees: nothing named
+
+
+def _bundle(folder, nodes, x, gy, initializers=()):
+    import onnx
+    from onnx import TensorProto, numpy_helper
+
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(x.shape))],
+                              initializer=list(initializers))
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]), str(folder / "model.onnx"))
+    data = folder / "test_data_set_0"
+    data.mkdir()
+    (data / "input_0.pb").write_bytes(numpy_helper.from_array(x, "x").SerializeToString())
+    (data / "grad_output_0.pb").write_bytes(numpy_helper.from_array(gy, "grad_output_0").SerializeToString())
+    return folder
+
+
+def test_on_aidge_a_wrong_node_behind_a_right_one_is_named(tmp_path):
+    """x -> Sin -> Mul(., w) -> y on Aidge 0.10.1: Mul's gradients are right, Sin's backward is wrong
+    (docs/reproducers-table-operators.md: the opinfo sin rows). The walk names Sin, and a graph of
+    right nodes names nothing."""
+    pytest.importorskip("aidge_core")
+    from onnx import numpy_helper
+
+    from interop.diagnostics.reproducer import backward_divergence
+
+    r = _rng()
+    x, w = r.standard_normal((4, 5)).astype(np.float32), r.standard_normal((4, 5)).astype(np.float32)
+    gy = r.standard_normal((4, 5)).astype(np.float32)
+    sin = (tmp_path / "sin")
+    sin.mkdir()
+    nodes = [helper.make_node("Sin", ["x"], ["s"], name="/Sin"), helper.make_node("Mul", ["s", "w"], ["y"], name="/Mul")]
+    found = backward_divergence(_bundle(sin, nodes, x, gy, [numpy_helper.from_array(w, "w")]), 1.3e-6, 1e-5)
+    assert found is not None and found["onnx_node"] == "/Sin" and found["op_type"] == "Sin", found
+    assert found["checked"] == 2  # Mul was compared first, and agreed
+    right = (tmp_path / "right")
+    right.mkdir()
+    nodes = [helper.make_node("Mul", ["x", "w"], ["m"], name="/Mul"), helper.make_node("Add", ["m", "w"], ["y"], name="/Add")]
+    assert backward_divergence(_bundle(right, nodes, x, gy, [numpy_helper.from_array(w, "w")]), 1.3e-6, 1e-5) is None
