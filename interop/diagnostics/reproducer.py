@@ -918,8 +918,12 @@ def reduce_bundle(folder: Path, exc: BaseException, data_inputs, inputs, faithfu
             if found is not None:
                 found = (found[0], found[1], f"on call {later.group(1)}: {found[2]}")
         if found is None:
-            return {"kept": False, "why": "no node's output differs from onnxruntime's on the full graph's first call "
-                                          "(a defect across calls, or in backward: not reduced)"}
+            out = {"kept": False, "why": "no node's output differs from onnxruntime's on the full graph's first call "
+                                         "(a defect across calls, or in backward: not reduced)"}
+            backward = _backward_node(folder, meta, rtol, atol) if len(proto.graph.node) > 1 else None
+            if backward is not None:
+                out["first_diverging"] = backward
+            return out
         node, atype, line = found
         if atype is None:
             how = "the node Aidge was running when it raised"
@@ -1006,8 +1010,9 @@ def backward_divergence(folder: Path, rtol: float, atol: float) -> dict[str, Any
     input values and output gradients Aidge itself had there
     (:func:`interop.diagnostics.divergence.first_diverging_backward`; nodes over
     ``VJP_MAX_ELEMENTS`` skipped). An input that feeds several nodes is not compared: Aidge's
-    gradient there is the sum over its consumers. None when every node agrees. Opt-in: the
-    reduction does not call it yet. Raises :class:`AidgeRefused` when Aidge cannot take the graph."""
+    gradient there is the sum over its consumers. None when every node agrees. The reduction
+    calls it for a backward mismatch of several nodes that no forward value names
+    (:func:`_backward_node`). Raises :class:`AidgeRefused` when Aidge cannot take the graph."""
     import onnx
     from onnx import numpy_helper
 
@@ -1024,7 +1029,7 @@ def backward_divergence(folder: Path, rtol: float, atol: float) -> dict[str, Any
     for n in proto.graph.node:
         for name in set(n.input):
             consumers[name] = consumers.get(name, 0) + 1
-    steps = []
+    steps, types = [], {}
     with rt.quiet_aidge():
         graph, scheduler, feeds = load_in_aidge(onnx.load(str(folder / "model.onnx")), inputs)
         scheduler.forward(True, feeds)
@@ -1043,6 +1048,7 @@ def backward_divergence(folder: Path, rtol: float, atol: float) -> dict[str, Any
                 continue  # a node Aidge made of several ONNX nodes has no one ONNX node to compare with
             op = node.get_operator()
             count = min(len(onode.input), op.nb_inputs())
+            types[onode.name] = node.type()
             steps.append({"node": onode,
                           "inputs": {onode.input[i]: np.array(op.get_input(i), copy=True) for i in range(count)
                                      if onode.input[i] and op.get_input(i) is not None},
@@ -1054,8 +1060,28 @@ def backward_divergence(folder: Path, rtol: float, atol: float) -> dict[str, Any
     found = first_diverging_backward(steps, rtol, atol)
     if found is None:
         return None
-    return {"onnx_node": found["onnx_node"], "op_type": found["op_type"], "input": found["input"],
-            "max_abs_diff": found["max_abs_diff"], "checked": found["checked"], "skipped": found["skipped"]}
+    return {"onnx_node": found["onnx_node"], "op_type": found["op_type"], "aidge_type": types.get(found["onnx_node"]),
+            "input": found["input"], "max_abs_diff": found["max_abs_diff"], "checked": found["checked"],
+            "skipped": found["skipped"]}
+
+
+def _backward_node(folder: Path, meta: dict[str, Any], rtol: float, atol: float) -> dict[str, Any] | None:
+    """A backward mismatch's first diverging node by the per-node reference
+    (:func:`backward_divergence`), as a record's ``first_diverging``; None when it names none or
+    cannot run (a help, not a need: the bundle stays as it is)."""
+    line = str((meta.get("repro") or {}).get("line") or "")
+    if not line.startswith("DEFECT PRESENT: backward,") or not (folder / "test_data_set_0" / "grad_output_0.pb").is_file():
+        return None  # the bundle's own script fails on a gradient (not a forward call, not a backward error)
+    try:
+        found = backward_divergence(folder, rtol, atol)
+    except Exception:  # noqa: BLE001
+        return None
+    if found is None:
+        return None
+    return {"onnx_node": found["onnx_node"], "op_type": found["op_type"], "aidge_type": found.get("aidge_type"),
+            "line": f"backward: the first node, from the outputs back, whose gradient of input {found['input']!r} "
+                    f"differs from a float64 reference of that node alone given Aidge's own output gradients "
+                    f"there (max |diff| {found['max_abs_diff']:.3g})"}
 
 
 def bundle_aidge_types(folder: Path) -> list[str] | None:

@@ -97,3 +97,21 @@ def test_on_aidge_a_wrong_node_behind_a_right_one_is_named(tmp_path):
     right.mkdir()
     nodes = [helper.make_node("Mul", ["x", "w"], ["m"], name="/Mul"), helper.make_node("Add", ["m", "w"], ["y"], name="/Add")]
     assert backward_divergence(_bundle(right, nodes, x, gy, [numpy_helper.from_array(w, "w")]), 1.3e-6, 1e-5) is None
+
+
+def test_the_reduction_names_the_node_of_a_gradient_mismatch_no_forward_value_names(tmp_path):
+    pytest.importorskip("aidge_core")
+    from onnx import numpy_helper
+
+    from interop.diagnostics.reproducer import _backward_node
+
+    r = _rng()
+    x, w = r.standard_normal((4, 5)).astype(np.float32), r.standard_normal((4, 5)).astype(np.float32)
+    gy = r.standard_normal((4, 5)).astype(np.float32)
+    nodes = [helper.make_node("Sin", ["x"], ["s"], name="/Sin"), helper.make_node("Mul", ["s", "w"], ["y"], name="/Mul")]
+    folder = _bundle(tmp_path, nodes, x, gy, [numpy_helper.from_array(w, "w")])
+    meta = {"phase": "backward", "repro": {"line": "DEFECT PRESENT: backward, gradient of input 'x': expected ..."}}
+    found = _backward_node(folder, meta, 1.3e-6, 1e-5)
+    assert found["onnx_node"] == "/Sin" and found["aidge_type"] == "Sin" and found["line"].startswith("backward: ")
+    # a bundle whose script fails in forward (a later call) is not given a backward node
+    assert _backward_node(folder, dict(meta, repro={"line": "DEFECT PRESENT: forward call 2, output 0"}), 1.3e-6, 1e-5) is None
