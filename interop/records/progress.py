@@ -11,7 +11,9 @@ How the ETA is computed (:func:`weighted_eta`), and which way the line says:
 
 - **by the last run's durations** when the last complete run (``results/latest``, its
   ``records.jsonl``) timed tests and the records plugin said how many tests of each file this run
-  collected. Each test weighs its own duration in the last run (a test the last run did not hold:
+  collected. Each test weighs its own duration in the last run plus the fixed cost per test that
+  its recorded duration leaves out (:func:`previous_run`: the workers' busy time less the tests'
+  durations, over the tests; it is most of a 10-ms test's cost) (a test the last run did not hold:
   the mean of its file there, else the mean of every test there). The work left, per file: the
   durations of the file's tests the last run held that have not ended, scaled down when fewer of
   the file's tests are left than that (a narrower selection, ``-k``), plus the file's mean for each
@@ -41,7 +43,7 @@ from pathlib import Path
 from .outcome import outcome_of
 from .store import PARTS_DIR
 
-__all__ = ["Progress", "EVERY_S", "file_of", "file_means", "previous_durations", "weighted_eta"]
+__all__ = ["Progress", "EVERY_S", "file_of", "file_means", "previous_durations", "previous_run", "weighted_eta"]
 
 #: seconds between two progress lines of ``nox -s report``
 EVERY_S = 30.0
@@ -78,17 +80,28 @@ def previous_durations(run_dir: Path | None) -> dict[str, float]:
     """node id -> duration (s) of each test of the run ``run_dir`` (its ``records.jsonl``) that
     recorded one; {} when there is none or it cannot be read (under the rule of a run's files,
     :func:`interop.reading.open_confined`, at most :data:`PREVIOUS_BYTES`)."""
+    return previous_run(run_dir)[0]
+
+
+def previous_run(run_dir: Path | None) -> tuple[dict[str, float], float]:
+    """(:func:`previous_durations`, the fixed cost per test a record's ``duration_s`` leaves out):
+    per worker, the time from its first test's start (its first record's ``time`` less its
+    duration) to its last record, less its tests' durations; summed over the workers, over the
+    tests (0 when the records do not say their worker and time)."""
+    import datetime
+
     from ..reading import UnsafeInputError, open_confined
 
     if run_dir is None:
-        return {}
+        return {}, 0.0
     try:
         root = Path(run_dir).resolve(strict=True)
         with open_confined(root / "records.jsonl", root) as f:
             data = f.read(PREVIOUS_BYTES)
     except (OSError, UnsafeInputError, RuntimeError):
-        return {}
+        return {}, 0.0
     out: dict[str, float] = {}
+    spans: dict[str, list[float]] = {}  # worker -> [first start, last end, summed durations]
     for raw in data.splitlines():
         try:
             rec = json.loads(raw)
@@ -99,7 +112,15 @@ def previous_durations(run_dir: Path | None) -> dict[str, float]:
         duration = rec.get("duration_s")
         if isinstance(duration, (int, float)) and not isinstance(duration, bool) and 0 <= duration < 1e6:
             out[rec["nodeid"]] = float(duration)
-    return out
+            try:
+                end = datetime.datetime.fromisoformat(rec["time"]).timestamp()
+            except (KeyError, TypeError, ValueError, OverflowError):
+                continue
+            worker = str(rec.get("worker") or "main")
+            span = spans.setdefault(worker, [end - duration, end, 0.0])
+            span[0], span[1], span[2] = min(span[0], end - duration), max(span[1], end), span[2] + duration
+    left_out = sum(max(last - first - summed, 0.0) for first, last, summed in spans.values())
+    return out, (left_out / len(out) if out and spans else 0.0)
 
 
 def file_means(durations: dict[str, float]) -> dict[str, float]:
@@ -159,7 +180,10 @@ class Progress:
         self.ended: Counter = Counter()
         self._weight_done = 0.0
         #: the last run's duration of each test (node id), and each file's mean
-        self.durations = previous_durations(_default_previous(self.directory) if previous == "latest" else previous)
+        self.durations, overhead = previous_run(_default_previous(self.directory) if previous == "latest" else previous)
+        #: each test's weight is its duration plus the fixed cost per test the records leave out
+        self.overhead = overhead
+        self.durations = {nodeid: duration + overhead for nodeid, duration in self.durations.items()}
         self.means = file_means(self.durations)
         self._overall = sum(self.durations.values()) / len(self.durations) if self.durations else 0.0
         #: per file: (summed durations, number) of the last run's tests that have not ended in this one

@@ -180,3 +180,20 @@ def test_running_tests_count_their_elapsed_time_up_to_their_weight(tmp_path):
     progress.poll()
     progress.line()
     assert "arch.py::t[3]" not in progress._running and "arch.py::t[2]" in progress._running
+
+
+def test_the_fixed_cost_per_test_the_records_leave_out_is_added_to_each_weight(tmp_path):
+    from interop.records.progress import previous_run
+
+    run = _previous(tmp_path, [])
+    rows = [("a.py::t1", 1.0, "gw0", "10:00:02"), ("a.py::t2", 1.0, "gw0", "10:00:05"),
+            ("b.py::t3", 2.0, "gw1", "10:00:03")]
+    (run / "records.jsonl").write_text("".join(json.dumps({"nodeid": n, "duration_s": d, "worker": w,
+                                                           "time": f"2026-12-04T{t}+00:00"}) + "\n"
+                                               for n, d, w, t in rows))
+    # gw0 was busy 4 s (10:00:01 to 10:00:05) for 2 s of tests, gw1 2 s for 2 s: 2 s left out over 3 tests
+    durations, overhead = previous_run(run)
+    assert durations == {"a.py::t1": 1.0, "a.py::t2": 1.0, "b.py::t3": 2.0} and overhead == pytest.approx(2 / 3)
+    progress = Progress(tmp_path / "results" / "runs" / "now", previous=run)
+    assert progress.durations["b.py::t3"] == pytest.approx(2 + 2 / 3)
+    assert previous_run(None) == ({}, 0.0)
