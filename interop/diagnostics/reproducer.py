@@ -921,8 +921,8 @@ def reduce_bundle(folder: Path, exc: BaseException, data_inputs, inputs, faithfu
             out = {"kept": False, "why": "no node's output differs from onnxruntime's on the full graph's first call "
                                          "(a defect across calls, or in backward: not reduced)"}
             backward = _backward_node(folder, meta, rtol, atol) if len(proto.graph.node) > 1 else None
-            if backward is not None:
-                out["first_diverging"] = backward
+            if backward is not None:  # the bundle's meta.json keeps a wrong gradient sum; the record reads first_diverging
+                out["gradient_sum" if backward.get("gradient_sum") else "first_diverging"] = backward
             return out
         node, atype, line = found
         if atype is None:
@@ -1010,7 +1010,9 @@ def backward_divergence(folder: Path, rtol: float, atol: float) -> dict[str, Any
     input values and output gradients Aidge itself had there
     (:func:`interop.diagnostics.divergence.first_diverging_backward`; nodes over
     ``VJP_MAX_ELEMENTS`` skipped). An input that feeds several nodes is not compared: Aidge's
-    gradient there is the sum over its consumers. None when every node agrees. The reduction
+    gradient there is the sum over its consumers; when every node agrees, such a tensor whose
+    gradient is not the sum of its consumers' references is returned instead
+    (``gradient_sum``). None when all agree. The reduction
     calls it for a backward mismatch of several nodes that no forward value names
     (:func:`_backward_node`). Raises :class:`AidgeRefused` when Aidge cannot take the graph."""
     import onnx
@@ -1029,7 +1031,7 @@ def backward_divergence(folder: Path, rtol: float, atol: float) -> dict[str, Any
     for n in proto.graph.node:
         for name in set(n.input):
             consumers[name] = consumers.get(name, 0) + 1
-    steps, types = [], {}
+    steps, types, shared = [], {}, {}
     with rt.quiet_aidge():
         graph, scheduler, feeds = load_in_aidge(onnx.load(str(folder / "model.onnx")), inputs)
         scheduler.forward(True, feeds)
@@ -1049,6 +1051,15 @@ def backward_divergence(folder: Path, rtol: float, atol: float) -> dict[str, Any
             op = node.get_operator()
             count = min(len(onode.input), op.nb_inputs())
             types[onode.name] = node.type()
+            for i in range(min(len(onode.input), op.nb_inputs())):
+                name = onode.input[i]
+                if name and consumers.get(name, 0) > 1 and op.get_input(i) is not None:
+                    entry = shared.setdefault(name, {"grad": np.array(op.get_input(i).grad, copy=True), "steps": []})
+                    entry["steps"].append({"node": onode, "inputs": {k: np.array(op.get_input(j), copy=True)
+                                                                     for j, k in enumerate(onode.input[:op.nb_inputs()])
+                                                                     if k and op.get_input(j) is not None},
+                                           "grad_outputs": [np.array(op.get_output(j).grad, copy=True)
+                                                            for j in range(op.nb_outputs())]})
             steps.append({"node": onode,
                           "inputs": {onode.input[i]: np.array(op.get_input(i), copy=True) for i in range(count)
                                      if onode.input[i] and op.get_input(i) is not None},
@@ -1059,15 +1070,37 @@ def backward_divergence(folder: Path, rtol: float, atol: float) -> dict[str, Any
                                           and consumers.get(onode.input[i], 0) == 1}})
     found = first_diverging_backward(steps, rtol, atol)
     if found is None:
-        return None
+        return _shared_gradient_sum(shared, rtol, atol)
     return {"onnx_node": found["onnx_node"], "op_type": found["op_type"], "aidge_type": types.get(found["onnx_node"]),
             "input": found["input"], "max_abs_diff": found["max_abs_diff"], "checked": found["checked"],
             "skipped": found["skipped"]}
 
 
+def _shared_gradient_sum(shared: dict[str, dict], rtol: float, atol: float) -> dict[str, Any] | None:
+    """Where every node's own gradients agree: the first tensor feeding several nodes whose Aidge
+    gradient differs from the sum of its consumers' reference VJPs (a consumer's contribution, which
+    the walk cannot compare alone, or the sum itself is wrong: it does not say which), as
+    ``{"tensor", "consumers", "max_abs_diff", "gradient_sum": True}``; None when they agree or a
+    consumer is over the bound."""
+    from .divergence import VJPTooLarge, node_vjp
+
+    for name, entry in shared.items():
+        try:
+            total = sum(node_vjp(s["node"], s["inputs"], s["grad_outputs"], wrt=[name])[name] for s in entry["steps"])
+        except (VJPTooLarge, KeyError):
+            continue
+        actual = entry["grad"].astype(np.float64)
+        if actual.shape != np.shape(total) or not np.allclose(actual, total, rtol=rtol, atol=atol):
+            diff = float(np.max(np.abs(actual - total))) if actual.shape == np.shape(total) else float("inf")
+            return {"tensor": name, "consumers": [s["node"].name for s in entry["steps"]], "max_abs_diff": diff,
+                    "gradient_sum": True}
+    return None
+
+
 def _backward_node(folder: Path, meta: dict[str, Any], rtol: float, atol: float) -> dict[str, Any] | None:
     """A backward mismatch's first diverging node by the per-node reference
-    (:func:`backward_divergence`), as a record's ``first_diverging``; None when it names none or
+    (:func:`backward_divergence`), as a record's ``first_diverging``, or its wrong gradient sum over
+    a shared tensor's consumers (``gradient_sum``: no one node to name); None when it names neither or
     cannot run (a help, not a need: the bundle stays as it is)."""
     line = str((meta.get("repro") or {}).get("line") or "")
     if not line.startswith("DEFECT PRESENT: backward,") or not (folder / "test_data_set_0" / "grad_output_0.pb").is_file():
@@ -1076,8 +1109,8 @@ def _backward_node(folder: Path, meta: dict[str, Any], rtol: float, atol: float)
         found = backward_divergence(folder, rtol, atol)
     except Exception:  # noqa: BLE001
         return None
-    if found is None:
-        return None
+    if found is None or found.get("gradient_sum"):
+        return found  # a wrong sum over a tensor's consumers: no one node to name
     return {"onnx_node": found["onnx_node"], "op_type": found["op_type"], "aidge_type": found.get("aidge_type"),
             "line": f"backward: the first node, from the outputs back, whose gradient of input {found['input']!r} "
                     f"differs from a float64 reference of that node alone given Aidge's own output gradients "
