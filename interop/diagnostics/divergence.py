@@ -44,10 +44,10 @@ from .model_io import call_model, clone_tensors, iter_tensors
 __all__ = [
     "localize_divergence",
     "first_divergence_hint",
-    "node_vjp",
-    "first_diverging_backward",
-    "VJP_MAX_ELEMENTS",
 ]
+# node_vjp, first_diverging_backward and VJP_MAX_ELEMENTS serve the reproducer's backward
+# reference (interop.diagnostics.reproducer); they are imported from this module, not
+# re-exported by interop.diagnostics (not a documented name).
 
 # ONNX ops that Aidge may drop or that only reshape: their output is their first input.
 _PASSTHROUGH = {"Flatten", "Identity", "Reshape", "Dropout", "Squeeze", "Unsqueeze"}
