@@ -41,7 +41,9 @@ every descendant as it ends; a case killed at its timeout has its descendants ki
 child leads a process group of its own: when it dies by a signal (a crash, SIGKILL), so that its
 own clean-up never runs, the parent kills that group, every process the case started that did not
 leave it (a subprocess, a fork, an onnxruntime or Aidge helper). A descendant that left it for a
-session of its own (``setsid``) is out of reach once the child crashed.
+session of its own (``setsid``) is out of this child's reach once it crashed; under ``nox -s
+report`` the run's supervisor, a subreaper as well (:mod:`interop.reporting.supervisor`), kills
+and reaps it when the run ends.
 """
 from __future__ import annotations
 
