@@ -123,23 +123,19 @@ def sample_cap() -> int | None:
 
 def shard() -> tuple[int, int] | None:
     """``(k, n)`` from ``$INTEROP_OPINFO_SHARD`` (``K/N``, 1 <= K <= N), None when unset. Set together
-    with ``$INTEROP_SHARD`` (the shard of every source, another hash of another id) it is a
-    ``ValueError`` naming both: the two selections combined keep almost nothing (measured: 100 of
-    100 deselected), never what either asks for."""
-    from ..env import SHARD_ENV as EVERY_SOURCE, env_shard
+    with ``$INTEROP_SHARD`` (the shard of every source) it is a ``ValueError`` naming both
+    (:func:`interop.records.shard.opinfo_shard`, where both shard settings are decided)."""
+    from ..records.shard import opinfo_shard
 
-    selected = env_shard(SHARD_ENV)
-    if selected is not None and env_shard(EVERY_SOURCE) is not None:
-        raise ValueError(f"environment variables {SHARD_ENV}={os.environ[SHARD_ENV]!r} and "
-                         f"{EVERY_SOURCE}={os.environ[EVERY_SOURCE]!r} are both set: they shard by different hashes "
-                         f"and together select almost nothing; set one ({EVERY_SOURCE} shards every source, "
-                         f"{SHARD_ENV} the OpInfo selection alone, as its table rows were made)")
-    return selected
+    return opinfo_shard()
 
 
 def in_shard(case_id: str, selected: tuple[int, int] | None) -> bool:
-    """Whether ``case_id`` belongs to shard ``(k, n)`` (every id to exactly one of the n)."""
-    return selected is None or zlib.crc32(case_id.encode()) % selected[1] == selected[0] - 1
+    """Whether ``case_id`` belongs to shard ``(k, n)`` (every id to exactly one of the n): the one
+    shard rule (:func:`interop.records.shard.in_shard`) with the CRC-32 its table rows were made with."""
+    from ..records.shard import in_shard as member
+
+    return member(case_id, selected, hash="crc32")
 
 
 def entry_dtypes(name: str) -> tuple[str, ...]:

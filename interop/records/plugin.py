@@ -79,7 +79,10 @@ def session_shard(config: pytest.Config) -> tuple[int, int] | None:
         return _shard.parse_shard(raw, "--shard") if raw else None
     explicit = config.getoption("--shard", default=None)
     if explicit:
-        return _shard.parse_shard(explicit, "--shard")
+        selected = _shard.parse_shard(explicit, "--shard")
+        if not nested():  # with INTEROP_OPINFO_SHARD beside it: a ValueError naming both
+            _shard.opinfo_shard(every_source=f"option --shard={explicit!r}")
+        return selected
     return None if nested() else _shard.shard_from_env()
 
 

@@ -15,6 +15,15 @@ One rule for every source (operators, OpInfo, ModuleInfo, architectures...), in 
   is collected); a test the file does not hold (a new one) keeps its hash shard. The shards of
   one run must read the same file (a CI pipeline hands it to every shard job as one artifact).
 
+Shard membership is one decision, :func:`shard_of` (and :func:`in_shard`), for both shard
+variables. ``INTEROP_OPINFO_SHARD=K/N`` (:func:`opinfo_shard`) keeps the K-th of N shards of the
+OpInfo cases before they are built (``cases/opinfo.py``: 2,000 of the full run's 30,000 cases
+built instead of all), keyed by the case id with the ``crc32`` hash: its table rows (run ``opinfo
+shard 1/15``, ``failure_table.NAMED_RUNS``) were triaged on exactly that shard's cases, and another
+hash would leave them unreached. The two variables together, or ``INTEROP_OPINFO_SHARD`` with
+``--shard``, are refused, naming both (a run's shard count is what ``--merge`` checks; the OpInfo
+shard is not recorded in it, so shards of an intersection could be merged with another selection).
+
 The plugin deselects the other shards' tests at collection (pytest prints them as
 ``deselected``); ``nox -s report -- --merge DIR...`` combines the shards' records into one
 report and one support matrix.
@@ -26,16 +35,25 @@ import heapq
 import json
 import math
 import os
+import zlib
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
 from ..env import SHARD_ENV, env_shard, parse_k_of_n
 
-__all__ = ["SHARD_ENV", "DURATIONS_ENV", "shard_from_env", "shard_of", "parse_shard", "balanced_plan",
-           "load_durations", "durations_of_runs", "shard_rule", "plan_totals"]
+__all__ = ["SHARD_ENV", "OPINFO_SHARD_ENV", "DURATIONS_ENV", "HASHES", "shard_from_env", "opinfo_shard", "shard_of",
+           "in_shard", "parse_shard", "balanced_plan", "load_durations", "durations_of_runs", "shard_rule", "plan_totals"]
 
 #: the durations that balance the shards (a run directory or a ``{node id: seconds}`` JSON file)
 DURATIONS_ENV = "INTEROP_SHARD_DURATIONS"
+#: the OpInfo source's own shard of its cases (``K/N``), applied before they are built
+OPINFO_SHARD_ENV = "INTEROP_OPINFO_SHARD"
+#: the hashes a shard is computed with: ``sha256`` of the node id for ``INTEROP_SHARD``; ``crc32``
+#: of the case id for ``INTEROP_OPINFO_SHARD`` only (kept: its table rows were triaged on it)
+HASHES: dict[str, Callable[[str], int]] = {
+    "sha256": lambda key: int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big"),
+    "crc32": lambda key: zlib.crc32(key.encode()),
+}
 #: the largest durations file read (a full run's 40,000 ids take ~4 MB)
 MAX_DURATIONS_BYTES = 64 * 1024 * 1024
 
@@ -45,14 +63,38 @@ def shard_from_env() -> tuple[int, int] | None:
     return env_shard(SHARD_ENV)
 
 
+def opinfo_shard(every_source: str | None = None) -> tuple[int, int] | None:
+    """``(K, N)`` of ``$INTEROP_OPINFO_SHARD``, None when unset; a ValueError naming it when
+    malformed, and naming both settings when another shard is in force beside it: ``every_source``
+    (the session's ``--shard``, as ``"option --shard='1/2'"``), else ``$INTEROP_SHARD``. Together
+    they would select the intersection of two unrelated hashes (in 4e189b7, when both were CRC-32
+    of related ids: 100 of 100 cases deselected), never what either asks for."""
+    selected = env_shard(OPINFO_SHARD_ENV)
+    if selected is None:
+        return None
+    other = every_source or (f"{SHARD_ENV}={os.environ[SHARD_ENV]!r}" if env_shard(SHARD_ENV) is not None else None)
+    if other:
+        raise ValueError(f"environment variables {OPINFO_SHARD_ENV}={os.environ[OPINFO_SHARD_ENV]!r} and {other} "
+                         f"are both set: they shard by different hashes and together select almost nothing; set one "
+                         f"({SHARD_ENV} or --shard shards every source, {OPINFO_SHARD_ENV} the OpInfo selection "
+                         f"alone, as its table rows were made)")
+    return selected
+
+
 def parse_shard(raw: str, source: str) -> tuple[int, int]:
     """``K/N`` given as an option (``--shard``): ``(K, N)``, else a ValueError naming ``source``."""
     return parse_k_of_n(raw, source)
 
 
-def shard_of(nodeid: str, n: int) -> int:
-    """The shard (1..n) of a test by the hash rule."""
-    return int.from_bytes(hashlib.sha256(nodeid.encode()).digest()[:8], "big") % n + 1
+def shard_of(key: str, n: int, hash: str = "sha256") -> int:
+    """The shard (1..n) of ``key`` (a node id; for ``INTEROP_OPINFO_SHARD`` a case id, with
+    ``hash="crc32"``) by the hash rule: the one place shard membership is computed."""
+    return HASHES[hash](key) % n + 1
+
+
+def in_shard(key: str, selected: tuple[int, int] | None, hash: str = "sha256") -> bool:
+    """Whether ``key`` belongs to shard ``selected`` ``(K, N)`` (None: no shard, every key)."""
+    return selected is None or shard_of(key, selected[1], hash) == selected[0]
 
 
 def balanced_plan(durations: Mapping[str, float], n: int) -> dict[str, int]:
