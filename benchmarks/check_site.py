@@ -15,10 +15,11 @@ checks that
    publish`` copies jQuery, flot... next to it) and no page raised a JavaScript error;
 2. the grid (``index.html``) has one panel per benchmark, links "All cases" and "Support
    matrix", and *draws*: every panel whose benchmark has a figure (``graphs/summary/<name>.json``
-   holds a value) shows pixels of the series colour on its canvas (counted in the page), a
-   panel without any figure says "no measurement", and a grid that draws nothing fails (asv's
-   own grid draws lines only: with one commit benchmarked every panel is an empty box;
-   ``case_index.py`` adds a dot per commit); it links "Defects" too;
+   holds a value) shows pixels of the series colour on its canvas (counted in the page) and at
+   the place of each commit's point (flot's own coordinates of the panel's data: two commits
+   benchmarked, two points drawn), a panel without any figure says "no measurement", and a grid
+   that draws nothing fails (asv's own grid draws lines only: with one commit benchmarked every
+   panel is an empty box; ``case_index.py`` adds a dot per commit); it links "Defects" too;
 3. ``support.html`` draws the matrix (a row per operator, cells with a verdict): torch rows
    before ``aidge.*``, marks as text (no emoji), failing cases closed behind a disclosure, the
    header and operator column in view when the table scrolls both ways; its search (an
@@ -155,24 +156,44 @@ def _measured_case(html_dir: Path, index: dict, module: str, phases: dict[str, l
     return phase, _NoData(values[0])
 
 
-#: in the page: per summary-grid panel, the pixels of the series colour on its flot canvas
+#: in the page: per summary-grid panel, the pixels of the series colour on its flot canvas, and
+#: per point of its data (a commit's figure) whether that colour is on the canvas where flot puts
+#: the point (a 9x9 box around it: the dot the mended grid draws, or the line through it)
 _GRID_INK = """() => {
   const probe = document.createElement('canvas').getContext('2d');
   probe.fillStyle = $.asv.colors[0];
   const hex = probe.fillStyle;  // normalised to #rrggbb
   const want = [1, 3, 5].map(i => parseInt(hex.slice(i, i + 2), 16));
+  const inked = (px, i) => px[i + 3] > 0 && Math.abs(px[i] - want[0]) + Math.abs(px[i + 1] - want[1])
+                           + Math.abs(px[i + 2] - want[2]) < 60;
   const out = {};
   document.querySelectorAll('.benchmark-plot').forEach(div => {
     const name = div.id.replace(/^summarygrid-/, '');
     const canvas = div.querySelector('canvas.flot-base');
-    let ink = 0;
+    let ink = 0, points = 0, drawn = 0;
     if (canvas && canvas.width && canvas.height) {
-      const px = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
-      for (let i = 0; i < px.length; i += 4) {
-        if (px[i + 3] > 0 && Math.abs(px[i] - want[0]) + Math.abs(px[i + 1] - want[1]) + Math.abs(px[i + 2] - want[2]) < 60) ink++;
+      const ctx = canvas.getContext('2d');
+      const px = ctx.getImageData(0, 0, canvas.width, canvas.height).data;
+      for (let i = 0; i < px.length; i += 4) if (inked(px, i)) ink++;
+      const plot = $(div).data('plot');
+      if (plot) {
+        const off = plot.getPlotOffset(), scale = canvas.width / (canvas.clientWidth || canvas.width);
+        plot.getData().forEach(series => series.data.forEach(p => {
+          if (!p || p[1] === null || p[1] === undefined) return;
+          points++;
+          const x = Math.round((off.left + series.xaxis.p2c(p[0])) * scale);
+          const y = Math.round((off.top + series.yaxis.p2c(p[1])) * scale);
+          const r = Math.ceil(4 * scale);
+          let hit = false;
+          for (let yy = Math.max(0, y - r); !hit && yy <= Math.min(canvas.height - 1, y + r); yy++)
+            for (let xx = Math.max(0, x - r); !hit && xx <= Math.min(canvas.width - 1, x + r); xx++)
+              hit = inked(px, (yy * canvas.width + xx) * 4);
+          if (hit) drawn++;
+        }));
       }
     }
-    out[name] = {ink: ink, canvas: !!canvas, text: div.classList.contains('no-measurement') ? div.textContent : ''};
+    out[name] = {ink: ink, points: points, drawn: drawn, canvas: !!canvas,
+                 text: div.classList.contains('no-measurement') ? div.textContent : ''};
   });
   return out;
 }"""
@@ -186,8 +207,39 @@ def _summary_has_figure(html_dir: Path, name: str) -> int:
     return sum(1 for row in json.loads(path.read_text(encoding="utf-8")) if row[1] is not None)
 
 
+def judge_grid(figures: dict[str, int], drawn: dict[str, dict], panels: int) -> str:
+    """The verdict on the summary grid from what the page measured (``_GRID_INK``): ``figures`` is
+    each benchmark's count of commits with a value in ``graphs/summary``. Every panel with figures
+    has ink and a drawn point for each of those commits (an empty box, or a panel that shows one of
+    two benchmarked commits, fails); a grid that draws nothing fails; a panel without any figure
+    says so. Raises :class:`SiteError`, else returns the line site-check prints."""
+    blank = sorted(n for n, c in figures.items() if c and not drawn.get(n, {}).get("ink"))
+    if blank:
+        raise SiteError(f"index.html: {len(blank)} grid panel(s) with figures draw nothing (empty boxes), "
+                        f"e.g. {blank[:4]}")
+    short = sorted(f"{n} ({drawn.get(n, {}).get('drawn', 0)} of {c})" for n, c in figures.items()
+                   if c and drawn.get(n, {}).get("drawn", 0) < c)
+    if short:
+        raise SiteError(f"index.html: {len(short)} grid panel(s) draw fewer points than the commits their summary "
+                        f"holds, e.g. {short[:4]}")
+    with_ink = [n for n in figures if drawn.get(n, {}).get("ink")]
+    if not with_ink:
+        raise SiteError(f"index.html: the summary grid is empty: none of its {panels} panels draws a figure "
+                        "(benchmark a commit: asv run; then nox -s publish)")
+    silent = sorted(n for n, c in figures.items() if not c and not drawn.get(n, {}).get("text"))
+    if silent:
+        raise SiteError(f"index.html: {len(silent)} panel(s) without any figure are blank instead of saying so, "
+                        f"e.g. {silent[:4]}")
+    commits = max(figures.values())
+    full = sum(1 for c in figures.values() if c == commits)
+    return (f"grid: {len(with_ink)} of {panels} panels draw their figures, a point per commit "
+            f"({full} of them all {commits} commit(s), {sum(1 for n in with_ink if figures[n] < commits)} fewer), "
+            f"{panels - len(with_ink)} say 'no measurement'; 'All cases', 'Support matrix' and 'Defects' linked")
+
+
 def check_grid(page, base: str, html_dir: Path, index: dict) -> str:
-    """``index.html``'s summary grid draws: each panel with a figure has ink, the others say so."""
+    """``index.html``'s summary grid draws: each panel with figures has ink and a drawn point for
+    each commit its summary holds, the others say so (:func:`judge_grid`)."""
     page.goto(base + "index.html")
     page.wait_for_selector(".benchmark-container", timeout=60_000)
     panels = page.locator(".benchmark-container").count()
@@ -212,21 +264,7 @@ def check_grid(page, base: str, html_dir: Path, index: dict) -> str:
                 "|| d.classList.contains('no-measurement')); }", arg=f"summarygrid-{name}", timeout=10_000)
         except Exception:  # playwright's TimeoutError: judged below with the rest
             pass
-    drawn = page.evaluate(_GRID_INK)
-    blank = sorted(n for n, c in figures.items() if c and not drawn.get(n, {}).get("ink"))
-    if blank:
-        raise SiteError(f"index.html: {len(blank)} grid panel(s) with figures draw nothing, e.g. {blank[:4]}")
-    with_ink = [n for n in figures if drawn.get(n, {}).get("ink")]
-    if not with_ink:
-        raise SiteError(f"index.html: the summary grid is empty: none of its {panels} panels draws a figure "
-                        "(benchmark a commit: asv run; then nox -s publish)")
-    silent = sorted(n for n, c in figures.items() if not c and not drawn.get(n, {}).get("text"))
-    if silent:
-        raise SiteError(f"index.html: {len(silent)} panel(s) without any figure are blank instead of saying so, "
-                        f"e.g. {silent[:4]}")
-    commits = max(figures.values())
-    return (f"grid: {len(with_ink)} of {panels} panels draw their figures (up to {commits} commit(s) each), "
-            f"{panels - len(with_ink)} say 'no measurement'; 'All cases', 'Support matrix' and 'Defects' linked")
+    return judge_grid(figures, page.evaluate(_GRID_INK), panels)
 
 
 #: characters that need an emoji font (empty boxes in a Chromium without one)
