@@ -65,14 +65,14 @@ def _chromium() -> str:
     return path
 
 
-def _tiny_site(tmp_path: Path, commits: int, mend: bool = True) -> Path:
+def _tiny_site(tmp_path: Path, name: str, commits: int, mend: bool = True, measured: int = 2) -> Path:
     """asv 0.6's own pages with an index of three benchmarks and a summary of ``commits`` commits
-    for the first two (the third has no figure), the libraries asv loads from CDNs taken from the
+    for the first ``measured`` (the others have no figure), the libraries asv loads from CDNs taken from the
     npm tarballs ``nox -s publish`` cached (skipped without them: a test does not use the network)."""
     asv = pytest.importorskip("asv")
     from benchmarks import publish_offline
 
-    site = tmp_path / "html"
+    site = tmp_path / name
     shutil.copytree(Path(asv.__file__).parent / "www", site)
     cache = ROOT / ".asv" / "npm-cache"
     for url in publish_offline.remote_refs((site / "index.html").read_text(encoding="utf-8")):
@@ -103,31 +103,36 @@ def _tiny_site(tmp_path: Path, commits: int, mend: bool = True) -> Path:
     (site / "info.json").write_text(json.dumps({"asv-version": asv.__version__, "timestamp": 1_796_000_000_000}))
     summary = site / "graphs" / "summary"
     summary.mkdir(parents=True)
-    for k, name in enumerate(BENCHMARKS[:2]):  # the third: no summary at all (nothing timed)
+    for k, name in enumerate(BENCHMARKS[:measured]):  # the others: no summary at all (nothing timed)
         (summary / f"{name}.json").write_text(json.dumps([[r, 0.5 + 0.25 * k + 0.1 * i]
                                                           for i, r in enumerate(revisions)]))
     return site
 
 
-def _check(site: Path, chromium: str) -> str:
+def _check(page, base: str, site: Path) -> str:
     index = json.loads((site / "index.json").read_text())
-    with check_site.offline_page(site, chromium) as (page, base):
-        return check_site.check_grid(page, base, site, index)
+    return check_site.check_grid(page, f"{base}{site.name}/", site, index)
 
 
 def test_grid_in_chromium_two_commits_filled_one_commit_of_asv_empty_a_dropped_commit_short(tmp_path):
     chromium = _chromium()  # skips without playwright or a Chromium binary
-    two = _tiny_site(tmp_path / "two", 2)
-    assert _check(two, chromium).startswith("grid: 2 of 3 panels draw their figures, a point per commit "
-                                            "(2 of them all 2 commit(s), 0 fewer), 1 say 'no measurement'")
-    # asv's own grid, one commit benchmarked: a box per panel, nothing in it (the issue's 27 empty boxes)
-    one = _tiny_site(tmp_path / "one", 1, mend=False)
-    with pytest.raises(check_site.SiteError, match=r"2 grid panel\(s\) with figures draw nothing \(empty boxes\)"):
-        _check(one, chromium)
+    two = _tiny_site(tmp_path, "two", 2)
+    # asv's own grid, one commit benchmarked (every panel measured: asv's grid leaves a panel without
+    # figures blank, which check_grid waits 10 s for)
+    one = _tiny_site(tmp_path, "one", 1, mend=False, measured=3)
+    short = _tiny_site(tmp_path, "short", 2)
     # a grid that leaves one of the two commits out of its panels (the page plots the first point only)
-    grid = two / "summarygrid.js"
+    grid = short / "summarygrid.js"
     text = grid.read_text(encoding="utf-8")
     assert "[{data: data}]" in text
     grid.write_text(text.replace("[{data: data}]", "[{data: data.slice(0, 1)}]"), encoding="utf-8")
-    with pytest.raises(check_site.SiteError, match=r"2 grid panel\(s\) draw fewer points than the commits.*\(1 of 2\)"):
-        _check(two, chromium)
+    with check_site.offline_page(tmp_path, chromium) as (page, base):
+        assert _check(page, base, two).startswith(
+            "grid: 2 of 3 panels draw their figures, a point per commit (2 of them all 2 commit(s), 0 fewer), "
+            "1 say 'no measurement'")
+        # the issue's 27 empty boxes: a box per panel, nothing in it
+        with pytest.raises(check_site.SiteError, match=r"3 grid panel\(s\) with figures draw nothing \(empty boxes\)"):
+            _check(page, base, one)
+        with pytest.raises(check_site.SiteError,
+                           match=r"2 grid panel\(s\) draw fewer points than the commits.*\(1 of 2\)"):
+            _check(page, base, short)
