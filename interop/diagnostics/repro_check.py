@@ -8,7 +8,12 @@ this suite), as that developer would:
 
 Usage::
 
-    python -m interop.diagnostics.repro_check RUN_DIR [--sample N] [--seed S] [--venv DIR]
+    python -m interop.diagnostics.repro_check RUN_DIR [--sample N | --all] [--seed S] [--venv DIR] [--json FILE]
+
+``--all`` checks every reproducing bundle rather than a sample, and prints the run's counts
+(:func:`run_counts`: bundles written, reproducing, smallest graph 1 / 2-3 / 4 or more nodes, and
+each bundle that does not reproduce with its reason). ``--json FILE`` writes the per-bundle results
+and those counts (atomically).
 
 ``--venv DIR`` is created when missing (``python -m venv``, then ``pip install`` of numpy, onnx,
 aidge-core, aidge-backend-cpu and aidge-onnx at the versions installed here) and checked to hold
@@ -31,7 +36,7 @@ from typing import Any
 
 from .reproducer import phase_of, verdict_of
 
-__all__ = ["bundles_of", "make_venv", "check_bundle", "main", "PACKAGES"]
+__all__ = ["bundles_of", "make_venv", "check_bundle", "main", "PACKAGES", "run_counts"]
 
 #: what the reproducers' environment holds (distribution names), pinned to the versions here
 PACKAGES = ("numpy", "onnx", "aidge-core", "aidge-backend-cpu", "aidge-onnx")
@@ -66,7 +71,39 @@ def bundles_of(run_dir: Path) -> list[dict[str, Any]]:
             continue
         rec = records.get(folder.relative_to(run_dir).as_posix(), {})
         out.append({"folder": chosen, "nodeid": meta.get("case"), "phase": rec.get("phase"),
+                    "category": rec.get("category"), "timed_out": bool(rec.get("timed_out")),
                     "error": rec.get("error") or meta.get("failure"), "calls": meta.get("calls", 1)})
+    return out
+
+
+def run_counts(run_dir: Path) -> dict[str, Any]:
+    """The run's bundles counted from their ``meta.json``: ``written``, ``reproducing``, the smallest
+    reproducing graph's size (``nodes_1``, ``nodes_2_3``, ``nodes_4_plus``: the reduced graph when one
+    was kept, else the full one; ``nodes_unknown`` for a bundle without a graph, as Aidge's own
+    configurations), and ``not_reproducing``: each such bundle's folder, its script's line and the
+    reduction's reason."""
+    out: dict[str, Any] = {"written": 0, "reproducing": 0, "nodes_1": 0, "nodes_2_3": 0, "nodes_4_plus": 0,
+                           "nodes_unknown": 0, "not_reproducing": []}
+    for meta_path in sorted((run_dir / "reproducers").glob("*/meta.json")):
+        try:
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        except ValueError:
+            continue
+        if not isinstance(meta, dict):
+            continue
+        out["written"] += 1
+        if not meta.get("reproduces"):
+            out["not_reproducing"].append({"bundle": meta_path.parent.name,
+                                           "line": str((meta.get("repro") or {}).get("line") or "")[:300],
+                                           "why": (meta.get("reduced") or {}).get("why") or meta.get("expected_error")})
+            continue
+        out["reproducing"] += 1
+        reduced = meta.get("reduced") if isinstance(meta.get("reduced"), dict) else {}
+        nodes = reduced.get("nodes") if reduced.get("kept") else meta.get("nodes")
+        if not isinstance(nodes, int) or nodes < 1:
+            out["nodes_unknown"] += 1
+        else:
+            out["nodes_1" if nodes == 1 else "nodes_2_3" if nodes <= 3 else "nodes_4_plus"] += 1
     return out
 
 
@@ -85,10 +122,17 @@ def make_venv(venv: Path) -> Path:
     return python
 
 
-def _run(python: Path, folder: Path, *extra: str) -> tuple[int, str]:
+#: seconds a bundle's script may run here (``--timeout``)
+TIMEOUT_S = 300
+
+
+def _run(python: Path, folder: Path, *extra: str) -> tuple[int | None, str]:
     env = {"PATH": os.environ.get("PATH", ""), "OMP_NUM_THREADS": "1", "HOME": os.environ.get("HOME", "/tmp")}
-    done = subprocess.run([str(python), "repro.py", *extra], cwd=folder, capture_output=True, text=True,
-                          timeout=300, env=env)
+    try:
+        done = subprocess.run([str(python), "repro.py", *extra], cwd=folder, capture_output=True, text=True,
+                              timeout=TIMEOUT_S, env=env)
+    except subprocess.TimeoutExpired:  # a hang bundle (a case that timed out) hangs again: its exit is None
+        return None, f"timed out after {TIMEOUT_S:g} s"
     verdict = verdict_of(done.returncode, done.stdout + "\n" + done.stderr)
     return verdict["exit"], verdict["line"]
 
@@ -100,7 +144,7 @@ def check_bundle(python: Path, bundle: dict[str, Any]) -> dict[str, Any]:
         shutil.copytree(bundle["folder"], work)
         code, line = _run(python, work)
         out = {"bundle": str(bundle["folder"]), "exit": code, "line": line, "kind": phase_of(line),
-               "record_phase": bundle.get("phase")}
+               "record_phase": bundle.get("phase"), "record_timed_out": bundle.get("timed_out", False)}
         out["same_phase"] = bundle.get("phase") in (None, out["kind"]) or out["kind"] not in _KINDS
         # a defect that shows on a later call (the same input, another output: ConvTranspose without bias)
         # fails whatever the expected values are: nothing to check against itself
@@ -118,17 +162,22 @@ def check_bundle(python: Path, bundle: dict[str, Any]) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    global TIMEOUT_S
     parser = argparse.ArgumentParser(prog="python -m interop.diagnostics.repro_check", description=__doc__.split("\n")[0])
     parser.add_argument("run_dir", type=Path)
     parser.add_argument("--sample", type=int, default=20)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--all", action="store_true", help="every reproducing bundle, not a sample")
     parser.add_argument("--venv", type=Path, default=None, help="the environment (default: a new one in a temporary folder)")
+    parser.add_argument("--timeout", type=float, default=TIMEOUT_S, help="seconds a bundle's script may run")
+    parser.add_argument("--json", type=Path, default=None, help="write the results and the run's counts here")
     args = parser.parse_args(argv)
     if not (args.run_dir / "reproducers").is_dir():
         sys.stderr.write(f"{args.run_dir}: no reproducers/ folder (a run of nox -s report writes one)\n")
         return 2
+    TIMEOUT_S = args.timeout
     bundles = bundles_of(args.run_dir)
-    picked = random.Random(args.seed).sample(bundles, min(args.sample, len(bundles)))
+    picked = bundles if args.all else random.Random(args.seed).sample(bundles, min(args.sample, len(bundles)))
     tmp = None
     if args.venv is None:
         tmp = tempfile.mkdtemp(prefix="repro-venv-")
@@ -142,7 +191,9 @@ def main(argv: list[str] | None = None) -> int:
     bad = 0
     for r in results:
         died = isinstance(r["exit"], int) and r["exit"] < 0  # a crash bundle: the defect is the death
-        ok = (r["exit"] == 1 or died) and r["same_phase"] and r.get("self_exit", 0) == 0
+        hung = r["exit"] is None and r.get("record_timed_out")  # a case that timed out hangs again
+        ok = (r["exit"] == 1 or died or hung) and r["same_phase"] and r.get("self_exit", 0) == 0
+        r["ok"] = bool(ok)
         bad += not ok
         self_check = f"; with Aidge's outputs as expected: exit {r['self_exit']}" if "self_exit" in r else ""
         sys.stdout.write(f"{'ok  ' if ok else 'FAIL'} exit {r['exit']} ({r['kind']}; record: {r['record_phase']})"
@@ -156,6 +207,19 @@ def main(argv: list[str] | None = None) -> int:
                      f"{sum(r['self_exit'] == 0 for r in mism)} of {len(mism)} mismatch bundle(s) exit 0 with Aidge's "
                      f"own outputs as the expected values ({later} more differ on a later call of the same input: "
                      f"not checkable against themselves)\n")
+    counts = run_counts(args.run_dir) if args.all or args.json else None
+    if counts is not None:
+        sys.stdout.write(f"run: {counts['written']} bundle(s) written, {counts['reproducing']} reproduce; smallest "
+                         f"graph {counts['nodes_1']} x 1 node, {counts['nodes_2_3']} x 2-3, {counts['nodes_4_plus']} x "
+                         f"4 or more, {counts['nodes_unknown']} without an ONNX graph; "
+                         f"{len(counts['not_reproducing'])} do not reproduce\n")
+        for item in counts["not_reproducing"]:
+            sys.stdout.write(f"  not reproducing: {item['bundle']}: {item['line'][:160]} ({item['why']})\n")
+    if args.json is not None:
+        body = json.dumps({"run": str(args.run_dir), "checked": results, "bad": bad, "counts": counts}, indent=1)
+        tmp_path = args.json.with_name(args.json.name + ".tmp")
+        tmp_path.write_text(body, encoding="utf-8")
+        os.replace(tmp_path, args.json)
     return 1 if bad else 0
 
 

@@ -899,16 +899,40 @@ def reduce_bundle(folder: Path, exc: BaseException, data_inputs, inputs, faithfu
     if not meta.get("reproduces"):
         return {"kept": False, "why": "the full graph does not reproduce: nothing to reduce"}
     check = meta.get("export_check") or {}
-    if not check.get("valid", True) or check.get("onnxruntime") != "ok":
-        return {"kept": False, "why": "onnxruntime cannot run the export: no intermediate values"}
+    if not check.get("valid", True):
+        return {"kept": False, "why": "the export is invalid (onnx's checker or onnxruntime refuses the file): no "
+                                      "reference for intermediate values, and the export is at fault"}
     proto = onnx.load(str(folder / "model.onnx"))
-    ort = _ort_values(proto, dict(zip(data_inputs, inputs)))
+    result: dict[str, Any] = {}
+    if check.get("onnxruntime") == "ok":
+        ort = _ort_values(proto, dict(zip(data_inputs, inputs)))
+    else:  # a valid file onnxruntime has no kernel for (AveragePool in float64): onnx's reference evaluator
+        try:
+            ort = _reference_values(proto, dict(zip(data_inputs, inputs)))
+        except Exception as err:  # noqa: BLE001
+            return {"kept": False, "why": "onnxruntime cannot run the export and onnx's reference evaluator failed "
+                                          f"on it ({_one_line(err)}): no intermediate values"}
+        result["reference"] = "onnx.reference.ReferenceEvaluator (onnxruntime cannot run the export: " \
+                              f"{str(check.get('onnxruntime'))[:160]})"
+        agrees = _reference_agrees_with_torch(folder, proto, ort, rtol, atol)
+        if agrees is False:  # the graph itself computes something else than torch: no Aidge node to blame
+            found = first_diverging_node(folder, proto, inputs, faithful, rtol, atol, ort)
+            if found is not None and found[2] == _ONLY_NODE:  # its outputs match the reference's
+                found = None
+            result.update(kept=False, reference_matches_torch=False,
+                          why="onnx's reference evaluator differs from torch on the exported graph (the export is at "
+                              "fault) and " + ("Aidge agrees with it on every node" if found is None else
+                                               f"Aidge differs from it too, first at node {found[0].name!r}"))
+            if found is not None and found[1] is not None:  # Aidge is also off the ONNX graph's own meaning there
+                line = found[2].replace("onnxruntime", "onnx's reference evaluator (which differs from torch too)")
+                result["first_diverging"] = {"onnx_node": found[0].name, "op_type": found[0].op_type,
+                                             "aidge_type": found[1], "line": line}
+            return result
     # a value or shape mismatch: the node the bridge names is an output's, the divergence may start earlier
     mismatch = type(exc).__name__ in ("EquivalenceError", "OutputShapeError")
     aidge_node = None if mismatch else getattr(exc, "node", None)
     node = _onnx_node_for(proto, aidge_node)
     how = f"the node Aidge's error names ({aidge_node})" if node is not None else None
-    result: dict[str, Any] = {}
     if node is None:
         found = first_diverging_node(folder, proto, inputs, faithful, rtol, atol, ort) or \
             _diverging_without_intermediates(proto, meta)
@@ -925,11 +949,14 @@ def reduce_bundle(folder: Path, exc: BaseException, data_inputs, inputs, faithfu
                 out["gradient_sum" if backward.get("gradient_sum") else "first_diverging"] = backward
             return out
         node, atype, line = found
+        if "reference" in result:  # the values compared with are the reference evaluator's
+            line = line.replace("onnxruntime's", "onnx's reference evaluator's").replace("onnxruntime", "onnx's reference")
         if atype is None:
             how = "the node Aidge was running when it raised"
         else:
             how = line.split(":")[0] if line.startswith(("the graph's only node", "the output node")) \
-                else "the first node whose Aidge output differs from onnxruntime's"
+                else "the first node whose Aidge output differs from " + (
+                    "onnx's reference evaluator's" if "reference" in result else "onnxruntime's")
             result["first_diverging"] = {"onnx_node": node.name, "op_type": node.op_type, "aidge_type": atype,
                                          "line": line}
     if len(proto.graph.node) <= 1:
@@ -974,6 +1001,56 @@ def reduce_bundle(folder: Path, exc: BaseException, data_inputs, inputs, faithfu
                                            "fail the same way (state across calls, graph-level shape inference or "
                                            "memory: the full graph is the reproducer)")
     return result
+
+
+def _reference_values(proto, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """What :func:`_ort_values` gives, computed by onnx's reference evaluator (every node output
+    exposed): for a valid graph onnxruntime has no kernel for."""
+    import onnx
+    from onnx import numpy_helper
+    from onnx.reference import ReferenceEvaluator
+
+    model = onnx.ModelProto()
+    model.CopyFrom(proto)
+    known = {o.name for o in model.graph.output}
+    for node in model.graph.node:
+        for name in node.output:
+            if name and name not in known:
+                model.graph.output.append(onnx.ValueInfoProto(name=name))
+                known.add(name)
+    wanted = {i.name for i in model.graph.input}
+    values = ReferenceEvaluator(model).run(None, {k: v for k, v in feeds.items() if k in wanted})
+    out = dict(feeds)
+    out.update({o.name: np.asarray(v) for o, v in zip(model.graph.output, values)})
+    for init in proto.graph.initializer:
+        out.setdefault(init.name, numpy_helper.to_array(init))
+    return out
+
+
+def _reference_agrees_with_torch(folder: Path, proto, values: dict[str, np.ndarray], rtol: float,
+                                 atol: float) -> bool | None:
+    """Whether the reference's graph outputs equal torch's stored ones (``test_data_set_0/output_K.pb``)
+    within the case's tolerance; None when there are none to compare."""
+    import onnx
+    from onnx import numpy_helper
+
+    data = folder / "test_data_set_0"
+    compared = False
+    for k, out in enumerate(proto.graph.output):
+        path = data / f"output_{k}.pb"
+        if not path.is_file() or out.name not in values:
+            continue
+        want, got = numpy_helper.to_array(onnx.load_tensor(str(path))), np.asarray(values[out.name])
+        compared = True
+        if want.shape != got.shape:
+            return False
+        if np.issubdtype(want.dtype, np.floating):
+            if not np.isclose(got.astype(np.float64), want.astype(np.float64), rtol=rtol, atol=atol,
+                              equal_nan=True).all():
+                return False
+        elif not (got.astype(want.dtype) == want).all():
+            return False
+    return True if compared else None
 
 
 def _feeders(proto, node, depth: int) -> list:
