@@ -227,7 +227,7 @@ for line in sys.stdin:
         code = 0
         try:
             os.chdir(req["folder"])
-            sys.argv = [os.path.join(req["folder"], "repro.py")]
+            sys.argv = [os.path.join(req["folder"], "repro.py")] + list(req.get("args") or [])
             runpy.run_path(sys.argv[0], run_name="__main__")
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
@@ -262,9 +262,9 @@ class FreshServer:
     """One clean interpreter per process that writes bundles (see :func:`run_repro`). Started by the
     parent of the case children (they inherit its pipes); one request at a time."""
 
-    def __init__(self):
+    def __init__(self, python: str | Path | None = None):
         self.owner = os.getpid()
-        self.proc = subprocess.Popen([sys.executable, "-I", "-c", _SERVER_CODE], stdin=subprocess.PIPE,
+        self.proc = subprocess.Popen([str(python or sys.executable), "-I", "-c", _SERVER_CODE], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_fresh_env(),
                                      text=True, bufsize=1, start_new_session=True)
 
@@ -280,12 +280,13 @@ class FreshServer:
             return False
         return True
 
-    def run(self, folder: Path, timeout: float) -> dict[str, Any] | None:
-        """The verdict, or None when the server is gone (the caller falls back to a subprocess)."""
+    def run(self, folder: Path, timeout: float, args: tuple[str, ...] = ()) -> dict[str, Any] | None:
+        """The verdict (``args``: repro.py's own, as ``--save-actual DIR``), or None when the server is
+        gone (the caller falls back to a subprocess)."""
         if not self.alive():
             return None
         try:
-            self.proc.stdin.write(json.dumps({"folder": str(folder), "timeout": timeout}) + "\n")
+            self.proc.stdin.write(json.dumps({"folder": str(folder), "timeout": timeout, "args": list(args)}) + "\n")
             self.proc.stdin.flush()
             ready, _, _ = select.select([self.proc.stdout], [], [], timeout + 30)
             if not ready:  # the server itself hangs: it goes, the caller falls back

@@ -47,3 +47,35 @@ def test_all_checks_every_bundle_and_writes_the_counts(tmp_path, monkeypatch, ca
     assert [r["ok"] for r in sorted(body["checked"], key=lambda r: r["bundle"])] == [False, True]
     assert code == 1 and body["bad"] == 1
     assert "2 bundle(s) written, 2 reproduce" in capsys.readouterr().out
+
+
+def test_the_fork_server_gives_the_same_verdicts_and_passes_the_script_its_arguments(tmp_path, monkeypatch):
+    _bundle(tmp_path, "a", {"reproduces": True, "nodes": 1, "reduced": {}})
+    # exits 1 on the stored values; with --save-actual DIR it writes nothing (a script that ignores its
+    # arguments would be caught: the self-check below would not see "saved")
+    (tmp_path / "reproducers" / "a" / "repro.py").write_text(
+        "import sys\n"
+        "if '--save-actual' in sys.argv:\n"
+        "    print('saved', sys.argv[sys.argv.index('--save-actual') + 1]); raise SystemExit(0)\n"
+        "print('DEFECT PRESENT: forward call 1, x'); raise SystemExit(1)\n")
+    monkeypatch.setattr(repro_check, "make_venv", lambda venv: Path(sys.executable))
+    runs = []
+    real = repro_check._run
+
+    def spy(python, folder, *extra):
+        got = real(python, folder, *extra)
+        runs.append((extra[:1], got))
+        return got
+
+    monkeypatch.setattr(repro_check, "_run", spy)
+    for flags in ([], ["--fork-server"]):
+        out = tmp_path / f"check{len(flags)}.json"
+        repro_check.main([str(tmp_path), "--all", "--venv", str(tmp_path / "v"), "--json", str(out), *flags])
+    plain, forked = runs[:3], runs[3:]
+    def same(rs):  # the temporary folder's name aside
+        return [(extra, code, line.split(" /")[0]) for extra, (code, line) in rs]
+
+    assert same(plain) == same(forked)  # the same exits and lines: run, --save-actual run, run again
+    assert [r[1][0] for r in forked] == [1, 0, 1]
+    assert forked[1][0] == ("--save-actual",) and forked[1][1][1].startswith("saved")
+    assert repro_check._SERVER is None  # closed after the run
