@@ -21,7 +21,7 @@ import importlib
 
 from .case import Case
 
-__all__ = ["architecture_cases", "run_architecture_case", "MODES", "prepare_libraries"]
+__all__ = ["architecture_cases", "architecture_of", "run_architecture_case", "MODES", "prepare_libraries"]
 
 #: the modes each architecture runs in
 MODES = ("eval", "train")
@@ -59,20 +59,27 @@ def prepare_libraries(case: Case) -> None:
     importlib.import_module(case.params["library"])
 
 
-def run_architecture_case(case: Case) -> dict:
-    """The check of one architecture case, in this process."""
-    from ..equivalence.verdict import check_callable
-    from ..zoo.architectures import architecture
-
-    from ..stages import stage
-
+def architecture_of(case: Case):
+    """The model an architecture case builds (``build()``, ``inputs()``): a shared-tensor model
+    of :mod:`.shared_tensors` (``library`` torch) or one of :mod:`interop.zoo.architectures`.
+    The one place that decides it (the suite and asv's harness both ask here)."""
     name = case.params["architecture"]
     if case.params.get("library") == "torch":
         from .shared_tensors import shared_tensor_model
 
-        arch = shared_tensor_model(name)
-    else:
-        arch = architecture(name)
+        return shared_tensor_model(name)
+    from ..zoo.architectures import architecture
+
+    return architecture(name)
+
+
+def run_architecture_case(case: Case) -> dict:
+    """The check of one architecture case, in this process."""
+    from ..equivalence.verdict import check_callable
+
+    from ..stages import stage
+
+    arch = architecture_of(case)
     with stage("sample"):
         model = arch.build().train(bool(case.training))
         args, kwargs = arch.inputs()

@@ -462,13 +462,14 @@ def _bridge_checked_once(case: Case, phase: str, bridge_call: Callable[[], Any])
 
 
 def _architecture_call(case: Case):
-    """``(module, tensors)`` of an architecture case (:mod:`interop.zoo.architectures`): the
-    model in the case's mode, called as its example call binds it, with its tensor arguments
-    (token ids included) as the module's inputs (:func:`interop.equivalence.verdict.as_module`)."""
+    """``(module, tensors)`` of an architecture case (:func:`interop.cases.architectures.architecture_of`:
+    the zoo's architectures and the shared-tensor models): the model in the case's mode, called as
+    its example call binds it, with its tensor arguments (token ids included) as the module's
+    inputs (:func:`interop.equivalence.verdict.as_module`)."""
+    from interop.cases.architectures import architecture_of
     from interop.equivalence.verdict import as_module
-    from interop.zoo.architectures import architecture
 
-    arch = architecture(case.params["architecture"])
+    arch = architecture_of(case)
     model = arch.build().train(bool(case.training))
     args, kwargs = arch.inputs()
     module, tensors = as_module(model, args, kwargs)
