@@ -2,10 +2,11 @@
 
 The category, phase, Aidge operator and node, attribution and the comparator's figures are
 decided where the exception is raised (:mod:`interop.errors`, ``EquivalenceError``,
-``ConfigError``...) and carried as attributes; this module only reads them. An exception of
-another library (a torch error, a plain ``assert`` in a unit test) carries none: its category
-then comes from :func:`interop.reporting.categorize` of its text, the documented function for
-text, and it is marked ``decided: "text"``.
+``ConfigError``...) and carried as attributes; the category, phase and attribution are read
+through :func:`interop.cases.expected_failures.failure_facts`, the one decider the guard uses
+too. An exception of another library (a torch error, a plain ``assert`` in a unit test) carries
+none: its category then comes from :func:`interop.reporting.categorize` of its text, and it is
+marked ``decided: "text"``.
 
 An expected failure (:class:`~interop.cases.expected_failures.ExpectedAidgeFailure`) is read
 from its table entry (category, phase, operator, quote, attribution) and from the failure it
@@ -16,7 +17,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..categories import CATEGORY_TABLE, categorize, kind_of
+from ..cases.expected_failures import failure_facts
+from ..categories import kind_of
 
 __all__ = ["finding_of", "category_of", "entry_fields", "first_line", "MESSAGE_LIMIT"]
 
@@ -30,26 +32,10 @@ def first_line(text: str) -> str:
 
 
 def category_of(exc: BaseException) -> tuple[str, str]:
-    """``(category, decided)``: the exception's own ``category`` (``decided == "raise"``), else
-    :func:`~interop.reporting.categorize` of its text (``"text"``)."""
-    category = getattr(exc, "category", None)
-    if isinstance(category, str) and category in CATEGORY_TABLE:
-        return category, "raise"
-    text = f"{type(exc).__name__}: {exc}"
-    if isinstance(exc, AssertionError):
-        return categorize(None, text)[0], "text"
-    return categorize(text)[0], "text"
-
-
-def _attribution(exc: BaseException, category: str, phase: str | None) -> str | None:
-    who = getattr(exc, "attribution", None)
-    if isinstance(who, str):
-        return who
-    if category == "killed":
-        return None  # nobody's: the process was stopped from outside
-    if category.startswith("export_error") or (category in ("crash", "hang") and phase == "export"):
-        return "export"  # a process that died inside torch.onnx.export died in torch's code
-    return "aidge" if kind_of(category) == "aidge" else None
+    """``(category, decided)``: :func:`interop.cases.expected_failures.failure_facts`'s, the one
+    decider (the exception's own ``category``, ``"raise"``; else its text's, ``"text"``)."""
+    facts = failure_facts(exc)
+    return facts.category, facts.decided
 
 
 def _error_of(exc: BaseException, category: str) -> str:
@@ -105,16 +91,15 @@ def finding_of(exc: BaseException | None) -> dict[str, Any]:
         return {}
     entry = getattr(exc, "entry", None)
     inner = exc.__cause__ if entry is not None and exc.__cause__ is not None else exc
-    category, decided = category_of(inner)
-    phase = getattr(inner, "phase", None)
-    phase = phase if isinstance(phase, str) and phase != "unknown" else None
+    facts = failure_facts(inner)  # the one decider: the guard and the report read the same
+    category, decided, phase = facts.category, facts.decided, facts.phase
     out: dict[str, Any] = {
         "category": category,
         "decided": decided,
         "phase": phase,
         "aidge_operator": _typed(inner, "operator", str),
         "aidge_node": _typed(inner, "node", str),
-        "attribution": _attribution(inner, category, phase),
+        "attribution": facts.attribution,
         "error": _error_of(inner, category),
         "message": str(exc)[:MESSAGE_LIMIT],
         "exc_type": f"{type(inner).__module__}.{type(inner).__qualname__}",

@@ -35,6 +35,7 @@ import pytest
 from ..env import env_dir
 from . import shard as _shard
 from ..reading import UnsafeInputError, confined
+from .outcome import outcome_of
 from .store import PARTS_DIR, SCHEMA, PartWriter, combine, now
 
 __all__ = ["RecordsPlugin", "records_directory", "case_fields", "route_fields"]
@@ -470,6 +471,7 @@ class RecordsPlugin:
             rec.update(category="unknown", decided="none", error="failed without an exception (see pytest's output)")
         if outcome in ("failed", "error", "xfailed", "xpassed") or rec["xpass_strict"]:
             rec["replay"] = replay_command(rec.get("seed"), nodeid)
+        rec["outcome"] = outcome_of(rec)  # said once, here: a strict XPASS is "xpassed" (records.outcome)
         if outcome in ("failed", "error", "xfailed") and self.directory is not None and reproducers_on():
             from ..bridge import capture
             from ..diagnostics.reproducer import record_fields

@@ -40,7 +40,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from .outcome import outcome_of
+from .outcome import normalized
 from .store import PARTS_DIR
 
 __all__ = ["Progress", "EVERY_S", "file_of", "file_means", "previous_durations", "previous_run", "weighted_eta"]
@@ -261,7 +261,7 @@ class Progress:
                     if obj["nodeid"] not in self._ended_ids:
                         self._running.setdefault(obj["nodeid"], self._clock())
                 elif obj.get("event") == "record":
-                    self.outcomes[outcome_of(obj)] += 1
+                    self.outcomes[str(normalized(obj).get("outcome"))] += 1  # a part line read through the one rule
                     if isinstance(obj.get("nodeid"), str):
                         self._ended(obj["nodeid"])
 

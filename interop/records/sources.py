@@ -5,10 +5,9 @@ OpInfo samples, the model zoo... A record carries it with the case's other field
 the case object (:attr:`interop.cases.case.Case.suite`); a test that runs no case (a unit test,
 a tensor test) is named by its test file (:data:`SOURCES`, :func:`caseless_fields`). A
 failure's *attribution* (:data:`~interop.categories.ATTRIBUTIONS`) says who is to
-blame: read from the failure itself (``attribution: export (...)``, written by
-:func:`interop.verify`'s check; ``[attribution export]`` in an expected failure's reason),
-else from its category (an export error is the export's, every other Aidge category
-Aidge's). Findings attributed to ``export`` or ``precision`` are not Aidge bugs: the report
+blame, decided once by :func:`interop.cases.expected_failures.attribution_rule` (what the failure
+says, else from its category and phase) when the record is written; :func:`attribution_of` applies
+the same rule to a failure known only by its text. Findings attributed to ``export`` or ``precision`` are not Aidge bugs: the report
 lists them in their own sections.
 
 The one place an id is parsed back is :func:`imported_fields`: the importer of records written
@@ -21,7 +20,6 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
-from ..categories import ATTRIBUTIONS, CRASH_MESSAGE_RE, kind_of
 
 __all__ = ["SOURCES", "source_of", "attribution_of", "per_source", "NOT_AIDGE", "caseless_fields", "imported_fields",
            "with_imported_fields", "split_opinfo_id"]
@@ -41,7 +39,6 @@ SOURCES = {
 }
 #: attributions whose findings are not Aidge bugs
 NOT_AIDGE = ("export", "precision")
-_ATTRIBUTION = re.compile(r"(?:^|\n|\[)attribution:? (?P<who>" + "|".join(ATTRIBUTIONS) + r")\b")
 
 
 def source_of(nodeid: str) -> str:
@@ -54,20 +51,13 @@ def source_of(nodeid: str) -> str:
     return "framework unit tests" if "/unit/" in f"/{path}" else "other"
 
 
-def _died_in_export(message: str | None) -> bool:
-    crash = CRASH_MESSAGE_RE.search(message or "")
-    return bool(crash and crash.group("phase") == "export")
-
-
 def attribution_of(message: str, category: str) -> str | None:
-    """Who a failure is attributed to (None for a category that is not an Aidge one nor an
-    export error)."""
-    found = _ATTRIBUTION.search(message or "")
-    if found:
-        return found.group("who")
-    if category.startswith("export_error") or (category == "crash" and _died_in_export(message)):
-        return "export"  # a process that died inside torch.onnx.export died in torch's code
-    return "aidge" if kind_of(category) == "aidge" else None
+    """Who a failure known only by its text (a console row) is attributed to: the one rule,
+    :func:`interop.cases.expected_failures.attribution_rule` (an ``attribution: X`` its text states,
+    else from the category and a crash's or hang's phase in the text), as the records have it."""
+    from ..cases.expected_failures import attribution_rule
+
+    return attribution_rule(category, None, message or "")[0]
 
 
 def per_source(results: Iterable[Any], findings: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:

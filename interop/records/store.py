@@ -38,6 +38,7 @@ import os
 from pathlib import Path
 from typing import Any, Iterable
 
+from .outcome import normalized, pytest_outcome
 from ..reading import (MAX_LOG_BYTES, UnsafeInputError, confined, confined_json_lines, read_confined,
                        read_confined_json)
 
@@ -203,7 +204,7 @@ def _read_lines(path: Path, problems: list[str], need_nodeid: bool = True,
         if why:
             problems.append(f"{path}:{number}: {why}: skipped")
             continue
-        yield obj
+        yield normalized(obj)  # a strict XPASS of a run before 2026-12-04 said "failed" (records.outcome)
 
 
 #: the types of session.json's fields (a list of kinds; None among them: null allowed)
@@ -429,8 +430,8 @@ def records_counts(records: list[dict[str, Any]]) -> dict[str, int]:
     for rec in records:
         reports = rec.get("reports")
         if not isinstance(reports, list) or not reports:
-            if rec.get("reported") is not False and rec.get("outcome") in counts:
-                counts[rec["outcome"]] += 1
+            if rec.get("reported") is not False and pytest_outcome(rec) in counts:
+                counts[pytest_outcome(rec)] += 1
             continue
         for entry in reports:
             status = entry.get("status") if isinstance(entry, dict) else None

@@ -20,7 +20,6 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from ..records.outcome import outcome_of
 from ..backends import BACKENDS  # the backends a column can hold, in column order
 from ..reading import UnreadableInput
 from .pytest_output import PytestRun, case_id, operator_of, parse_pytest_output
@@ -89,7 +88,7 @@ def backend_matrix(runs: Mapping[str, tuple[str, list[dict[str, Any]]]]) -> dict
         results = [r for r in run if _in_suites(r["nodeid"])]
         header[backend] = {"run": name, "cases": len(results)}
         for r in results:
-            outcome = outcome_of(r)
+            outcome = str(r.get("outcome"))  # a record's (records.outcome) or a console row's, said once
             operator = r.get("operator") or operator_of(r.get("case") or case_id(r["nodeid"]))
             rows.setdefault(operator, {}).setdefault(backend, Counter())[outcome] += 1
     return {"runs": header,

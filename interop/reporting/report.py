@@ -26,7 +26,6 @@ import math
 import statistics
 from typing import Any, Iterable
 
-from ..records.outcome import outcome_of
 from .aidge_files import aidge_file_rows
 from .asv_results import AsvRatios
 from ..records.benchmarks import MIN_ROBUST_SAMPLES, BenchData, number_or_none
@@ -34,7 +33,7 @@ from ..records.store import RunRecords, check_counts, records_counts
 from ..categories import CATEGORY_TABLE, kind_of
 from .console import console_skip_lines, rows_from_console
 from .pytest_output import OUTCOMES, PytestRun, operator_of
-from ..records.sources import NOT_AIDGE, attribution_of, per_source, source_of
+from ..records.sources import NOT_AIDGE, per_source, source_of
 
 __all__ = ["build_report", "row_of", "MIN_ROBUST_SAMPLES"]
 
@@ -63,11 +62,9 @@ def _detail(row: dict[str, Any]) -> str | None:
 
 
 def row_of(record: dict[str, Any]) -> dict[str, Any]:
-    """A record (or a console row) as the report reads it: a strict XPASS is ``xpassed``, the
-    operator the torch one when known."""
+    """A record (or a console row) as the report reads it: the operator the torch one when known
+    (its outcome is said once, where the record is written or read: records.outcome)."""
     row = dict(record)
-    if row.get("xpass_strict"):
-        row["outcome"] = outcome_of(record)
     row.setdefault("case", row.get("nodeid"))
     row["operator"] = row.get("operator") or operator_of(row.get("case") or "")
     row["detail"] = _detail(row)
@@ -88,8 +85,7 @@ def _finding(row: dict[str, Any]) -> dict[str, Any]:
         "emoji": CATEGORY_TABLE[category][0],
         "kind": kind_of(category),
         "source": row.get("source") or source_of(row["nodeid"]),
-        "attribution": row.get("attribution") if row.get("decided") != "text"
-        else attribution_of(row.get("message") or "", category),
+        "attribution": row.get("attribution"),  # decided once, when the record (or console row) was made
         "operator": group,
         "aidge_operator": row.get("aidge_operator"),
         "aidge_node": row.get("aidge_node"),

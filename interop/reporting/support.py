@@ -28,7 +28,6 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..records.outcome import outcome_of
 __all__ = ["support_matrix", "operator_status", "headline", "write_support", "format_markdown", "format_html",
            "SUPPORT_FILES"]
 
@@ -42,7 +41,7 @@ def _row_key(rec: dict[str, Any]) -> str | None:
 
 
 def _outcome(rec: dict[str, Any]) -> str:
-    return outcome_of(rec)
+    return str(rec.get("outcome"))  # said once where the record is written or read (records.outcome)
 
 
 def _phase_results(rec: dict[str, Any]) -> dict[str, tuple[str, str | None]]:

@@ -37,7 +37,6 @@ import types
 from pathlib import Path
 from typing import Any
 
-from ..records.outcome import outcome_of
 from ..cases import failure_table as ft
 from ..cases.case import PHASES, normalized_label  # normalized_label: the one normalisation of labels
 from ..cases.expected_failures import disagreements, expected_failure, quotes_failure
@@ -143,7 +142,7 @@ def selector_of(case) -> str:
 
 
 def _outcome(record: dict[str, Any]) -> str:
-    return outcome_of(record)
+    return str(record.get("outcome"))  # said once where the record is written or read (records.outcome)
 
 
 # ---------------------------------------------------------------------------------------

@@ -95,7 +95,7 @@ def test_each_outcome_has_its_record_and_the_counts_are_pytests_own(pytester):
                          "test_skip", "test_setup_error", "test_fails_and_teardown_errors"}
     assert recs["test_pass"]["outcome"] == "passed" and "category" not in recs["test_pass"]
     assert recs["test_fail"]["outcome"] == "failed" and "assert 1 == 2" in recs["test_fail"]["message"]
-    assert recs["test_xpass_strict"]["outcome"] == "failed" and recs["test_xpass_strict"]["xpass_strict"]
+    assert recs["test_xpass_strict"]["outcome"] == "xpassed" and recs["test_xpass_strict"]["xpass_strict"]
     assert recs["test_xpass_loose"]["outcome"] == "xpassed"
     assert recs["test_xfail"]["outcome"] == "xfailed" and "boom" in recs["test_xfail"]["message"]
     assert recs["test_skip"]["outcome"] == "skipped" and recs["test_skip"]["skip_reason"] == "not here"
