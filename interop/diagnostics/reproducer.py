@@ -295,6 +295,8 @@ class FreshServer:
             answer = json.loads(self.proc.stdout.readline())
         except (OSError, ValueError):
             return None
+        if answer.get("exit") is None:  # killed at its time-out, as run_repro's subprocess says it
+            return {"exit": None, "line": f"timed out after {timeout:g} s"}
         return verdict_of(answer.get("exit"), answer.get("output") or "")
 
     def close(self) -> None:

@@ -79,3 +79,15 @@ def test_the_fork_server_gives_the_same_verdicts_and_passes_the_script_its_argum
     assert [r[1][0] for r in forked] == [1, 0, 1]
     assert forked[1][0] == ("--save-actual",) and forked[1][1][1].startswith("saved")
     assert repro_check._SERVER is None  # closed after the run
+
+
+def test_a_bundle_killed_at_its_time_out_says_so_through_the_fork_server(tmp_path):
+    from interop.diagnostics.reproducer import FreshServer
+
+    (tmp_path / "repro.py").write_text("import time\ntime.sleep(30)\n")
+    server = FreshServer(sys.executable)
+    try:
+        got = server.run(tmp_path, 1.0)
+    finally:
+        server.close()
+    assert got == {"exit": None, "line": "timed out after 1 s"}
