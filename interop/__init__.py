@@ -93,7 +93,7 @@ __all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = lazy_attributes(__name__, _EXPORTS, _SUBMODULES)
 
 # The OpenMP default, only when the caller set no OMP_NUM_THREADS / OMP_WAIT_POLICY / GOMP_SPINCOUNT /
-# OMP_DYNAMIC: dynamic teams, and passive waiting if no OpenMP runtime is loaded yet
+# OMP_DYNAMIC: dynamic teams around Aidge's calls only, and passive waiting if no OpenMP runtime is loaded yet
 # (INTEROP_OPENMP_POLICY=keep: nothing): interop/threads_policy.py, docs/openmp-threads.md
 from .threads_policy import apply_default as _apply_openmp_default  # noqa: E402
 

@@ -18,32 +18,37 @@ What was measured (docs/openmp-threads.md, 2026-12-03, this project's 2-core VM)
 
 Only one thread per region was robust (0.04-0.10 ms beside two CPU hogs at load 6-9, where
 PASSIVE alone still gave 0.3-14 ms), and one thread everywhere would take the caller's torch
-parallelism. So the library's default, applied once at ``import interop`` (:func:`apply_default`),
-when the caller set none of :data:`CALLER_SETTINGS`:
+parallelism. So the library's default, when the caller set none of :data:`CALLER_SETTINGS`:
 
-- **dynamic teams** (OpenMP's ``dyn-var``): libgomp then sizes each parallel region to the cores
-  minus the 15-minute load average (at least one thread): all threads on an idle machine, one
-  on a machine the load already fills. Before the runtime is loaded: ``OMP_DYNAMIC=TRUE`` in
-  ``os.environ``; after (torch imported first): ``omp_set_dynamic(1)`` on the loaded runtime(s),
-  for regions the importing thread starts;
+- **dynamic teams for Aidge's calls only** (OpenMP's ``dyn-var``, :func:`aidge_dynamic_teams`
+  around each scheduler forward and backward of the bridge): libgomp then sizes each of Aidge's
+  parallel regions to the cores minus the 15-minute load average (at least one thread): all
+  threads on an idle machine, one on a machine the load already fills. ``dyn-var`` is a
+  per-thread setting, switched on for the call and back after it. **Never process-wide**: torch's
+  oneDNN kernels size their work to the full team and wait for members a dynamic team did not
+  start; with ``OMP_DYNAMIC=TRUE`` or ``omp_set_dynamic(1)`` for the whole process, a plain
+  ``torch.nn.Conv2d(3, 4, 3)`` backward on a (2, 3, 10, 10) input never returned at load 4-8 on
+  2 cores (earlier default, measured 2026-12-04, docs/openmp-threads.md);
 - **passive waiting**, only when no OpenMP runtime is loaded yet (``import interop`` before
-  torch): ``OMP_WAIT_POLICY=PASSIVE`` in ``os.environ``. libgomp reads it once, at load, and has
-  no call to change it afterwards.
+  torch): ``OMP_WAIT_POLICY=PASSIVE`` in ``os.environ`` (applied once at ``import interop``,
+  :func:`apply_default`). libgomp reads it once, at load, and has no call to change it afterwards.
 
-These are the process-wide settings the library changes, only then, and they apply to torch's
-own parallel regions too (they share the runtime); ``INTEROP_OPENMP_POLICY=keep`` leaves
-everything alone. The 15-minute average lags: load that started minutes ago is not yet seen, and
-:func:`slowdown_advice` then says in ModelTester's slowdown error what to set.
+Passive waiting is the one process-wide setting the library changes, only then, and it applies
+to torch's own parallel regions too (they share the runtime); ``INTEROP_OPENMP_POLICY=keep``
+leaves everything alone. The 15-minute average lags: load that started minutes ago is not yet
+seen, and :func:`slowdown_advice` then says in ModelTester's slowdown error what to set.
 
 Standard library only: ``import interop`` stays cheap and loads neither torch nor Aidge.
 """
 from __future__ import annotations
 
+import contextlib
 import os
-from typing import MutableMapping
+import threading
+from typing import Iterator, MutableMapping
 
-__all__ = ["POLICY_ENV", "CALLER_SETTINGS", "APPLIED", "apply_default", "loaded_openmp_runtimes",
-           "openmp_state", "slowdown_advice"]
+__all__ = ["POLICY_ENV", "CALLER_SETTINGS", "APPLIED", "apply_default", "aidge_dynamic_teams",
+           "loaded_openmp_runtimes", "openmp_state", "slowdown_advice"]
 
 #: ``keep``: the library changes nothing about OpenMP
 POLICY_ENV = "INTEROP_OPENMP_POLICY"
@@ -52,6 +57,11 @@ CALLER_SETTINGS = ("OMP_NUM_THREADS", "OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "OMP_
 
 #: what :func:`apply_default` did in this process (None before it ran)
 APPLIED: str | None = None
+#: whether Aidge's calls run with dynamic teams (:func:`aidge_dynamic_teams`; set by :func:`apply_default`)
+_SCOPED = False
+#: the loaded runtimes' (omp_get_dynamic, omp_set_dynamic), resolved at the first Aidge call
+_RUNTIME_CALLS: list | None = None
+_RUNTIME_LOCK = threading.Lock()
 
 
 def loaded_openmp_runtimes(maps: str = "/proc/self/maps") -> list[str]:
@@ -64,40 +74,65 @@ def loaded_openmp_runtimes(maps: str = "/proc/self/maps") -> list[str]:
         return []
 
 
-def _set_dynamic(paths: list[str]) -> list[str]:
-    """``omp_set_dynamic(1)`` on each loaded runtime (never loading one); the basenames done."""
-    import ctypes
+def _runtime_calls() -> list:
+    """``(omp_get_dynamic, omp_set_dynamic)`` of each OpenMP runtime mapped now (never loading
+    one); resolved once, at the first Aidge call (Aidge's import has loaded a runtime by then)."""
+    global _RUNTIME_CALLS
+    if _RUNTIME_CALLS is None:
+        with _RUNTIME_LOCK:
+            if _RUNTIME_CALLS is None:
+                import ctypes
 
-    done = []
-    for path in paths:
-        try:
-            lib = ctypes.CDLL(path, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
-            lib.omp_set_dynamic(1)
-            done.append(os.path.basename(path))
-        except (OSError, AttributeError):
-            continue
-    return done
+                calls = []
+                for path in loaded_openmp_runtimes():
+                    try:
+                        lib = ctypes.CDLL(path, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
+                        calls.append((lib.omp_get_dynamic, lib.omp_set_dynamic))
+                    except (OSError, AttributeError):
+                        continue
+                _RUNTIME_CALLS = calls
+    return _RUNTIME_CALLS
+
+
+@contextlib.contextmanager
+def aidge_dynamic_teams() -> Iterator[None]:
+    """Around one of Aidge's calls (the bridge's scheduler forward and backward): dynamic teams
+    on this thread's runtimes for the call, each set back to what it was after it. Nothing when
+    the library's default is not in force (the caller chose, ``INTEROP_OPENMP_POLICY=keep``).
+    Only Aidge's own kernels run inside, whose regions are work-sharing loops that any team size
+    computes; torch's run outside it (see the module's docstring on oneDNN)."""
+    if not _SCOPED:
+        yield
+        return
+    calls = _runtime_calls()
+    before = [get() for get, _ in calls]
+    for _, set_ in calls:
+        set_(1)
+    try:
+        yield
+    finally:
+        for (_, set_), was in zip(calls, before):
+            set_(was)
 
 
 def apply_default(environ: MutableMapping[str, str] | None = None, runtimes: list[str] | None = None) -> str:
     """Apply the library's OpenMP default (see the module's docstring) and return what it did,
     in words (also kept in :data:`APPLIED`). ``environ`` / ``runtimes``: for tests (default:
     ``os.environ`` and :func:`loaded_openmp_runtimes`)."""
-    global APPLIED
+    global APPLIED, _SCOPED
     environ = os.environ if environ is None else environ
     if environ.get(POLICY_ENV, "").strip().lower() == "keep":
-        APPLIED = f"nothing ({POLICY_ENV}=keep)"
+        APPLIED, _SCOPED = f"nothing ({POLICY_ENV}=keep)", False
     elif chosen := [k for k in CALLER_SETTINGS if environ.get(k, "").strip()]:
         APPLIED = "nothing (the caller set " + ", ".join(f"{k}={environ[k]}" for k in chosen) + ")"
-    elif (loaded := loaded_openmp_runtimes() if runtimes is None else runtimes):
-        done = _set_dynamic(loaded)
-        APPLIED = (f"omp_set_dynamic(1) on {', '.join(done) or 'no runtime'} (an OpenMP runtime was loaded before "
-                   "interop: its wait policy is fixed)")
+        _SCOPED = False
+    elif loaded_openmp_runtimes() if runtimes is None else runtimes:
+        APPLIED, _SCOPED = ("dynamic teams for Aidge's calls only (an OpenMP runtime was loaded before interop: "
+                            "its wait policy is fixed)"), True
     else:
         environ["OMP_WAIT_POLICY"] = "PASSIVE"
-        environ["OMP_DYNAMIC"] = "TRUE"
-        APPLIED = ("set OMP_WAIT_POLICY=PASSIVE, OMP_DYNAMIC=TRUE (nothing set by the caller, no OpenMP runtime "
-                   "loaded yet)")
+        APPLIED, _SCOPED = ("set OMP_WAIT_POLICY=PASSIVE (nothing set by the caller, no OpenMP runtime loaded yet); "
+                            "dynamic teams for Aidge's calls only"), True
     return APPLIED
 
 
@@ -106,7 +141,7 @@ def openmp_state() -> dict:
     pool's thread count (torch's, which Aidge's kernels share once torch is loaded), the
     settings as the environment has them, the machine's cores and load, and what the library
     did at import."""
-    state: dict = {"runtimes": loaded_openmp_runtimes(), "applied": APPLIED,
+    state: dict = {"runtimes": loaded_openmp_runtimes(), "applied": APPLIED, "aidge_dynamic": _SCOPED,
                    "environment": {k: os.environ.get(k) for k in CALLER_SETTINGS},
                    "cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()}
     try:
@@ -135,8 +170,9 @@ def slowdown_advice() -> str:
     s = openmp_state()
     policy = s["environment"]["OMP_WAIT_POLICY"] or "unset (libgomp spins before sleeping)"
     load = "unknown" if s["load"] is None else f"{s['load']:.1f}"
+    teams = "on" if s.get("dynamic") else ("for Aidge's calls" if s.get("aidge_dynamic") else "off")
     head = (f"OpenMP: Aidge's kernels share torch's pool ({s['threads']} thread(s), dynamic teams "
-            f"{'on' if s.get('dynamic') else 'off'}), wait policy {policy}, load {load} on {s['cores']} core(s); "
+            f"{teams}), wait policy {policy}, load {load} on {s['cores']} core(s); "
             f"interop at import: {s['applied']}.")
     if s["threads"] == 1 or (s["environment"]["OMP_WAIT_POLICY"] or "").upper() == "PASSIVE":
         return head

@@ -13,6 +13,7 @@ import numpy as np
 import torch
 
 from ..errors import AidgeError, OutputShapeError, aidge_error_from
+from ..threads_policy import aidge_dynamic_teams
 from . import capture
 from . import runtime as rt
 
@@ -217,7 +218,8 @@ class _GraphRunner:
         benchmarks time as Aidge's; dims are forwarded only after :meth:`invalidate`.
         (Connecting the inputs costs nothing measurable: Aidge points its own graph-input
         tensors at their memory, no copy.)"""
-        self.scheduler.forward(self._dims_stale, tensors)
+        with aidge_dynamic_teams():  # the library's OpenMP default, for Aidge's kernels only
+            self.scheduler.forward(self._dims_stale, tensors)
         self._dims_stale = False
 
     def graph_inputs(self) -> list[Any]:
@@ -321,7 +323,8 @@ class _GraphRunner:
                     write_tensor(t.grad, None)
             start = perf_counter()
             try:
-                self.scheduler.backward()
+                with aidge_dynamic_teams():
+                    self.scheduler.backward()
             except Exception as exc:
                 capture.note_error(self)
                 raise self._error(exc, "backward") from exc
