@@ -663,8 +663,8 @@ def _onnx_node_for(proto, aidge_name: str | None):
 _aidge_names = aidge_node_indices  # the one map (interop.bridge.ort), under the name this module's readers use
 
 
-def _ort_values(proto, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """Every intermediate value of ``proto`` on ``feeds``, computed by onnxruntime."""
+def _every_value_an_output(proto):
+    """A copy of ``proto`` whose graph outputs every node's outputs (each intermediate value)."""
     import onnx
 
     model = onnx.ModelProto()
@@ -675,6 +675,12 @@ def _ort_values(proto, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
             if name and name not in known:
                 model.graph.output.append(onnx.ValueInfoProto(name=name))
                 known.add(name)
+    return model
+
+
+def _ort_values(proto, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Every intermediate value of ``proto`` on ``feeds``, computed by onnxruntime."""
+    model = _every_value_an_output(proto)
     session = _ort_session(model.SerializeToString(), optimize=False)
     values = session.run(None, _ort_feeds(session, feeds))
     out = dict(feeds)
@@ -1016,18 +1022,10 @@ def reduce_bundle(folder: Path, exc: BaseException, data_inputs, inputs, faithfu
 def _reference_values(proto, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """What :func:`_ort_values` gives, computed by onnx's reference evaluator (every node output
     exposed): for a valid graph onnxruntime has no kernel for."""
-    import onnx
     from onnx import numpy_helper
     from onnx.reference import ReferenceEvaluator
 
-    model = onnx.ModelProto()
-    model.CopyFrom(proto)
-    known = {o.name for o in model.graph.output}
-    for node in model.graph.node:
-        for name in node.output:
-            if name and name not in known:
-                model.graph.output.append(onnx.ValueInfoProto(name=name))
-                known.add(name)
+    model = _every_value_an_output(proto)
     wanted = {i.name for i in model.graph.input}
     values = ReferenceEvaluator(model).run(None, {k: v for k, v in feeds.items() if k in wanted})
     out = dict(feeds)
