@@ -112,7 +112,7 @@ def timed_count(regex: str | None = None) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bench", help="only the case-phases this asv --bench regex would have selected")
-    parser.add_argument("--write", nargs="?", const=str(harness.Path(__file__).resolve().parent.parent / "results"),
+    parser.add_argument("--write", nargs="?", const=str(Path(__file__).resolve().parent.parent / "results"),
                         help="write not-timed.json and not-timed.md into this folder (default: results/)")
     parser.add_argument("--examples", type=int, default=3, help="case ids shown per defect")
     args = parser.parse_args(argv)

@@ -129,3 +129,16 @@ def test_bench_quick_parametrises_cases_its_regex_selects():
         assert re.search(values["BENCH_QUICK"], f"models.Forward.time_aidge('{case}')") or \
             re.search(values["BENCH_QUICK"], f"operators.Forward.time_aidge('{case}')"), case
     assert re.search(values["BENCH_QUICK"], "not_timed.track_cases_aidge_cannot_run")
+
+
+def test_the_script_s_command_line_builds(tmp_path):
+    """`nox -s bench-quick` runs the script itself: its argument parser is built from the harness
+    module (which is interop.reporting.bench_harness since issue 44), and a name that module does
+    not hold broke the session in CI (`harness.Path`, 2026-12-04)."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, str(root / "benchmarks" / "not_timed.py"), "--help"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and "--write" in done.stdout, done.stderr[-2000:]
