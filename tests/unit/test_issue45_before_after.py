@@ -14,6 +14,15 @@ its failure (docs/fidelity.md, "Issue 45's first item, measured"); now each gets
 - a PatchGAN discriminator (Conv, LeakyReLU(0.2), Conv): Aidge 0.10.1's LeakyReLU backward;
 - a weight-tied projection on the dynamo route (``F.linear(x, w.t())`` then ``F.linear(h, w)``):
   Aidge gives the shared weight one consumer's gradient, not the sum.
+
+And two verdicts of ``verify`` (added 2026-12-04 for the two classes whose tests were on modules
+the project already had: SoftMarginLoss in ModuleInfo; 0-d softmax and unbatched AvgPool1d):
+
+- a margin-classifier head (Linear, then ``F.soft_margin_loss(..., reduction="none")``): torch
+  cannot differentiate its target; on 4e189b7 ``not_comparable`` (no verdict), now a pass;
+- an int64 composite (``max_pool2d(t * 2 + 1, 3, stride=1)``): the exporter writes MaxPool on
+  int64, which ONNX opset 18 does not define and onnxruntime refuses; Aidge errors on it (no
+  int64 kernel). On 4e189b7 blamed on Aidge, now on the export.
 """
 from __future__ import annotations
 
@@ -21,6 +30,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+import interop
 from interop import wrap
 
 pytest.importorskip("aidge_core")
@@ -132,3 +142,29 @@ def test_a_weight_tied_projection_on_the_dynamo_route_is_loud_or_right():
     grads = dict(am.named_parameters())
     for name, p in model.named_parameters():  # 4e189b7: w's gradient returned, 2.04 off torch
         torch.testing.assert_close(grads[name].grad, p.grad, msg=lambda m, name=name: f"grad of {name}: {m}")
+
+
+class _MarginHead(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 3)
+
+    def forward(self, x, y):
+        return F.soft_margin_loss(self.fc(x), y, reduction="none")
+
+
+def test_a_margin_head_whose_target_torch_cannot_differentiate_gets_a_verdict():
+    model = _seeded(_MarginHead)
+    x = _seeded(lambda: torch.randn(2, 4), 1)
+    y = torch.sign(_seeded(lambda: torch.randn(2, 3), 2))
+    verdict = interop.verify(model, x, y)
+    # the target is left out of the gradient check; the input's and the parameters' are compared
+    assert verdict.outcome == "pass", verdict.summary
+    assert "input gradients match" in verdict.summary and "2 parameter(s)" in verdict.summary, verdict.summary
+
+
+def test_an_int64_max_pool_composite_onnx_refuses_is_the_exports_when_aidge_errors():
+    t = _seeded(lambda: torch.randint(0, 10, (1, 1, 6, 6), dtype=torch.int64))
+    verdict = interop.verify(lambda t: F.max_pool2d(t * 2 + 1, 3, stride=1), t)
+    assert verdict.outcome == "error" and verdict.phase == "forward", verdict.summary
+    assert verdict.attribution == "export", verdict.summary
