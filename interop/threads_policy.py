@@ -61,7 +61,9 @@ APPLIED: str | None = None
 _SCOPED = False
 #: the loaded runtimes' (omp_get_dynamic, omp_set_dynamic), resolved at the first Aidge call
 _RUNTIME_CALLS: list | None = None
-_RUNTIME_LOCK = threading.Lock()
+#: path -> (omp_get_dynamic, omp_set_dynamic) of each runtime opened so far (:func:`_open_runtime`)
+_OPENED: dict[str, tuple] = {}
+_RUNTIME_LOCK = threading.RLock()
 
 
 def loaded_openmp_runtimes(maps: str = "/proc/self/maps") -> list[str]:
@@ -74,6 +76,25 @@ def loaded_openmp_runtimes(maps: str = "/proc/self/maps") -> list[str]:
         return []
 
 
+def _open_runtime(path: str) -> tuple | None:
+    """``(omp_get_dynamic, omp_set_dynamic)`` of the OpenMP runtime at ``path`` if it is mapped in
+    this process (``RTLD_NOLOAD``: never loading one), else None. The one place the library opens
+    a runtime through ctypes; each path opened once (cached, under a lock), a failure not cached."""
+    calls = _OPENED.get(path)
+    if calls is None:
+        with _RUNTIME_LOCK:
+            calls = _OPENED.get(path)
+            if calls is None:
+                import ctypes
+
+                try:
+                    lib = ctypes.CDLL(path, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
+                    calls = _OPENED[path] = (lib.omp_get_dynamic, lib.omp_set_dynamic)
+                except (OSError, AttributeError):
+                    return None
+    return calls
+
+
 def _runtime_calls() -> list:
     """``(omp_get_dynamic, omp_set_dynamic)`` of each OpenMP runtime mapped now (never loading
     one); resolved once, at the first Aidge call (Aidge's import has loaded a runtime by then)."""
@@ -81,16 +102,7 @@ def _runtime_calls() -> list:
     if _RUNTIME_CALLS is None:
         with _RUNTIME_LOCK:
             if _RUNTIME_CALLS is None:
-                import ctypes
-
-                calls = []
-                for path in loaded_openmp_runtimes():
-                    try:
-                        lib = ctypes.CDLL(path, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
-                        calls.append((lib.omp_get_dynamic, lib.omp_set_dynamic))
-                    except (OSError, AttributeError):
-                        continue
-                _RUNTIME_CALLS = calls
+                _RUNTIME_CALLS = [c for c in map(_open_runtime, loaded_openmp_runtimes()) if c is not None]
     return _RUNTIME_CALLS
 
 
@@ -154,13 +166,10 @@ def openmp_state() -> dict:
     state["threads"] = torch.get_num_threads() if torch is not None else None
     state["dynamic"] = None
     if state["runtimes"]:
-        import ctypes
-
         shared = next((p for p in state["runtimes"] if "/torch/" in p), state["runtimes"][0])
-        try:  # this thread's dyn-var, on torch's runtime (the one Aidge's kernels call)
-            state["dynamic"] = bool(ctypes.CDLL(shared, mode=os.RTLD_NOLOAD | os.RTLD_LAZY).omp_get_dynamic())
-        except (OSError, AttributeError):
-            pass
+        calls = _open_runtime(shared)
+        if calls is not None:  # this thread's dyn-var, on torch's runtime (the one Aidge's kernels call)
+            state["dynamic"] = bool(calls[0]())
     return state
 
 
