@@ -1,6 +1,7 @@
 """What a failing case's reproducer needs, kept while the case runs: the ONNX graph Aidge was
-given, the inputs of its first call, the output gradients of its first backward, a copy of the
-torch model as it was exported (for torch's expected values), and Aidge's own log.
+given, the inputs of its first call and of its latest (the call a failure comes on: a case's
+second call may feed other values), the output gradients of its first and latest backward, a
+copy of the torch model as it was exported (for torch's expected values), and Aidge's own log.
 
 Off unless a caller turns it on (:func:`start`, the records plugin under ``nox -s report``):
 then every ``wrap`` of this process notes its export (:func:`note_export`), its compile mode,
@@ -39,6 +40,69 @@ class Entry:
     first_grad_outputs: list | None = None
     param_producers: list = dataclasses.field(default_factory=list)
     backward_calls: int = 0
+    #: the latest forward's inputs and the latest backward's output gradients, held (not copied: a
+    #: copy per call would cost every timed call) with their version counters (:func:`_held`)
+    latest_inputs: list | None = None
+    latest_grad_outputs: list | None = None
+
+    def failing_call(self) -> tuple[list, int, str]:
+        """``(inputs, call, inputs_from)``: the inputs of the call a failure of this wrap came on (its
+        latest forward, counted from 1), copied; the first call's when they hold the same values (a
+        failure on call 1, or a later call of the same inputs: a defect of Aidge's state), or when
+        the latest were changed in place since (``inputs_from`` says so)."""
+        first = self.first_inputs if self.first_inputs is not None else self.example_inputs
+        label = "first call" if self.first_inputs is not None else "wrap's example inputs"
+        call = self.forward_calls
+        if self.latest_inputs is None or call <= 1:
+            return first, max(call, 1), label
+        latest = _unheld(self.latest_inputs)
+        if latest is None:
+            return first, call, (f"first call (call {call}'s inputs were changed in place after the call: "
+                                 "not kept)")
+        if len(latest) == len(first) and all(_same_values(a, b) for a, b in zip(latest, first)):
+            return first, call, label
+        return latest, call, f"call {call}"
+
+    def failing_grad_outputs(self) -> list | None:
+        """The latest backward's output gradients (the backward a failure came on), copied; the
+        first backward's when the latest were changed in place since."""
+        if self.latest_grad_outputs is not None:
+            latest = _unheld(self.latest_grad_outputs)
+            if latest is not None:
+                return latest
+        return self.first_grad_outputs
+
+
+def _held(tensors) -> list:
+    """``tensors`` held for a later copy: each (detached, its version counter now). ``detach`` shares
+    the version counter, so an in-place change after the call shows (:func:`_unheld`)."""
+    return [None if x is None else (x.detach(), x._version) for x in tensors]
+
+
+def _unheld(held: list) -> list | None:
+    """CPU copies of :func:`_held` tensors; None when one was changed in place since it was held."""
+    out = []
+    for item in held:
+        if item is None:
+            out.append(None)
+            continue
+        x, version = item
+        if x._version != version:
+            return None
+        out.append(x.to("cpu", copy=True))
+    return out
+
+
+def _same_values(a, b) -> bool:
+    """Same dtype, shape and values (NaN equal to NaN)."""
+    if a is None or b is None:
+        return a is b
+    if a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    a, b = a.detach().cpu(), b.detach().cpu()
+    if a.dtype.is_floating_point or a.dtype.is_complex:
+        return bool(((a == b) | (a.isnan() & b.isnan())).all())
+    return bool((a == b).all())
 
 
 @dataclasses.dataclass
@@ -197,6 +261,8 @@ def note_forward(runner, inputs) -> None:
     if entry.first_inputs is None:
         entry.first_inputs = [x.detach().to("cpu", copy=True) for x in inputs]
         _pending(state, entry)
+    else:
+        entry.latest_inputs = _held(inputs)
     # the latest entry used is the one a failure belongs to
     if state.entries and state.entries[-1] is not entry:
         state.entries.remove(entry)
@@ -217,6 +283,8 @@ def note_backward(runner, grad_outputs) -> None:
     entry.backward_calls += 1
     if entry.first_grad_outputs is None:
         entry.first_grad_outputs = [None if g is None else g.detach().to("cpu", copy=True) for g in grad_outputs]
+    else:
+        entry.latest_grad_outputs = _held(grad_outputs)
 
 
 def note_factory(operation: str, attributes: dict, arrays, *, rank: int, dims_from_data: bool, negative: bool,

@@ -4,7 +4,8 @@
 the process that saw the failure (the forked case child). It writes, into the case's folder::
 
     model.onnx                      exactly the graph Aidge was given
-    test_data_set_0/input_K.pb      the inputs of the case's first call (ONNX backend-test layout)
+    test_data_set_0/input_K.pb      the inputs of the call the case failed on (its first call's when
+                                    they hold the same values; ONNX backend-test layout)
     test_data_set_0/output_K.pb     torch's outputs on them (the expected values)
     test_data_set_0/grad_*.pb       backward: the output gradient, torch's input and parameter gradients
     aidge.log                       Aidge's own log lines for this case (Notice and above)
@@ -94,15 +95,15 @@ def _np(t) -> np.ndarray:
     return t.detach().cpu().numpy().copy()
 
 
-def _torch_expected(entry, inputs, backward: bool) -> dict[str, Any]:
+def _torch_expected(entry, inputs, backward: bool, grad_outputs=None) -> dict[str, Any]:
     """torch's outputs on ``inputs`` (and, for ``backward``, its input and parameter gradients for
-    the first backward's output gradients), computed on the capture's copy of the model. An input
+    ``grad_outputs``, by default the first backward's), computed on the capture's copy of the model. An input
     torch cannot differentiate (SoftMarginLoss's target: "not differentiable with respect to
     argument 'target'") is left out of the gradients, the last such first, as the suite does."""
     wanted = [backward and x.is_floating_point() for x in inputs]
     while True:
         try:
-            return _torch_expected_once(entry, inputs, backward, wanted)
+            return _torch_expected_once(entry, inputs, backward, wanted, grad_outputs)
         except RuntimeError as exc:
             if "not differentiable" not in str(exc) or not any(wanted[1:]):
                 raise
@@ -110,7 +111,7 @@ def _torch_expected(entry, inputs, backward: bool) -> dict[str, Any]:
             wanted[last] = False
 
 
-def _torch_expected_once(entry, inputs, backward: bool, wanted: list[bool]) -> dict[str, Any]:
+def _torch_expected_once(entry, inputs, backward: bool, wanted: list[bool], grad_outputs=None) -> dict[str, Any]:
     import torch
     from torch.utils import _pytree as pytree
 
@@ -126,7 +127,7 @@ def _torch_expected_once(entry, inputs, backward: bool, wanted: list[bool]) -> d
         state = entry.exported.initializer_to_state
         params = dict(model.named_parameters())
         names = [p for p in entry.param_producers if state.get(p) in params]
-        grads_out = entry.first_grad_outputs or [None] * len(leaves)
+        grads_out = (grad_outputs if grad_outputs is not None else entry.first_grad_outputs) or [None] * len(leaves)
         pairs = [(leaf, g if g is not None else torch.zeros_like(leaf))
                  for leaf, g in zip(leaves, grads_out) if leaf.requires_grad]
         wrt = [x for x in xs if x.requires_grad] + [params[state[p]] for p in names]
@@ -512,18 +513,19 @@ def write_bundle(state, exc: BaseException) -> dict[str, Any]:
     folder.mkdir(parents=True)
     exported = entry.exported
     backward = entry.backward_calls > 0 and entry.first_grad_outputs is not None
-    model_inputs = entry.first_inputs if entry.first_inputs is not None else entry.example_inputs
+    # the inputs of the call the failure came on (a case's call 2 may feed other values than call 1)
+    model_inputs, failing_call, inputs_from = entry.failing_call()
+    grad_outputs = entry.failing_grad_outputs() if backward else None
     unused = unused_graph_inputs(exported.proto, exported.input_names)
     used = [k for k, name in enumerate(exported.input_names) if name not in unused]
     data_inputs = [exported.input_names[k] for k in used]
     meta: dict[str, Any] = {"case": state.case, "failure": _what(exc), "phase": "backward" if backward else "forward",
                             "calls": max(1, min(entry.forward_calls, MAX_CALLS)), "exporter": exported.exporter,
-                            "inputs_from": "first call" if entry.first_inputs is not None else "wrap's example inputs",
-                            "versions": _versions()}
+                            "inputs_from": inputs_from, "failing_call": failing_call, "versions": _versions()}
     expected = None
     if entry.snapshot is not None:
         try:
-            expected = _torch_expected(entry, model_inputs, backward)
+            expected = _torch_expected(entry, model_inputs, backward, grad_outputs)
         except Exception as err:  # noqa: BLE001
             meta["expected_error"] = f"torch could not recompute the expected values: {_one_line(err)}"
     else:
