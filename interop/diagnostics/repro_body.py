@@ -66,6 +66,71 @@ def _save(name, array):
             f.write(numpy_helper.from_array(_c_order(array), name.rsplit(".", 1)[0]).SerializeToString())
 
 
+#: node types whose output dims depend on the *values* of their first input
+_DIMS_FROM_INPUT_0_VALUES = frozenset({"ConstantOfShape", "NonZero", "Range", "Shape"})
+
+
+def _aidge_words(core, fn):
+    """``(fn(), what Aidge logged meanwhile)``: its warnings and errors, each on one line (Aidge
+    wraps a long message over several log lines), through a temporary log file."""
+    import re
+    import tempfile
+
+    fd, path = tempfile.mkstemp(prefix="aidge-", suffix=".log")
+    os.close(fd)
+    try:
+        core.Log.set_file_name(path)
+        core.Log.set_file_level(core.Level.Warn)
+        try:
+            result = fn()
+        finally:
+            core.Log.set_file_name("")
+        with open(path, errors="replace") as f:
+            text = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", f.read())
+    finally:
+        os.remove(path)
+    said = []
+    for line in text.splitlines():
+        level, sep, rest = line.partition(":")
+        if sep and level.strip() in ("WARNING", "ERROR", "FATAL") and level == level.strip():
+            said.append(rest.strip())
+        elif said and line.startswith(("WARNING ", "ERROR ", "FATAL ")):
+            said[-1] += " " + line.split(None, 1)[-1].strip()
+    return result, list(dict.fromkeys(said))
+
+
+def _dims_not_forwarded(core, graph):
+    """The bridge's compile-time check (interop.bridge.graph.check_dims_forwarded), the same steps:
+    ``GraphView.compile`` may fail to compute a node's output dims and only *log* it (ConvDepthWise2D
+    with a channel multiplier: "Wrong input size ... Expected dims are [x, 6, x, x]"); running the graph
+    then writes outside the undefined output (SIGSEGV, SIGABRT in free(), a hang or garbage). A node
+    whose dims were not forwarded and whose inputs are all defined and come from graph inputs or
+    Producers is asked again with data dependency allowed; a plain False is the defect (its line, with
+    Aidge's words), an exception there is inconclusive. None when every node's dims are known."""
+    for node in graph.get_nodes():
+        op = node.get_operator()
+        if not hasattr(op, "dims_forwarded") or op.dims_forwarded():
+            continue
+        inputs = [op.get_input(i) for i in range(node.get_nb_inputs())]
+        if any(t is not None and t.undefined() for t in inputs):
+            continue  # fed by nodes that have not run yet: dims come at forward time
+        parents = [node.get_parent(i) for i in range(node.get_nb_inputs())]
+        computed = [i for i, p in enumerate(parents) if p is not None and p.type() != "Producer"]
+        if any(i > 0 for i in computed) or (computed and node.type() in _DIMS_FROM_INPUT_0_VALUES):
+            continue  # an input computed by a node that has not run holds no values yet
+        try:
+            ok, said = _aidge_words(core, lambda op=op: op.forward_dims(True))
+        except Exception:  # noqa: BLE001
+            continue
+        if not ok:
+            dims = [list(t.dims) if t is not None else None for t in inputs]
+            words = f" Aidge: {' | '.join(said)}" if said else ""
+            return (f"Aidge cannot compute the output dims of node {node.name()!r} (type {node.type()}) from its "
+                    f"input dims {dims}; GraphView.compile only logged it, so the graph is not run (it would "
+                    f"write outside the undefined output).{words}")
+    return None
+
+
 def run():
     """The defect's line, or None when Aidge computes what is expected."""
     import aidge_core as core
@@ -96,6 +161,9 @@ def run():
         scheduler = core.SequentialScheduler(graph)
     except Exception as exc:  # noqa: BLE001
         return f"compile: {type(exc).__name__}: {exc}"
+    problem = _dims_not_forwarded(core, graph)
+    if problem:  # what the bridge refuses at compile, never run: it would corrupt memory or hang
+        return f"compile: {problem}"
     feeds = [core.Tensor(_c_order(x if FAITHFUL or not np.issubdtype(x.dtype, np.floating)
                                               else x.astype(np.float32))) for x in inputs]
     outputs = [node.get_operator().get_output(i) for node, i in graph.get_ordered_outputs()]
