@@ -1,5 +1,14 @@
-"""Failure categories: which categories there are (their emoji, kind and meaning) and
-:func:`categorize`, which tells a failure's category from its message.
+"""Failure categories: which categories there are (their emoji, kind and meaning),
+:func:`categorize`, which tells a failure's category from its message, and the one decider of
+what a failure is (:func:`failure_facts`: its category, phase and attribution;
+:func:`attribution_rule`: who is to blame).
+
+The decider lives here, in the lowest layer, because every place that names a failure reads it:
+the expected-failure guard (:mod:`interop.cases.expected_failures`, which re-exports it), the
+records (:mod:`interop.records.classify`), the console reader (:mod:`interop.records.sources`)
+and ``verify``'s :class:`~interop.equivalence.verdict.Verdict`; ``equivalence`` sits below
+``cases``, and the decider needs nothing but these categories and the crash message's pattern
+(issue 46: one decision, one place).
 
 :func:`categorize` maps a failure to ``(category, emoji)``. The Aidge categories are exactly
 the keys of :data:`CATEGORIES` (the expected-failure table, :mod:`interop.cases.expected_failures`,
@@ -77,6 +86,7 @@ timeout); 📦 packaging defect; 🟡 the test strategy is at fault (fix the sui
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from .errors import BACKWARD_NOT_IMPLEMENTED_RE, GENERIC_OPERATOR_RE, KERNEL_IMAGE_RE, NOT_IMPLEMENTED_RE
@@ -88,6 +98,10 @@ __all__ = [
     "KINDS",
     "categorize",
     "kind_of",
+    "AIDGE_PHASES",
+    "FailureFacts",
+    "failure_facts",
+    "attribution_rule",
 ]
 
 #: Aidge category -> one-line meaning: the categories an expected failure
@@ -306,3 +320,100 @@ def what_differs(text: str) -> str | None:
         return None
     return next(g for g in m.groups() if g is not None).strip()
 
+
+
+# ---------------------------------------------------------------------------------------
+# What a failure is: the one decider (the guard, the records, the console reader, verify's Verdict)
+# ---------------------------------------------------------------------------------------
+#: the bridge's phases in which Aidge's own code runs: a crash or a hang located there is Aidge's
+AIDGE_PHASES = ("import", "compile", "forward", "backward", "step")
+#: an expected-failure tag's phase (``[crash] Softmax forward: ...``: a strict xfail reason, an XPASS)
+_TAG_PHASE = re.compile(_TAG.pattern + r"\S+ (?P<phase>" + "|".join(("export",) + AIDGE_PHASES) + r"):")
+
+
+@dataclasses.dataclass(frozen=True)
+class FailureFacts:
+    """What a failure is, decided once by :func:`failure_facts`.
+
+    ``decided``: ``"raise"`` when the exception carries its own category (the library's typed
+    errors), ``"text"`` when it is read from its text (another library's exception, a plain
+    ``assert``). ``stated``: whether the failure itself said its attribution (its ``attribution``
+    attribute, or for a text-decided failure an ``attribution: X`` in its text) rather than the
+    rule deriving it from the category and phase."""
+
+    category: str
+    decided: str
+    phase: str | None
+    attribution: str | None
+    stated: bool
+
+
+def _stated_attribution(text: str) -> str | None:
+    found = re.search(r"(?:^|\n|\[)attribution:? (?P<who>" + "|".join(ATTRIBUTIONS) + r")\b", text or "")
+    return found.group("who") if found else None
+
+
+def _crash_phase(text: str) -> str | None:
+    """The phase a crash's or a hang's text places it in: the isolation's ``crash: process ...
+    during <phase>``, else an expected-failure tag's ``[crash] Operator <phase>:``; None when it
+    names none (``outside the bridge's phases``, a worker that died)."""
+    crash = CRASH_MESSAGE_RE.search(text or "")
+    if crash and crash.group("phase"):
+        return crash.group("phase")
+    tag = _TAG_PHASE.match(text or "")
+    return tag.group("phase") if tag else None
+
+
+def attribution_rule(category: str, phase: str | None = None, text: str = "",
+                     said: str | None = None, read_text: bool = True) -> tuple[str | None, bool]:
+    """``(attribution, stated)`` of a failure of ``category`` in ``phase``: what the failure said
+    (``said``, its typed attribute; else, when ``read_text``, an ``attribution: X`` in its
+    ``text``), else the rule, by whose code was running when it failed:
+
+    - a process killed from outside (``killed``): nobody's (None);
+    - an export error: the export's;
+    - a crash or a hang: by where it happened (its ``phase``, else the phase its text names,
+      :func:`_crash_phase`): during the export the export's (torch's code was running); in one
+      of :data:`AIDGE_PHASES` Aidge's; anywhere else ``unknown``: the dying process's stack named
+      no bridge phase (the callable's own code, torch's, the test's), or there was no stack to
+      read (a timeout, an exit without a signal, a worker that died): nothing says Aidge's code
+      was running;
+    - every other Aidge category: Aidge's; a test-strategy, performance or unknown category:
+      nobody's (None).
+    """
+    if isinstance(said, str):
+        return said, True
+    if read_text:
+        stated = _stated_attribution(text)
+        if stated:
+            return stated, True
+    if category == "killed":
+        return None, False
+    if category.startswith("export_error"):
+        return "export", False
+    if category in ("crash", "hang"):
+        where = phase or _crash_phase(text)
+        if where == "export":
+            return "export", False
+        return ("aidge" if where in AIDGE_PHASES else "unknown"), False
+    return ("aidge" if kind_of(category) == "aidge" else None), False
+
+
+def failure_facts(exc: BaseException) -> FailureFacts:
+    """The one decider of what a failure is: its own typed ``category`` first (``decided ==
+    "raise"``), the text of another library's exception only (:func:`categorize` of its message,
+    an ``AssertionError``'s as the assertion side: ``"text"``); its ``phase`` (None where it has
+    none, or ``unknown``); its attribution (:func:`attribution_rule`: the text is read for a
+    text-decided failure only)."""
+    text = str(exc)
+    category = getattr(exc, "category", None)
+    if isinstance(category, str) and category in CATEGORY_TABLE:
+        decided = "raise"
+    else:
+        category = (categorize(None, text) if isinstance(exc, AssertionError) else categorize(text))[0]
+        decided = "text"
+    phase = getattr(exc, "phase", None)
+    phase = phase if isinstance(phase, str) and phase and phase != "unknown" else None
+    attribution, stated = attribution_rule(category, phase, text, getattr(exc, "attribution", None),
+                                           read_text=decided == "text")
+    return FailureFacts(category, decided, phase, attribution, stated)

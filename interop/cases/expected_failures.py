@@ -31,7 +31,8 @@ import dataclasses
 import functools
 from typing import Iterable, Iterator
 
-from ..categories import CATEGORIES
+# the one decider of what a failure is lives in the lowest layer (verify's Verdict reads it too)
+from ..categories import CATEGORIES, FailureFacts, attribution_rule, failure_facts
 from .case import PHASES, on_backend
 from .failure_table import EXPORT_CATEGORY, ExpectedFailure
 
@@ -175,80 +176,6 @@ def disagreements(entry: ExpectedFailure, category: str | None, phase: str | Non
     if entry.attribution and attribution and attribution != entry.attribution:
         wrong.append(f"attribution {attribution!r} (entry: {entry.attribution!r})")
     return wrong
-
-
-# ---------------------------------------------------------------------------------------
-# What a failure is: the one decider (the guard, the records, the report and the console reader)
-# ---------------------------------------------------------------------------------------
-@dataclasses.dataclass(frozen=True)
-class FailureFacts:
-    """What a failure is, decided once by :func:`failure_facts`.
-
-    ``decided``: ``"raise"`` when the exception carries its own category (the library's typed
-    errors), ``"text"`` when it is read from its text (another library's exception, a plain
-    ``assert``). ``stated``: whether the failure itself said its attribution (its ``attribution``
-    attribute, or for a text-decided failure an ``attribution: X`` in its text) rather than the
-    rule deriving it from the category and phase."""
-
-    category: str
-    decided: str
-    phase: str | None
-    attribution: str | None
-    stated: bool
-
-
-def _stated_attribution(text: str) -> str | None:
-    import re
-
-    from ..categories import ATTRIBUTIONS
-
-    found = re.search(r"(?:^|\n|\[)attribution:? (?P<who>" + "|".join(ATTRIBUTIONS) + r")\b", text or "")
-    return found.group("who") if found else None
-
-
-def attribution_rule(category: str, phase: str | None = None, text: str = "",
-                     said: str | None = None, read_text: bool = True) -> tuple[str | None, bool]:
-    """``(attribution, stated)`` of a failure of ``category`` in ``phase``: what the failure said
-    (``said``, its typed attribute; else, when ``read_text``, an ``attribution: X`` in its
-    ``text``), else the rule: a killed process is nobody's; an export error, and a crash or a hang
-    during the export (its ``phase``, or the ``crash: process ... during export`` its text names),
-    the export's (torch's code was running); every other Aidge category Aidge's; else None."""
-    from ..categories import CRASH_MESSAGE_RE, kind_of
-
-    if isinstance(said, str):
-        return said, True
-    if read_text:
-        stated = _stated_attribution(text)
-        if stated:
-            return stated, True
-    if category == "killed":
-        return None, False
-    crash = CRASH_MESSAGE_RE.search(text or "")
-    in_export = phase == "export" or bool(crash and crash.group("phase") == "export")
-    if category.startswith("export_error") or (category in ("crash", "hang") and in_export):
-        return "export", False
-    return ("aidge" if kind_of(category) == "aidge" else None), False
-
-
-def failure_facts(exc: BaseException) -> FailureFacts:
-    """The one decider of what a failure is: its own typed ``category`` first (``decided ==
-    "raise"``), the text of another library's exception only (:func:`interop.categories.categorize`
-    of its message, an ``AssertionError``'s as the assertion side: ``"text"``); its ``phase``; its
-    attribution (:func:`attribution_rule`: the text is read for a text-decided failure only)."""
-    from ..categories import CATEGORY_TABLE, categorize
-
-    text = str(exc)
-    category = getattr(exc, "category", None)
-    if isinstance(category, str) and category in CATEGORY_TABLE:
-        decided = "raise"
-    else:
-        category = (categorize(None, text) if isinstance(exc, AssertionError) else categorize(text))[0]
-        decided = "text"
-    phase = getattr(exc, "phase", None)
-    phase = phase if isinstance(phase, str) and phase and phase != "unknown" else None
-    attribution, stated = attribution_rule(category, phase, text, getattr(exc, "attribution", None),
-                                           read_text=decided == "text")
-    return FailureFacts(category, decided, phase, attribution, stated)
 
 
 def _check_entry(entry: ExpectedFailure, exc: BaseException) -> None:

@@ -52,9 +52,16 @@ class Verdict:
 
     ``outcome``: ``pass`` / ``fail`` (values differ) / ``error`` (an exception: export,
     import, compile, a missing kernel...) / ``crash`` (the child died: ``signal``).
-    ``category``: the suite's category (:func:`interop.reporting.categorize`), None on a
-    pass. ``attribution``: ``aidge`` / ``export`` / ``precision`` / ``unknown`` for a
-    failure (None on a pass). ``mismatch``: the comparator's figures of the first
+    ``category``, ``phase``, ``attribution``: what the records, the expected-failure guard and
+    the report say of the same failure, decided by the one decider
+    (:func:`interop.categories.failure_facts`); None on a pass. ``category``: the suite's
+    category. ``phase``: where it failed (None where nothing says: a crash whose stack names no
+    bridge phase). ``attribution``: ``aidge`` / ``export`` / ``precision`` / ``unknown`` for a
+    failure (None on a pass): ``unknown`` also where the rule blames nobody (the record's None: a
+    test-strategy failure such as ``not_comparable``, a process killed from outside, an
+    unclassified failure) and for a crash or a hang outside Aidge's phases (nothing says Aidge's
+    code was running); an Aidge error or crash on a graph that onnx's checker or onnxruntime
+    refuses too is ``export`` (:func:`verify` asks them). ``mismatch``: the comparator's figures of the first
     mismatching tensor (``path``, ``n_mismatched``, ``n_total``, ``max_abs``, ``max_rel``,
     ``rtol``, ``atol``). ``summary``: one line; ``message``: the whole failure text.
     """
@@ -551,28 +558,28 @@ def verdict_from(exc: BaseException) -> Verdict:
     route whose graph Aidge ran."""
     text = str(exc)
     first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
-    phase = getattr(exc, "phase", None)
-    verdict = _verdict_of_failure(exc, text, first, phase)
+    verdict = _verdict_of_failure(exc, text, first)
     return dataclasses.replace(verdict, exporter=getattr(exc, "export_route", None))
 
 
-def _verdict_of_failure(exc, text: str, first: str, phase) -> Verdict:
+def _verdict_of_failure(exc, text: str, first: str) -> Verdict:
+    """The verdict of ``exc``: its category, phase and attribution from the one decider
+    (:func:`interop.categories.failure_facts`, which the expected-failure guard, the records and
+    the console reader read too); the outcome from what failed (a dead child: ``crash``; values
+    that differ: ``fail``; any other exception: ``error``)."""
+    from ..categories import failure_facts
     from ..errors import AidgeCrash
-    from ..categories import categorize
     from .tester import EquivalenceError
 
+    facts = failure_facts(exc)
+    category, phase = facts.category, facts.phase
+    # a verdict names someone for every failure: the rule's None (nobody: a test-strategy failure, a process
+    # killed from outside, an unclassified one) is said "unknown", as it always was here
+    attribution = facts.attribution or "unknown"
     if isinstance(exc, AidgeCrash):
-        category = exc.category  # decided by the crash itself (crash, hang, killed from outside)
-        # a process that dies inside torch.onnx.export died in torch's code, not Aidge's; one that dies or hangs
-        # outside the bridge's phases (the callable's own code: a sleep, os._exit) ran no Aidge code at all
-        aidge_ran = phase in ("import", "compile", "forward", "backward", "step")
-        who = "export" if phase == "export" else ("aidge" if aidge_ran and category != "killed" else "unknown")
-        return Verdict("crash", category, who, phase, summary=f"{category}: {first}", message=text,
+        return Verdict("crash", category, attribution, phase, summary=f"{category}: {first}", message=text,
                        signal=getattr(exc, "signal", None))
     if isinstance(exc, EquivalenceError):
-        category = exc.category  # decided from what differs and the comparator's figures
-        attribution = getattr(exc, "attribution", "unknown")
-        phase = exc.phase or "forward"
         mismatch = getattr(exc, "mismatch", None)
         figures = ""
         if mismatch and mismatch.get("n_mismatched") is not None:
@@ -580,9 +587,5 @@ def _verdict_of_failure(exc, text: str, first: str, phase) -> Verdict:
                        f"{mismatch['max_abs']:.3g})")
         return Verdict("fail", category, attribution, phase, mismatch=mismatch, message=text,
                        summary=f"{category} [{attribution}] {exc.what} at call {exc.epoch}{figures}")
-    category = getattr(exc, "category", None) or categorize(f"{type(exc).__name__}: {text}")[0]
-    attribution = "export" if category.startswith("export_error") else "aidge"
-    if category == "unknown" or category.startswith("not_comparable"):
-        attribution = "unknown"  # no verdict on anybody
     return Verdict("error", category, attribution, phase, getattr(exc, "operator", None), getattr(exc, "node", None),
                    summary=f"{category} [{attribution}]: {first[:200]}", message=text)

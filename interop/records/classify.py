@@ -17,8 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..cases.expected_failures import failure_facts
-from ..categories import kind_of
+from ..categories import failure_facts, kind_of
 
 __all__ = ["finding_of", "category_of", "entry_fields", "first_line", "MESSAGE_LIMIT"]
 

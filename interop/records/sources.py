@@ -55,7 +55,7 @@ def attribution_of(message: str, category: str) -> str | None:
     """Who a failure known only by its text (a console row) is attributed to: the one rule,
     :func:`interop.cases.expected_failures.attribution_rule` (an ``attribution: X`` its text states,
     else from the category and a crash's or hang's phase in the text), as the records have it."""
-    from ..cases.expected_failures import attribution_rule
+    from ..categories import attribution_rule
 
     return attribution_rule(category, None, message or "")[0]
 

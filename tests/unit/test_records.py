@@ -122,7 +122,9 @@ def test_a_crash_a_child_killed_from_outside_and_a_timeout_are_three_outcomes(py
     recs = _records(out)
     killed, crash, hang = (recs[f"test_child_{n}"] for n in ("killed_from_outside", "crash", "timeout"))
     assert (killed["category"], killed["signal"], killed["attribution"]) == ("killed", "SIGKILL", None)
-    assert (crash["category"], crash["signal"], crash["attribution"]) == ("crash", "SIGSEGV", "aidge")
+    # the SIGSEGV comes from the test's own code (no bridge phase on the dying stack): nothing says Aidge's
+    # code was running, so nobody is named (issue 46, one rule with verify's Verdict; before: "aidge")
+    assert (crash["category"], crash["signal"], crash["attribution"]) == ("crash", "SIGSEGV", "unknown")
     assert (hang["category"], hang["timed_out"]) == ("hang", True)
     assert all(r["decided"] == "raise" for r in (killed, crash, hang))  # from AidgeCrash's own fields
 
