@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from site_chromium import chromium_path
 
 from benchmarks import case_index, check_site
 
@@ -55,14 +56,6 @@ def test_a_grid_without_any_figure_and_a_silent_panel_fail():
 # The same judgment on a real page: asv's own grid code in headless Chromium, network blocked
 # ---------------------------------------------------------------------------------------
 BENCHMARKS = ("ops.Forward.time_aidge", "ops.Forward.track_ratio", "ops.Backward.time_aidge")
-
-
-def _chromium() -> str:
-    pytest.importorskip("playwright.sync_api")
-    path = shutil.which("chromium") or shutil.which("chromium-browser")
-    if path is None:
-        pytest.skip("no Chromium (apt-get install chromium)")
-    return path
 
 
 def _tiny_site(tmp_path: Path, name: str, commits: int, mend: bool = True, measured: int = 2) -> Path:
@@ -115,7 +108,7 @@ def _check(page, base: str, site: Path) -> str:
 
 
 def test_grid_in_chromium_two_commits_filled_one_commit_of_asv_empty_a_dropped_commit_short(tmp_path):
-    chromium = _chromium()  # skips without playwright or a Chromium binary
+    chromium = chromium_path()  # skips without playwright or a Chromium binary
     two = _tiny_site(tmp_path, "two", 2)
     # asv's own grid, one commit benchmarked (every panel measured: asv's grid leaves a panel without
     # figures blank, which check_grid waits 10 s for)

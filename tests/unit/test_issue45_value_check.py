@@ -14,14 +14,10 @@ import torch
 
 from interop import wrap
 from interop.bridge.value_check import TOLERANCES, ValueMismatchError, checks_deferred
+from loud_or_right import assert_same_parameter_gradients
+from loud_or_right import seeded as _seeded
 
 pytest.importorskip("aidge_core")
-
-
-def _seeded(factory, seed=0):
-    with torch.random.fork_rng():
-        torch.manual_seed(seed)
-        return factory()
 
 
 def test_an_export_that_dropped_an_attribute_is_an_error_not_a_value():
@@ -103,9 +99,7 @@ def test_a_matching_model_is_checked_once_per_signature(monkeypatch):
     am(xg).sum().backward()
     assert calls == [[(2, 5)], [(3, 5)], [(2, 5)]]
     model(xg.detach().requires_grad_()).sum().backward()
-    grads = dict(am.named_parameters())
-    for name, p in model.named_parameters():
-        torch.testing.assert_close(grads[name].grad, 2 * p.grad)
+    assert_same_parameter_gradients(am, model, scale=2)
 
 
 def test_the_reference_is_the_modules_own_weights():

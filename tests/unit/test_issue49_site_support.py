@@ -5,10 +5,10 @@ headless Chromium with the network blocked by benchmarks/check_site.check_suppor
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
+from site_chromium import chromium_path
 
 from interop.reporting.support import format_html, format_markdown, row_group, support_matrix, write_support
 
@@ -73,16 +73,8 @@ def test_page_without_a_ledger_has_no_defect_links():
     assert "defects.html#" not in page
 
 
-def _chromium() -> str:
-    pytest.importorskip("playwright.sync_api")
-    path = shutil.which("chromium") or shutil.which("chromium-browser")
-    if path is None:
-        pytest.skip("no Chromium (apt-get install chromium)")
-    return path
-
-
 def test_search_and_filter_in_headless_chromium_network_blocked(tmp_path):
-    chromium = _chromium()  # skips without playwright (requirements/site-check.txt) or a Chromium binary
+    chromium = chromium_path()  # skips without playwright (requirements/site-check.txt) or a Chromium binary
     from benchmarks.check_site import check_support_page, offline_page
 
     _page(tmp_path)
