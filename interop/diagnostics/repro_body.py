@@ -34,7 +34,8 @@ def _compare(what, actual, expected):
     actual, expected = np.asarray(actual), np.asarray(expected)
     if actual.shape != expected.shape:
         return f"{what}: shape {list(actual.shape)}, expected {list(expected.shape)}"
-    if expected.dtype == np.bool_ or not np.issubdtype(expected.dtype, np.floating):
+    floating = np.issubdtype(expected.dtype, np.floating) or expected.dtype.name == "bfloat16"  # ml_dtypes' (onnx)
+    if expected.dtype == np.bool_ or not floating:
         bad = actual.astype(expected.dtype) != expected
     else:
         a, e = actual.astype(np.float64), expected.astype(np.float64)

@@ -92,7 +92,16 @@ def _tensor_file(path: Path, array: np.ndarray, name: str) -> None:
 
 
 def _np(t) -> np.ndarray:
-    return t.detach().cpu().numpy().copy()
+    """A numpy copy of a torch tensor; bfloat16 (numpy has none) as ml_dtypes' bfloat16, the type onnx's
+    numpy_helper reads and writes for a BFLOAT16 TensorProto (onnx depends on ml_dtypes)."""
+    import torch
+
+    t = t.detach().cpu()
+    if t.dtype == torch.bfloat16:
+        import ml_dtypes
+
+        return t.view(torch.uint16).numpy().copy().view(ml_dtypes.bfloat16)
+    return t.numpy().copy()
 
 
 def _torch_expected(entry, inputs, backward: bool, grad_outputs=None) -> dict[str, Any]:
