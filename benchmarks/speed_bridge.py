@@ -31,6 +31,10 @@ Prints, in one process with torch and Aidge pinned to the same thread count:
    its own untimed fresh forward (a training step's pattern: Aidge resets its intermediate
    gradients only in a forward). Microseconds per call.
 
+``--openmp-scope`` prints only the cost of the library's OpenMP default around each Aidge call
+(:func:`_print_openmp_scope`), in a process where that default is in force: no ``OMP_*``
+variable set (``--threads`` is not applied), torch imported before interop.
+
 Targets (issue 10): forward ``module - raw`` <= 5 us at operator scale, ``module / raw`` <=
 1.02 on LeNet-5; backward overhead measured and reported the same way.
 Beyond the public API (``wrap``, ``AidgeModule.graph``) only the raw scheduler is reached for
@@ -57,6 +61,10 @@ def _parse() -> argparse.Namespace:
     parser.add_argument("--upstream", help="folder holding aidge_interop_torch 0.10.1 (+ onnxsim)")
     parser.add_argument("--samples", type=int, default=200, help="timed blocks per column")
     parser.add_argument("--only", help="regex on the row label (e.g. LeNet)")
+    parser.add_argument("--openmp-scope", action="store_true",
+                        help="only the cost of threads_policy.aidge_dynamic_teams per Aidge call, policy on vs keep")
+    parser.add_argument("--rounds", type=int, default=30, help="--openmp-scope: alternated rounds")
+    parser.add_argument("--calls", type=int, default=2000, help="--openmp-scope: calls per round and side")
     args = parser.parse_args()
     if args.threads < 1 or args.samples < 1:
         parser.error("--threads and --samples must be positive")
@@ -65,6 +73,9 @@ def _parse() -> argparse.Namespace:
 
 def main() -> None:
     args = _parse()
+    if args.openmp_scope:
+        _print_openmp_scope(args.rounds, args.calls)
+        return
     # OpenMP reads its thread count when the runtime loads: set it before torch/Aidge load.
     os.environ["OMP_NUM_THREADS"] = str(args.threads)
     import torch
@@ -310,6 +321,106 @@ def _print_lenet_cpu(samples: int) -> None:
     print(f"  right after Aidge's forward: the input copy_ {statistics.median(first) / 1e3:.2f} us, the same copy_ "
           f"again {statistics.median(second) / 1e3:.2f} us, then the output's numpy copy "
           f"{statistics.median(out_copy) / 1e3:.2f} us (medians of {rounds * 5})")
+
+
+def _print_openmp_scope(rounds: int, calls: int) -> None:
+    """What ``threads_policy.aidge_dynamic_teams`` (dynamic teams switched on around each of Aidge's
+    scheduler calls and set back after, through ctypes on every loaded OpenMP runtime) costs per
+    call, in-process A/B: the library's default in force against ``INTEROP_OPENMP_POLICY=keep``,
+    switched through the public ``apply_default`` (with torch imported first the two differ in
+    that scope only). ``rounds`` rounds, each side ``calls`` calls per round, the sides alternated
+    round by round (the order flipped every other round), thread CPU time; medians over rounds
+    and their IQR. Rows: the context manager alone (and the bare loop it runs in), a wrapped ReLU
+    (1,)'s forward with grad mode off around the loop, the same model's forward + backward (two
+    Aidge calls), and LeNet-5's forward (4, 1, 32, 32) (calls // 20 a round)."""
+    chosen = [k for k in ("OMP_NUM_THREADS", "OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "OMP_DYNAMIC",
+                          "INTEROP_OPENMP_POLICY") if os.environ.get(k, "").strip()]
+    if chosen:
+        raise SystemExit(f"--openmp-scope measures the library's default, which {', '.join(chosen)} turns off: "
+                         "unset it")
+    import torch
+
+    import interop
+    from interop import threads_policy, wrap
+    from interop.zoo.models.lenet_model import LeNet
+
+    def policy(on: bool) -> None:
+        threads_policy.apply_default(None if on else {"INTEROP_OPENMP_POLICY": "keep"})
+
+    policy(True)
+    torch.manual_seed(0)
+    relu = wrap(torch.nn.ReLU(), (1,))
+    lenet = wrap(LeNet().eval(), (4, 1, 32, 32))
+    x, xl = torch.randn(1), torch.randn(4, 1, 32, 32)
+    with torch.no_grad():
+        relu(x), lenet(xl)
+    with threads_policy.aidge_dynamic_teams():
+        inside = threads_policy.openmp_state()["dynamic"]
+    if not (threads_policy.APPLIED.startswith("dynamic teams") and inside
+            and threads_policy.openmp_state()["dynamic"] is False):
+        raise SystemExit(f"the default is not in force here ({threads_policy.APPLIED}; dyn-var inside "
+                         f"{inside}): figures would be meaningless")
+    scope = threads_policy.aidge_dynamic_teams
+    xg = torch.randn(1, requires_grad=True)
+
+    def loop(n):
+        for _ in range(n):
+            pass
+
+    def cm(n):
+        for _ in range(n):
+            with scope():
+                pass
+
+    def forward(n):
+        with torch.no_grad():
+            for _ in range(n):
+                relu(x)
+
+    def step(n):
+        for _ in range(n):
+            relu(xg).backward()
+
+    def lenet_forward(n):
+        with torch.no_grad():
+            for _ in range(n):
+                lenet(xl)
+
+    rows = [("loop only (no with statement)", loop, calls, False),
+            ("with aidge_dynamic_teams(): pass", cm, calls, True),
+            ("ReLU (1,) forward, grad mode off", forward, calls, True),
+            ("ReLU (1,) forward + backward", step, max(1, calls // 4), True),
+            ("LeNet-5 (4, 1, 32, 32) forward, grad mode off", lenet_forward, max(1, calls // 20), True)]
+    clock = time.thread_time_ns
+    runtimes = [os.path.basename(p) for p in threads_policy.loaded_openmp_runtimes()]
+    load = [os.getloadavg()[0]]
+    print(f"threads_policy.aidge_dynamic_teams per call: policy on (the default) vs INTEROP_OPENMP_POLICY=keep, "
+          f"{rounds} alternated rounds, thread CPU time, ns per call, median over rounds (IQR); "
+          f"torch {torch.__version__}, {torch.get_num_threads()} thread(s), OpenMP runtimes {runtimes}, "
+          f"interop from {Path(interop.__file__).parent.parent}")
+    header = f"{'row':<48} {'calls':>6} {'on':>22} {'keep':>22} {'on - keep':>10} {'on/keep':>8}"
+    print(header)
+    print("-" * len(header))
+    for label, fn, n, toggled in rows:
+        figures: dict[bool, list[float]] = {True: [], False: []}
+        for side in (True, False):  # warm, each side
+            policy(side)
+            fn(n)
+        for r in range(rounds):
+            for side in ((True, False) if r % 2 == 0 else (False, True)):
+                policy(side)
+                start = clock()
+                fn(n)
+                figures[side].append((clock() - start) / n)
+        load.append(os.getloadavg()[0])
+        med = {k: statistics.median(v) for k, v in figures.items()}
+        iqr = {k: statistics.quantiles(v, n=4) for k, v in figures.items()}
+        cols = "  ".join(f"{med[k]:8.0f} ({iqr[k][0]:.0f}-{iqr[k][2]:.0f})".rjust(22) for k in (True, False))
+        ratio = med[True] / med[False]
+        print(f"{label:<48} {n:6d} {cols} {med[True] - med[False]:10.0f} {ratio:8.3f}"
+              + ("" if toggled else "  (nothing toggled: the noise floor)"))
+    policy(True)
+    print(f"load average (1 min) {min(load):.1f}-{max(load):.1f}; {os.cpu_count()} core(s)")
 
 
 def _measure(model, shape, samples: int) -> dict[str, dict[str, float | None]]:

@@ -42,10 +42,9 @@ Standard library only: ``import interop`` stays cheap and loads neither torch no
 """
 from __future__ import annotations
 
-import contextlib
 import os
 import threading
-from typing import Iterator, MutableMapping
+from typing import MutableMapping
 
 __all__ = ["POLICY_ENV", "CALLER_SETTINGS", "APPLIED", "apply_default", "aidge_dynamic_teams",
            "loaded_openmp_runtimes", "openmp_state", "slowdown_advice"]
@@ -89,7 +88,9 @@ def _open_runtime(path: str) -> tuple | None:
 
                 try:
                     lib = ctypes.CDLL(path, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
-                    calls = _OPENED[path] = (lib.omp_get_dynamic, lib.omp_set_dynamic)
+                    get, set_ = lib.omp_get_dynamic, lib.omp_set_dynamic
+                    set_.restype = None  # void omp_set_dynamic(int): no int made of nothing per call
+                    calls = _OPENED[path] = (get, set_)
                 except (OSError, AttributeError):
                     return None
     return calls
@@ -106,25 +107,53 @@ def _runtime_calls() -> list:
     return _RUNTIME_CALLS
 
 
-@contextlib.contextmanager
-def aidge_dynamic_teams() -> Iterator[None]:
-    """Around one of Aidge's calls (the bridge's scheduler forward and backward): dynamic teams
-    on this thread's runtimes for the call, each set back to what it was after it. Nothing when
-    the library's default is not in force (the caller chose, ``INTEROP_OPENMP_POLICY=keep``).
-    Only Aidge's own kernels run inside, whose regions are work-sharing loops that any team size
-    computes; torch's run outside it (see the module's docstring on oneDNN)."""
-    if not _SCOPED:
-        yield
-        return
-    calls = _runtime_calls()
-    before = [get() for get, _ in calls]
-    for _, set_ in calls:
-        set_(1)
-    try:
-        yield
-    finally:
-        for (_, set_), was in zip(calls, before):
-            set_(was)
+class _Nothing:
+    """The scope when the library's default is not in force: enters and leaves, nothing else
+    (stateless, one instance shared by every thread)."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc) -> bool:
+        return False
+
+
+class _DynamicTeams:
+    """Dynamic teams on this thread's runtimes for one call: each runtime whose dyn-var is off is
+    switched on at enter and back off at exit; one already on is left alone (a nested call, a
+    caller's own setting). A class, not a generator: as a ``contextlib.contextmanager`` the scope
+    cost ~1 us a call more, 0.6 us more where the default is off (docs/openmp-threads.md, "What
+    the scope costs per Aidge call")."""
+
+    __slots__ = ("_switched",)
+
+    def __enter__(self) -> None:
+        switched = []
+        for get, set_ in (_RUNTIME_CALLS if _RUNTIME_CALLS is not None else _runtime_calls()):
+            if not get():
+                set_(1)
+                switched.append(set_)
+        self._switched = switched
+
+    def __exit__(self, *exc) -> bool:
+        for set_ in self._switched:
+            set_(0)
+        return False
+
+
+_NOTHING = _Nothing()
+
+
+def aidge_dynamic_teams() -> _DynamicTeams | _Nothing:
+    """Around one of Aidge's calls (the bridge's scheduler forward and backward), as ``with
+    aidge_dynamic_teams():``: dynamic teams on this thread's runtimes for the call, each set back
+    to what it was after it. Nothing when the library's default is not in force (the caller
+    chose, ``INTEROP_OPENMP_POLICY=keep``). Only Aidge's own kernels run inside, whose regions
+    are work-sharing loops that any team size computes; torch's run outside it (see the module's
+    docstring on oneDNN). Cost per call: docs/openmp-threads.md."""
+    return _DynamicTeams() if _SCOPED else _NOTHING
 
 
 def apply_default(environ: MutableMapping[str, str] | None = None, runtimes: list[str] | None = None) -> str:
