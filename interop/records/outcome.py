@@ -1,9 +1,11 @@
 """A record's outcome, said once: a strict XPASS (pytest reports a ``failed`` test whose expected
 failure did not happen, ``xpass_strict``) is ``xpassed``, everything else its pytest outcome.
 
-The rule is applied where a record is written (the records plugin) and where one is read
-(:func:`interop.records.store._read_lines`, for the runs written before 2026-12-04, whose strict
-XPASS says ``failed``): every reader of records (report, support matrix, porting table, backends,
+The rule is applied by the typed record's validator (:class:`interop.records.model.Record`),
+so wherever a record is built or checked: where the plugin writes it
+(:func:`interop.records.model.written`) and where the store reads it
+(:func:`interop.records.model.checked`, for the runs written before 2026-12-04, whose strict
+XPASS says ``failed``), and by :func:`normalized` for the progress line's part lines: every reader of records (report, support matrix, porting table, backends,
 progress, triage, ledger) reads ``record["outcome"]`` and decides nothing. pytest's own summary
 line counts a strict XPASS as ``failed``: :func:`pytest_outcome` says so, for the count check."""
 from __future__ import annotations

@@ -35,7 +35,7 @@ import pytest
 from ..env import env_dir
 from . import shard as _shard
 from ..reading import UnsafeInputError, confined
-from .outcome import outcome_of
+from .model import written
 from .store import PARTS_DIR, SCHEMA, PartWriter, combine, now
 
 __all__ = ["RecordsPlugin", "records_directory", "case_fields", "route_fields"]
@@ -214,6 +214,12 @@ def _records_error(directory: Path, exc: BaseException) -> str:
     return f"interop records: cannot write {where}: {getattr(exc, 'strerror', None) or exc}"
 
 
+def _statuses(reports: Any) -> bool:
+    """Whether ``reports`` is the plugin's list of per-phase statuses (what :func:`_outcome` reads)."""
+    return isinstance(reports, list) and all(isinstance(r, dict) and isinstance(r.get("status"), (str, type(None)))
+                                             for r in reports)
+
+
 def _outcome(reports: list[dict[str, Any]]) -> str:
     """The test's outcome: its first status other than passed (pytest's words), else passed."""
     statuses = [r["status"] for r in reports if r["status"]]
@@ -329,7 +335,7 @@ class RecordsPlugin:
 
             status = self.config.hook.pytest_report_teststatus(report=report, config=self.config)[0]
             text = str(report.longrepr or "")
-            self._write(self._base(
+            self._write_record(self._base(
                 report.nodeid, case=report.nodeid, source="collection", outcome=status or "error", when="collect",
                 reports=[{"when": "collect", "status": status or "error", "duration": 0.0}], category="unknown",
                 decided="text", error=text.strip().splitlines()[-1][:300] if text.strip() else "collection failed",
@@ -391,8 +397,11 @@ class RecordsPlugin:
         if self.is_controller:
             return
         self._state[nodeid] = _new_state()
-        self._write({"event": "start", "nodeid": nodeid, **self._start_fields.pop(nodeid, {}), "time": now(),
-                     "worker": self.worker, "pid": os.getpid()})
+        line = {"event": "start", "nodeid": nodeid, "time": now(), "worker": self.worker, "pid": os.getpid()}
+        try:
+            self._write(written({**line, **self._start_fields.pop(nodeid, {})}))
+        except ValueError as exc:  # a case field of the wrong type: the start line without them, saying so
+            self._write(written({**line, "fields_error": f"the case's fields could not be written: {exc}"}))
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call):
@@ -438,11 +447,20 @@ class RecordsPlugin:
         except Exception as exc:  # a record that says what went wrong, never a session that dies
             record = self._base(nodeid, **state.get("fields", {}), outcome=_outcome(state["reports"]),
                                 reports=state["reports"], record_error=f"{type(exc).__name__}: {exc}")
+        self._write_record(record)
+
+    def _write_record(self, record: dict[str, Any]) -> None:
+        """``record`` built through the typed record (:func:`interop.records.model.written`: its
+        types checked, its outcome said once) and written; one that cannot be (a field of the
+        wrong type, named) is written as its id, outcome and per-phase statuses with the reason."""
         try:
-            self._write(record)
+            self._write(written(record))
         except (TypeError, ValueError) as exc:
-            self._write(self._base(nodeid, outcome=record.get("outcome"), reports=state["reports"],
-                                   record_error=f"the record could not be written: {exc}"))
+            reports = record.get("reports") if _statuses(record.get("reports")) else []
+            self._write(written(self._base(
+                str(record.get("nodeid")), outcome=_outcome(reports), reports=reports,
+                xpass_strict=any(r.get("xpass_strict") is True for r in reports),
+                record_error=f"the record could not be written: {exc}")))
 
     def _record(self, nodeid: str, state: dict[str, Any]) -> dict[str, Any]:
         from ..equivalence.tester import replay_command
@@ -471,7 +489,6 @@ class RecordsPlugin:
             rec.update(category="unknown", decided="none", error="failed without an exception (see pytest's output)")
         if outcome in ("failed", "error", "xfailed", "xpassed") or rec["xpass_strict"]:
             rec["replay"] = replay_command(rec.get("seed"), nodeid)
-        rec["outcome"] = outcome_of(rec)  # said once, here: a strict XPASS is "xpassed" (records.outcome)
         if outcome in ("failed", "error", "xfailed") and self.directory is not None and reproducers_on():
             from ..bridge import capture
             from ..diagnostics.reproducer import record_fields
@@ -489,7 +506,7 @@ class RecordsPlugin:
         external = signal in EXTERNAL_SIGNALS
         name = getattr(getattr(worker, "gateway", None), "id", "?")
         how = f"killed by {signal}" if signal else "died (xdist gives no signal)"
-        self._write(self._base(
+        self._write_record(self._base(
             # the case's fields come from the worker's start line of the test, at combine (store)
             report.nodeid, outcome="failed",
             reports=[{"when": "???", "status": "failed", "duration": 0.0}],

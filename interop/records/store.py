@@ -38,7 +38,8 @@ import os
 from pathlib import Path
 from typing import Any, Iterable
 
-from .outcome import normalized, pytest_outcome
+from .model import checked, problem_of as record_problem, written
+from .outcome import pytest_outcome
 from ..reading import (MAX_LOG_BYTES, UnsafeInputError, confined, confined_json_lines, read_confined,
                        read_confined_json)
 
@@ -161,15 +162,6 @@ class RunRecords:
 
 
 _STR = (str, type(None))
-#: the types of the record fields the store, the merge and the reports rely on (None: absent)
-RECORD_TYPES: dict[str, tuple] = {
-    "nodeid": (str,), "event": _STR, "outcome": _STR, "backend": _STR, "exporter": _STR, "time": _STR,
-    "case": _STR, "source": _STR, "category": _STR, "phase": _STR, "attribution": _STR, "error": _STR,
-    "message": _STR, "kind": _STR, "operator": _STR, "dtype": _STR, "case_key": _STR, "label": _STR,
-    "skip_reason": _STR,
-    "reports": (list, type(None)), "xpass_strict": (bool, type(None)), "reported": (bool, type(None)),
-    "schema": (int, type(None)), "duration_s": (int, float, type(None)), "phases": (list, type(None)),
-}
 
 
 def _type_name(kinds: tuple) -> str:
@@ -183,28 +175,19 @@ def _of_type(value: Any, kinds: tuple) -> bool:
     return isinstance(value, kinds) and (bool in kinds or not isinstance(value, bool))
 
 
-def record_problem(obj: Any, need_nodeid: bool = True) -> str | None:
-    """Why ``obj`` is not a record the tools can use (not an object, a field of the wrong type), or None."""
-    if not isinstance(obj, dict):
-        return f"not a record (a JSON object), got {type(obj).__name__}"
-    if need_nodeid and not isinstance(obj.get("nodeid"), str):
-        return "not a record (a JSON object with a 'nodeid' string)"
-    for key, kinds in RECORD_TYPES.items():
-        if key in obj and not _of_type(obj[key], kinds) and (need_nodeid or key != "nodeid"):
-            return f"key {key!r}: {_type_name(kinds)}, got {type(obj[key]).__name__}"
-    if isinstance(obj.get("reports"), list) and not all(isinstance(r, dict) for r in obj["reports"]):
-        return "key 'reports': a list of objects"
-    return None
-
-
 def _read_lines(path: Path, problems: list[str], need_nodeid: bool = True,
                 root: Path | None = None) -> Iterable[dict[str, Any]]:
+    """The records (and part lines) of ``path``, each validated through the typed record
+    (:func:`interop.records.model.checked`: a field of the wrong type is named with the file, the
+    line and the key, and costs only its line), its outcome said once (a strict XPASS of a run
+    before 2026-12-04 said "failed")."""
     for number, obj in confined_json_lines(path, Path(path).parent if root is None else root, problems):
-        why = record_problem(obj, need_nodeid)
-        if why:
-            problems.append(f"{path}:{number}: {why}: skipped")
+        try:
+            rec = checked(obj, need_nodeid)
+        except ValueError as exc:
+            problems.append(f"{path}:{number}: {exc}: skipped")
             continue
-        yield normalized(obj)  # a strict XPASS of a run before 2026-12-04 said "failed" (records.outcome)
+        yield rec
 
 
 #: the types of session.json's fields (a list of kinds; None among them: null allowed)
@@ -302,14 +285,15 @@ def _case_fields_of(start: dict[str, Any]) -> dict[str, Any]:
 
 
 def _lost(nodeid: str, start: dict[str, Any]) -> dict[str, Any]:
-    """The record of a test that started and never ended: its process was killed."""
-    return {"schema": SCHEMA, "event": "record", "nodeid": nodeid, "case": None, "source": None,
+    """The record of a test that started and never ended: its process was killed (built through
+    the typed record, :func:`interop.records.model.written`)."""
+    return written({"schema": SCHEMA, "event": "record", "nodeid": nodeid, "case": None, "source": None,
             **_case_fields_of(start), "outcome": "failed", "reports": [], "reported": False,
             "category": "killed", "decided": "run", "phase": None, "attribution": None,
             "error": f"the process running the test ({start.get('worker')}, pid {start.get('pid')}) ended "
                      "without a result: killed from outside (SIGKILL, the OOM killer) or it died",
             "message": "", "signal": None, "worker": start.get("worker"), "pid": start.get("pid"),
-            "time": start.get("time")}
+            "time": start.get("time")})
 
 
 def write_run(directory: Path, records: list[dict[str, Any]], session: dict[str, Any]) -> None:
