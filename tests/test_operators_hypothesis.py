@@ -19,6 +19,7 @@ import torch
 from hypothesis import HealthCheck, given, settings
 
 import interop
+from interop.bridge.value_check import checks_deferred
 from interop.cases.catalog import property_cases
 from interop.diagnostics.strategies import edge_values, shapes, tensors
 from interop.equivalence import assert_tensors_close
@@ -61,7 +62,13 @@ def test_operator_on_edge_cases(operator_case, wrapped):
     torch_op, aidge_op = wrapped(case)
 
     def aidge_matches_torch(x):
-        with torch.no_grad():
+        # the comparison is this test's own: the AidgeModule's first-call value check deferred.
+        # Without it an example's outcome depended on the shared module's memory of checked
+        # signatures (a new shape: ValueMismatchError; a shape an earlier example passed: the
+        # comparator's AssertionError), and hypothesis's replay of the shrunk example could take
+        # the other path: FlakyFailure when ReLU_nonfinite ran without ReLU_finite before it
+        # (docs/testing.md, "Two flaky tests explained")
+        with torch.no_grad(), checks_deferred():
             expected = torch_op(x)
             actual = aidge_op(x)
         assert_tensors_close(actual, expected, atol=ATOL, msg=f"{op} on {values} inputs: Aidge (actual) vs torch (expected)")
