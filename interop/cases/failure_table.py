@@ -32,6 +32,8 @@ import re
 from pathlib import Path
 from typing import Any, Iterable
 
+from pydantic import BaseModel, ConfigDict, ValidationError
+
 from ..categories import ATTRIBUTIONS, CATEGORIES
 from ..exporters import EXPORTER_CHOICES, default_exporter
 from .case import KINDS, PHASES
@@ -46,13 +48,14 @@ RELEASE_DIST = "aidge_core"
 
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class TableRow:
-    """One row of a table file: the schema, written once. The keys (an unknown one is refused),
-    their JSON types (no coercion: each annotation is checked as written), the optional keys'
-    defaults (a field without one is a required key), and the order a file writes them in (the
-    fields' order). What a value must be beyond its type (a known phase, a PEP 440 range, a
+class TableRow(BaseModel):
+    """One row of a table file: the schema, written once (a pydantic model). The keys (an unknown
+    one is refused), their JSON types (strict: no coercion, a bool is no string), the optional
+    keys' defaults (a field without one is a required key), and the order a file writes them in
+    (the fields' order). What a value must be beyond its type (a known phase, a PEP 440 range, a
     selector...) is checked by :func:`_check_row` and :class:`ExpectedFailure`."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
 
     #: the kind of the cases (:data:`interop.cases.case.KINDS`): :attr:`ExpectedFailure.kind`
     source: str
@@ -90,23 +93,10 @@ class TableRow:
     cases: list[str]
 
 
-def _json_types(annotation: str) -> dict[type, type | None]:
-    """``"str | list[str]"`` -> {str: None, list: str}: each JSON type a key may hold, with the
-    type of a list's elements."""
-    names = {"str": str, "bool": bool, "None": type(None)}
-    out: dict[type, type | None] = {}
-    for part in (p.strip() for p in annotation.split("|")):
-        out.update({list: names[part[5:-1]]} if part.startswith("list[") else {names[part]: None})
-    return out
-
-
-#: key -> the JSON types it may hold (from :class:`TableRow`'s annotations)
-_TYPES = {f.name: _json_types(f.type) for f in dataclasses.fields(TableRow)}
 #: the keys a row must have (no default)
-_REQUIRED_KEYS = tuple(f.name for f in dataclasses.fields(TableRow)
-                       if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING)
+_REQUIRED_KEYS = tuple(key for key, field in TableRow.model_fields.items() if field.is_required())
 #: the order keys are written in (readable diffs): the schema's
-KEY_ORDER = tuple(f.name for f in dataclasses.fields(TableRow))
+KEY_ORDER = tuple(TableRow.model_fields)
 #: what an element of a list that is not a string is told, per key
 _ELEMENT = {"quote": "quote Aidge's error text (a non-empty string, or a list of them)",
             "aidge": "not a PEP 440 specifier set", "cases": "'<Operator>:<label pattern>' strings (a label glob)"}
@@ -319,23 +309,22 @@ def _fail(where: str, message: str):
 
 def _row_model(row: Any, where: str) -> TableRow:
     """``row`` as a :class:`TableRow`, or a :class:`TableError` naming the key: an unknown key
-    first, then a missing one, then a wrong type."""
+    first, then a missing one, then a wrong type (of the value, or of a list's element)."""
     if not isinstance(row, dict):
         _fail(where, f"a row is a JSON object, got {type(row).__name__}")
-    for key in row:
-        if key not in _TYPES:
-            _fail(where, f"unknown key {key!r} (keys: {', '.join(KEY_ORDER)})")
-    for key in _REQUIRED_KEYS:
-        if key not in row:
-            _fail(where, f"missing key {key!r}")
-    for key, value in row.items():
-        kinds = _TYPES[key]
-        if type(value) not in kinds:  # the exact type: a bool is no int here
-            _fail(where, f"key {key!r}: wrong type {type(value).__name__}")
-        element = kinds[type(value)]
-        if element is not None and not set(map(type, value)) <= {element}:  # an element of a list
-            _fail(where, f"key {key!r}: {_ELEMENT.get(key, 'a list of names')}")
-    return TableRow(**row)
+    try:
+        return TableRow.model_validate(row)
+    except ValidationError as exc:
+        errors = exc.errors(include_url=False)
+    for kind in ("extra_forbidden", "missing"):
+        key = next((e["loc"][0] for e in errors if e["type"] == kind), None)
+        if key is not None:
+            _fail(where, f"unknown key {key!r} (keys: {', '.join(KEY_ORDER)})" if kind == "extra_forbidden"
+                  else f"missing key {key!r}")
+    key = next(k for k in row if any(e["loc"][0] == k for e in errors))
+    if isinstance(row[key], list) and any(e["loc"][0] == key and isinstance(e["loc"][-1], int) for e in errors):
+        _fail(where, f"key {key!r}: {_ELEMENT.get(key, 'a list of names')}")  # an element of a list
+    _fail(where, f"key {key!r}: wrong type {type(row[key]).__name__}")
 
 
 def _check_row(row: Any, where: str) -> TableRow:
@@ -373,7 +362,7 @@ def _check_row(row: Any, where: str) -> TableRow:
 
 def entry_of(row: dict | TableRow, file: str = "", index: int = -1):
     """The :class:`ExpectedFailure` of a row (a :class:`TableRow`, or a dict read as one)."""
-    row = row if isinstance(row, TableRow) else TableRow(**row)
+    row = row if isinstance(row, TableRow) else TableRow.model_validate(row)
     quotes = [row.quote] if isinstance(row.quote, str) else row.quote
     backends = row.backends
     backend = None if backends is None else backends[0] if len(backends) == 1 else tuple(backends)

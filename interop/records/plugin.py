@@ -326,8 +326,8 @@ class RecordsPlugin:
             files: dict[str, int] = {}  # tests per file: the progress line's ETA weights them by the last run
             for item in session.items:
                 files[item.nodeid.split("::", 1)[0]] = files.get(item.nodeid.split("::", 1)[0], 0) + 1
-            self._write({"event": "collected", "count": len(session.items), "time": now(), "worker": self.worker,
-                         "pid": os.getpid(), "files": files})
+            self._write(written({"event": "collected", "count": len(session.items), "time": now(),
+                                 "worker": self.worker, "pid": os.getpid(), "files": files}, need_nodeid=False))
 
     def pytest_collectreport(self, report) -> None:
         if report.failed and not self.is_controller:
