@@ -374,11 +374,12 @@ def _conv_transpose_without_bias_twice():
         got = am(x)
         mismatch = compare_tensors(got.detach(), want, path="output")
         if mismatch is not None:
-            raise EquivalenceError(f"call {call}: {mismatch.message}", test="convT", epoch=None, what="output")
+            raise EquivalenceError(f"call {call}: {mismatch.message}", test="convT", epoch=call, what="output", seed=0)
 
 
 def test_a_defect_of_a_later_call_names_the_node_that_diverges_on_that_call(tmp_path):
     meta = _run_case(tmp_path, "convT", _conv_transpose_without_bias_twice)
+    assert meta["failure"].startswith("forward: EquivalenceError: call 2:"), meta["failure"]  # the case's own error
     assert meta["calls"] == 2 and "forward call 2," in meta["repro"]["line"], meta["repro"]
     first = meta["reduced"]["first_diverging"]
     assert first["op_type"] == "ConvTranspose" and first["line"].startswith("on call 2: "), first
