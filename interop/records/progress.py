@@ -248,22 +248,27 @@ class Progress:
                     obj = json.loads(raw)
                 except (ValueError, RecursionError):
                     continue
-                if not isinstance(obj, dict):
-                    continue
-                if obj.get("event") == "collected" and isinstance(obj.get("count"), int):
-                    if obj["count"] >= (self.collected or 0):
-                        files = obj.get("files")
-                        if isinstance(files, dict) and all(isinstance(k, str) and isinstance(v, int)
-                                                           for k, v in files.items()):
-                            self.files = files
-                    self.collected = max(self.collected or 0, obj["count"])
-                elif obj.get("event") == "start" and isinstance(obj.get("nodeid"), str):
-                    if obj["nodeid"] not in self._ended_ids:
-                        self._running.setdefault(obj["nodeid"], self._clock())
-                elif obj.get("event") == "record":
-                    self.outcomes[str(normalized(obj).get("outcome"))] += 1  # a part line read through the one rule
-                    if isinstance(obj.get("nodeid"), str):
-                        self._ended(obj["nodeid"])
+                if isinstance(obj, dict):
+                    self.take(obj)
+
+    def take(self, obj: dict) -> None:
+        """Count one part line (a JSON object) as :meth:`poll` read it, at the clock's time now: a
+        ``collected`` line, a ``start`` line, or a ``record`` (``benchmarks/progress_eta.py
+        --replay`` feeds a finished run's lines through it on a simulated clock)."""
+        if obj.get("event") == "collected" and isinstance(obj.get("count"), int):
+            if obj["count"] >= (self.collected or 0):
+                files = obj.get("files")
+                if isinstance(files, dict) and all(isinstance(k, str) and isinstance(v, int)
+                                                   for k, v in files.items()):
+                    self.files = files
+            self.collected = max(self.collected or 0, obj["count"])
+        elif obj.get("event") == "start" and isinstance(obj.get("nodeid"), str):
+            if obj["nodeid"] not in self._ended_ids:
+                self._running.setdefault(obj["nodeid"], self._clock())
+        elif obj.get("event") == "record":
+            self.outcomes[str(normalized(obj).get("outcome"))] += 1  # a part line read through the one rule
+            if isinstance(obj.get("nodeid"), str):
+                self._ended(obj["nodeid"])
 
     def _since(self, now: float, window: float) -> tuple[float, int, float, bool]:
         """(clock, done, weight done, collection known) at the first line() of the last ``window``

@@ -197,3 +197,49 @@ def test_the_fixed_cost_per_test_the_records_leave_out_is_added_to_each_weight(t
     progress = Progress(tmp_path / "results" / "runs" / "now", previous=run)
     assert progress.durations["b.py::t3"] == pytest.approx(2 + 2 / 3)
     assert previous_run(None) == ({}, 0.0)
+
+
+def test_a_replayed_run_reads_as_its_part_files_did(tmp_path):
+    """benchmarks/progress_eta.py --replay rebuilds a finished run's start/record lines from its
+    records.jsonl (start = time - duration_s) and feeds them through Progress.take on a simulated
+    clock: the lines are those a live poll of the same part lines at the same moments says."""
+    import datetime
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("progress_eta", Path(__file__).parents[2] / "benchmarks" / "progress_eta.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    prev = _previous(tmp_path, [("ops.py::t[0]", 1.0), ("ops.py::t[1]", 1.0), ("arch.py::t", 20.0)])
+    t0 = datetime.datetime(2026, 12, 4, 7, 31, 45, 158016, tzinfo=datetime.timezone.utc)
+    run = tmp_path / "replayed" / "20261204T073145158016Z-abc-1"
+    run.mkdir(parents=True)
+    rows = [("ops.py::t[0]", 2.0, 10.0), ("arch.py::t", 25.0, 40.0), ("ops.py::t[1]", 1.5, 50.0)]  # (id, duration, end)
+    (run / "records.jsonl").write_text("".join(json.dumps(
+        {"event": "record", "nodeid": n, "duration_s": d, "outcome": "passed",
+         "time": (t0 + datetime.timedelta(seconds=end)).isoformat()}) + "\n" for n, d, end in rows))
+    start, events = bench.timeline(run)
+    assert start == t0.timestamp()
+    assert [(round(t - start, 3), e["event"], e.get("nodeid")) for t, _, e in events] == [
+        (8.0, "collected", None), (8.0, "start", "ops.py::t[0]"), (10.0, "record", "ops.py::t[0]"),
+        (15.0, "start", "arch.py::t"), (40.0, "record", "arch.py::t"), (48.5, "start", "ops.py::t[1]"),
+        (50.0, "record", "ops.py::t[1]")]
+    assert events[0][2]["files"] == {"ops.py": 2, "arch.py": 1} and events[0][2]["count"] == 3
+    # the same lines written to a part file and polled at the same clock: the same progress lines
+    live_dir = tmp_path / "live"
+    live_dir.mkdir()
+    now = [0.0]
+    live = Progress(live_dir, clock=lambda: now[0], previous=prev)
+    writer = PartWriter(live_dir, "gw0", "s")
+    clock = [start]
+    replayed = Progress(run, clock=lambda: clock[0], previous=prev)
+    i = 0
+    for tick in (5.0, 12.0, 30.0, 45.0):
+        now[0], clock[0] = tick, start + tick
+        while i < len(events) and events[i][0] <= clock[0]:
+            writer.write(events[i][2])
+            replayed.take(events[i][2])
+            i += 1
+        live.poll()
+        assert replayed.line() == live.line()
+        assert replayed.eta() == live.eta()
+    assert "2 / 3 tests" in live.line() and "by the last run's durations" in live.line()
