@@ -166,7 +166,6 @@ def _print_pieces(samples: int) -> None:
         am = wrap(torch.nn.ReLU(), shape)
         x = torch.randn(shape)
         runner = am._runner
-        ng = torch.no_grad()
         empty = Empty()
         with torch.no_grad():
             am(x)

@@ -175,11 +175,5 @@ def _first_problem(exc: ValidationError, obj: dict[str, Any]) -> str:
 def written(fields: dict[str, Any], need_nodeid: bool = True) -> dict[str, Any]:
     """A record (or a part file's line) as the plugin writes it: ``fields`` validated through
     :class:`Record` (a field of the wrong type is a ValueError naming it, before anything is
-    written), its outcome said once; the keys given and no other."""
-    if need_nodeid and not isinstance(fields.get("nodeid"), str):
-        raise _NotARecord("not a record (a JSON object with a 'nodeid' string)")
-    try:
-        rec = Record.model_validate(fields)
-    except ValidationError as exc:
-        raise _NotARecord(_first_problem(exc, fields)) from None
-    return fields if rec.outcome == fields.get("outcome") else {**fields, "outcome": rec.outcome}
+    written), its outcome said once; the keys given and no other: the reader's own check, :func:`checked`."""
+    return checked(fields, need_nodeid)
