@@ -466,7 +466,7 @@ def _child(write_fd: int, stack_file, fn, args, kwargs, timed: bool = False, bou
         with contextlib.suppress(Exception):
             prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     try:
-        faulthandler.enable(file=stack_file, all_threads=False)
+        faulthandler.enable(file=stack_file, all_threads=True)  # the thread inside the bridge names the phase when another dies
         _bound_memory(bound)
         # the memory baseline: peak resident and private writable memory now (``start`` below is the timer's)
         memory_start = (_peak(resource.getrusage(resource.RUSAGE_SELF)), _vm_data()) if bound is not None else None
