@@ -5,7 +5,6 @@ and the bundle of OpInfo `bfloat16` s0 0-d (Aidge 0.10.1: "missing or invalid re
 onnx's numpy_helper reads and writes for a BFLOAT16 TensorProto."""
 from __future__ import annotations
 
-import json
 import os
 
 import numpy as np
@@ -13,9 +12,8 @@ import pytest
 import torch
 
 from interop import wrap
-from interop.bridge import capture
-from interop.diagnostics import reproducer
-from interop.equivalence.isolation import run_isolated
+
+from bundle_case import captured_case
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 
@@ -34,13 +32,7 @@ def test_a_bfloat16_output_is_written_and_the_bundle_reproduces(tmp_path):
     from onnx import TensorProto, numpy_helper
 
     folder = tmp_path / "bf16"
-    capture.start(folder, "bf16", reproducer.write_bundle, tmp_path / "bf16.log")
-    try:
-        with pytest.raises(Exception):
-            run_isolated(_bfloat16_output, timeout=120)
-    finally:
-        capture.stop()
-    meta = json.loads((folder / "meta.json").read_text())
+    meta, _ = captured_case(tmp_path, "bf16", _bfloat16_output)
     assert "expected_error" not in meta, meta["expected_error"]
     stored = onnx.load_tensor(str(folder / "test_data_set_0" / "output_0.pb"))
     assert stored.data_type == TensorProto.BFLOAT16

@@ -9,7 +9,6 @@ which agree exactly when each channel of the batch already has mean 0 and varian
 values +-1), and differ on any other batch (call 2)."""
 from __future__ import annotations
 
-import json
 import os
 import warnings
 from pathlib import Path
@@ -20,8 +19,8 @@ import torch
 
 from interop import wrap
 from interop.bridge import capture
-from interop.diagnostics import reproducer
-from interop.equivalence.isolation import run_isolated
+
+from bundle_case import captured_case
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 
@@ -57,15 +56,9 @@ def _batchnorm_train_right_on_call_1_wrong_on_call_2(calls=(1, 2)):
 
 
 def _run_case(tmp_path: Path, name: str, fn) -> dict:
-    folder = tmp_path / name
-    capture.start(folder, name, reproducer.write_bundle, tmp_path / "logs" / f"{name}.log")
-    try:
-        with pytest.raises(Exception) as info:
-            run_isolated(fn, timeout=120)
-    finally:
-        capture.stop()
-    assert "call 2:" in str(info.value), info.value  # the case failed on call 2, not call 1
-    return json.loads((folder / "meta.json").read_text())
+    meta, failure = captured_case(tmp_path, name, fn)
+    assert "call 2:" in str(failure), failure  # the case failed on call 2, not call 1
+    return meta
 
 
 def _stored_input(folder: Path) -> np.ndarray:

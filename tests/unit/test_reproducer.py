@@ -19,6 +19,8 @@ from interop.bridge import capture
 from interop.diagnostics import reproducer
 from interop.equivalence.isolation import run_isolated
 
+from bundle_case import captured_case, fresh_repro
+
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,23 +28,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _run_case(tmp_path: Path, name: str, fn) -> dict:
     """``fn`` as a suite runs a case (a forked child) with a capture on; the bundle's meta.json."""
-    folder = tmp_path / name
-    capture.start(folder, name, reproducer.write_bundle, tmp_path / "logs" / f"{name}.log")
-    try:
-        with pytest.raises(Exception):
-            run_isolated(fn, timeout=120)
-    finally:
-        capture.stop()
-    return json.loads((folder / "meta.json").read_text())
+    return captured_case(tmp_path, name, fn)[0]
 
 
-def _fresh(folder: Path) -> subprocess.CompletedProcess:
-    """``python repro.py`` as an Aidge developer runs it: a new interpreter in isolated mode, where
-    importing torch or interop fails."""
-    code = ("import runpy, sys\nsys.modules['torch'] = None\nsys.modules['interop'] = None\n"
-            "sys.argv = ['repro.py']\nrunpy.run_path('repro.py', run_name='__main__')\n")
-    return subprocess.run([sys.executable, "-I", "-c", code], cwd=folder, capture_output=True, text=True, timeout=120,
-                          env={"PATH": os.environ.get("PATH", ""), "OMP_NUM_THREADS": "1"})
+_fresh = fresh_repro
 
 
 def _padded_maxpool1d():
