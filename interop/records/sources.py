@@ -5,7 +5,7 @@ OpInfo samples, the model zoo... A record carries it with the case's other field
 the case object (:attr:`interop.cases.case.Case.suite`); a test that runs no case (a unit test,
 a tensor test) is named by its test file (:data:`SOURCES`, :func:`caseless_fields`). A
 failure's *attribution* (:data:`~interop.categories.ATTRIBUTIONS`) says who is to
-blame, decided once by :func:`interop.cases.expected_failures.attribution_rule` (what the failure
+blame, decided once by :func:`interop.categories.attribution_rule` (what the failure
 says, else from its category and phase) when the record is written; :func:`attribution_of` applies
 the same rule to a failure known only by its text. Findings attributed to ``export`` or ``precision`` are not Aidge bugs: the report
 lists them in their own sections.
@@ -53,7 +53,7 @@ def source_of(nodeid: str) -> str:
 
 def attribution_of(message: str, category: str) -> str | None:
     """Who a failure known only by its text (a console row) is attributed to: the one rule,
-    :func:`interop.cases.expected_failures.attribution_rule` (an ``attribution: X`` its text states,
+    :func:`interop.categories.attribution_rule` (an ``attribution: X`` its text states,
     else from the category and a crash's or hang's phase in the text), as the records have it."""
     from ..categories import attribution_rule
 

@@ -38,7 +38,7 @@ import os
 from pathlib import Path
 from typing import Any, Iterable
 
-from .model import checked, problem_of as record_problem, written
+from .model import _NAMES as _TYPE_WORDS, checked, problem_of as record_problem, written
 from .outcome import pytest_outcome
 from ..reading import (MAX_LOG_BYTES, UnsafeInputError, confined, confined_json_lines, read_confined,
                        read_confined_json)
@@ -165,9 +165,8 @@ _STR = (str, type(None))
 
 
 def _type_name(kinds: tuple) -> str:
-    names = {str: "a string", int: "an integer", float: "a number", bool: "true or false", list: "a list",
-             dict: "an object", type(None): "null"}
-    return " or ".join(names.get(k, k.__name__) for k in kinds)
+    """session.json's field types in the typed record's words (``a string or null``)."""
+    return " or ".join(_TYPE_WORDS.get(k, k.__name__) for k in kinds)
 
 
 def _of_type(value: Any, kinds: tuple) -> bool:

@@ -6,19 +6,15 @@ SIGABRT, "free(): invalid next size", on the channel-multiplier depthwise convol
 benchmark configurations: `ConvDepthwise2D_attr_channel_multiplier_2` and its `_no_bias` twin)."""
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import torch
 
 from interop import wrap
-from interop.bridge import capture
-from interop.diagnostics import reproducer
-from interop.equivalence.isolation import run_isolated
+
+from bundle_case import captured_case, fresh_repro
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 
@@ -30,23 +26,14 @@ def _channel_multiplier_2():
 
 def test_the_script_refuses_at_compile_what_the_bridge_refuses_with_aidge_s_words(tmp_path):
     folder = tmp_path / "dw"
-    capture.start(folder, "dw", reproducer.write_bundle, tmp_path / "dw.log")
-    try:
-        with pytest.raises(Exception) as info:
-            run_isolated(_channel_multiplier_2, timeout=180)
-    finally:
-        capture.stop()
-    assert "cannot compute the output dims" in str(info.value), info.value  # the bridge's refusal
-    meta = json.loads((folder / "meta.json").read_text())
+    meta, failure = captured_case(tmp_path, "dw", _channel_multiplier_2, timeout=180)
+    assert "cannot compute the output dims" in str(failure), failure  # the bridge's refusal
     assert meta["repro"]["exit"] == 1, meta["repro"]
     line = meta["repro"]["line"]
     assert line.startswith("DEFECT PRESENT: compile: Aidge cannot compute the output dims of node"), line
     assert "Wrong input size ([2, 3, 8, 8]) for ConvDepthWise operator. Expected dims are [x, 6, x, x]" in line
     # as an Aidge developer runs it: a new interpreter where torch and this suite cannot be imported
-    code = ("import runpy, sys\nsys.modules['torch'] = None\nsys.modules['interop'] = None\n"
-            "sys.argv = ['repro.py']\nrunpy.run_path('repro.py', run_name='__main__')\n")
-    done = subprocess.run([sys.executable, "-I", "-c", code], cwd=folder, capture_output=True, text=True, timeout=60,
-                          env={"PATH": os.environ.get("PATH", ""), "OMP_NUM_THREADS": "1"})
+    done = fresh_repro(folder, timeout=60)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "DEFECT PRESENT: compile:" in done.stdout and "Expected dims are [x, 6, x, x]" in done.stdout
     assert not list(Path(folder).glob("aidge-*.log"))  # the script's temporary log is not left behind
@@ -67,12 +54,15 @@ def test_a_graph_whose_dims_compile_computes_is_still_run(tmp_path):
             am(torch.randn(2, 3, 8, 8))
         raise EquivalenceError("forced", test="dw1", epoch=1, what="output", seed=0)
 
-    folder = tmp_path / "dw1"
-    capture.start(folder, "dw1", reproducer.write_bundle, tmp_path / "dw1.log")
-    try:
-        with pytest.raises(Exception):
-            run_isolated(fine_but_compared, timeout=180)
-    finally:
-        capture.stop()
-    meta = json.loads((folder / "meta.json").read_text())
+    meta, _ = captured_case(tmp_path, "dw1", fine_but_compared, timeout=180)
     assert meta["repro"]["exit"] == 0 and meta["repro"]["line"].startswith("FIXED"), meta["repro"]
+
+
+def test_the_script_s_check_skips_the_nodes_the_bridge_s_skips():
+    """repro.py cannot import this suite, so its copy of the bridge's check
+    (interop/diagnostics/repro_body.py) keeps its own list of the node types whose output dims come
+    from their first input's values: it must stay the bridge's list."""
+    from interop.bridge import graph
+    from interop.diagnostics import repro_body
+
+    assert repro_body._DIMS_FROM_INPUT_0_VALUES == graph._DIMS_FROM_INPUT_0_VALUES
