@@ -59,22 +59,25 @@ def _run_start(run_dir: Path) -> float:
 def timeline(run_dir: Path) -> tuple[float, list[tuple[float, int, dict]]]:
     """(the run's start, [(time, order, part line)]) rebuilt from ``run_dir/records.jsonl`` (see
     the module's docstring): a ``start`` line and a ``record`` per test, one ``collected`` line."""
-    records = []
-    with (run_dir / "records.jsonl").open() as f:
-        for raw in f:
-            rec = json.loads(raw)
-            if rec.get("event", "record") == "record" and isinstance(rec.get("nodeid"), str):
-                records.append(rec)
+    records, path = [], run_dir / "records.jsonl"
+    with path.open() as f:
+        for number, raw in enumerate(f, 1):
+            try:  # a line the replay cannot place is named, never skipped: the timeline would be wrong
+                rec = json.loads(raw)
+                if rec.get("event", "record") == "record" and isinstance(rec.get("nodeid"), str):
+                    records.append((_ts(rec["time"]), rec))
+            except (ValueError, TypeError, KeyError, AttributeError) as exc:
+                raise SystemExit(f"progress_eta: {path}:{number}: not a record with a 'time' the replay can place "
+                                 f"({type(exc).__name__}: {exc})") from None
     if not records:
-        raise SystemExit(f"progress_eta: {run_dir / 'records.jsonl'}: no records")
+        raise SystemExit(f"progress_eta: {path}: no records")
     events = []
-    for rec in records:
-        end = _ts(rec["time"])
+    for end, rec in records:
         start = end - float(rec.get("duration_s") or 0.0)
         events.append((start, 1, {"event": "start", "nodeid": rec["nodeid"]}))
         events.append((end, 2, rec))
     files: dict[str, int] = {}
-    for rec in records:
+    for _, rec in records:
         files[file_of(rec["nodeid"])] = files.get(file_of(rec["nodeid"]), 0) + 1
     first = min(t for t, _, _ in events)
     events.append((first, 0, {"event": "collected", "count": len(records), "files": files}))
