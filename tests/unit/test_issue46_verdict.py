@@ -25,7 +25,6 @@ import signal
 import sys
 import time
 
-import pytest
 import torch
 
 import interop
