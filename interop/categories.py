@@ -399,6 +399,12 @@ def attribution_rule(category: str, phase: str | None = None, text: str = "",
     return ("aidge" if kind_of(category) == "aidge" else None), False
 
 
+def row_attribution(attribution: str | None, category: str, phase: str | None = None) -> str | None:
+    """A table row's attribution: its own, else :func:`attribution_rule` on the row's category and
+    phase (the table's rows without one are all in Aidge categories: Aidge's)."""
+    return attribution or attribution_rule(category, phase, read_text=False)[0]
+
+
 def failure_facts(exc: BaseException) -> FailureFacts:
     """The one decider of what a failure is: its own typed ``category`` first (``decided ==
     "raise"``), the text of another library's exception only (:func:`categorize` of its message,

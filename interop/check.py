@@ -173,7 +173,7 @@ def _defect_id(b: Blocker, message: str) -> str | None:
     from .reporting.ledger import defect_id, is_aidge_finding, signature_of
 
     record = {"category": b.category, "error": message, "phase": b.phase, "backend": "cpu",
-              "aidge_operator": b.operator, "outcome": "failed", "attribution": b.attribution or "aidge"}
+              "aidge_operator": b.operator, "outcome": "failed", "attribution": b.attribution}
     if not is_aidge_finding(record):
         return None
     return defect_id(signature_of(record))

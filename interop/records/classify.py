@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..categories import failure_facts, kind_of
+from ..categories import failure_facts, row_attribution
 
 __all__ = ["finding_of", "category_of", "entry_fields", "first_line", "MESSAGE_LIMIT"]
 
@@ -111,7 +111,7 @@ def finding_of(exc: BaseException | None) -> dict[str, Any]:
     if entry is not None:
         # the table decided this one: its category and phase were checked against the failure
         out.update(category=entry.category, phase=entry.phase, aidge_operator=entry.operator,
-                   attribution=entry.attribution or ("aidge" if kind_of(entry.category) == "aidge" else "export"),
+                   attribution=row_attribution(entry.attribution, entry.category, entry.phase),
                    decided="table", expected=entry_fields(entry))
     return out
 

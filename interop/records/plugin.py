@@ -6,16 +6,26 @@ directory of ``nox -s report``, the staging directory ``tests/conftest.py`` give
 session). A session started from inside another session's test (pytester) writes none unless
 given ``--records``: one run never touches another's files.
 
-- Each process that runs tests (a plain session, each xdist worker) appends to its own part
-  file (:class:`~interop.records.store.PartWriter`): a ``start`` line when a test starts, its
-  record when it ends: id, source, case, the torch operator as the user wrote it, the Aidge node
+- The process that runs a test builds its record and hands it to pytest's own report channel:
+  the teardown report's ``user_properties`` carries the record (one JSON line), the setup
+  report's the case's fields (issue 46). One process writes: the session's main process (a plain
+  session, or the xdist controller, which receives every worker's reports) appends each line to
+  the session's one file (:class:`~interop.records.store.PartWriter`, one ``O_APPEND`` write a
+  line) as the report arrives, and takes both entries out of ``user_properties`` before any other
+  plugin reads them (``--junitxml`` would write them as properties). A ``start`` line when a test
+  starts (with the case's fields: in a plain session at once; under xdist when the setup report
+  brings them), its record when it ends: id, source, case, the torch operator as the user wrote it, the Aidge node
   types declared, the configuration file and case key, backend, dtype, phases, pytest's outcome
   and per-phase statuses (``pytest_report_teststatus``, exactly what pytest's summary counts),
   duration, and for a failure or an expected failure what :func:`~interop.records.classify.finding_of`
   reads from the typed exception (category, phase, Aidge operator and node, attribution, the
   full error, the comparator's figures, seed, signal), the skip reason, the replay command.
-- The xdist controller records the test of a worker that died (xdist's crash report), with the
-  worker's signal: SIGKILL / SIGTERM from outside is category ``killed``, never an Aidge crash.
+- The xdist controller records the test of a worker that died (xdist's crash report, its public
+  ``"???"`` report), with the worker's signal: SIGKILL / SIGTERM from outside is category
+  ``killed``, never an Aidge crash. No public hook of xdist gives that signal: :func:`_signal_of`
+  reads it from the gateway's process (``tests/unit/test_records_transport.py`` fails when xdist
+  changes it). A worker that dies during a test's setup never sent its case's fields: that
+  record names the test by its id alone.
 - The main process combines the parts when the session ends (:func:`~interop.records.store.combine`)
   with pytest's own counts (the terminal reporter's), the exit status and whether the session ran
   to its end; a session killed before that is combined by whoever reads it next, as incomplete.
@@ -24,6 +34,7 @@ given ``--records``: one run never touches another's files.
 """
 from __future__ import annotations
 
+import json
 import os
 import platform
 import sys
@@ -35,8 +46,8 @@ import pytest
 from ..env import env_dir
 from . import shard as _shard
 from ..reading import UnsafeInputError, confined
-from .model import written
-from .store import PARTS_DIR, SCHEMA, PartWriter, combine, now
+from .model import checked, written
+from .store import PARTS_DIR, SCHEMA, PartWriter, combine, line_of, now
 
 __all__ = ["RecordsPlugin", "records_directory", "case_fields", "route_fields"]
 
@@ -45,6 +56,10 @@ _WORKER_KEY = "interop_records_dir"
 _SESSION_KEY = "interop_records_session"
 _SHARD_KEY = "interop_shard"
 _DURATIONS_KEY = "interop_shard_durations"
+#: the ``user_properties`` entries that carry the records from the process that ran the test to the
+#: one that writes (issue 46): the setup report's the case's fields, the teardown report's the record
+FIELDS_PROPERTY = "interop_case_fields"
+RECORD_PROPERTY = "interop_record"
 #: set by a records session's main process for what it starts: a pytest session that finds it
 #: (pytester's inner sessions, in-process or not) is nested, and writes records only when given
 #: ``--records`` (``PYTEST_CURRENT_TEST`` alone misses an in-process inner session started after
@@ -248,6 +263,9 @@ class RecordsPlugin:
             os.environ[SESSION_ENV] = self.session_id  # what this session starts is nested
             self._marked = True
         self.is_controller = False
+        #: the one process of the session that writes its records (a plain session's, the xdist
+        #: controller); a worker hands its records over in its reports' ``user_properties``
+        self.writes = workerinput is None
         self._writer: PartWriter | None = None
         #: why this process's records could not be written (None: they were)
         self.write_error: str | None = None
@@ -255,6 +273,8 @@ class RecordsPlugin:
         #: nodeid -> the case fields its ``start`` line carries (written before the test runs: a
         #: test whose process dies keeps its case's fields, issue 46)
         self._start_fields: dict[str, dict[str, Any]] = {}
+        #: the controller's: the tests whose setup report brought their case's fields
+        self._fields_seen: set[str] = set()
         self.started = now()
 
     # -- writing --------------------------------------------------------------------------
@@ -263,13 +283,16 @@ class RecordsPlugin:
         return {"schema": SCHEMA, "event": "record", "nodeid": nodeid, "reported": True, "time": now(),
                 "worker": self.worker, "pid": os.getpid(), **fields}
 
-    def _write(self, obj: dict[str, Any]) -> None:
-        """One line into this process's part file. A part file that cannot be made or written (the
+    def _write(self, obj: dict[str, Any] | str) -> None:
+        """One line (an object, or a line a worker made, :func:`~interop.records.store.line_of`)
+        into the session's part file, by the process that writes (:attr:`writes`). A part file that cannot be made or written (the
         folder a link out, refused by :func:`interop.reading.confined`; a full or read-only disk)
         is said once, by name, and the session goes on without records: it ends incomplete
         (:meth:`pytest_sessionfinish`), never in a traceback per test."""
         if self.directory is None or self.write_error is not None:  # registered for the shard alone / broken
             return
+        if not self.writes:  # a worker's lines travel in its reports (pytest_runtest_makereport)
+            raise RuntimeError("interop records: an xdist worker writes no records file")
         try:
             if self._writer is None:
                 self._writer = PartWriter(self.directory, self.worker, self.session_id)
@@ -296,8 +319,7 @@ class RecordsPlugin:
         # traceback inside a hook (INTERNALERROR) nor a folder made through a link
         try:
             confined(self.directory / PARTS_DIR, self.directory, kind="dir", missing_ok=True)
-            if not self.is_controller:
-                self._writer = PartWriter(self.directory, self.worker, self.session_id)
+            self._writer = PartWriter(self.directory, self.worker, self.session_id)
         except (UnsafeInputError, OSError) as exc:
             raise pytest.UsageError(_records_error(self.directory, exc)) from None
 
@@ -321,16 +343,29 @@ class RecordsPlugin:
             config.hook.pytest_deselected(items=dropped)
             items[:] = keep
 
+    def _collected(self, nodeids: list[str], worker: str, pid: int | None) -> None:
+        """The ``collected`` line the progress line counts against (:mod:`interop.records.progress`):
+        how many tests, and how many of each file (its ETA weights them by the last run)."""
+        files: dict[str, int] = {}
+        for nodeid in nodeids:
+            files[nodeid.split("::", 1)[0]] = files.get(nodeid.split("::", 1)[0], 0) + 1
+        self._write(written({"event": "collected", "count": len(nodeids), "time": now(),
+                             "worker": worker, "pid": pid, "files": files}, need_nodeid=False))
+
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        if not self.is_controller:  # what the progress line counts against (interop.records.progress)
-            files: dict[str, int] = {}  # tests per file: the progress line's ETA weights them by the last run
-            for item in session.items:
-                files[item.nodeid.split("::", 1)[0]] = files.get(item.nodeid.split("::", 1)[0], 0) + 1
-            self._write(written({"event": "collected", "count": len(session.items), "time": now(),
-                                 "worker": self.worker, "pid": os.getpid(), "files": files}, need_nodeid=False))
+        if self.writes and not self.is_controller:  # a plain session (the controller collects nothing)
+            self._collected([item.nodeid for item in session.items], self.worker, os.getpid())
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node, ids: list[str]) -> None:
+        """xdist's public hook: a worker collected ``ids`` (each worker collects them all)."""
+        if self.writes:
+            self._collected(list(ids), getattr(getattr(node, "gateway", None), "id", None) or "gw?", None)
 
     def pytest_collectreport(self, report) -> None:
-        if report.failed and not self.is_controller:
+        # the session's own collection, or (under xdist) a worker's failed one, which xdist hands
+        # to the controller once
+        if report.failed and self.writes:
             from .classify import MESSAGE_LIMIT
 
             status = self.config.hook.pytest_report_teststatus(report=report, config=self.config)[0]
@@ -394,17 +429,27 @@ class RecordsPlugin:
             pass
 
     def pytest_runtest_logstart(self, nodeid: str, location) -> None:
-        if self.is_controller:
+        line = {"event": "start", "nodeid": nodeid, "time": now()}
+        if self.is_controller:  # xdist forwards each worker's: the case's fields come with its setup report
+            self._write(written(line))
             return
-        self._state[nodeid] = _new_state()
-        line = {"event": "start", "nodeid": nodeid, "time": now(), "worker": self.worker, "pid": os.getpid()}
-        try:
-            self._write(written({**line, **self._start_fields.pop(nodeid, {})}))
-        except ValueError as exc:  # a case field of the wrong type: the start line without them, saying so
-            self._write(written({**line, "fields_error": f"the case's fields could not be written: {exc}"}))
+        self._state[nodeid] = state = _new_state()
+        state["start"] = self._start_line({**line, "worker": self.worker, "pid": os.getpid()},
+                                          self._start_fields.pop(nodeid, {}))
+        if self.writes:  # a plain session: the start line with the case's fields, before the test runs
+            self._write(state["start"])
 
-    @pytest.hookimpl(hookwrapper=True)
+    @staticmethod
+    def _start_line(line: dict[str, Any], fields: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return written({**line, **fields})
+        except ValueError as exc:  # a case field of the wrong type: the start line without them, saying so
+            return written({**line, "fields_error": f"the case's fields could not be written: {exc}"})
+
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call):
+        # tryfirst: the outermost wrapper, so the report is the one pytest's own wrappers
+        # (skipping's xfail, the expected-failure guard) made final
         outcome = yield
         if self.is_controller:
             return
@@ -418,13 +463,19 @@ class RecordsPlugin:
             state["exc"] = call.excinfo.value
             if "interop.bridge.capture" in sys.modules:  # a case run in this process: its reproducer here
                 sys.modules["interop.bridge.capture"].failed(call.excinfo.value)
-
-    def pytest_runtest_logreport(self, report) -> None:
-        if self.is_controller:
-            if report.when == "???":  # xdist: the worker running this test died
-                self._lost_to_dead_worker(report)
+        state["reports"].append(self._status_entry(report))
+        if self.directory is None:
             return
-        state = self._state.setdefault(report.nodeid, _new_state())
+        # the records travel in the reports (issue 46): the process that writes takes them out
+        # (pytest_runtest_logreport); xdist carries a worker's to its controller
+        if call.when == "setup" and not self.writes and state.get("start") is not None:
+            report.user_properties.append((FIELDS_PROPERTY, line_of(state["start"])))
+        elif call.when == "teardown":
+            report.user_properties.append((RECORD_PROPERTY, line_of(self._finished(item.nodeid, state))))
+
+    def _status_entry(self, report) -> dict[str, Any]:
+        """One phase's entry of the record's ``reports``: its status as pytest's summary counts it
+        (``pytest_report_teststatus``), duration, and the skip, xfail and strict-XPASS reasons."""
         status = self.config.hook.pytest_report_teststatus(report=report, config=self.config)[0]
         entry = {"when": report.when, "status": status, "duration": round(report.duration, 6)}
         if report.skipped and not hasattr(report, "wasxfail"):
@@ -434,33 +485,81 @@ class RecordsPlugin:
         if report.failed and str(report.longrepr or "").startswith("[XPASS(strict)]"):
             entry["xpass_strict"] = True
             entry["xfail_reason"] = str(report.longrepr)[len("[XPASS(strict)]"):].strip() or None
-        state["reports"].append(entry)
+        return entry
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_logreport(self, report) -> None:
+        if not self.writes:
+            return
+        if report.when == "???":  # xdist: the worker running this test died
+            self._lost_to_dead_worker(report)
+            return
+        if self.directory is None:  # the process that ran the test carried nothing
+            return
+        # a plain session wrote the start line itself: only a worker's setup report carries one
+        key = {"setup": FIELDS_PROPERTY if self.is_controller else None, "teardown": RECORD_PROPERTY}.get(report.when)
+        props = list(getattr(report, "user_properties", None) or [])
+        if key is not None and props:
+            # ours is the setup or teardown report's last entry of its key (appended by the outermost
+            # makereport wrapper, after the item's own properties): an entry a test made with
+            # record_property, in any report, stays where it is
+            at = next((i for i in range(len(props) - 1, -1, -1) if isinstance(props[i], (tuple, list))
+                       and len(props[i]) == 2 and props[i][0] == key), None)
+            if at is None:
+                return
+            line = props.pop(at)[1]
+            # out before any other plugin reads them (--junitxml writes every property)
+            report.user_properties = props
+            self._write_carried(report, key, line)
+
+    def _write_carried(self, report, key: str, line: Any) -> None:
+        """A line a report carried, checked before it is written (a JSON object of the test's own
+        id, through the typed record); one that is not is said in the test's record, never written."""
+        event = "start" if key == FIELDS_PROPERTY else "record"
+        try:
+            obj = checked(json.loads(line)) if isinstance(line, str) else None
+            if obj is None or obj.get("nodeid") != report.nodeid or obj.get("event") != event:
+                raise ValueError(f"not a {event} line of {report.nodeid!r}")
+        except (ValueError, RecursionError) as exc:
+            if key == RECORD_PROPERTY:
+                self._write_record(self._base(
+                    report.nodeid, outcome="error", reports=[], category="unknown", decided="none",
+                    record_error=f"the record its report carried could not be read: {str(exc)[:300]}"))
+            return
+        if key == FIELDS_PROPERTY:
+            self._fields_seen.add(report.nodeid)
+        self._write(line)
 
     def pytest_runtest_logfinish(self, nodeid: str, location) -> None:
-        if self.is_controller:
-            return
-        state = self._state.pop(nodeid, None)
-        if state is None:
-            return
+        self._state.pop(nodeid, None)
+        self._start_fields.pop(nodeid, None)
+
+    def _finished(self, nodeid: str, state: dict[str, Any]) -> dict[str, Any]:
+        """The test's record (:meth:`_record`), through :meth:`_checked`; one whose building raised
+        is its case's fields, outcome and per-phase statuses with the error."""
         try:
             record = self._record(nodeid, state)
         except Exception as exc:  # a record that says what went wrong, never a session that dies
             record = self._base(nodeid, **state.get("fields", {}), outcome=_outcome(state["reports"]),
                                 reports=state["reports"], record_error=f"{type(exc).__name__}: {exc}")
-        self._write_record(record)
+        return self._checked(record)
 
-    def _write_record(self, record: dict[str, Any]) -> None:
+    def _checked(self, record: dict[str, Any]) -> dict[str, Any]:
         """``record`` built through the typed record (:func:`interop.records.model.written`: its
-        types checked, its outcome said once) and written; one that cannot be (a field of the
-        wrong type, named) is written as its id, outcome and per-phase statuses with the reason."""
+        types checked, its outcome said once); one that cannot be (a field of the wrong type,
+        named) is its id, outcome and per-phase statuses with the reason."""
         try:
-            self._write(written(record))
+            return written(record)
         except (TypeError, ValueError) as exc:
             reports = record.get("reports") if _statuses(record.get("reports")) else []
-            self._write(written(self._base(
+            return written(self._base(
                 str(record.get("nodeid")), outcome=_outcome(reports), reports=reports,
                 xpass_strict=any(r.get("xpass_strict") is True for r in reports),
-                record_error=f"the record could not be written: {exc}")))
+                record_error=f"the record could not be written: {exc}"))
+
+    def _write_record(self, record: dict[str, Any]) -> None:
+        """A record the writing process makes itself (a collection error, a dead worker's test)."""
+        self._write(self._checked(record))
 
     def _record(self, nodeid: str, state: dict[str, Any]) -> dict[str, Any]:
         from ..equivalence.tester import replay_command
@@ -506,6 +605,9 @@ class RecordsPlugin:
         external = signal in EXTERNAL_SIGNALS
         name = getattr(getattr(worker, "gateway", None), "id", "?")
         how = f"killed by {signal}" if signal else "died (xdist gives no signal)"
+        # its case's fields come with its setup report (at combine, from that start line)
+        unsent = {} if report.nodeid in self._fields_seen else {
+            "fields_error": "the xdist worker died before the test's setup report, which carries its case's fields"}
         self._write_record(self._base(
             # the case's fields come from the worker's start line of the test, at combine (store)
             report.nodeid, outcome="failed",
@@ -513,7 +615,7 @@ class RecordsPlugin:
             category="killed" if external else "crash", decided="run", phase=None,
             attribution=None if external else "unknown", signal=signal,
             error=f"the pytest-xdist worker {name} running the test {how}", message=str(report.longrepr or ""),
-            worker=name, pid=None))
+            worker=name, pid=None, **unsent))
 
     # -- the end ----------------------------------------------------------------------------
     @pytest.hookimpl(trylast=True)

@@ -3,10 +3,12 @@
 A run directory (``results/runs/<run>/`` of ``nox -s report``, the staging directory of a plain
 pytest session) holds:
 
-- ``records.d/<session>/<worker>-<pid>.jsonl`` while the run goes: one folder per session (its
-  main process's pid and start time), one file per process that runs tests (each xdist
-  worker, the controller, a plain session), appended one line at a time with a single
-  ``O_APPEND`` write (a process killed mid-run leaves whole lines). A session combines and
+- ``records.d/<session>/main-<pid>.jsonl`` while the run goes: one folder per session (its
+  main process's pid and start time), one file written by the session's main process (a plain
+  session's, the xdist controller: a worker's records reach it in pytest's reports,
+  :mod:`interop.records.plugin`), appended one line at a time with a single ``O_APPEND`` write
+  (a process killed mid-run leaves whole lines). Runs before 2026-12-04 have one file per
+  process that ran tests (``<worker>-<pid>.jsonl``): they are read the same way. A session combines and
   removes its own folder only: two sessions given one directory never destroy each other's
   parts (measured: the unit tests' inner sessions did, in a full run). A ``start`` line
   precedes each test, its record follows it.
@@ -44,7 +46,7 @@ from ..reading import (MAX_LOG_BYTES, UnsafeInputError, confined, confined_json_
                        read_confined_json)
 
 __all__ = ["RECORDS_FILE", "SESSION_FILE", "PARTS_DIR", "SCHEMA", "PartWriter", "combine", "load_run", "RunRecords",
-           "write_atomically", "write_run", "now", "records_counts", "check_counts", "COUNTED_OUTCOMES",
+           "write_atomically", "write_run", "now", "line_of", "records_counts", "check_counts", "COUNTED_OUTCOMES",
            "record_problem", "checked_session", "MAX_SESSION_BYTES"]
 
 RECORDS_FILE = "records.jsonl"
@@ -109,6 +111,12 @@ def json_safe(value: Any) -> Any:
     return value
 
 
+def line_of(obj: dict[str, Any]) -> str:
+    """``obj`` as a record's JSON line, without its newline (strict JSON: non-finite floats as
+    strings, :func:`json_safe`; keys sorted)."""
+    return json.dumps(json_safe(obj), sort_keys=True, default=str, allow_nan=False)
+
+
 class PartWriter:
     """One process's part file: each :meth:`write` is one ``os.write`` of one JSON line on an
     ``O_APPEND`` descriptor (whole lines even when the process is killed right after)."""
@@ -130,8 +138,10 @@ class PartWriter:
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
                            | getattr(os, "O_NONBLOCK", 0), 0o644)
 
-    def write(self, obj: dict[str, Any]) -> None:
-        data = (json.dumps(json_safe(obj), sort_keys=True, default=str, allow_nan=False) + "\n").encode()
+    def write(self, obj: dict[str, Any] | str) -> None:
+        """``obj`` as one line (:func:`line_of`); a string is a line already made (a worker's, carried
+        in its report): written as it is, with its newline."""
+        data = ((obj if isinstance(obj, str) else line_of(obj)).rstrip("\n") + "\n").encode()
         view = memoryview(data)
         try:
             while view:
@@ -289,8 +299,9 @@ def _lost(nodeid: str, start: dict[str, Any]) -> dict[str, Any]:
     return written({"schema": SCHEMA, "event": "record", "nodeid": nodeid, "case": None, "source": None,
             **_case_fields_of(start), "outcome": "failed", "reports": [], "reported": False,
             "category": "killed", "decided": "run", "phase": None, "attribution": None,
-            "error": f"the process running the test ({start.get('worker')}, pid {start.get('pid')}) ended "
-                     "without a result: killed from outside (SIGKILL, the OOM killer) or it died",
+            "error": "the process running the test"
+                     + (f" ({start.get('worker')}, pid {start.get('pid')})" if start.get("worker") else "")
+                     + " ended without a result: killed from outside (SIGKILL, the OOM killer) or it died",
             "message": "", "signal": None, "worker": start.get("worker"), "pid": start.get("pid"),
             "time": start.get("time")})
 

@@ -37,6 +37,7 @@ import types
 from pathlib import Path
 from typing import Any
 
+from ..categories import row_attribution
 from ..cases import failure_table as ft
 from ..cases.case import PHASES, normalized_label  # normalized_label: the one normalisation of labels
 from ..cases.expected_failures import disagreements, expected_failure, quotes_failure
@@ -255,7 +256,7 @@ def _propose(run_dir: Path, run: RunRecords, table_dir, release) -> Proposal:
             # an error row only: a mismatch's attribution is the comparator's own (an EquivalenceError carries it,
             # and a row that disagrees with it fails the case: expected_failures.disagreements). A crash or a hang
             # stays Aidge's: a graph onnx refuses is to be refused by Aidge too, not to kill the process
-            if outcome == "xfailed" and repro.get("export_valid") is False and (entry.attribution or "aidge") == "aidge" \
+            if outcome == "xfailed" and repro.get("export_valid") is False and row_attribution(entry.attribution, entry.category, entry.phase) == "aidge" \
                     and entry.category not in ("outputs_differ", "gradients_differ", "output_shape_differs",
                                                "training_diverges", "crash", "hang"):
                 refused.setdefault(id(entry), {"entry": entry, "cases": [],
@@ -351,7 +352,8 @@ def _propose(run_dir: Path, run: RunRecords, table_dir, release) -> Proposal:
         if len(items) == 1 and (held == [release] or not old_way):
             item = items[0]
             what = {k: item[k] for k in ("phase", "category") if row.get(k) != item[k]}
-            if (row.get("attribution") or "aidge") != (item["attribution"] or "aidge"):  # null: Aidge
+            if row_attribution(row.get("attribution"), row.get("category"), row.get("phase")) \
+                    != row_attribution(item["attribution"], item["category"], item["phase"]):
                 what["attribution"] = item["attribution"]
             if item["quote"] not in quotes:
                 what["quote"] = item["quote"]
@@ -712,7 +714,7 @@ def release_diff(old: str, new: str, table_dir: str | Path | None = None, backen
     of other runs too, such as an OpInfo shard's), so that only what both releases were measured on
     is compared; the rows attributed to the export or to precision are no Aidge defect and are left out."""
     every = ft.load_table(table_dir)
-    table = [e for e in every if (all_runs or not e.run) and (e.attribution or "aidge") == "aidge" and (
+    table = [e for e in every if (all_runs or not e.run) and row_attribution(e.attribution, e.category, e.phase) == "aidge" and (
         backend is None or e.backend is None or backend == e.backend
         or (isinstance(e.backend, tuple) and backend in e.backend))]
     # only the sources both releases' runs were checked on (a source with rows for each of them)

@@ -89,6 +89,7 @@ def test_the_plugin_writes_a_wrong_record_as_its_statuses_and_the_reason(tmp_pat
 
     plugin = RecordsPlugin.__new__(RecordsPlugin)
     plugin.directory, plugin.write_error, plugin.worker, plugin.session_id = tmp_path, None, "main", "s"
+    plugin.writes = True  # the session's main process: the one that writes (a worker's records travel in its reports)
     plugin._writer = PartWriter(tmp_path, "main", "s")
     reports = [{"when": "call", "status": "failed", "duration": 0.5}]
     plugin._write_record(plugin._base(NODE, outcome="failed", reports=reports, seed="not a seed", case="Abs_a"))
