@@ -6,7 +6,8 @@ through a pipe, either its (picklable) return value or the exception it raised: 
 same message and attributes, with the child's traceback attached as a note. A child killed
 by a signal raises :class:`interop.errors.AidgeCrash` in the parent, whose message reads
 ``crash: process killed by SIGABRT during compile``. The phase is read from the Python stack
-that :mod:`faulthandler` writes when the child receives the fatal signal: the innermost
+that :mod:`faulthandler` writes when the child receives the fatal signal (a hung child: when the
+parent sends it SIGUSR1 at its timeout, before killing it, :func:`_dump_stacks`): the innermost
 frame in the bridge (``_import_graph`` -> import, ``_compile`` -> compile, ``forward``,
 ``backward``, ``step``) or the ONNX exporter names it.
 
@@ -345,6 +346,7 @@ def run_isolated(fn: Callable[..., Any], *args: Any, timeout: float | None = Non
     try:
         data, timed_out = _read_all(read_fd, timeout, pid)
         if timed_out:
+            _dump_stacks(pid, stack_file)  # where it hangs: the phase, as a crash's stack gives it
             _kill_all(_descendants(pid))  # what the hung case started, then the case
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, _signal.SIGKILL)
@@ -383,6 +385,28 @@ def run_isolated(fn: Callable[..., Any], *args: Any, timeout: float | None = Non
     if payload.get("out_of_memory") and bound is not None:
         raise _memory_crash(payload, bound)
     raise _rebuild(payload)
+
+
+#: how long a hung child is given to write its threads' stacks before it is killed
+DUMP_WAIT_S = 2.0
+
+
+def _dump_stacks(pid: int, stack_file) -> None:
+    """Have a hung child write every thread's Python stack (``faulthandler`` answers SIGUSR1 from
+    its signal handler, even while a thread is stuck in C++), and wait until it has (the file grew,
+    then stayed the same for 50 ms) or :data:`DUMP_WAIT_S` passed. Before this, a hang had no stack:
+    its record said "outside the bridge's phases", attribution ``unknown``, wherever it hung."""
+    try:
+        size = os.fstat(stack_file.fileno()).st_size
+        os.kill(pid, _signal.SIGUSR1)
+    except (OSError, AttributeError):
+        return
+    start, deadline, settled = size, time.monotonic() + DUMP_WAIT_S, 0
+    while time.monotonic() < deadline and settled < 5:
+        time.sleep(0.01)
+        now = os.fstat(stack_file.fileno()).st_size
+        settled = settled + 1 if now == size and now > start else 0
+        size = now
 
 
 def _with_peak(crash: AidgeCrash, grown: int, bound: int | None) -> AidgeCrash:
@@ -467,6 +491,9 @@ def _child(write_fd: int, stack_file, fn, args, kwargs, timed: bool = False, bou
             prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     try:
         faulthandler.enable(file=stack_file, all_threads=True)  # the thread inside the bridge names the phase when another dies
+        with contextlib.suppress(AttributeError, ValueError, RuntimeError):  # no SIGUSR1 (not POSIX)
+            # a hang: the parent asks for every thread's stack before it kills this child at its timeout
+            faulthandler.register(_signal.SIGUSR1, file=stack_file, all_threads=True)
         _bound_memory(bound)
         # the memory baseline: peak resident and private writable memory now (``start`` below is the timer's)
         memory_start = (_peak(resource.getrusage(resource.RUSAGE_SELF)), _vm_data()) if bound is not None else None
