@@ -13,6 +13,8 @@ from interop.categories import attribution_rule
 from interop.equivalence.isolation import fork_available, run_isolated
 from interop.errors import AidgeCrash
 
+from isolated_wrap import crash_of_wrapping
+
 pytestmark = pytest.mark.skipif(not fork_available(), reason="run_isolated forks")
 
 
@@ -24,16 +26,8 @@ class _HangsWhileExported(torch.nn.Module):
         return x + 1
 
 
-def _wrap_it():
-    from interop import wrap
-
-    wrap(_HangsWhileExported(), (1, 2))
-
-
 def test_a_hang_is_placed_in_the_phase_it_hung_in_and_attributed_by_the_one_rule():
-    with pytest.raises(AidgeCrash) as caught:
-        run_isolated(_wrap_it, timeout=20)
-    hang = caught.value
+    hang = crash_of_wrapping(_HangsWhileExported, timeout=20)
     assert hang.timed_out and hang.signal == "SIGKILL"
     assert hang.phase == "export" and "timed out after 20 s during export" in str(hang), str(hang)
     assert "test_isolation_hang.py" in hang.traceback  # the hung stack is kept, the test's forward in it

@@ -13,8 +13,9 @@ import threading
 import pytest
 import torch
 
-from interop.equivalence.isolation import fork_available, run_isolated
-from interop.errors import AidgeCrash
+from interop.equivalence.isolation import fork_available
+
+from isolated_wrap import crash_of_wrapping
 
 pytestmark = pytest.mark.skipif(not fork_available(), reason="run_isolated forks")
 
@@ -30,16 +31,8 @@ class _DiesOnAnotherThread(torch.nn.Module):
         return x + 1
 
 
-def _wrap_it():
-    from interop import wrap
-
-    wrap(_DiesOnAnotherThread(), (1, 2))
-
-
 def test_a_crash_on_another_thread_is_placed_in_the_phase_the_bridge_was_in():
-    with pytest.raises(AidgeCrash) as caught:
-        run_isolated(_wrap_it, timeout=300)
-    crash = caught.value
+    crash = crash_of_wrapping(_DiesOnAnotherThread, timeout=300)
     assert crash.signal == "SIGSEGV"
     assert crash.phase == "export", str(crash)
     assert "during export" in str(crash), str(crash)
