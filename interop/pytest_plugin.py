@@ -121,6 +121,11 @@ def pytest_configure(config: pytest.Config) -> None:
     if device is not None and not _TORCH_DEVICE.match(str(device)):
         raise pytest.UsageError(f"--torch-device={device!r}: expected auto, cpu, cuda, cuda:N or mps")
     config.stash[_GOLDEN_WRITTEN] = []
+    if config.getoption("--backend", default="cpu") == "cuda":
+        # torch.cuda.is_available() asks the CUDA driver, and a process that did can no longer fork
+        # a case child that uses CUDA; with this variable torch asks NVML instead, which leaves it
+        # fork-safe (measured on an H200, 2026-12-04: docs/cuda-on-a-gpu.md). A session setting only.
+        os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
     from .records.plugin import RecordsPlugin, records_directory, session_shard
 
     try:
