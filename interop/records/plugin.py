@@ -346,9 +346,11 @@ class RecordsPlugin:
     def _collected(self, nodeids: list[str], worker: str, pid: int | None) -> None:
         """The ``collected`` line the progress line counts against (:mod:`interop.records.progress`):
         how many tests, and how many of each file (its ETA weights them by the last run)."""
-        files: dict[str, int] = {}
-        for nodeid in nodeids:
-            files[nodeid.split("::", 1)[0]] = files.get(nodeid.split("::", 1)[0], 0) + 1
+        from collections import Counter
+
+        from .progress import file_of  # the reader's own key for a test's file
+
+        files = dict(Counter(file_of(nodeid) for nodeid in nodeids))
         self._write(written({"event": "collected", "count": len(nodeids), "time": now(),
                              "worker": worker, "pid": pid, "files": files}, need_nodeid=False))
 
