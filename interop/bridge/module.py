@@ -3,6 +3,11 @@ mirrored on Aidge's Producers), the autograd node that runs forward and backward
 and :class:`AidgeSGD`, Aidge's optimiser on those Producers."""
 from __future__ import annotations
 
+import os
+import sys
+import threading
+import warnings
+import weakref
 from typing import Any, Sequence
 
 import numpy as np
@@ -16,7 +21,7 @@ from . import value_check as vc
 from .onnx_export import ExportedModel, attributes_preserved, default_input_names, graph_differences, unused_graph_inputs
 from .runner import _GraphRunner, _SchedulerHandle, read_tensor, write_tensor
 
-__all__ = ["AidgeModule", "AidgeSGD"]
+__all__ = ["AidgeModule", "AidgeSGD", "WrappedParametersWarning"]
 
 
 class _AidgeFunction(torch.autograd.Function):
@@ -160,6 +165,7 @@ class AidgeModule(torch.nn.Module):
         self._train_names = [n for n, p in self.named_parameters() if p.requires_grad and n in self._param_producer]
         self._trainable_producers = [self._param_producer[n] for n in self._train_names]
         self._train_params = [dict(self.named_parameters())[n] for n in self._train_names]
+        _watch_wrapped_parameters(self, torch_model)  # a torch optimiser over them is named, not silent
         capture.note_runner(self._runner, exported, self._trainable_producers)
         state = dict(self.named_parameters())
         state.update(self.named_buffers())
@@ -601,6 +607,84 @@ class AidgeSGD:
                 raise aidge_error_from(exc, "step") from exc
             if module._copied_tensors:
                 module._sync_from_aidge()
+
+
+# -- an optimiser over the wrapped torch model's own parameters ------------------------------
+class WrappedParametersWarning(UserWarning):
+    """A torch optimiser steps the parameters of a torch model that was wrapped, while they hold
+    no gradient and the :class:`AidgeModule` made from it holds Aidge's: the step changes
+    nothing (``wrap()`` copies the weights; optimise ``aidge_model.parameters()``)."""
+
+
+#: a wrapped torch model's parameter -> [(weakref to its AidgeModule, the parameter's name)]
+_WRAPPED_PARAMETERS = None
+_WATCH_LOCK = threading.Lock()
+_STEP_HOOK = None  # the one process-wide optimiser step pre-hook, registered by the first wrap
+
+
+def _watch_wrapped_parameters(module: AidgeModule, torch_model: torch.nn.Module) -> None:
+    """Note the torch model's trainable parameters that ``module`` mirrors, for
+    :func:`_check_optimiser_step` (weak references: neither side is kept alive)."""
+    global _WRAPPED_PARAMETERS, _STEP_HOOK
+    if isinstance(torch_model, AidgeModule) or not module._train_names:
+        return
+    own = dict(torch_model.named_parameters())
+    with _WATCH_LOCK:
+        if _WRAPPED_PARAMETERS is None:
+            from torch.utils.weak import WeakIdKeyDictionary
+            _WRAPPED_PARAMETERS = WeakIdKeyDictionary()
+        ref = weakref.ref(module)
+        for name in module._train_names:
+            entries = [e for e in _WRAPPED_PARAMETERS.get(own[name], []) if e[0]() is not None]
+            _WRAPPED_PARAMETERS[own[name]] = entries + [(ref, name)]
+        if _STEP_HOOK is None:
+            from torch.optim.optimizer import register_optimizer_step_pre_hook
+            _STEP_HOOK = register_optimizer_step_pre_hook(_check_optimiser_step)
+
+
+def _check_optimiser_step(optimizer, args, kwargs) -> None:
+    """Before any torch optimiser's step: warn when it holds parameters of a wrapped torch model
+    that have no gradient while the AidgeModule made from it holds Aidge's gradients and is not
+    among the optimiser's parameters (the step would silently change nothing)."""
+    if not _WRAPPED_PARAMETERS:
+        return None
+    held = [p for group in optimizer.param_groups for p in group["params"]]
+    found: dict[AidgeModule, list] = {}
+    with _WATCH_LOCK:
+        for p in held:
+            for ref, name in _WRAPPED_PARAMETERS.get(p, ()):
+                module = ref()
+                if module is not None:
+                    found.setdefault(module, []).append((name, p))
+    held_ids = {id(p) for p in held}
+    for module, params in found.items():
+        if any(p.grad is not None for _, p in params):
+            continue  # torch's own backward reached the torch model: a torch training, not Aidge's
+        if any(id(p) in held_ids for p in module._train_params):
+            continue  # the optimiser steps the AidgeModule's parameters too
+        if all(p.grad is None for p in module._train_params):
+            continue  # no gradient from Aidge waiting either
+        names = [name for name, _ in params]
+        shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+        warnings.warn(
+            f"this {type(optimizer).__name__} steps the parameters of the torch model that was wrapped ({shown}), "
+            f"which hold no gradient: the step changes nothing. wrap() copies the weights; the AidgeModule's "
+            f"backward runs in Aidge and leaves its gradients on the AidgeModule's own parameters. Optimise "
+            f"those: torch.optim.{type(optimizer).__name__}(aidge_model.parameters(), ...) (or "
+            f"aidge_model.attach_optimizer(lr=...)); model.load_state_dict(aidge_model.state_dict()) copies the "
+            f"trained weights back into the torch model.", WrappedParametersWarning, stacklevel=_caller_level())
+    return None
+
+
+def _caller_level() -> int:
+    """warnings.warn's stacklevel naming the first frame outside torch and this file (the
+    caller's ``optimizer.step()``), counted from the function that calls warnings.warn."""
+    torch_dir = os.path.dirname(torch.__file__) + os.sep
+    frame, level = sys._getframe(2), 2
+    while frame is not None and (frame.f_code.co_filename.startswith(torch_dir)
+                                 or frame.f_code.co_filename == __file__):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 class _Reference:
