@@ -2,7 +2,8 @@
 in Aidge at once (:func:`interop.check.check`), printed one per line, grouped by phase.
 
 Exit status: 0 no blocker found, 1 blockers (listed), 2 a usage error (the model cannot be
-loaded, a shape does not parse). ``--json`` prints the report as one JSON object instead.
+loaded, a shape or a dtype does not parse). ``--input-dtype int64`` makes integer inputs (a model
+whose first leaf is an ``nn.Embedding`` gets indices in its range without it). ``--json`` prints the report as one JSON object instead.
 The defect ids are the ledger's (``defects.md`` of a findings run); ``--ledger defects.json``
 (default: ``results/latest/defects.json`` of this checkout when present) adds each entry's title.
 """
@@ -23,6 +24,11 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("model", help="module:factory, a callable returning the torch.nn.Module (module must be importable)")
     c.add_argument("--input-shape", action="append", required=True, metavar="N,C,H,W",
                    help="the shape of one input (repeat for several inputs); random normal values, seed 0")
+    c.add_argument("--input-dtype", action="append", default=None, metavar="DTYPE",
+                   help="the dtype of the inputs (float32, float64, int64, int32, bool...): once for all inputs, "
+                        "or once per --input-shape in order. Integer inputs are indices in [0, num_embeddings) of "
+                        "the model's first leaf when it is an nn.Embedding, else in [0, 10). Default: float32, "
+                        "or int64 when the model's first leaf is an nn.Embedding")
     c.add_argument("--eval", action="store_true", help="check the model in eval mode (default: the factory's mode)")
     c.add_argument("--no-backward", action="store_true", help="forward only")
     c.add_argument("--no-modules", action="store_true", help="the whole model only (the first blocker, as verify)")
@@ -34,20 +40,30 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    from .check import check, load_factory, parse_shape
+    from .check import check, load_factory, make_inputs, parse_dtype, parse_shape
 
     if "" not in sys.path and "." not in sys.path:
         sys.path.insert(0, "")  # module:factory names a module of the current directory too
     try:
         shapes = [parse_shape(s) for s in args.input_shape]
+        dtypes = [parse_dtype(d) for d in args.input_dtype or []]
+        if dtypes and len(dtypes) not in (1, len(shapes)):
+            raise ValueError(f"--input-dtype is given once for all inputs or once per --input-shape "
+                             f"({len(shapes)}), not {len(dtypes)} times")
         model = load_factory(args.model)
     except (ValueError, TypeError, ImportError, AttributeError) as exc:
         print(f"python -m interop check: {exc}", file=sys.stderr)
         return 2
     if args.eval:
         model.eval()
+    try:  # the inputs torch is fed: a dtype torch cannot draw values of is a usage error, said in one line
+        inputs = make_inputs(model, shapes, dtypes)
+    except (ValueError, TypeError, RuntimeError) as exc:
+        print(f"python -m interop check: the inputs cannot be made: {str(exc).splitlines()[0] if str(exc) else exc}",
+              file=sys.stderr)
+        return 2
     ledger = args.ledger or (_LATEST if _LATEST.is_file() else None)
-    report = check(model, *shapes, backward=not args.no_backward, modules=not args.no_modules, ledger=ledger,
+    report = check(model, *inputs, backward=not args.no_backward, modules=not args.no_modules, ledger=ledger,
                    timeout=args.timeout)
     if args.json:
         print(json.dumps(report.as_dict(), indent=1, default=str))

@@ -37,7 +37,8 @@ import re
 from pathlib import Path
 from typing import Any, Sequence
 
-__all__ = ["Blocker", "CheckReport", "check", "load_factory", "parse_shape", "import_gaps"]
+__all__ = ["Blocker", "CheckReport", "check", "load_factory", "parse_shape", "parse_dtype", "import_gaps",
+           "make_inputs", "backward_verdict"]
 
 #: ``'node' (ONNX op X)`` in the bridge's import error: one per node without an Aidge operator
 _GAP = re.compile(r"'([^']+)' \(ONNX op (\w+)\)")
@@ -59,9 +60,19 @@ class Blocker:
     known: str | None = None
     #: the verdict's whole message (what the defect id is computed from)
     message: str = dataclasses.field(default="", repr=False)
+    #: where ``operator`` comes from: ``"verdict"`` (Aidge's or the bridge's words), ``"leaf type"``
+    #: (the leaf module's type mapped to the Aidge or ONNX op it becomes, :data:`AIDGE_OP_OF_LEAF`)
+    #: or None (no operator known)
+    operator_from: str | None = None
+    #: how ``defect_id`` was computed, or why there is none (``"the run's record"``: the record a
+    #: findings run writes for this failure, built the run's way, :func:`ledger_record`)
+    defect_id_how: str | None = None
 
     def line(self) -> str:
-        what = f"{self.phase or '?'}: {self.operator or '?'}"
+        what = f"{self.phase or 'phase unknown'}: {self.operator or 'operator unknown'}"
+        if self.operator and self.operator_from in ("leaf type", "the run's record"):
+            what += f" (from {'the leaf' if self.operator_from == 'leaf type' else 'the run'}'s " \
+                    f"{'type' if self.operator_from == 'leaf type' else 'record'})"
         node = f" (node {self.node})" if self.node else ""
         defect = f" [{self.defect_id}" + (f": {self.known}" if self.known else "") + "]" if self.defect_id else ""
         by = f", {self.attribution}" if self.attribution and self.attribution != "aidge" else ""
@@ -77,7 +88,9 @@ class Blocker:
 class CheckReport:
     """What :func:`check` found: ``blockers`` (empty: the model runs in Aidge, forward and input
     gradients, as far as these checks see), the whole model's verdict, each leaf's verdict
-    (``modules``: path, type, input shapes, outcome, summary) and the replaced model's verdict."""
+    (``modules``: path, type, input shapes, outcome, summary, and ``backward``: the second
+    verdict of a leaf whose forward differs) and the replaced model's verdict. ``notes``: the
+    differences verify attributes to float32 rounding (``precision``): said, never blockers."""
 
     model: str
     input_shapes: list[tuple[int, ...]]
@@ -85,6 +98,7 @@ class CheckReport:
     modules: list[dict[str, Any]]
     replaced: dict[str, Any] | None
     blockers: list[Blocker]
+    notes: list[Blocker] = dataclasses.field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -99,6 +113,8 @@ class CheckReport:
             group = [b for b in self.blockers if (b.phase if b.phase in PHASES else None) == phase]
             for b in group:
                 out.append("  " + b.line())
+        for b in self.notes:
+            out.append("  note, not a blocker (float32 rounding): " + b.line())
         checked = [m for m in self.modules if m["outcome"] is not None]
         out.append(f"checked: the whole model ({self.verdict.outcome}), {len(checked)} distinct leaf module(s) alone"
                    + (f", the model with {', '.join(self.replaced['replaced'])} replaced by torch's values "
@@ -107,7 +123,8 @@ class CheckReport:
 
     def as_dict(self) -> dict[str, Any]:
         return {"model": self.model, "input_shapes": [list(s) for s in self.input_shapes], "passed": self.passed,
-                "blockers": [b.as_dict() for b in self.blockers], "modules": self.modules, "replaced": self.replaced,
+                "blockers": [b.as_dict() for b in self.blockers], "notes": [b.as_dict() for b in self.notes],
+                "modules": self.modules, "replaced": self.replaced,
                 "verdict": {"outcome": self.verdict.outcome, "category": self.verdict.category,
                             "phase": self.verdict.phase, "operator": self.verdict.operator,
                             "summary": self.verdict.summary}}
@@ -145,38 +162,160 @@ def import_gaps(message: str) -> list[tuple[str, str]]:
     return _GAP.findall(message or "")
 
 
+#: characters of Aidge's words a blocker's line quotes (cut at a word boundary, with an ellipsis)
+WORDS_LIMIT = 400
+
+#: a leaf module's type -> the Aidge operator (else the ONNX op) its export becomes: what a line
+#: names when the verdict names no operator (a value mismatch names none)
+AIDGE_OP_OF_LEAF = {
+    "Conv1d": "Conv1D", "Conv2d": "Conv2D", "Conv3d": "Conv3D",
+    "ConvTranspose1d": "ConvTranspose1D", "ConvTranspose2d": "ConvTranspose2D", "ConvTranspose3d": "ConvTranspose3D",
+    "BatchNorm1d": "BatchNorm2D", "BatchNorm2d": "BatchNorm2D", "InstanceNorm1d": "InstanceNorm",
+    "InstanceNorm2d": "InstanceNorm", "LayerNorm": "LayerNorm", "GroupNorm": "InstanceNorm, Mul, Add",
+    "Linear": "FC", "Embedding": "Gather", "Identity": "Identity", "Dropout": "Identity",
+    "ReLU": "ReLU", "ReLU6": "Clip", "Hardtanh": "Clip", "LeakyReLU": "LeakyReLU", "PReLU": "PRelu (ONNX op)",
+    "ELU": "Elu (ONNX op)", "GELU": "Erf, Mul, Add, Div", "Sigmoid": "Sigmoid", "Tanh": "Tanh",
+    "SiLU": "Sigmoid, Mul", "Mish": "Softplus, Tanh, Mul", "Hardswish": "HardSwish", "Hardsigmoid": "HardSigmoid",
+    "Softplus": "Softplus", "Softmax": "Softmax", "LogSoftmax": "LogSoftmax",
+    "MaxPool1d": "MaxPooling1D", "MaxPool2d": "MaxPooling2D", "MaxPool3d": "MaxPooling3D",
+    "AvgPool1d": "AvgPooling1D", "AvgPool2d": "AvgPooling2D", "AvgPool3d": "AvgPooling3D",
+    "AdaptiveAvgPool2d": "GlobalAveragePooling", "Flatten": "Flatten", "Upsample": "Resize",
+    "PixelShuffle": "DepthToSpace", "ZeroPad2d": "Pad",
+}
+
+
+def _shorten(text: str, limit: int = WORDS_LIMIT) -> str:
+    """``text`` within ``limit`` characters, cut at a word boundary (never inside a word) and
+    ended with an ellipsis when shortened."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit - 1]
+    space = cut.rfind(" ")
+    if space > 0:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:") + "…"
+
+
 def _words(message: str) -> str:
-    """Aidge's words: the message without the bridge's ``Aidge <phase> failed (...):`` prefix."""
+    """Aidge's words: the message without the bridge's ``Aidge <phase> failed (...):`` prefix,
+    whitespace collapsed, shortened at a word boundary (:func:`_shorten`)."""
     text = " ".join(str(message or "").split())
-    return re.sub(r"^Aidge \w+ failed \([^)]*\):\s*", "", text)[:400]
+    return _shorten(re.sub(r"^Aidge \w+ failed \([^)]*\):\s*", "", text))
 
 
-def _blockers_of(verdict, where: str) -> list[Blocker]:
+def _operator_of(verdict, leaf_type: str | None) -> tuple[str | None, str | None]:
+    """``(operator, where it comes from)``: the verdict's, else the leaf type's Aidge op."""
+    if verdict.operator:
+        return verdict.operator, "verdict"
+    if leaf_type and leaf_type in AIDGE_OP_OF_LEAF:
+        return AIDGE_OP_OF_LEAF[leaf_type], "leaf type"
+    return None, None
+
+
+def _blockers_of(verdict, where: str, leaf_type: str | None = None) -> list[Blocker]:
+    """The blockers (and precision notes: ``attribution == "precision"``) a verdict gives."""
     if verdict.outcome == "pass":
         return []
     gaps = import_gaps(verdict.message) if verdict.category == "unsupported_operator" else []
     if gaps:
         return [Blocker("import", op, node, verdict.category, verdict.attribution,
                         f"no Aidge operator for ONNX op {op}: imported as GenericOperator, cannot run", [where],
-                        message=f"Aidge has no native operator for 1 node(s): '{node}' (ONNX op {op})")
+                        message=f"Aidge has no native operator for 1 node(s): '{node}' (ONNX op {op})",
+                        operator_from="verdict")
                 for node, op in gaps]
     words = _words(verdict.message or verdict.summary)
     if verdict.outcome == "crash":
         words = f"crash ({verdict.signal or verdict.category}): {words}"
-    return [Blocker(verdict.phase, verdict.operator, verdict.node, verdict.category, verdict.attribution, words,
-                    [where], message=verdict.message or verdict.summary)]
+    operator, source = _operator_of(verdict, leaf_type)
+    return [Blocker(verdict.phase, operator, verdict.node, verdict.category, verdict.attribution, words,
+                    [where], message=verdict.message or verdict.summary, operator_from=source)]
 
 
-def _defect_id(b: Blocker, message: str) -> str | None:
-    if b.attribution not in (None, "aidge", "unknown") or not b.category:
-        return None
+#: the test id a check's record goes by (the ledger counts no record of ``tests/unit/``)
+NODEID = "interop-check::{where}"
+
+
+def ledger_record(fn, args, directory: str | Path, nodeid: str, *, backward: bool = True,
+                  backward_only: bool = False) -> dict[str, Any] | None:
+    """The record a findings run writes for the failure of ``fn(*args)``, built the way the run
+    builds it (in this process: run it in a child): Aidge's run under the reproducer capture
+    (:mod:`interop.bridge.capture`, :func:`interop.diagnostics.reproducer.write_bundle` into
+    ``directory``), the failure's fields (:func:`interop.records.classify.finding_of`) and the
+    reproducer's (:func:`interop.diagnostics.reproducer.record_fields`: the first diverging node,
+    the one-node graph's op, an export the checker refuses). None when it does not fail. The
+    check is :func:`~interop.equivalence.verdict.check_callable` (verify's), or with
+    ``backward_only`` :func:`_backward_runs` (the second verdict of a leaf)."""
+    from .bridge import capture
+    from .diagnostics.reproducer import bundle_folder, record_fields, write_bundle
+    from .equivalence.verdict import check_callable
+    from .records.classify import finding_of
+
+    directory = Path(directory)
+    capture.start(bundle_folder(directory, nodeid), nodeid, write_bundle, directory / "aidge.log")
+    try:
+        if backward_only:
+            _backward_runs(fn, args)
+        else:
+            check_callable(fn, args, {}, backward=backward)
+    except Exception as exc:  # noqa: BLE001 - the failure is what this builds the record of
+        capture.failed(exc)
+        record = {"nodeid": nodeid, "outcome": "failed", "backend": "cpu", **finding_of(exc)}
+        record.update(record_fields(directory, nodeid, record, capture.aidge_log_text(capture.current())))
+        return record
+    finally:
+        capture.stop()
+    return None
+
+
+def _ledger_id(b: Blocker, source: tuple | None, backward: bool, timeout: float | None) -> tuple[str | None, str]:
+    """``(id, how)``: the ledger's defect id of ``b`` (None: no Aidge finding, or none could be
+    computed: ``how`` says why). An import gap's record is one per node (the ledger names a gap by
+    its ONNX op and reads nothing else of it); any other blocker's record is the one a run writes
+    (:func:`ledger_record`, run again in a child on ``source``: ``(kind, fn, args)``)."""
+    import tempfile
+
+    from .equivalence.isolation import run_isolated
     from .reporting.ledger import defect_id, is_aidge_finding, signature_of
 
-    record = {"category": b.category, "error": message, "phase": b.phase, "backend": "cpu",
-              "aidge_operator": b.operator, "outcome": "failed", "attribution": b.attribution}
+    if b.attribution not in (None, "aidge", "unknown") or not b.category:
+        return None, f"attributed to {b.attribution}: no Aidge defect"
+    if b.category == "unsupported_operator" and import_gaps(b.message):
+        record = {"category": b.category, "error": b.message, "phase": b.phase, "backend": "cpu",
+                  "outcome": "failed", "attribution": b.attribution}
+        return (defect_id(signature_of(record)), "the import gap's record") if is_aidge_finding(record) else \
+            (None, "no Aidge finding")
+    if source is None:
+        return None, "no check to build the run's record from"
+    kind, fn, args = source
+    with tempfile.TemporaryDirectory(prefix="interop-check-") as directory:
+        try:
+            record = run_isolated(ledger_record, fn, args, directory, NODEID.format(where=b.where[0]),
+                                  backward=backward, backward_only=kind == "backward", timeout=timeout)
+        except Exception as exc:  # noqa: BLE001 - the run died (a crash): the id is the crash's, unknown here
+            return None, f"the run's record could not be built: {type(exc).__name__}: {_shorten(str(exc), 200)}"
+    if record is None:
+        return None, "the check passed when run again: no record"
+    if (record.get("category"), record.get("phase")) != (b.category, b.phase):
+        return None, (f"run again, the check failed otherwise ({record.get('category')} in {record.get('phase')}): "
+                      "no id")
     if not is_aidge_finding(record):
-        return None
-    return defect_id(signature_of(record))
+        return None, f"the run's record is no Aidge finding (attributed to {record.get('attribution')})"
+    signature = signature_of(record)
+    if not b.operator and signature["operator"] != "?":  # the run's record names it (its first diverging node)
+        b.operator, b.operator_from = signature["operator"], "the run's record"
+    return defect_id(signature), "the run's record"
+
+
+def _verdict_id(b: Blocker) -> str | None:
+    """The id of the record the verdict alone gives (category, message, phase, operator): no
+    reproducer, so it may differ from the ledger's where the ledger reads the reproducer (a
+    value mismatch's first diverging node)."""
+    from .reporting.ledger import defect_id, is_aidge_finding, signature_of
+
+    record = {"category": b.category, "error": b.message, "phase": b.phase, "backend": "cpu",
+              "aidge_operator": b.operator if b.operator_from == "verdict" else None, "outcome": "failed",
+              "attribution": b.attribution}
+    return defect_id(signature_of(record)) if is_aidge_finding(record) else None
 
 
 def _ledger_titles(ledger: str | Path | None) -> dict[str, str]:
@@ -200,6 +339,8 @@ def _merge(blockers: list[Blocker]) -> list[Blocker]:
         key = (b.defect_id,) if b.defect_id else (b.phase, b.operator, b.category, b.words)
         if key in out:
             out[key].where.extend(w for w in b.where if w not in out[key].where)
+            if not out[key].operator and b.operator:  # one place named the operator: the defect's
+                out[key].operator, out[key].operator_from = b.operator, b.operator_from
         else:
             out[key] = b
     return list(out.values())
@@ -209,26 +350,34 @@ def _merge(blockers: list[Blocker]) -> list[Blocker]:
 def _leaf_calls(model, inputs) -> list[dict[str, Any]]:
     """Each leaf module's first call in a torch forward of a copy of ``model`` (the caller's
     model is not run: a BatchNorm in training mode keeps its statistics): path, module (the
-    copy's), its positional arguments (tensors detached and cloned), its output and how many
-    times the forward called it."""
+    copy's), its positional arguments (tensors detached and cloned *before* the call: an in-place
+    leaf, ``ReLU(inplace=True)``, overwrites them), its output and how many times the forward
+    called it."""
     import torch
 
     model = copy.deepcopy(model)
     calls: dict[str, dict[str, Any]] = {}
+    pending: dict[str, list] = {}
     hooks = []
+
+    def before(path):
+        def hook(module, args):
+            if path not in calls and path not in pending:
+                pending[path] = [a.detach().clone() if isinstance(a, torch.Tensor) else a for a in args]
+        return hook
 
     def keep(path):
         def hook(module, args, output):
             if path in calls:
                 calls[path]["count"] += 1
                 return
-            calls[path] = {"path": path, "module": module, "count": 1,
-                           "args": [a.detach().clone() if isinstance(a, torch.Tensor) else a for a in args],
+            calls[path] = {"path": path, "module": module, "count": 1, "args": pending.pop(path),
                            "output": output.detach().clone() if isinstance(output, torch.Tensor) else None}
         return hook
 
     for path, module in model.named_modules():
         if path and not any(True for _ in module.children()):
+            hooks.append(module.register_forward_pre_hook(before(path)))
             hooks.append(module.register_forward_hook(keep(path)))
     try:
         with torch.no_grad():
@@ -237,6 +386,86 @@ def _leaf_calls(model, inputs) -> list[dict[str, Any]]:
         for h in hooks:
             h.remove()
     return list(calls.values())
+
+
+def _writes_in_place(module, args) -> bool:
+    """Whether a torch call of (a copy of) ``module`` writes into a tensor argument
+    (``ReLU(inplace=True)``): its version counter moves."""
+    import torch
+
+    probe = [a.detach().clone() if isinstance(a, torch.Tensor) else a for a in args]
+    before = [a._version if isinstance(a, torch.Tensor) else None for a in probe]
+    try:
+        with torch.no_grad(), torch.random.fork_rng(devices=[]):
+            copy.deepcopy(module)(*probe)
+    except Exception:  # noqa: BLE001 - torch's own failure on the leaf: its verdict says it
+        return False
+    return any(isinstance(a, torch.Tensor) and a._version != v for a, v in zip(probe, before))
+
+
+def _on_cloned_inputs(module):
+    """``module`` called on clones of its tensor arguments: torch's in-place write (``ReLU(inplace=True)``)
+    lands on the clone, never on the inputs verify compares against (a graph input that requires
+    grad cannot be written in place). The export reads the clone as an identity."""
+    import torch
+
+    class OnClonedInputs(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.module = module
+
+        def forward(self, *args):
+            return self.module(*[a.clone() if isinstance(a, torch.Tensor) else a for a in args])
+
+    wrapper = OnClonedInputs()
+    wrapper.training = module.training  # the wrapper's own flag only: the leaf keeps its mode
+    return wrapper
+
+
+def _backward_runs(module, args, backend: str = "cpu", exporter: str | None = None) -> dict:
+    """In the child: ``module`` wrapped as :func:`~interop.verify` wraps it, one Aidge forward
+    and one Aidge backward (a seeded output gradient of Aidge's output shapes); raises the
+    bridge's error (a missing backward...). Gradients are not compared: this runs where the
+    forward already differs, so torch's gradients are no reference."""
+    import torch
+
+    from .bridge import wrap
+    from .bridge.value_check import checks_deferred
+    from .equivalence.policy import output_gradients
+    from .equivalence.verdict import as_module
+    from .stages import stage
+    from torch.utils import _pytree as pytree
+
+    wrapped, tensors = as_module(module, args, {})
+    with checks_deferred():
+        aidge = wrap(wrapped, example_inputs=[x.detach() for x in tensors], backend=backend, exporter=exporter)
+        fed = [x.detach().clone().requires_grad_(x.is_floating_point()) for x in tensors]
+        with stage("aidge forward"):
+            outs = [o for o in pytree.tree_leaves(aidge(*fed)) if isinstance(o, torch.Tensor)]
+        grads = output_gradients(outs)
+        pairs = [(o, g) for o, g in zip(outs, grads) if g is not None]
+        if not pairs:
+            return {"backward_run": False}
+        with stage("aidge backward"):
+            torch.autograd.backward([o for o, _ in pairs], [g for _, g in pairs])
+    return {"backward_run": True}
+
+
+def backward_verdict(module, *args, timeout: float | None = 120.0):
+    """The second verdict of a leaf whose forward differs from torch's: does Aidge's backward run
+    on it (:func:`_backward_runs`, in a forked child as verify's)? A :class:`~interop.equivalence.verdict.Verdict`:
+    ``pass`` (it runs; gradients not compared), else the bridge's error (phase ``backward``...)."""
+    from .equivalence.isolation import run_isolated
+    from .equivalence.verdict import Verdict, verdict_from
+
+    try:
+        result = run_isolated(_backward_runs, module, args, timeout=timeout)
+    except Exception as exc:  # noqa: BLE001 - every failure is a verdict, as verify's
+        return verdict_from(exc)
+    if not result.get("backward_run"):
+        return Verdict("pass", summary="no backward to run: no output takes a gradient")
+    return Verdict("pass", summary="Aidge's backward runs (gradients not compared: the forward differs)",
+                   backward_checked=False)
 
 
 def _signature(call) -> tuple:
@@ -295,22 +524,91 @@ def _with_stand_ins(model, paths: Sequence[str], inputs: Sequence[Any], values: 
     return module, [v for v, r in zip(values, read) if r]
 
 
+def parse_dtype(text: str):
+    """``"int64"`` (or ``torch.int64``, ``long``, ``float32``...) -> ``torch.int64``; ValueError
+    naming the text otherwise."""
+    import torch
+
+    name = str(text).strip().removeprefix("torch.")
+    dtype = getattr(torch, name, None) if re.fullmatch(r"[a-z][a-z0-9_]*", name) else None
+    if not isinstance(dtype, torch.dtype):
+        raise ValueError(f"an input dtype is a torch dtype name (float32, int64, bool...), not {text!r}")
+    return dtype
+
+
+def first_embedding(model):
+    """The model's first leaf module (in registration order) when it is an ``nn.Embedding`` or
+    ``nn.EmbeddingBag`` (its input is indices), else None."""
+    import torch
+
+    for path, module in model.named_modules():
+        if path and not any(True for _ in module.children()):
+            return module if isinstance(module, (torch.nn.Embedding, torch.nn.EmbeddingBag)) else None
+    return None
+
+
+#: the integers drawn for an integer input when the model does not say their range (no embedding first)
+INTEGER_HIGH = 10
+
+
+def make_inputs(model, inputs: Sequence[Any], dtypes: Sequence[Any] | None = None, seed: int = 0) -> list:
+    """The tensors ``check`` feeds: each of ``inputs`` a tensor (kept) or a shape. A shape's
+    dtype is ``dtypes``' (one for all, or one per input; a torch dtype or its name), else
+    int64 when the model's first leaf is an embedding, else float32. Float inputs are seeded
+    ``torch.randn``; integer inputs indices in ``[0, num_embeddings)`` of that embedding, else
+    in ``[0, INTEGER_HIGH)``; bool inputs seeded coin flips."""
+    import torch
+
+    dtypes = [parse_dtype(d) if isinstance(d, str) else d for d in (dtypes or [])]
+    if dtypes and len(dtypes) not in (1, len(inputs)):
+        raise ValueError(f"give one input dtype for all inputs or one per input ({len(inputs)}), "
+                         f"not {len(dtypes)}")
+    embedding = first_embedding(model)
+    gen = torch.Generator().manual_seed(seed)
+    out = []
+    for i, x in enumerate(inputs):
+        if isinstance(x, torch.Tensor):
+            out.append(x)
+            continue
+        shape = tuple(x)
+        dtype = (dtypes[0] if len(dtypes) == 1 else dtypes[i]) if dtypes else (
+            torch.int64 if embedding is not None else torch.float32)
+        if dtype.is_floating_point or dtype.is_complex:
+            out.append(torch.randn(shape, generator=gen, dtype=dtype))
+        elif dtype == torch.bool:
+            out.append(torch.randint(0, 2, shape, generator=gen).bool())
+        else:
+            high = embedding.num_embeddings if embedding is not None else INTEGER_HIGH
+            out.append(torch.randint(0, high, shape, generator=gen, dtype=dtype))
+    return out
+
+
 def check(model, *inputs, backward: bool = True, modules: bool = True, ledger: str | Path | None = None,
-          max_modules: int = 64, timeout: float | None = 120.0, seed: int = 0) -> CheckReport:
+          max_modules: int = 64, timeout: float | None = 120.0, seed: int = 0,
+          dtypes: Sequence[Any] | None = None, ledger_ids: bool = True) -> CheckReport:
     """Every blocker of ``model`` in Aidge (see the module's docstring). ``inputs``: tensors, or
-    shapes (tuples of ints: seeded ``torch.randn`` inputs). ``backward``: check input gradients
-    too. ``modules``: passes 2 and 3 (False: the whole model only, as :func:`verify`).
-    ``ledger``: a ``defects.json`` whose titles the blockers quote. ``max_modules``: at most
-    this many distinct leaves are checked alone (the rest are listed with outcome None)."""
+    shapes (tuples of ints: seeded inputs, :func:`make_inputs`; ``dtypes``: their dtypes, one for
+    all or one per input, default float32, int64 indices when the model starts with an embedding).
+    ``backward``: check input gradients too; a leaf whose forward differs gets a second verdict,
+    whether Aidge's backward runs on it (:func:`backward_verdict`). ``modules``: passes 2 and 3
+    (False: the whole model only, as :func:`verify`). ``ledger``: a ``defects.json`` whose titles
+    the blockers quote. ``max_modules``: at most this many distinct leaves are checked alone (the
+    rest are listed with outcome None). A difference verify attributes to float32 rounding
+    (``precision``) is a note of the report, not a blocker. ``ledger_ids``: each Aidge blocker's
+    defect id is the ledger's, from the record a findings run writes for that failure
+    (:func:`ledger_record`: the check run again in a child under the reproducer capture, into a
+    temporary folder removed afterwards; seconds per blocker); False, or a crash (whose record
+    the run finishes from the dead process's pending bundle): the id of the verdict's fields
+    alone, which may differ from the ledger's (``Blocker.defect_id_how`` says which)."""
     import torch
 
     from .equivalence.verdict import verify
 
-    gen = torch.Generator().manual_seed(seed)
-    tensors = [x if isinstance(x, torch.Tensor) else torch.randn(tuple(x), generator=gen) for x in inputs]
+    tensors = make_inputs(model, inputs, dtypes, seed)
     name = type(model).__name__
     whole = verify(model, *tensors, backward=backward, timeout=timeout)
     found = _blockers_of(whole, "model")
+    sources: dict[int, tuple] = {id(b): ("verify", model, tensors) for b in found}  # what each blocker's record reruns
     leaves: list[dict[str, Any]] = []
     replaced = None
     if modules:
@@ -327,24 +625,40 @@ def check(model, *inputs, backward: bool = True, modules: bool = True, ledger: s
                 entry.update(outcome=seen[sig]["outcome"], summary=f"as {seen[sig]['path']}")
                 for b in seen[sig]["blockers"]:  # the same leaf elsewhere: one more place it shows
                     b.where.append(f"{call['path']} ({entry['type']})")
-                if seen[sig]["outcome"] != "pass" and call["output"] is not None and call["count"] == 1:
+                if seen[sig]["blocked"] and call["output"] is not None and call["count"] == 1:
                     blocked_paths.append(call["path"])
                     outputs[call["path"]] = call["output"]
                 continue
             if not any(isinstance(a, torch.Tensor) for a in call["args"]) or len(seen) >= max_modules:
                 continue
             seen[sig] = entry
-            v = verify(call["module"], *call["args"], backward=backward, timeout=timeout)
+            leaf = call["module"]
+            if _writes_in_place(leaf, call["args"]):
+                entry["in_place"] = True  # compared on clones of its inputs: torch's write cannot spoil them
+                leaf = _on_cloned_inputs(leaf)
+            where = f"{call['path']} ({entry['type']})"
+            v = verify(leaf, *call["args"], backward=backward, timeout=timeout)
             entry.update(outcome=v.outcome, summary=v.summary)
-            mine = _blockers_of(v, f"{call['path']} ({entry['type']})")
+            mine = _blockers_of(v, where, entry["type"])
+            sources.update({id(b): ("verify", leaf, call["args"]) for b in mine})
+            if backward and v.outcome == "fail" and v.phase == "forward":
+                # the forward differs, so verify stopped before the backward: whether the leaf's
+                # backward runs in Aidge is a second verdict, so a blocker behind it still shows
+                second = backward_verdict(leaf, *call["args"], timeout=timeout)
+                entry["backward"] = {"outcome": second.outcome, "summary": second.summary}
+                behind = _blockers_of(second, where, entry["type"])
+                sources.update({id(b): ("backward", leaf, call["args"]) for b in behind})
+                mine += behind
             entry["blockers"] = mine
+            entry["blocked"] = any(b.attribution != "precision" for b in mine)
             found += mine
             # a leaf called more than once (a shared ReLU) cannot stand for one value: kept as it is
-            if v.outcome != "pass" and call["output"] is not None and call["count"] == 1:
+            if entry["blocked"] and call["output"] is not None and call["count"] == 1:
                 blocked_paths.append(call["path"])
                 outputs[call["path"]] = call["output"]
         for entry in leaves:
             entry.pop("blockers", None)
+            entry.pop("blocked", None)
         if whole.outcome != "pass" and blocked_paths:
             try:
                 stand_in, fed = _with_stand_ins(model, blocked_paths, tensors, [outputs[p] for p in blocked_paths])
@@ -356,11 +670,21 @@ def check(model, *inputs, backward: bool = True, modules: bool = True, ledger: s
                 v = verify(stand_in, *fed, backward=backward, timeout=timeout)
                 where = "model with " + ", ".join(blocked_paths) + " replaced by torch's values"
                 replaced = {"replaced": blocked_paths, "outcome": v.outcome, "summary": v.summary}
-                found += _blockers_of(v, where)
+                past = _blockers_of(v, where)
+                sources.update({id(b): ("verify", stand_in, fed) for b in past})
+                found += past
     titles = _ledger_titles(ledger)
     for b in found:
-        b.defect_id = _defect_id(b, b.message)
+        if b.attribution == "precision":
+            b.defect_id_how = "float32 rounding: no Aidge defect"
+        elif ledger_ids and b.category not in ("crash", "hang", "killed"):
+            b.defect_id, b.defect_id_how = _ledger_id(b, sources.get(id(b)), backward, timeout)
+        else:
+            b.defect_id = _verdict_id(b)
+            b.defect_id_how = ("from the verdict alone (no reproducer read: may differ from the ledger's)"
+                               if b.defect_id else "no Aidge finding")
         b.known = titles.get(b.defect_id) if b.defect_id else None
-    merged = _merge(found)
+    notes = _merge([b for b in found if b.attribution == "precision"])
+    merged = _merge([b for b in found if b.attribution != "precision"])
     shapes = [tuple(t.shape) for t in tensors]
-    return CheckReport(name, shapes, whole, leaves, replaced, merged)
+    return CheckReport(name, shapes, whole, leaves, replaced, merged, notes)
