@@ -2,7 +2,10 @@
 # This file is the part of every generated ``repro.py`` below its settings (the constants CASE,
 # PHASE, CALLS, RTOL, ATOL, FAITHFUL, DATA_INPUTS, N_OUTPUTS, PARAMS, GRAD_OUTPUTS and WHAT are written above it by interop.diagnostics.reproducer). It is never imported by the
 # suite: it is text, kept as a Python file so that it is linted and read like code.
+# The settings are Python literals (reproducer.script_literal); this body shows case text (CASE,
+# WHAT, Aidge's messages) through _shown() only: one line, control characters as escapes.
 import os
+import stat
 import sys
 
 import numpy as np
@@ -18,8 +21,60 @@ def _c_order(array):
     return np.array(array, order="C", copy=True)
 
 
+class Unreadable(Exception):
+    """The bundle itself cannot be read (exit 2): not the defect."""
+
+
+def _read(path):
+    """The bytes of a regular file of the bundle. A missing file, a directory, a FIFO or a device is
+    :class:`Unreadable`: checked with os.stat before it is opened, then opened without blocking (a
+    FIFO with no writer would hang a plain open) and checked again on the open file."""
+    shown = os.path.relpath(path, HERE)
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise Unreadable(f"{shown}: not a regular file")
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except OSError as exc:
+        raise Unreadable(f"{shown}: {exc.strerror or exc}") from None
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            raise Unreadable(f"{shown}: not a regular file")
+        return f.read()
+
+
 def _load(name):
-    return numpy_helper.to_array(onnx.load_tensor(os.path.join(DATA, name)))
+    path = os.path.join(DATA, name)
+    try:
+        tensor = onnx.load_tensor_from_string(_read(path))
+    except Unreadable:
+        raise
+    except Exception as exc:  # noqa: BLE001  (protobuf's DecodeError and kin)
+        raise Unreadable(f"{os.path.relpath(path, HERE)}: not a TensorProto ({type(exc).__name__}: {exc})") from None
+    return numpy_helper.to_array(tensor)
+
+
+def _model():
+    """model.onnx, read and checked to be a whole model (an empty or cut file parses as a model
+    without its graph, opsets or outputs): :class:`Unreadable` otherwise, not Aidge's import defect."""
+    try:
+        model = onnx.load_model_from_string(_read(os.path.join(HERE, "model.onnx")))
+    except Unreadable:
+        raise
+    except Exception as exc:  # noqa: BLE001
+        raise Unreadable(f"model.onnx: not an ONNX model ({type(exc).__name__}: {exc})") from None
+    if model.ir_version <= 0 or not model.opset_import or not model.graph.node or not model.graph.output:
+        raise Unreadable("model.onnx: not a whole ONNX model (empty or cut short: no ir_version, opset, node or "
+                         "output)")
+    return model
+
+
+def _shown(text):
+    """``text`` on one line, each control or other non-printable character as its escape (``\\x1b``,
+    ``\\n``): a case label or a message never moves the terminal nor starts a second verdict line."""
+    text = str(text)
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def _fmt(a, limit=6):
@@ -55,9 +110,9 @@ def _aidge_dtype(core, array):
     return getattr(core.dtype, {"bool": "boolean"}.get(array.dtype.name, array.dtype.name))
 
 
-#: ``python repro.py --save-actual DIR``: Aidge's own outputs (and gradients) go to DIR under the names
-#: of the expected files, so that a bundle can be checked against itself (the comparison compares)
-SAVE_ACTUAL = sys.argv[sys.argv.index("--save-actual") + 1] if "--save-actual" in sys.argv[:-1] else None
+#: ``python repro.py --save-actual DIR`` (main() sets it): Aidge's own outputs (and gradients) go to DIR
+#: under the names of the expected files, so that a bundle can be checked against itself
+SAVE_ACTUAL = None
 
 
 def _save(name, array):
@@ -141,8 +196,9 @@ def run():
     core.Log.set_console_level(core.Level.Warn)  # Aidge's own words stay visible
     inputs = [_load(f"input_{i}.pb") for i in range(len(DATA_INPUTS))]
     expected = [_load(f"output_{i}.pb") for i in range(N_OUTPUTS)]
+    model = _model()  # an unreadable file is exit 2, before Aidge is asked
     try:
-        graph = aidge_onnx.convert_onnx_to_aidge(onnx.load(os.path.join(HERE, "model.onnx")))
+        graph = aidge_onnx.convert_onnx_to_aidge(model)
     except Exception as exc:  # noqa: BLE001
         return f"import: aidge_onnx raised {type(exc).__name__}: {exc}"
     generic = [n for n in graph.get_nodes() if type(n.get_operator()).__name__ == "GenericOperatorOp"]
@@ -220,17 +276,39 @@ def run():
     return None
 
 
-def main():
-    print(f"{CASE}: {WHAT}")
+def main(argv=None):
+    """Exit status: 1 while the defect is present, 0 once fixed, 2 for an unreadable bundle or a wrong
+    command line (argparse's own status)."""
+    global SAVE_ACTUAL
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="repro.py", add_help=False,
+        description="Reproduces one failing case of aidge_torch_interop with numpy, onnx and Aidge only. Exit "
+                    "status: 1 while the defect is present, 0 once Aidge computes the expected values, 2 if the "
+                    "bundle cannot be read.")
+    parser.add_argument("-h", "--help", action="store_true", help="show this help, the case and what the suite saw")
+    parser.add_argument("--save-actual", metavar="DIR",
+                        help="write Aidge's own outputs (first call) and gradients to DIR, under the expected files' "
+                             "names")
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    if args.help:
+        parser.print_help()
+        print(f"\ncase: {_shown(CASE)}\nwhat the suite saw: {_shown(WHAT)}")
+        return 0
+    if args.save_actual is not None and not args.save_actual.strip():
+        parser.error("--save-actual needs a folder")
+    SAVE_ACTUAL = args.save_actual
+    print(f"{_shown(CASE)}: {_shown(WHAT)}")
     try:
         problem = run()
     except Exception as exc:  # noqa: BLE001  (an unreadable bundle is not the defect)
-        print(f"cannot run the reproducer: {type(exc).__name__}: {exc}")
+        print(f"cannot run the reproducer: {_shown(type(exc).__name__)}: {_shown(exc)}")
         return 2
     if problem is None:
         print("FIXED: Aidge computes the expected values (torch's) within the tolerance")
         return 0
-    print(f"DEFECT PRESENT: {problem}")
+    print(f"DEFECT PRESENT: {_shown(problem)}")
     return 1
 
 

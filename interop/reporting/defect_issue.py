@@ -22,13 +22,13 @@ from __future__ import annotations
 import base64
 import io
 import json
-import re
 import zipfile
 from pathlib import Path
 from typing import Any
 
 from ..reading import UnsafeInputError, confined
 from ..records.store import write_atomically
+from . import text_escape
 
 __all__ = ["write_issues", "issue_text", "standalone_script", "INLINE_LIMIT", "ISSUES_DIR"]
 
@@ -58,18 +58,24 @@ def _bundle_zip(bundle: Path) -> bytes:
 
 def standalone_script(bundle: Path, defect: dict[str, Any]) -> str:
     """One Python file holding ``bundle`` (a reproducer folder), which runs its ``repro.py``."""
+    from ..diagnostics.reproducer import script_literal
+
     blob = base64.b64encode(_bundle_zip(bundle)).decode("ascii")
     lines = [blob[i:i + 100] for i in range(0, len(blob), 100)]
     return "\n".join([
         "#!/usr/bin/env python3",
-        f'"""{defect["id"]}: {defect["title"]} (aidge_torch_interop\'s defect ledger).',
+        '"""One defect of aidge_torch_interop\'s defect ledger: DEFECT_ID and TITLE below.',
         "",
         "Needs numpy, onnx, aidge_core, aidge_backend_cpu and aidge_onnx only. The graph, its inputs and",
         "the expected outputs are below (a base64 zip of the reproducer bundle: model.onnx,",
         "test_data_set_0/, repro.py); the script unpacks them into a temporary folder and runs repro.py.",
-        "Exit status: 1 while the defect is present, 0 once Aidge computes the expected values.",
+        "Exit status: 1 while the defect is present, 0 once Aidge computes the expected values, 2 if the",
+        "bundle cannot be read.",
         '"""',
         "import base64, io, os, runpy, sys, tempfile, zipfile",
+        "",
+        f"DEFECT_ID = {script_literal(str(defect['id']))}",
+        f"TITLE = {script_literal(str(defect['title']))}",
         "",
         "BUNDLE = (",
         *[f'    "{line}"' for line in lines],
@@ -132,36 +138,35 @@ def _short(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def _fence(text: str, lang: str = "") -> list[str]:
-    """``text`` in a Markdown code fence longer than any run of backticks in it."""
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return [fence + lang, text.rstrip("\n"), fence]
+_fence = text_escape.fence  # ``text`` in a code fence longer than its longest backtick run, controls escaped
 
 
 def issue_text(defect: dict[str, Any], run_dir: Path, *, versions: dict[str, str] | None = None,
                script: str | None = None, problem: str | None = None) -> str:
-    """The Markdown of an upstream report for one ledger entry."""
+    """The Markdown of an upstream report for one ledger entry. Every record-borne field goes through
+    :mod:`.text_escape`: prose escaped, messages in code spans or fences, control characters as escapes."""
+    md, code = text_escape.text, text_escape.code
     versions = versions or {}
     aidge = ", ".join(f"{k} {v}" for k, v in sorted(versions.items()) if k.startswith("aidge"))
     others = ", ".join(f"{k} {v}" for k, v in sorted(versions.items()) if not k.startswith("aidge"))
     component = defect.get("component") or "aidge"
-    lines = [f"# [{component}] {defect['title']}", "",
-             f"Found by aidge_torch_interop's defect ledger ({defect['id']}: {defect['kind']}, phase {defect['phase']},"
-             f" backend {defect['backend']}" + (f", dtype {defect['dtype']}" if defect.get("dtype") else "") + ").", "",
-             f"**Versions**: {aidge or 'see meta.json'}" + (f"; {others}" if others else "") + ".", "",
+    lines = [f"# [{md(component)}] {md(defect['title'])}", "",
+             f"Found by aidge_torch_interop's defect ledger ({md(defect['id'])}: {md(defect['kind'])}, phase "
+             f"{md(defect['phase'])}, backend {md(defect['backend'])}"
+             + (f", dtype {md(defect['dtype'])}" if defect.get("dtype") else "") + ").", "",
+             f"**Versions**: {md(aidge or 'see meta.json')}" + (f"; {md(others)}" if others else "") + ".", "",
              "## What happens", ""]
     line = (defect.get("repro_line") or defect.get("error") or "").removeprefix("DEFECT PRESENT: ")
     if defect["kind"] in ("wrong values", "wrong shape"):
-        lines += [f"Expected against actual: {line}", ""]
+        lines += [f"Expected against actual: {code(line)}", ""]
     else:
-        lines += [f"Expected: Aidge runs the graph's {defect['phase']} (onnxruntime runs the same graph and matches "
-                  f"torch). Actual: {line}", ""]
+        lines += [f"Expected: Aidge runs the graph's {md(defect['phase'])} (onnxruntime runs the same graph and "
+                  f"matches torch). Actual: {code(line)}", ""]
     said = defect.get("aidge_said") or (None if defect.get("detected_by") else defect.get("error"))
     if said:
         lines += ["Aidge says:", "", *_fence(str(said)), ""]
     elif defect.get("detected_by"):
-        lines += [f"Aidge says nothing about it: the suite's {defect['detected_by']} saw it, in these words:", "",
+        lines += [f"Aidge says nothing about it: the suite's {md(defect['detected_by'])} saw it, in these words:", "",
                   *_fence(str(defect.get("error") or "")), ""]
     root = Path(defect["reproducer_root"]) if defect.get("reproducer_root") else run_dir
     bundle = root / defect["reproducer"] if defect.get("reproducer") else None
@@ -172,7 +177,7 @@ def issue_text(defect: dict[str, Any], run_dir: Path, *, versions: dict[str, str
         except Exception as exc:  # noqa: BLE001
             graph = [f"(the graph could not be read: {type(exc).__name__}: {exc})"]
         n = defect.get("reproducer_nodes")
-        lines += [f"The graph ({n} node(s)" if n else "The graph (", ") Aidge is given, read from model.onnx:"]
+        lines += [f"The graph ({md(n)} node(s)" if n else "The graph (", ") Aidge is given, read from model.onnx:"]
         lines[-2:] = ["".join(lines[-2:])]
         lines += ["", *_fence("\n".join(graph)), ""]
     elif bundle is not None and (bundle / "meta.json").is_file():
@@ -185,7 +190,7 @@ def issue_text(defect: dict[str, Any], run_dir: Path, *, versions: dict[str, str
                       "", *_fence(f"aidge_core.{factory.get('operation')}(**{json.dumps(factory.get('attributes'))})"),
                       ""]
     if problem:
-        lines += [f"No script: {problem}", ""]
+        lines += [f"No script: {md(problem)}", ""]
     if script is not None:
         lines += ["`standalone.py` needs numpy, onnx, aidge_core, aidge_backend_cpu and aidge_onnx only; it exits 1 "
                   "while the defect is present and 0 once it is fixed:", "", *_fence("python standalone.py"), ""]
@@ -200,17 +205,17 @@ def issue_text(defect: dict[str, Any], run_dir: Path, *, versions: dict[str, str
     lines += ["## Impact", ""]
     cases = defect.get("cases") or []
     per_source = ", ".join(f"{s} {n}" for s, n in sorted((defect.get("sources") or {}).items()))
-    lines.append(f"- {len(cases)} case(s) of the suite fail by it ({per_source}).")
+    lines.append(f"- {len(cases)} case(s) of the suite fail by it ({md(per_source)}).")
     blocks = defect.get("blocks") or {}
     if blocks.get("architectures"):
-        lines.append(f"- Architectures it stops: {', '.join(blocks['architectures'])}.")
+        lines.append(f"- Architectures it stops: {', '.join(md(a) for a in blocks['architectures'])}.")
     if blocks.get("models"):
-        lines.append(f"- Zoo models it stops: {', '.join(blocks['models'])}.")
+        lines.append(f"- Zoo models it stops: {', '.join(md(m) for m in blocks['models'])}.")
     if defect.get("releases"):
-        lines.append(f"- Aidge releases it holds in (the suite's table): {', '.join(defect['releases'])}"
-                     + (f"; {defect['since']}" if defect.get("since") else "") + ".")
+        lines.append(f"- Aidge releases it holds in (the suite's table): {', '.join(md(r) for r in defect['releases'])}"
+                     + (f"; {md(defect['since'])}" if defect.get("since") else "") + ".")
     lines += ["", "<details><summary>Affected cases</summary>", "",
-              *[f"- `{c}`" for c in cases[:60]],
+              *[f"- {code(c)}" for c in cases[:60]],
               *([f"- and {len(cases) - 60} more"] if len(cases) > 60 else []), "", "</details>", ""]
     return "\n".join(lines)
 

@@ -145,9 +145,10 @@ def test_the_script_imports_numpy_onnx_and_aidge_only():
             modules |= {a.name.split(".")[0] for a in node.names}
         elif isinstance(node, ast.ImportFrom):
             modules.add((node.module or "").split(".")[0])
-    # the standard library's re and tempfile: Aidge's words of a compile refusal through a temporary log file
-    assert modules <= {"os", "sys", "re", "tempfile", "numpy", "onnx", "aidge_core", "aidge_backend_cpu",
-                       "aidge_onnx"}, modules
+    # the standard library's re and tempfile: Aidge's words of a compile refusal through a temporary log file;
+    # stat: each bundle file checked to be a regular file; argparse: the command line (exit 2 when wrong)
+    assert modules <= {"os", "sys", "re", "tempfile", "stat", "argparse", "numpy", "onnx", "aidge_core",
+                       "aidge_backend_cpu", "aidge_onnx"}, modules
 
 
 def test_size_bound_keeps_only_the_reduced_graph(tmp_path, monkeypatch):
@@ -305,7 +306,8 @@ def test_the_factory_script_imports_numpy_onnx_and_aidge_only():
             modules |= {a.name.split(".")[0] for a in node.names}
         elif isinstance(node, ast.ImportFrom):
             modules.add((node.module or "").split(".")[0])
-    assert modules <= {"os", "sys", "re", "tempfile", "json", "numpy", "onnx", "aidge_core", "aidge_backend_cpu"}, modules
+    assert modules <= {"os", "sys", "re", "tempfile", "json", "argparse", "stat", "numpy", "onnx", "aidge_core",
+                       "aidge_backend_cpu"}, modules
 
 
 def test_a_factory_node_that_kills_the_process_gets_its_bundle_from_the_parent(tmp_path):
