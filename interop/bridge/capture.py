@@ -22,7 +22,7 @@ import warnings
 from pathlib import Path
 from typing import Any, Callable
 
-__all__ = ["Capture", "Entry", "start", "stop", "current", "suspended", "note_export", "note_compile",
+__all__ = ["Capture", "Entry", "start", "stop", "current", "suspended", "note_export",
            "note_runner", "note_forward", "note_backward", "note_error", "note_factory", "failed", "aidge_log_text"]
 
 @dataclasses.dataclass
@@ -33,7 +33,7 @@ class Entry:
     example_inputs: list  # torch tensors, as exported
     snapshot: Any  # a deep copy of the exported torch module (None: it could not be copied)
     snapshot_error: str | None = None
-    faithful: bool = False  # compiled dtype-faithful (no float32 conversion)
+    faithful: bool = True  # compiled with the graph's own dtypes (always, since the bridge has one compile)
     backend: str = "cpu"
     first_inputs: list | None = None
     forward_calls: int = 0
@@ -228,12 +228,6 @@ def _entry_of(exported) -> Entry | None:
         if entry.exported is exported:
             return entry
     return None
-
-
-def note_compile(exported, faithful: bool) -> None:
-    entry = _entry_of(exported)
-    if entry is not None:
-        entry.faithful = bool(faithful)
 
 
 def note_runner(runner, exported, param_producers=()) -> None:

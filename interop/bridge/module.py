@@ -84,7 +84,7 @@ class _AidgeFunction(torch.autograd.Function):
 
 
 def _float_dtype(example_inputs: Sequence[torch.Tensor]) -> torch.dtype:
-    """The floating-point dtype of a dtype-faithful graph's inputs (float32 when it has none)."""
+    """The floating-point dtype of the graph's inputs (float32 when it has none)."""
     return next((x.dtype for x in example_inputs if x.is_floating_point()), torch.float32)
 
 
@@ -99,7 +99,7 @@ class AidgeModule(torch.nn.Module):
 
     def __init__(self, torch_model: torch.nn.Module, exported: ExportedModel, graph, *,
                  backend: str, verbose: bool, example_inputs: Sequence[torch.Tensor], out_spec=None,
-                 reexport=None, compute_dtype: torch.dtype | None = torch.float32,
+                 reexport=None,
                  output_shapes: Sequence[tuple[int, ...]] | None = None, torch_shapes=None, binding=None,
                  reference_model: torch.nn.Module | None = None, reference_modes: dict[str, bool] | None = None,
                  backward_defects: Sequence[Exception] = (), none_leaves: Sequence[bool] | None = None):
@@ -124,7 +124,7 @@ class AidgeModule(torch.nn.Module):
             tuple(self._input_sizes): (None, [tuple(s) for s in output_shapes] if output_shapes is not None else None)}
         self._runner = _GraphRunner(graph, backend, self._n_inputs, verbose, names,
                                     unused_graph_inputs(exported.proto, names),
-                                    float_dtype=compute_dtype or _float_dtype(example_inputs))
+                                    float_dtype=_float_dtype(example_inputs))
         self._runner.check_signature = self._check_signature
         self._optimizer: AidgeSGD | None = None
         # the first-call value check (interop.bridge.value_check): the torch module exported (the

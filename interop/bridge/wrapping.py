@@ -16,7 +16,7 @@ from . import capture
 from . import runtime as rt
 from .binding import BoundModule, CallBinding, needs_binding
 from .known_defects import KnownDefectError, check_policy
-from .graph import _compile, _import_graph, compute_dtype
+from .graph import _compile, _import_graph
 from .module import AidgeModule
 from .onnx_export import (ExportedModel, _model_name, _plain, check_exporter, check_value_dependence, default_exporter,
                           export_to_onnx, preserved_state)
@@ -256,11 +256,9 @@ def _trial_forward(module, example_inputs, verbose: bool) -> None:
 
     exported = module._exported
     names = default_input_names(len(example_inputs))
-    dtype = compute_dtype(example_inputs, exported)
     with rt.quiet_aidge(verbose):
         graph = _import_graph(exported)
-        _compile(graph, module.backend, [list(x.shape) for x in example_inputs], [x.dtype for x in example_inputs],
-                 faithful=dtype is None)
+        _compile(graph, module.backend, [list(x.shape) for x in example_inputs], [x.dtype for x in example_inputs])
     runner = _GraphRunner(graph, module.backend, len(example_inputs), verbose, names,
                           unused_graph_inputs(exported.proto, names), float_dtype=module._runner.float_dtype)
     with torch.no_grad(), torch.random.fork_rng(devices=[]):
@@ -286,19 +284,16 @@ def _wrap_route(torch_model, traced, binding, example_inputs, *, backend, traini
         out_spec, out_leaves = _output_structure(traced, example_inputs, exported, allow_none=True)
         none_leaves = [leaf is None for leaf in out_leaves]  # exported as torch does (dropped), given back as None
         out_leaves = [leaf for leaf in out_leaves if leaf is not None]
-    dtype = compute_dtype(example_inputs, exported)
-    capture.note_compile(exported, faithful=dtype is None)
     with rt.quiet_aidge(verbose):
         with stage("import"):
             graph = _import_graph(exported)
         with stage("import: known defects"):
             backward_defects = _known_defects(exported, graph, known_defects)
         with stage("compile"):
-            _compile(graph, backend, [list(x.shape) for x in example_inputs], [x.dtype for x in example_inputs],
-                     faithful=dtype is None)
+            _compile(graph, backend, [list(x.shape) for x in example_inputs], [x.dtype for x in example_inputs])
     with stage("module setup"):
         return AidgeModule(torch_model, exported, graph, backend=backend, verbose=verbose,
-                           example_inputs=example_inputs, out_spec=out_spec, compute_dtype=dtype,
+                           example_inputs=example_inputs, out_spec=out_spec,
                            reexport=lambda inputs: export_to_onnx(traced, inputs, training=exported.export_training,
                                                                   exporter=exported.exporter),
                            output_shapes=[tuple(leaf.shape) for leaf in out_leaves], binding=binding,

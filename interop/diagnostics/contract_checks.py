@@ -365,7 +365,7 @@ def _rewrap_on_backend(am: Any, backend: str, x: Any) -> torch.nn.Module:
     twin_exported = dataclasses.replace(exported, proto=proto)
     inputs = [t.detach().cpu() for _, t in iter_tensors(x)]
     graph = bridge._import_graph(twin_exported)
-    bridge._compile(graph, backend, [list(t.shape) for t in inputs])
+    bridge._compile(graph, backend, [list(t.shape) for t in inputs], [t.dtype for t in inputs])
     twin = bridge.AidgeModule(am, twin_exported, graph, backend=backend, verbose=False, example_inputs=inputs)
     return twin.train(am.training)
 

@@ -881,9 +881,11 @@ names = [i.name for i in model.graph.input if i.name not in inits]
 data = np.load(here / "inputs.npz")
 arrays = [np.ascontiguousarray(data[n]) for n in names]
 graph = aidge_onnx.convert_onnx_to_aidge(model)  # renames the model in place
-graph.compile("cpu", aidge_core.dtype.float32, dims=[list(a.shape) for a in arrays])
+graph.set_backend("cpu")  # the graph's own dtypes, as the bridge compiles it
+graph.forward_dtype([getattr(aidge_core.dtype, a.dtype.name) for a in arrays])
+graph.forward_dims([list(a.shape) for a in arrays])
 scheduler = aidge_core.SequentialScheduler(graph)
-tensors = [aidge_core.Tensor(a.astype(np.float32) if a.dtype.kind == "f" else a) for a in arrays]
+tensors = [aidge_core.Tensor(a) for a in arrays]
 scheduler.forward(True, tensors)
 
 
