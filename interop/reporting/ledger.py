@@ -31,6 +31,7 @@ from typing import Any, Iterable
 from ..categories import kind_of
 from ..records.sources import NOT_AIDGE
 from ..records.store import write_atomically
+from . import text_escape
 
 __all__ = ["signature_of", "row_signature", "is_aidge_finding", "defect_id", "triaged_releases", "ledger_headline",
            "format_ledger_html", "build_ledger", "write_ledger", "format_ledger_md", "ledger_summary",
@@ -423,54 +424,67 @@ def ledger_headline(ledger: list[dict[str, Any]], records: Iterable[dict[str, An
 
 
 def format_ledger_md(ledger: list[dict[str, Any]], *, complete: bool = True, headline: str | None = None) -> str:
-    lines = ["# Aidge defects of this run", ""] + ([headline, ""] if headline else [])
+    """defects.md. Every record-borne field goes through :mod:`.text_escape` (prose escaped, quoted
+    text in code spans, control characters as escapes): a message's ``<script>``, a ``|`` or an ESC
+    byte stays text in the page and in a terminal."""
+    md, code = text_escape.text, text_escape.code
+
+    def link(e: dict[str, Any]) -> str:
+        return f"[{md(e['id'])}](#{text_escape.anchor(e['id'])})"
+
+    lines = ["# Aidge defects of this run", ""] + ([md(headline), ""] if headline else [])
     if not complete:
         lines += ["**This run is incomplete: the ledger lists what it saw, not every defect.**", ""]
     by_kind: dict[str, int] = {}
     for e in ledger:
         by_kind[e["kind"]] = by_kind.get(e["kind"], 0) + 1
     lines.append(f"{len(ledger)} distinct defect(s) in {sum(len(e['cases']) for e in ledger)} case(s): "
-                 + ", ".join(f"{k} {n}" for k, n in sorted(by_kind.items(), key=lambda kv: -kv[1])))
+                 + ", ".join(f"{md(k)} {n}" for k, n in sorted(by_kind.items(), key=lambda kv: -kv[1])))
     unexpected = [e for e in ledger if e["new"] and not e["known"]]
     if unexpected:
         lines += ["", f"**Not in the expected-failure table ({len(unexpected)}): new in this run, listed first.**"]
     news = [e for e in ledger if (e.get("since") or "").startswith("new since")]
     if news:
-        lines += ["", f"{news[0]['since'].capitalize()} (by the table's rows; {len(news)}): "
-                  + ", ".join(f"[{e['id']}](#{e['id'].lower()}) {e['title']}" for e in news[:20])
+        lines += ["", f"{md(news[0]['since'].capitalize())} (by the table's rows; {len(news)}): "
+                  + ", ".join(f"{link(e)} {md(e['title'])}" for e in news[:20])
                   + (f" and {len(news) - 20} more" if len(news) > 20 else "")]
     lines += ["", "| id | component | defect | cases | blocks | releases | sources | reproducer |",
               "|---|---|---|---|---|---|---|---|"]
     for e in ledger:
-        sources = ", ".join(f"{s} {n}" for s, n in sorted(e["sources"].items()))
-        repro = f"`{e['reproducer']}` ({e['reproducer_nodes']} node(s))" if e.get("reproducer") else "none"
+        sources = ", ".join(f"{md(s)} {n}" for s, n in sorted(e["sources"].items()))
+        repro = f"{code(e['reproducer'], table=True)} ({md(e['reproducer_nodes'])} node(s))" \
+            if e.get("reproducer") else "none"
         blocks = e.get("blocks") or {}
         blocked = len(blocks.get("architectures") or ()) + len(blocks.get("models") or ())
-        lines.append(f"| [{e['id']}](#{e['id'].lower()}) | {e['component']} | {e['title']} | {len(e['cases'])} | "
-                     f"{blocked or ''} | {', '.join(e.get('releases') or [])} | {sources} | {repro} |")
+        lines.append(f"| {link(e)} | {md(e['component'])} | {md(e['title'])} | {len(e['cases'])} | "
+                     f"{blocked or ''} | {', '.join(md(r) for r in e.get('releases') or [])} | {sources} | {repro} |")
     lines.append("")
     for e in ledger:
-        lines += [f"## {e['id']}: {e['title']}", "",
-                  f"- kind: {e['kind']}; component: {e['component']}; phase: {e['phase']}; backend: {e['backend']}"
-                  + (f"; dtype: {e['dtype']}" if e.get("dtype") else ""),
+        lines += [f"## {md(e['id'])}: {md(e['title'])}", "",
+                  f"- kind: {md(e['kind'])}; component: {md(e['component'])}; phase: {md(e['phase'])}; "
+                  f"backend: {md(e['backend'])}" + (f"; dtype: {md(e['dtype'])}" if e.get("dtype") else ""),
                   f"- cases: {len(e['cases'])} ({e['known']} known, {e['new']} new)",
-                  f"- the suite saw: {e['error']}"]
+                  f"- the suite saw: {code(e['error'])}"]
         if e.get("aidge_said"):
-            lines.append(f"- Aidge said: {e['aidge_said']}")
+            lines.append(f"- Aidge said: {code(e['aidge_said'])}")
         if e.get("reproducer") and e["kind"] == "slow":
-            lines.append(f"- timing reproducer: `{e['reproducer']}/time_aidge.py` (Aidge alone, then onnxruntime)")
+            lines.append(f"- timing reproducer: {code(str(e['reproducer']) + '/time_aidge.py')} (Aidge alone, then "
+                         "onnxruntime)")
         elif e.get("reproducer"):
-            lines.append(f"- reproducer: `{e['reproducer']}/repro.py`: {e.get('repro_line') or ''}")
+            lines.append(f"- reproducer: {code(str(e['reproducer']) + '/repro.py')}: "
+                         + (code(e['repro_line']) if e.get('repro_line') else ""))
         if e.get("issue"):
-            lines.append(f"- upstream report: `{e['issue']}`" + (f", one-file script `{e['standalone']}`"
-                                                                if e.get("standalone") else ""))
+            lines.append(f"- upstream report: {code(e['issue'])}" + (f", one-file script {code(e['standalone'])}"
+                                                                      if e.get("standalone") else ""))
         blocks = e.get("blocks") or {}
         if blocks.get("architectures") or blocks.get("models"):
-            lines.append("- blocks: " + ", ".join(list(blocks.get("architectures") or []) + list(blocks.get("models") or [])))
+            lines.append("- blocks: " + ", ".join(md(b) for b in list(blocks.get("architectures") or [])
+                                                  + list(blocks.get("models") or [])))
         if e.get("releases"):
-            lines.append(f"- releases (the table): {', '.join(e['releases'])}" + (f"; {e['since']}" if e.get("since") else "")
-                         + (f"; rows {', '.join(e['rows'])}" if e.get("rows") else ""))
-        lines.append("- affected: " + ", ".join(f"`{c}`" for c in e["cases"][:12])
+            lines.append(f"- releases (the table): {', '.join(md(r) for r in e['releases'])}"
+                         + (f"; {md(e['since'])}" if e.get("since") else "")
+                         + (f"; rows {', '.join(md(r) for r in e['rows'])}" if e.get("rows") else ""))
+        lines.append("- affected: " + ", ".join(code(c) for c in e["cases"][:12])
                      + (f" and {len(e['cases']) - 12} more" if len(e["cases"]) > 12 else ""))
         lines.append("")
     return "\n".join(lines)
@@ -664,39 +678,41 @@ def slow_issue_text(e: dict[str, Any], *, versions: dict[str, str] | None = None
     """The Markdown of an upstream report for one slow entry: what is slow, by how much against
     onnxruntime and torch, what it costs each model, and how to time it without the suite."""
     versions = versions or {}
+    md, code = text_escape.text, text_escape.code
     aidge = ", ".join(f"{k} {v}" for k, v in sorted(versions.items()) if k.startswith("aidge"))
     shapes = " ".join(str(x).replace(" ", "") for x in e.get("input_shapes") or [])
-    lines = [f"# [{e['component']}] {e['title']}", "",
-             f"Found by aidge_torch_interop's per-node profile ({e['id']}: slow, phase forward, backend cpu, one "
-             f"thread).", "", f"**Versions**: {aidge or 'see the run'}.", "", "## What happens", "",
-             f"ONNX `{e.get('op_type')}` (Aidge `{e['operator']}`), inputs {shapes}, attributes "
-             f"`{json.dumps(e.get('attributes') or {}, sort_keys=True)}`.", "",
+    lines = [f"# [{md(e['component'])}] {md(e['title'])}", "",
+             f"Found by aidge_torch_interop's per-node profile ({md(e['id'])}: slow, phase forward, backend cpu, one "
+             f"thread).", "", f"**Versions**: {md(aidge or 'see the run')}.", "", "## What happens", "",
+             f"ONNX {code(e.get('op_type'))} (Aidge {code(e['operator'])}), inputs {md(shapes)}, attributes "
+             f"{code(json.dumps(e.get('attributes') or {}, sort_keys=True))}.", "",
              f"- In the model's graph (each runtime's own per-node records, median of the profile's rounds): "
              f"Aidge/onnxruntime x{e['ratio_ort']:.1f} (threshold x{e.get('threshold') or 3:g}).",
              ]
     if e.get("aidge_alone_s"):
         lines.append(f"- The node alone ({e.get('alone_rounds')} interleaved rounds, thread CPU time): Aidge "
                      f"{_us_text(e['aidge_alone_s'])}, onnxruntime {_us_text(e.get('ort_alone_s'))} (optimised "
-                     f"{_us_text(e.get('ort_optimized_alone_s'))}), torch's {e.get('torch_op')} "
+                     f"{_us_text(e.get('ort_optimized_alone_s'))}), torch's {code(e.get('torch_op'))} "
                      f"{_us_text(e.get('torch_alone_s'))}"
                      + (f": Aidge/torch x{e['ratio_torch']:.1f}" if e.get("ratio_torch") else "") + ".")
     elif e.get("alone_error"):
-        lines.append(f"- Not timed alone: {e['alone_error']}")
+        lines.append(f"- Not timed alone: {code(e['alone_error'])}")
     lines += ["", "## What it costs", "", "| model | nodes | share of Aidge's node time | Aidge time over onnxruntime |",
               "|---|---:|---:|---:|"]
     for model, m in sorted((e.get("models") or {}).items(), key=lambda kv: -kv[1]["cost_s"]):
-        lines.append(f"| {model} | {m['nodes']} | {m['share']:.1%} | {_us_text(m['cost_s'])} |")
+        lines.append(f"| {md(model)} | {m['nodes']} | {m['share']:.1%} | {_us_text(m['cost_s'])} |")
     lines += ["", "## Reproduce", ""]
     if e.get("reproducer"):
-        lines += [f"`{e['reproducer']}/`: `model.onnx` (the node alone), `inputs.npz` (what it receives in the "
-                  "model), `time_aidge.py` (needs numpy, onnx, aidge_core, aidge_backend_cpu, aidge_onnx; times "
-                  "Aidge alone, then onnxruntime when installed):", "", "```", f"python {e['reproducer']}/time_aidge.py",
-                  "```", ""]
+        lines += [f"{code(str(e['reproducer']) + '/')}: `model.onnx` (the node alone), `inputs.npz` (what it "
+                  "receives in the model), `time_aidge.py` (needs numpy, onnx, aidge_core, aidge_backend_cpu, "
+                  "aidge_onnx; times Aidge alone, then onnxruntime when installed):", "",
+                  *text_escape.fence(f"python {e['reproducer']}/time_aidge.py"), ""]
     else:
-        lines += [f"No timing reproducer: {e.get('reproducer_error') or 'only the costliest entries get one'}.", ""]
+        lines += [f"No timing reproducer: {md(e.get('reproducer_error') or 'only the costliest entries get one')}.",
+                  ""]
     prof = e.get("profiled") or {}
-    lines += [f"Profiled {prof.get('started')}, `{prof.get('command')}`, {prof.get('rounds')} rounds; "
-              f"`uptime` at the end: `{prof.get('uptime_at_end')}`.", ""]
+    lines += [f"Profiled {md(prof.get('started'))}, {code(prof.get('command'))}, {md(prof.get('rounds'))} rounds; "
+              f"`uptime` at the end: {code(prof.get('uptime_at_end'))}.", ""]
     return "\n".join(lines)
 
 
@@ -806,7 +822,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"{args.run_dir}: no records.jsonl")
     # the ledger, and the report's defects section and porting table with it (a per-node profile
     # added to the run since: node_profile --run-dir)
-    sys.stdout.write(refresh_run(Path(args.run_dir)) + "\n" f"{Path(args.run_dir) / 'defects.md'}\n")
+    sys.stdout.write(text_escape.terminal(refresh_run(Path(args.run_dir))) + "\n"
+                     + text_escape.terminal(Path(args.run_dir) / "defects.md") + "\n")
     return 0
 
 

@@ -43,6 +43,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Iterable
 
+from . import text_escape
+from .text_escape import terminal
+
 __all__ = ["porting_table", "format_markdown", "format_html", "write_porting", "PORTING_FILES", "main",
            "node_operator", "unsupported_ops", "defects_by_case", "load_defects", "attach_defects", "nav_html",
            "defect_links", "NAV", "load_speeds", "attach_speeds"]
@@ -210,17 +213,24 @@ def _summary(rows: list[dict], routes: list[str]) -> dict[str, dict[str, int]]:
     return out
 
 
-def _blocking_text(blocking: dict | None, *, error: bool = True) -> str:
+def _blocking_text(blocking: dict | None, *, error: bool = True, markdown: bool = False) -> str:
+    """The blocking failure in words; ``markdown``: each record-borne part escaped for a Markdown
+    table cell (:mod:`.text_escape`; ``|`` read as ``/``, as the plain text's cell had it), the node
+    in a code span."""
     if not blocking:
         return ""
-    where = blocking.get("operator") or blocking.get("category") or blocking.get("phase")
-    node = f" `{blocking['node']}`" if blocking.get("node") else ""
-    who = f" [{blocking['attribution']}]" if blocking.get("attribution") and blocking["attribution"] != "aidge" else ""
+    q = (lambda v: text_escape.text(str(v).replace("|", "/"))) if markdown else str
+    where = q(blocking.get("operator") or blocking.get("category") or blocking.get("phase"))
+    node = "" if not blocking.get("node") else (
+        f" {text_escape.code(str(blocking['node']).replace('|', '/'))}" if markdown else f" `{blocking['node']}`")
+    who = f" [{q(blocking['attribution'])}]" if blocking.get("attribution") not in (None, "", "aidge") else ""
     gap = blocking.get("unsupported") or []
     if gap:  # every ONNX op the import has no Aidge operator for, not only the first node's
-        ops = ", ".join(f"{op} ({n} node{'s' if n != 1 else ''})" for op, n in gap)
-        return f"no Aidge operator for ONNX {ops}; first: {where}{node} ({blocking['phase']}, {blocking['mode']}){who}"
-    return f"{where}{node} ({blocking['phase']}, {blocking['mode']}){who}" + (f": {blocking['error']}" if error else "")
+        ops = ", ".join(f"{q(op)} ({n} node{'s' if n != 1 else ''})" for op, n in gap)
+        return (f"no Aidge operator for ONNX {ops}; first: {where}{node} ({q(blocking['phase'])}, "
+                f"{q(blocking['mode'])}){who}")
+    return f"{where}{node} ({q(blocking['phase'])}, {q(blocking['mode'])}){who}" + (
+        f": {q(blocking['error'])}" if error else "")
 
 
 def load_defects(directory: Path) -> list[dict[str, Any]]:
@@ -312,9 +322,11 @@ def headline(table: dict[str, Any]) -> list[str]:
 
 def format_markdown(table: dict[str, Any], *, title: str = "Porting readiness", lines: Iterable[str] = (),
                     limit: int | None = None) -> str:
-    """The table as Markdown (``limit``: the first rows only, for the README)."""
-    out = [f"## {title}", ""] + [f"{line}  " for line in lines]
-    out += [f"- {line}" for line in headline(table)] + [""]
+    """The table as Markdown (``limit``: the first rows only, for the README); record-borne text
+    (architectures, routes, blocking errors, defect ids) through :mod:`.text_escape`."""
+    md = text_escape.text
+    out = [f"## {md(title)}", ""] + [f"{md(line)}  " for line in lines]
+    out += [f"- {md(line)}" for line in headline(table)] + [""]
     out.append("| architecture | route | exports | Aidge import | forward | backward | Aidge/torch / Aidge/onnxruntime "
                "| blocked by | defects |")
     out.append("|---|---|---|---|---|---|---|---|---|")
@@ -324,9 +336,10 @@ def format_markdown(table: dict[str, Any], *, title: str = "Porting readiness", 
             cell = row["routes"].get(route)
             if cell is None:
                 continue
-            out.append(f"| {row['architecture']} | {route} | {cell['exports']} | {cell['import']} | "
-                       f"{_forward_text(cell['forward'])} | {cell['backward'] or ''} | {_speed_text(row.get('speed'))} | "
-                       f"{_blocking_text(cell['blocking']).replace('|', '/')} | {' '.join(cell.get('defects') or [])} |")
+            out.append(f"| {md(row['architecture'])} | {md(route)} | {md(cell['exports'])} | {md(cell['import'])} | "
+                       f"{md(_forward_text(cell['forward']))} | {md(cell['backward'] or '')} | "
+                       f"{md(_speed_text(row.get('speed')))} | {_blocking_text(cell['blocking'], markdown=True)} | "
+                       f"{' '.join(md(d) for d in cell.get('defects') or [])} |")
     return "\n".join(out) + "\n"
 
 
@@ -466,7 +479,7 @@ def main(argv: list[str] | None = None) -> int:
         for run in args.runs:
             records.extend(_records_of(run))
     except (OSError, ValueError) as exc:
-        sys.stderr.write(f"interop.reporting.porting: {exc}\n")
+        sys.stderr.write(f"interop.reporting.porting: {terminal(exc)}\n")
         return 2
     table = porting_table(records)
     if not table["rows"]:

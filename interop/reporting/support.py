@@ -201,17 +201,21 @@ def _grid(matrix: dict[str, Any]) -> tuple[list[dict[str, str]], list[tuple[str,
 
 
 def format_markdown(matrix: dict[str, Any], *, title: str = "Aidge support matrix", lines: list[str] = ()) -> str:
+    """support.md; record-borne text (operators, sources, categories, Aidge names) through
+    :mod:`.text_escape` (prose escaped, ``|`` kept in its cell, control characters as escapes)."""
+    from .text_escape import code, text as md
+
     columns, rows, index = _grid(matrix)
-    out = [f"# {title}", "", *lines, ""] if lines else [f"# {title}", ""]
+    out = [f"# {md(title)}", "", *[md(line) for line in lines], ""] if lines else [f"# {md(title)}", ""]
     if not matrix["cells"]:
         return "\n".join(out + ["No case of the case database ran in this run (only other tests)."]) + "\n"
     for backend in matrix["operators"]:
-        out.append(f"- {headline(matrix, backend)}")
-    out += ["", "| operator | source | " + " | ".join(_column_name(c) for c in columns) + " |",
+        out.append(f"- {md(headline(matrix, backend))}")
+    out += ["", "| operator | source | " + " | ".join(md(_column_name(c)) for c in columns) + " |",
             "|---|---|" + "---|" * len(columns)]
     for operator, source in rows:
         cells = [_cell_text(index.get((operator, source, c["phase"], c["backend"], c["dtype"]))) for c in columns]
-        out.append(f"| `{operator}` | {source} | " + " | ".join(t.replace("|", "\\|") for t in cells) + " |")
+        out.append(f"| {code(operator, table=True)} | {md(source)} | " + " | ".join(md(t) for t in cells) + " |")
     return "\n".join(out) + "\n"
 
 
