@@ -426,6 +426,17 @@ def publish(session: nox.Session) -> None:
     import shutil
 
     stack = _asv_session(session)
+    asv_results = ROOT / "results" / "asv"
+    if not (asv_results / "benchmarks.json").is_file():
+        # a fresh clone: asv publish stops at "results/asv/benchmarks.json missing!". asv writes the
+        # benchmark list when it discovers the benchmarks: the .gitlab-ci.yml pages job's command
+        session.log("results/asv/benchmarks.json missing (no asv run here yet): asv's benchmark discovery "
+                    "writes it (asv run --bench just-discover, nothing timed)")
+        stack.run("asv", "run", "-E", f"existing:{stack.python}", "--bench", "just-discover", env=TEST_ENV)
+    if not any(p.name not in ("machine.json", "benchmarks.json") for p in asv_results.glob("*/*.json")):
+        session.warn("no benchmarked commit in results/asv: the site's grid has no figure to draw until a commit is "
+                     "benchmarked (asv run: HEAD, over an hour; asv run --bench REGEX for a few cases; or nox -s "
+                     "bench), then nox -s publish again")
     # a commit benchmarked on a local branch is graphed on its own line, not left out ("Couldn't
     # find <hash> in branches (main)"): a config with those branches added, when there are any
     said = str(stack.run("python", "benchmarks/publish_offline.py", "--branch-config", silent=True) or "")
