@@ -156,7 +156,7 @@ def _torch_expected_once(entry, inputs, backward: bool, wanted: list[bool], grad
 FACTORY_BODY_PATH = Path(__file__).with_name("repro_factory_body.py")
 
 
-#: the generated scripts' settings that are case text (labels, node ids, messages): written only as literals
+#: repro.py's docstring line of what it needs (an ONNX graph, or one node built from its factory): fixed text
 _HEADER_TEXT = (
     "Needs: numpy, onnx, aidge_core, aidge_backend_cpu, aidge_onnx (the Aidge release in meta.json).",
     "Needs: numpy, onnx (to read the .pb files), aidge_core, aidge_backend_cpu (the release in meta.json).")
