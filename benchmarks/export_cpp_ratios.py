@@ -19,7 +19,7 @@ import torch
 from interop.bridge import wrap
 from interop.cases.catalog import model_cases
 from interop.equivalence import timing
-from interop.equivalence.outputs import compare_outputs
+from interop.oracle.outputs import compare_outputs
 
 from . import harness
 

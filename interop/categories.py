@@ -156,7 +156,7 @@ CATEGORY_TABLE: dict[str, tuple[str, str, str]] = {
     "unknown": ("❓", "unknown", "no rule matched: read the message"),
 }
 
-#: who a mismatch is attributed to (:mod:`interop.equivalence.attribution` decides it)
+#: who a mismatch is attributed to (:mod:`interop.oracle.attribution` decides it)
 ATTRIBUTIONS = {
     "aidge": "onnxruntime on the same ONNX model agrees with torch, Aidge does not",
     "export": "onnxruntime disagrees with torch too (or rejects the model): the torch -> ONNX lowering differs",

@@ -111,7 +111,7 @@ class Capture:
     case: str
     writer: Callable[["Capture", BaseException], Any] | None
     log_path: Path | None
-    tolerance: Any = None  # the case's tolerance policy (interop.equivalence.tolerance), None: default
+    tolerance: Any = None  # the case's tolerance policy (interop.oracle.tolerance), None: default
     entries: list = dataclasses.field(default_factory=list)
     runners: dict = dataclasses.field(default_factory=dict)  # id(runner) -> Entry
     written: bool = False

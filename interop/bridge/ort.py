@@ -1,45 +1,11 @@
-"""onnxruntime as this project asks it questions (the third reference: who is wrong when Aidge and
-torch disagree, the intermediates of a graph, the expected values of a crash bundle): one CPU
-session factory, one thread, quiet, and the map from aidge_onnx's node names back to the ONNX
-graph's nodes. Used by the value check (:mod:`.value_check`), the attribution
-(:mod:`interop.equivalence.attribution`) and the reproducers (:mod:`interop.diagnostics.reproducer`)."""
+"""The map from aidge_onnx's node names back to the ONNX graph's nodes (to compare an Aidge node's
+output with onnxruntime's value of the same ONNX node). onnxruntime itself is asked through the
+oracle's one runner, :mod:`interop.oracle.onnxruntime`."""
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
+from ..oracle.onnxruntime import ort_session  # noqa: F401 - re-exported for the bridge's callers
 
 __all__ = ["ort_session", "aidge_node_indices"]
-
-
-def ort_session(model: Any, *, optimize: bool = True):
-    """An onnxruntime CPU session on ``model`` (an ``onnx.ModelProto``, serialized bytes or a path),
-    one thread, quiet; ``optimize=False``: none of its graph rewrites (every intermediate is the
-    graph's own)."""
-    from .._lazy import quiet_import
-
-    ort = quiet_import("onnxruntime")
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 1
-    options.inter_op_num_threads = 1
-    options.log_severity_level = 3
-    if not optimize or _training_batch_norm(model):
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    if hasattr(model, "SerializeToString"):
-        model = model.SerializeToString()
-    return ort.InferenceSession(str(model) if isinstance(model, Path) else model, options,
-                                providers=["CPUExecutionProvider"])
-
-
-def _training_batch_norm(model: Any) -> bool:
-    """Whether ``model`` (a ModelProto) holds a ``BatchNormalization`` with ``training_mode=1``:
-    onnxruntime's extended rewrites fuse it into a preceding Conv whose inputs are initializers as
-    if it were an inference one (measured 2026-12-03, onnxruntime 1.32.0:
-    Conv + train-mode BatchNorm 0.24 off with them, 6e-7 without), so such a graph gets none."""
-    graph = getattr(model, "graph", None)
-    if graph is None:
-        return False
-    return any(node.op_type == "BatchNormalization"
-               and any(a.name == "training_mode" and a.i for a in node.attribute) for node in graph.node)
 
 
 def aidge_node_indices(proto) -> dict[str, int]:

@@ -4,13 +4,11 @@ with the torch computation of the same call, run on the AidgeModule's own weight
 mismatch raises :class:`ValueMismatchError`, naming the output and, where onnxruntime can
 say, the first ONNX node whose Aidge value diverges: never a returned value.
 
-What "the same" means here is the comparator's (:mod:`interop.equivalence.compare`): the
-torch.testing per-dtype table (:data:`TOLERANCES`, held equal to
-:func:`interop.equivalence.tolerance.default_tolerances` by a unit test: this layer sits below
-the equivalence package and cannot import it) and the float64 tie-break of
-:func:`interop.equivalence.attribution.closer_than_torch` (Aidge no farther from torch's
-float64 result than torch float32 is): a mismatch only the tie-break explains is float32
-rounding, not an error.
+What "the same" means here is the oracle's (:mod:`interop.oracle`): its comparator and
+per-dtype table, and its float64 tie-break (:func:`interop.oracle.within_float32_error`: Aidge
+within the error torch float32 itself makes against torch's float64 result is float32 rounding,
+not an error); a mismatch is attributed by the oracle's one rule
+(:func:`interop.oracle.attribution.attribute_forward`).
 
 Not checked (said in :attr:`AidgeModule.value_check`): a graph holding a random node
 (``Dropout`` in a training export, ``RandomNormal``...: torch and Aidge draw other numbers),
@@ -26,18 +24,15 @@ import numpy as np
 import torch
 
 from ..errors import InteropError
-from .ort import aidge_node_indices, ort_session
+from ..oracle.attribution import attribute_forward
+from ..oracle.compare import compare_tensors
+from ..oracle.onnxruntime import run_onnxruntime
+from ..oracle.precision import within_float32_error
+from ..oracle.tolerance import default_tolerances
+from .ort import aidge_node_indices
 
-__all__ = ["ValueMismatchError", "checks_deferred", "checks_are_deferred", "TOLERANCES", "random_nodes",
-           "compare_values", "first_diverging_node", "within_float32_budget"]
-
-#: (rtol, atol) per dtype: the comparator's table (torch.testing's), integers and bool exact
-TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
-    torch.float16: (1e-3, 1e-5),
-    torch.bfloat16: (1.6e-2, 1e-5),
-    torch.float32: (1.3e-6, 1e-5),
-    torch.float64: (1e-7, 1e-7),
-}
+__all__ = ["ValueMismatchError", "checks_deferred", "checks_are_deferred", "random_nodes",
+           "compare_values", "first_diverging_node"]
 
 #: ONNX ops whose output is drawn at random: torch and Aidge cannot agree on their values
 RANDOM_OPS = frozenset({"RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike", "Bernoulli",
@@ -106,70 +101,27 @@ def random_nodes(proto) -> list[str]:
     return found
 
 
-def _tolerance(*dtypes: torch.dtype) -> tuple[float, float]:
-    pairs = [TOLERANCES.get(d, (0.0, 0.0)) for d in dtypes]
-    return max(p[0] for p in pairs), max(p[1] for p in pairs)
-
-
 def compare_values(actual: torch.Tensor, expected: torch.Tensor, exact: torch.Tensor | None = None) -> dict | None:
-    """None when ``actual`` (Aidge) is ``expected`` (torch) within the dtype's tolerance, or no
-    farther from ``exact`` (torch float64) than torch is; else the figures of the mismatch."""
+    """None when ``actual`` (Aidge) is ``expected`` (torch) within the dtype's tolerance, or within
+    the error torch float32 itself makes against ``exact`` (torch float64); else the figures of the
+    mismatch. Both decisions are the oracle's."""
     actual = actual.detach().cpu()
     expected = expected.detach().cpu()
-    if tuple(actual.shape) != tuple(expected.shape):
+    rtol, atol = default_tolerances(actual.dtype, expected.dtype)
+    found = compare_tensors(actual, expected, rtol, atol)
+    if found is None:
+        return None
+    if found.n_mismatched is None:
         return {"n_mismatched": None, "n_total": expected.numel(), "max_abs": None, "rtol": 0.0, "atol": 0.0,
                 "shape": (tuple(actual.shape), tuple(expected.shape))}
-    rtol, atol = _tolerance(actual.dtype, expected.dtype)
-    if not (actual.is_floating_point() or expected.is_floating_point()):
-        bad = actual.to(expected.dtype) != expected
-        if not bad.any():
-            return None
-        return {"n_mismatched": int(bad.sum()), "n_total": expected.numel(), "max_abs": None, "rtol": 0.0, "atol": 0.0}
-    a = actual.to(torch.float64)
-    e = expected.to(torch.float64)
-    nan_a, nan_e = torch.isnan(a), torch.isnan(e)
-    diff = (a - e).abs()
-    ok = (diff <= atol + rtol * e.abs()) | (nan_a & nan_e) | ((a == e) & ~nan_e)  # infinities: exactly
-    if bool(ok.all()):
+    if exact is not None and expected.is_floating_point() \
+            and within_float32_error(actual, expected, exact.detach().cpu(), rtol, atol):
         return None
-    if exact is not None and tuple(exact.shape) == tuple(expected.shape):
-        x = exact.detach().cpu().to(torch.float64)
-        err_a, err_t = (a - x).abs(), (e - x).abs()
-        err_t = torch.where(torch.isnan(err_t), torch.full_like(err_t, float("inf")), err_t)
-        fine = ok | (err_a <= err_t + atol + rtol * x.abs()) | (nan_a & torch.isnan(x))
-        if bool(fine.all()):
-            return None
-    bad = ~ok
-    finite = diff[bad & torch.isfinite(diff)]
-    return {"n_mismatched": int(bad.sum()), "n_total": expected.numel(),
-            "max_abs": float(finite.max()) if finite.numel() else float("nan"), "rtol": rtol, "atol": atol}
-
-
-def within_float32_budget(actual, torch32, exact, rtol: float, atol: float) -> bool:
-    """Whether ``actual``'s error against ``exact`` (torch float64) is of the order of the error
-    torch float32 itself makes on the same tensor: its worst absolute error is at most twice torch
-    float32's worst, plus ``atol``. The tensor-level test of float32 rounding, for two float32
-    computations of the same graph (onnxruntime's and Aidge's) that differ from torch float32:
-    other summation orders err by as much as torch does, on other elements (an EfficientNet on
-    the dynamo route, Aidge 4.2e-5, onnxruntime 4.5e-5 and torch float32 4.8e-5 from float64,
-    was blamed on the export); a defect errs by far more. ``rtol`` is unused (the signature is
-    the comparator's). NaN must sit where the exact result has NaN, infinities exactly; shapes
-    must agree."""
-    a, t, e = (torch.as_tensor(np.asarray(v) if not isinstance(v, torch.Tensor) else v).detach().cpu()
-               .to(torch.float64) for v in (actual, torch32, exact))
-    if not (a.shape == t.shape == e.shape):
-        return False
-    nan_e = torch.isnan(e)
-    if not torch.equal(torch.isnan(a), nan_e):
-        return False
-    finite = ~nan_e & torch.isfinite(e)
-    if not torch.equal(a[~finite & ~nan_e], e[~finite & ~nan_e]):
-        return False
-    if not bool(finite.any()):
-        return True
-    worst_a = float((a[finite] - e[finite]).abs().max())
-    worst_t = float((t[finite] - e[finite]).abs().nan_to_num(nan=float("inf")).max())
-    return worst_a <= 2.0 * worst_t + atol
+    if not (actual.is_floating_point() or expected.is_floating_point()):
+        return {"n_mismatched": found.n_mismatched, "n_total": found.n_total, "max_abs": None, "rtol": 0.0,
+                "atol": 0.0}
+    return {"n_mismatched": found.n_mismatched, "n_total": found.n_total, "max_abs": float(found.max_abs),
+            "rtol": rtol, "atol": atol}
 
 
 def describe(figures: dict) -> str:
@@ -180,26 +132,6 @@ def describe(figures: dict) -> str:
         return f"{figures['n_mismatched']} of {figures['n_total']} elements differ"
     return (f"{figures['n_mismatched']} of {figures['n_total']} elements differ, max |diff| {figures['max_abs']:.4g} "
             f"(rtol {figures['rtol']:g}, atol {figures['atol']:g})")
-
-
-def run_onnxruntime(proto, feeds: dict[str, np.ndarray], outputs: Sequence[str] | None = None) -> list[np.ndarray]:
-    """``proto``'s values ``outputs`` (None: its graph outputs) on ``feeds`` under onnxruntime
-    (CPU, one thread, errors only). ImportError without onnxruntime; onnxruntime's own error
-    when it refuses the graph."""
-    import onnx
-
-    model = proto
-    if outputs is not None:
-        model = onnx.ModelProto()
-        model.CopyFrom(proto)
-        present = {o.name for o in model.graph.output}
-        for name in outputs:
-            if name not in present:
-                model.graph.output.append(onnx.ValueInfoProto(name=name))
-    session = ort_session(model)
-    wanted = {i.name for i in session.get_inputs()}
-    return list(session.run(list(outputs) if outputs is not None else None,
-                            {k: v for k, v in feeds.items() if k in wanted}))
 
 
 def first_diverging_node(proto, graph, feeds: dict[str, np.ndarray]):
@@ -237,48 +169,11 @@ def first_diverging_node(proto, graph, feeds: dict[str, np.ndarray]):
 def attribute(proto, feeds: dict[str, np.ndarray], aidge: Sequence[torch.Tensor],
               torch_out: Sequence[torch.Tensor],
               exact: Callable[[], Sequence[torch.Tensor | None]] | None = None) -> tuple[str, str]:
-    """``(attribution, why)`` of a forward mismatch, from onnxruntime on the very ONNX Aidge ran.
-    Where onnxruntime differs from torch too, ``exact()`` (torch's float64 values) decides before
-    the export is blamed: Aidge and onnxruntime both within torch float32's own error
-    (:func:`within_float32_budget`) is ``precision``, float32 rounding."""
-    try:
-        ort = run_onnxruntime(proto, feeds)
-    except ImportError:
-        return "unknown", "onnxruntime is not installed"
-    except Exception as exc:  # noqa: BLE001 - onnxruntime refuses the graph
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        return "export", f"onnxruntime refuses the exported ONNX graph too ({first[:200]}): the export is at fault"
-    if len(ort) != len(torch_out):
-        return "unknown", "onnxruntime's outputs are not the torch model's"
-    off = [k for k, (o, t) in enumerate(zip(ort, torch_out)) if compare_values(torch.from_numpy(np.asarray(o)), t)]
-    if off:
-        if exact is not None and _all_rounding(aidge, ort, torch_out, exact):
-            return "precision", ("onnxruntime and Aidge both differ from torch float32 by no more than torch float32 "
-                                 "differs from torch's float64 result: float32 rounding, no one's defect")
-        same = all(compare_values(a, torch.from_numpy(np.asarray(ort[k]))) is None for k, a in enumerate(aidge))
-        return "export", ("onnxruntime on the same ONNX graph differs from torch too"
-                          + (" and computes what Aidge computes" if same else "")
-                          + ": the ONNX export is not the torch model (an attribute the exporter dropped?)")
-    return "aidge", "onnxruntime on the same ONNX graph agrees with torch; Aidge does not"
-
-
-def _all_rounding(aidge, ort, torch_out, exact) -> bool:
-    try:
-        exact_values = list(exact())
-    except Exception:  # noqa: BLE001 - no float64 kernel: undecided
-        return False
-    if not (len(exact_values) == len(torch_out) == len(aidge) == len(ort)):
-        return False
-    for a, o, t, x in zip(aidge, ort, torch_out, exact_values):
-        if x is None or not t.is_floating_point():
-            if compare_values(a, t) is not None:
-                return False
-            continue
-        rtol, atol = _tolerance(t.dtype)
-        if not (within_float32_budget(a, t, x, rtol, atol)
-                and within_float32_budget(torch.from_numpy(np.asarray(o)), t, x, rtol, atol)):
-            return False
-    return True
+    """``(attribution, why)`` of a forward mismatch: the oracle's one rule
+    (:func:`interop.oracle.attribution.attribute_forward`), onnxruntime run on the very ONNX
+    Aidge ran."""
+    return attribute_forward(aidge_out=list(aidge), torch_out=list(torch_out), exact=exact,
+                             onnx=lambda: run_onnxruntime(proto, feeds))
 
 
 def check_leaves(phase: str, names: Sequence[str], actual: Sequence[torch.Tensor | None],

@@ -2,7 +2,7 @@
 isolated child (:func:`run_benchmark_case`): the inputs the configuration describes, the
 Aidge node built from its factory (:mod:`interop.bridge.single_node`), the torch
 reference (:mod:`interop.cases.aidge_references`), compared with the dtype-aware
-comparator (:func:`interop.equivalence.compare.compare_tensors`, per-dtype tolerances).
+comparator (:func:`interop.oracle.compare.compare_tensors`, per-dtype tolerances).
 
 A negative case (a label ``error``/``expected_error``) passes when Aidge rejects it (an
 AidgeError at import, compile or forward); torch's behaviour on the same input is returned
@@ -107,7 +107,7 @@ def _torch_behaviour(case: Case, arrays) -> str:
 def check_benchmark_case(case: Case) -> dict[str, Any]:
     """The check itself (in the child). Returns what the report records beside a pass."""
     from ..bridge.single_node import describe_outputs, run_single_node
-    from ..equivalence.compare import compare_tensors
+    from ..oracle.compare import compare_tensors
     from ..equivalence.tester import EquivalenceError
 
     from ..stages import stage

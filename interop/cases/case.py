@@ -83,7 +83,7 @@ class Case:
     #: the torch module's mode when wrapped (and the ONNX export's); None: as constructed
     training: bool | None = None
     backend: str = "cpu"
-    #: the :class:`~interop.equivalence.tolerance.Tolerance` its verdicts use (None: the
+    #: the :class:`~interop.oracle.tolerance.Tolerance` its verdicts use (None: the
     #: comparator's float32 default)
     tolerance: Any = None
     #: extra parameters of the kind (contract: ``side``, ``check``; property: ``values``)

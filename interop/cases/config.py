@@ -113,7 +113,7 @@ class OperatorConfig:
     #: Aidge node types the imported graph must contain (all of them); a callable gets the
     #: case's torch keywords and returns the tuple
     aidge_types: tuple[str, ...] | Callable[[Mapping[str, Any]], tuple[str, ...]] = ()
-    #: the operator's :class:`~interop.equivalence.tolerance.Tolerance` (None: the
+    #: the operator's :class:`~interop.oracle.tolerance.Tolerance` (None: the
     #: comparator's float32 default); a looser one must say why
     tolerance: Any = None
     #: JSON attribute name -> (torch keyword, converter); None: the module-level
@@ -144,7 +144,7 @@ class OperatorConfig:
             raise ValueError(f"OperatorConfig {self.name!r}: backend must be 'cpu', 'cuda' or 'export_cpp', got "
                              f"{self.backend!r}")
         if self.tolerance is not None:
-            from ..equivalence.tolerance import Tolerance
+            from ..oracle.tolerance import Tolerance
 
             if not isinstance(self.tolerance, Tolerance):
                 raise TypeError(f"OperatorConfig {self.name!r}: tolerance must be a Tolerance (rtol, atol and "

@@ -87,7 +87,7 @@ def zoo_graphs() -> list[tuple[str, Callable[[], nn.Module], tuple[int, ...]]]:
 
 
 def _outcome(fn) -> tuple[str, str]:
-    from ..equivalence.outputs import compare_outputs
+    from ..oracle.outputs import compare_outputs
 
     try:
         got, want = fn()

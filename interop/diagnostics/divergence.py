@@ -35,7 +35,7 @@ import numpy as np
 import torch
 
 from .. import equivalence as compare  # the comparator (interop.equivalence re-exports it)
-from ..equivalence.tolerance import tolerance_for
+from ..oracle.tolerance import tolerance_for
 from ..bridge.runtime import aidge_onnx
 from ..bridge.onnx_export import preserved_state
 from .divergence_report import DivergenceReport, LayerDivergence, hint_line
@@ -72,7 +72,7 @@ def localize_divergence(
     ``x``: a tensor, a tuple (``model(*x)``) or, for torch models, a dict (``model(**x)``).
     ``module_map``: ``{layer name in model_a: name in model_b}`` for renamed layers (for an
     AidgeModule: the module name in the torch model it was wrapped from).
-    Tolerance: ``tolerance`` (a :class:`~interop.equivalence.tolerance.Tolerance`, the policy
+    Tolerance: ``tolerance`` (a :class:`~interop.oracle.tolerance.Tolerance`, the policy
     ModelTester and the asv precheck use), else the comparator's float32 default;
     ``rtol``/``atol`` override it explicitly.
     Returns a :class:`DivergenceReport`; call ``report.raise_if_diverged()`` to assert.

@@ -44,7 +44,8 @@ from typing import Any
 
 import numpy as np
 
-from ..bridge.ort import aidge_node_indices, ort_session
+from ..bridge.ort import aidge_node_indices
+from ..oracle.onnxruntime import ort_session
 
 __all__ = ["write_bundle", "export_check", "run_repro", "reduce_bundle", "BODY_PATH", "max_bundle_bytes",
            "repro_script", "script_literal", "bundle_folder", "record_fields", "first_diverging_node", "FreshServer",
@@ -490,7 +491,7 @@ def _what(exc: BaseException) -> str:
 
 
 def _rtol_atol(tolerance, outputs: list[np.ndarray]) -> tuple[float, float]:
-    from ..equivalence.tolerance import tolerance_for
+    from ..oracle.tolerance import tolerance_for
 
     dtype = next((o.dtype.name for o in outputs if np.issubdtype(o.dtype, np.floating)), "float32")
     tol = tolerance_for(tolerance, dtype)
@@ -753,10 +754,10 @@ class AidgeRefused(Exception):
         self.phase, self.cause = phase, cause
 
 
-def load_in_aidge(proto, inputs: list[np.ndarray], *, faithful: bool = False, refuse_generic: bool = False):
+def load_in_aidge(proto, inputs: list[np.ndarray], *, faithful: bool = True, refuse_generic: bool = False):
     """``(graph, scheduler, feeds)``: ``proto`` imported by aidge_onnx (which renames it in place),
-    compiled for the CPU as the bridge does (float32, or the inputs' own dtypes when ``faithful``),
-    and the inputs as Aidge tensors; :class:`AidgeRefused` when it cannot be (``refuse_generic``: a
+    compiled for the CPU as the bridge does (the graph's own dtypes; ``faithful=False``: float32, for a bundle
+    written before 2026-12-06 that says FAITHFUL = False), and the inputs as Aidge tensors; :class:`AidgeRefused` when it cannot be (``refuse_generic``: a
     node imported as GenericOperator too). The caller holds ``quiet_aidge``."""
     from ..bridge import runtime as rt
 

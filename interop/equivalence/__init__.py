@@ -9,9 +9,9 @@ torch when first used (``interop.equivalence.ModelTester`` is resolved lazily).
 from __future__ import annotations
 
 from .._lazy import lazy_attributes
-from .compare import Mismatch, assert_tensors_close, compare_tensors, is_tensor_like, to_numpy
-from .outputs import assert_finite, assert_outputs_close, compare_outputs, max_errors
-from .tolerance import Tolerance, default_tolerances, tolerance_for
+from ..oracle.compare import Mismatch, assert_tensors_close, compare_tensors, is_tensor_like, to_numpy
+from ..oracle.outputs import assert_finite, assert_outputs_close, compare_outputs, max_errors
+from ..oracle.tolerance import Tolerance, default_tolerances, tolerance_for
 
 __all__ = ["Mismatch", "assert_tensors_close", "compare_tensors", "is_tensor_like", "to_numpy",
            "assert_finite", "assert_outputs_close", "compare_outputs", "max_errors",

@@ -8,11 +8,11 @@ this module is what they feed it:
 - **seed**: a case's seed is :func:`seed_for` its name (``crc32``; ``$INTEROP_SEED`` replays
   another); a case's seeded inputs are :func:`seeded_inputs`; the output gradient of a
   backward is :func:`output_gradients` (seed :data:`OUTPUT_GRAD_SEED`);
-- **tolerance**: the case's policy (:func:`~interop.equivalence.tolerance.tolerance_for`) for
+- **tolerance**: the case's policy (:func:`~interop.oracle.tolerance.tolerance_for`) for
   the dtype of torch's value (its first tensor leaf); an explicit ``(rtol, atol)`` pair
   (ModelTester's ``relative_precision`` / ``absolute_precision``) holds for every dtype;
 - **outputs**: every leaf of the structure, through the one comparator
-  (:func:`~interop.equivalence.outputs.compare_outputs`);
+  (:func:`~interop.oracle.outputs.compare_outputs`);
 - **gradients** (of an input or a parameter): where torch gives no gradient (None: the tensor
   is detached, unused or not differentiable in torch) there is nothing to compare; where torch
   gives one and Aidge none, Aidge's is zeros (it equals torch's only when torch's is zero);
@@ -30,8 +30,8 @@ import dataclasses
 import zlib
 from typing import Any, Sequence
 
-from .outputs import compare_outputs
-from .tolerance import Tolerance, tolerance_for
+from ..oracle.outputs import compare_outputs
+from ..oracle.tolerance import Tolerance, tolerance_for
 
 __all__ = ["SEED_ENV", "OUTPUT_GRAD_SEED", "Difference", "difference", "seed_for", "seeded_inputs",
            "output_gradients", "compared_parameters", "tolerance_of"]

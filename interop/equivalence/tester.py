@@ -1,7 +1,7 @@
 """``ModelTester``: matched forward / loss / backward / gradient / SGD-step checks between two
 models (a torch reference and usually an :class:`~interop.bridge.AidgeModule`), with timings.
 
-Every verdict goes through :mod:`interop.equivalence.compare`; every timing through :mod:`interop.equivalence.timing`.
+Every verdict goes through :mod:`interop.oracle.compare`; every timing through :mod:`interop.equivalence.timing`.
 """
 from __future__ import annotations
 
@@ -21,8 +21,8 @@ from ..stages import stage
 from . import timing
 from .benchlog import RESULTS_ENV, append_jsonl, resolve_log_path  # noqa: F401  (re-exported)
 from . import policy
-from .compare import mismatch_figures
-from .tolerance import tolerance_for
+from ..oracle.compare import mismatch_figures
+from ..oracle.tolerance import tolerance_for
 
 #: interleaved blocks per model and timed epoch of :meth:`ModelTester._repeat_timed_calls`
 #: (measured with benchmarks/tester_noise.py, docs/noise-floor.md: 8 blocks kept the ratio of
@@ -120,7 +120,7 @@ class ModelTester:
     compared, one model2 does not give is zeros; the seed is :func:`~interop.equivalence.policy.seed_for`
     the name.
 
-    Tolerance: ``tolerance`` (a :class:`~interop.equivalence.tolerance.Tolerance`, the one a
+    Tolerance: ``tolerance`` (a :class:`~interop.oracle.tolerance.Tolerance`, the one a
     case declares in the catalog), else the comparator's float32 default ``(rtol 1.3e-6,
     atol 1e-5)``; ``relative_precision`` / ``absolute_precision`` override it explicitly.
 

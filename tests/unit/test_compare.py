@@ -1,4 +1,4 @@
-"""Unit tests of interop.equivalence.compare, the one shared comparator."""
+"""Unit tests of interop.oracle.compare, the one shared comparator."""
 
 from __future__ import annotations
 
@@ -494,7 +494,7 @@ def test_aidge_tensor():
 def test_module_imports_neither_torch_nor_aidge():
     code = (
         "import sys\n"
-        "import interop.equivalence.compare as m, interop.equivalence.outputs, interop.equivalence.tolerance\n"
+        "import interop.oracle.compare as m, interop.oracle.outputs, interop.oracle.tolerance\n"
         "assert 'torch' not in sys.modules and 'aidge_core' not in sys.modules, sorted(sys.modules)\n"
         "import numpy as np\n"
         "assert m.compare_tensors(np.ones(2), np.ones(2)) is None\n"

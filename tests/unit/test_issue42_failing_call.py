@@ -37,7 +37,7 @@ def _call_two_inputs() -> torch.Tensor:
 
 
 def _batchnorm_train_right_on_call_1_wrong_on_call_2(calls=(1, 2)):
-    from interop.equivalence.compare import compare_tensors
+    from interop.oracle.compare import compare_tensors
     from interop.equivalence.tester import EquivalenceError
 
     torch.manual_seed(0)
@@ -86,7 +86,7 @@ def test_a_failure_on_call_2_keeps_call_2_s_inputs_and_reproduces(tmp_path):
 
 
 def _same_inputs_twice_failing_on_call_1():
-    from interop.equivalence.compare import compare_tensors
+    from interop.oracle.compare import compare_tensors
     from interop.equivalence.tester import EquivalenceError
 
     from interop.bridge.value_check import checks_deferred

@@ -98,7 +98,7 @@ def test_zoo_resnet_in_train_mode_is_exported_in_train_mode_on_the_dynamo_route(
     now writes ``training_mode=1`` and onnxruntime on its graph computes what torch computes. Aidge
     0.10.1's BatchNorm2D ignores ``training_mode`` (the table's D-c80900db, as on the TorchScript
     route): ``wrap`` refuses the value at the first call, naming BatchNorm2D, and returns nothing."""
-    from interop.bridge.ort import ort_session
+    from interop.oracle.onnxruntime import ort_session
     from interop.bridge.value_check import ValueMismatchError
     from interop.zoo.models import model_case
 

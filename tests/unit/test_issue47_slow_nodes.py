@@ -123,7 +123,7 @@ def test_torch_equivalent_computes_what_onnxruntime_computes(op, attrs, shapes):
     torch = pytest.importorskip("torch")
     from onnx import TensorProto, helper, numpy_helper
 
-    from interop.bridge.ort import ort_session
+    from interop.oracle.onnxruntime import ort_session
     from interop.diagnostics.node_profile import torch_equivalent
 
     rng = np.random.default_rng(0)

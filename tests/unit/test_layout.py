@@ -17,6 +17,7 @@ PACKAGE = ROOT / "interop"
 LAYERS = (
     ("interop._lazy", "interop.errors", "interop.env", "interop.reading", "interop.backends",
      "interop.categories", "interop.exporters", "interop.stages", "interop.threads_policy"),
+    ("interop.oracle",),
     ("interop.bridge",),
     ("interop.zoo",),
     ("interop.equivalence",),

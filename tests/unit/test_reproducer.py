@@ -350,7 +350,7 @@ def test_a_one_node_graph_whose_backward_differs_names_its_node(tmp_path):
 def _conv_transpose_without_bias_twice():
     import warnings
 
-    from interop.equivalence.compare import compare_tensors
+    from interop.oracle.compare import compare_tensors
     from interop.equivalence.tester import EquivalenceError
 
     torch.manual_seed(0)

@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 
 import interop
-from interop.equivalence.attribution import closer_than_torch
+from interop.oracle.precision import within_float32_error
 from interop.equivalence.verdict import Verdict
 
 
@@ -117,7 +117,7 @@ def test_a_callable_without_tensor_arguments_is_refused():
 def test_precision_rule(aidge, expected):
     exact = torch.tensor([1.0, 2.0], dtype=torch.float64)
     torch32 = torch.tensor([1.0, 2.1])
-    assert closer_than_torch(torch.tensor(aidge), torch32, exact, 1.3e-6, 1e-5) is expected
+    assert within_float32_error(torch.tensor(aidge), torch32, exact, 1.3e-6, 1e-5) is expected
 
 
 def test_verify_is_a_lazy_public_name():

@@ -1,6 +1,6 @@
 """The one shared tensor comparator of the interop suite (tensors; containers of
-tensors are walked by :mod:`interop.equivalence.outputs`, tolerances come from
-:mod:`interop.equivalence.tolerance`).
+tensors are walked by :mod:`interop.oracle.outputs`, tolerances come from
+:mod:`interop.oracle.tolerance`).
 
 Every verdict "does Aidge compute what PyTorch computes?" goes through this module,
 so that the equivalence tests, the benchmark prechecks and the divergence
@@ -173,7 +173,7 @@ class Mismatch:
 
 
 def mismatch_figures(mismatch) -> dict:
-    """The comparator's figures of one :class:`~interop.equivalence.compare.Mismatch`, as JSON
+    """The comparator's figures of one :class:`~interop.oracle.compare.Mismatch`, as JSON
     values: where, how many elements, the worst one and the tolerances."""
     def plain(value):
         try:

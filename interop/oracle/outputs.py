@@ -1,6 +1,6 @@
 """Comparing whole outputs: nested containers (tuples, lists, dicts, named tuples,
 dataclass-like records) of tensors, element by element through
-:func:`interop.equivalence.compare.compare_tensors`, and the non-finite check.
+:func:`interop.oracle.compare.compare_tensors`, and the non-finite check.
 
 Neither torch nor aidge_core is imported here; this module never prints.
 """

@@ -1,0 +1,128 @@
+"""The oracle's one attribution rule: who is to blame for a mismatch between Aidge and torch.
+
+- ``precision``: float32 rounding, no one's defect. Aidge's value is within the error torch
+  float32 itself makes against torch's float64 result (:func:`.precision.within_float32_error`).
+- ``export``: onnxruntime, run on the very ONNX model Aidge imported, also disagrees with torch
+  beyond rounding (or refuses the model): the lowering differs from torch, and Aidge computes
+  what it was given.
+- ``aidge``: onnxruntime agrees with torch on the same model, Aidge does not.
+- ``unknown``: none of the above decides (no onnxruntime, no float64 reference).
+
+The order, the same for every caller (``wrap``'s first-call check, ``verify``, ``check``, the
+suites): precision first (a rounding difference is no defect whoever makes it), then
+onnxruntime; where onnxruntime differs from torch too, float64 decides once more before the
+export is blamed (onnxruntime and Aidge both within torch float32's own error is ``precision``).
+Before 2026-12-06 the bridge asked onnxruntime first and the suite precision first, each with
+its own copy of the rule. Backward mismatches have no ONNX graph to ask: the float64 gradient
+is the only tie-break (``precision`` or ``aidge``).
+
+Nothing here prints; onnxruntime runs with one thread and its log at error level.
+"""
+from __future__ import annotations
+
+import copy
+from typing import Any, Callable, Sequence
+
+from ..categories import ATTRIBUTIONS
+from .onnxruntime import run_onnxruntime
+from .outputs import compare_outputs
+from .precision import within_float32_error
+from .tolerance import default_tolerances
+
+__all__ = ["ATTRIBUTIONS", "attribute_forward", "attribute_backward", "is_rounding", "run_onnxruntime",
+           "float64_copy"]
+
+
+def _tolerance_of(value: Any, rtol: float | None, atol: float | None) -> tuple[float, float]:
+    if rtol is not None and atol is not None:
+        return rtol, atol
+    dtype = getattr(value, "dtype", "float32")
+    d_rtol, d_atol = default_tolerances(dtype)
+    return (d_rtol if rtol is None else rtol), (d_atol if atol is None else atol)
+
+
+def is_rounding(actual: Sequence[Any], torch_out: Sequence[Any], exact_out: Sequence[Any] | None,
+                rtol: float | None = None, atol: float | None = None) -> bool:
+    """Whether every leaf of ``actual`` is within torch float32's own error of ``exact_out``
+    (torch float64), leaf by leaf (a leaf torch's float64 run does not give, or an integer
+    leaf, must match torch exactly). ``rtol``/``atol``: each leaf's dtype default when None."""
+    if exact_out is None or not (len(exact_out) == len(torch_out) == len(actual)):
+        return False
+    for a, t, x in zip(actual, torch_out, exact_out):
+        r, at = _tolerance_of(t, rtol, atol)
+        if x is None or not getattr(t, "is_floating_point", lambda: True)():
+            if compare_outputs(a, t, rtol=r, atol=at):
+                return False
+            continue
+        if not within_float32_error(a, t, x, r, at):
+            return False
+    return True
+
+
+def _exact(exact: Callable[[], Sequence[Any]] | None):
+    if exact is None:
+        return None
+    try:
+        return list(exact())
+    except Exception:  # noqa: BLE001 - no float64 kernel: the precision test does not decide
+        return None
+
+
+def attribute_forward(*, aidge_out: Sequence[Any], torch_out: Sequence[Any],
+                      exact: Callable[[], Sequence[Any]] | None,
+                      onnx: Callable[[], Sequence[Any]] | None, rtol: float | None = None,
+                      atol: float | None = None) -> tuple[str, str]:
+    """``(attribution, why)`` of a forward mismatch. ``*_out``: the flat output leaves;
+    ``exact()``: torch's outputs in float64 (may raise: then no precision verdict);
+    ``onnx()``: onnxruntime's outputs on the exported model (may raise: the model is
+    refused)."""
+    aidge_out, torch_out = list(aidge_out), list(torch_out)
+    exact_out = _exact(exact)
+    if is_rounding(aidge_out, torch_out, exact_out, rtol, atol):
+        return "precision", ("Aidge is within the error torch float32 itself makes against torch's float64 "
+                             "result: float32 rounding, no one's defect")
+    if onnx is None:
+        return "unknown", "onnxruntime not run"
+    try:
+        ort_out = list(onnx())
+    except ImportError:
+        return "unknown", "onnxruntime is not installed"
+    except Exception as exc:  # noqa: BLE001 - onnxruntime refuses the exported model
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return "export", f"onnxruntime refuses the exported ONNX model too: {first[:200]}"
+    if len(ort_out) != len(torch_out):
+        return "unknown", "onnxruntime's outputs are not the torch model's"
+    differs = [m for k, (o, t) in enumerate(zip(ort_out, torch_out))
+               for m in compare_outputs(o, t, rtol=_tolerance_of(t, rtol, atol)[0],
+                                        atol=_tolerance_of(t, rtol, atol)[1], name=f"onnxruntime output [{k}]")]
+    if not differs:
+        return "aidge", "onnxruntime on the same ONNX model agrees with torch; Aidge does not"
+    if is_rounding(ort_out, torch_out, exact_out, rtol, atol) and is_rounding(aidge_out, torch_out, exact_out,
+                                                                               rtol, atol):
+        return "precision", ("onnxruntime and Aidge both differ from torch float32 by no more than torch float32 "
+                             "differs from torch's float64 result: float32 rounding, not the export")
+    also = [m for k, (a, o) in enumerate(zip(aidge_out, ort_out))
+            for m in compare_outputs(a, o, rtol=_tolerance_of(o, rtol, atol)[0], atol=_tolerance_of(o, rtol, atol)[1],
+                                     name=f"output [{k}]")]
+    tail = "; Aidge agrees with onnxruntime" if not also else "; Aidge differs from onnxruntime as well"
+    return "export", (f"onnxruntime on the same ONNX model differs from torch too "
+                      f"({differs[0].message.splitlines()[0]}){tail}: the ONNX export is not the torch model")
+
+
+def attribute_backward(*, aidge_grad: Any, torch_grad: Any, exact_grad: Any | None,
+                       rtol: float | None = None, atol: float | None = None) -> tuple[str, str]:
+    """``(attribution, why)`` of a gradient mismatch: the float64 torch gradient as the
+    tie-break."""
+    if exact_grad is None:
+        return "unknown", "no float64 gradient to compare with"
+    if is_rounding([aidge_grad], [torch_grad], [exact_grad], rtol, atol):
+        return "precision", ("Aidge's gradient is within the error torch float32's gradient makes against "
+                             "torch's float64 gradient: float32 rounding")
+    return "aidge", "torch's float64 gradient agrees with torch float32; Aidge's does not"
+
+
+def float64_copy(module):
+    """A float64 deep copy of ``module`` (its own parameters), or the module itself when it
+    holds no state."""
+    clone = copy.deepcopy(module)
+    return clone.double()
