@@ -507,6 +507,15 @@ def _with_stand_ins(model, paths: Sequence[str], inputs: Sequence[Any], values: 
             object.__setattr__(self, "own_inputs", [x.detach().clone() for x in inputs])
             object.__setattr__(self, "fixed", {})
 
+        def _apply(self, fn, *args, **kwargs):
+            # the plain attributes follow the module's dtype too: verify's float64 reference
+            # (``.double()`` of a copy) decides a gradient difference against them, not against
+            # float32 constants (which left it undecided, "unknown", where it is float32 rounding)
+            super()._apply(fn, *args, **kwargs)
+            object.__setattr__(self, "own_inputs", [fn(x) for x in self.own_inputs])
+            object.__setattr__(self, "fixed", {i: fn(v) for i, v in self.fixed.items()})
+            return self
+
         def forward(self, *fed):
             it = iter(fed)
             current[:] = [self.fixed[i] if i in self.fixed else next(it) for i in range(len(paths))]
