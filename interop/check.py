@@ -9,9 +9,12 @@ answers "what stops this model in Aidge?" with every blocker it can find in one 
    import that leaves nodes without an Aidge operator gives one blocker per such node;
 2. **each leaf module alone** (a module without children: ``Conv2d``, ``PReLU``, ``Upsample``...),
    on the very inputs it receives in the model's forward (captured with forward hooks on a
-   torch run), so a blocker behind the first one still shows: the Upsample's missing backward
-   behind a PReLU that does not import. Leaves with the same type, attributes and input shapes
-   are checked once;
+   torch run; captured before the call, and a leaf that writes its input in place is compared on
+   clones of it), so a blocker behind the first one still shows: the Upsample's missing backward
+   behind a PReLU that does not import. A leaf whose forward differs gets a second verdict, whether
+   Aidge's backward runs on it (:func:`backward_verdict`): a train-mode BatchNorm's mismatch does
+   not hide its missing backward. Leaves with the same type, attributes and input shapes are
+   checked once;
 3. **the whole model again, each blocked leaf replaced by torch's value** (its output on the
    captured inputs, fed as an input of the graph: data, not a constant, so gradients flow into
    it; the model's own inputs become constants; a leaf called more than once is kept), when the
@@ -20,14 +23,17 @@ answers "what stops this model in Aidge?" with every blocker it can find in one 
 
 Each :class:`Blocker` names its phase, Aidge's operator (the ONNX op for an import gap), the
 node, Aidge's own words, where it showed (``model``, a leaf's path) and, for a finding
-attributed to Aidge, the ledger's defect id (:func:`interop.reporting.ledger.signature_of` and
-``defect_id``: the id a run's ``defects.md`` gives the same defect when the signature agrees)
-and the ledger entry's title when a ledger file is given and holds that id.
+attributed to Aidge, the ledger's defect id: :func:`interop.reporting.ledger.signature_of` and
+``defect_id`` of the record a findings run writes for that failure (:func:`ledger_record`: the
+check run again under the reproducer capture, the failure's fields and the reproducer's, the first
+diverging node included), and the ledger entry's title when a ledger file is given and holds that
+id. A difference verify attributes to float32 rounding (``precision``) is a note, not a blocker.
 
 What it does not see: a blocker inside a functional call (``torch.cat``, ``F.interpolate`` in a
 ``forward``) hidden behind an earlier failure of the whole model that pass 3 cannot remove;
-parameter gradients (verify compares input gradients). Nothing is printed and nothing is
-written: the CLI (:mod:`interop.__main__`) prints the report.
+the gradients of a leaf whose forward differs (its backward is run, not compared). Nothing is
+printed; nothing is written but the reproducer bundles of the ids' records, in a temporary folder
+removed afterwards: the CLI (:mod:`interop.__main__`) prints the report.
 """
 from __future__ import annotations
 

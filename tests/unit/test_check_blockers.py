@@ -161,7 +161,7 @@ def test_the_operator_is_never_a_question_mark(monkeypatch):
 
 
 # -- 6. the defect id is the ledger's ---------------------------------------------------------------
-def test_check_and_the_ledger_give_a_train_mode_batchnorm_the_same_id():
+def test_check_and_the_ledger_give_a_train_mode_batchnorm_the_same_id(capfd):
     """The record a findings run writes for a train-mode BatchNorm's mismatch (its reproducer's first
     diverging node included) gives the ledger's id; check gives its blocker that id (before: check
     computed D-e8185c3d from the verdict alone, the ledger and the table say D-c80900db)."""
@@ -181,7 +181,9 @@ def test_check_and_the_ledger_give_a_train_mode_batchnorm_the_same_id():
     assert record["first_diverging"]["aidge_type"] == "BatchNorm2D"
     entries = build_ledger([record])
     assert [e["id"] for e in entries] == [row["defect"]]  # the ledger's id is the table's
+    capfd.readouterr()
     report = check(torch.nn.Sequential(bn), x)
+    assert capfd.readouterr() == ("", "")  # the records are built in children, quietly
     forward = [b for b in report.blockers if b.phase == "forward"]
     assert [b.defect_id for b in forward] == [row["defect"]], report.lines()
     assert forward[0].defect_id_how == "the run's record"
