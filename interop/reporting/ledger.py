@@ -151,8 +151,82 @@ def aidge_operator_named(message: str) -> str | None:
 
 
 def defect_id(signature: dict[str, Any]) -> str:
+    """The id a signature proposes for a defect no registry entry holds (a hash of the signature)."""
     text = json.dumps(signature, sort_keys=True)
     return "D-" + hashlib.sha1(text.encode()).hexdigest()[:8]
+
+
+_BRIDGE_WORDS = re.compile(r"^(crash|Aidge \w+ failed)[^:]*:\s*")
+
+
+def aidge_words(error: str) -> str:
+    """Aidge's own words in a failure's error: the bridge's prefix removed, whitespace folded."""
+    return _BRIDGE_WORDS.sub("", " ".join(str(error or "").split()))
+
+
+def identify(record: dict[str, Any], *, signature: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Which defect a failure is: the one answer every reader gives (the ledger, ``check``,
+    ``triage diff``). A registry entry (:mod:`interop.registry`) the failure matches gives its
+    stable id, title and evidence-based component (``registered``: True); otherwise the
+    signature proposes an id (its hash), a title, and the component is decided from evidence
+    (:func:`interop.registry.component_of`: the library holding Aidge's message)."""
+    from .. import registry
+
+    sig = signature or signature_of(record)
+    error = str(record.get("error") or "")
+    found = registry.match(kind=sig["kind"], operator=sig["operator"], phase=sig["phase"], backend=sig["backend"],
+                           error=error)
+    if found is not None:
+        return {"id": found.id, "title": found.title, "component": found.component, "evidence": found.evidence,
+                "registered": True}
+    onnx_op = sig["operator"] if sig["kind"] in ("no importer", "converter failure") else None
+    component, evidence = registry.component_of(sig["kind"], aidge_words(error) if sig["message"] else "",
+                                                backend=sig["backend"], onnx_op=onnx_op)
+    return {"id": defect_id(sig), "title": _title(sig), "component": component, "evidence": evidence,
+            "registered": False}
+
+
+def identify_row(entry: Any) -> dict[str, Any]:
+    """:func:`identify` for a table row (an :class:`~interop.cases.failure_table.ExpectedFailure`):
+    the registry entry its ``defect`` names (an id or an alias), else the one its signature and
+    first quote match, else the id its signature proposes."""
+    from .. import registry
+
+    named = registry.by_id(entry.defect) if getattr(entry, "defect", None) else None
+    if named is not None:
+        return {"id": named.id, "title": named.title, "component": named.component, "evidence": named.evidence,
+                "registered": True}
+    sig = row_signature(entry)
+    quote = entry.quotes[0] if entry.quotes else ""
+    ident = identify({"error": quote}, signature=sig)
+    if entry.defect and not ident["registered"]:
+        ident["id"] = entry.defect  # the row's own name for a defect the registry does not hold yet
+    return ident
+
+
+def _pattern_of(words: str) -> str:
+    """A registry pattern for Aidge's ``words``: the fixed text escaped, quoted names and numbers
+    as wildcards, the registrar's key list dropped, the first 160 characters."""
+    text = re.sub(r"Available registrar keys are:.*", "", aidge_words(words))[:160].strip()
+    out, at = [], 0
+    for m in re.finditer(r"'[^']*'|\"[^\"]*\"|-?\d+(?:\.\d+)?(?:e-?\d+)?", text):
+        out.append(re.escape(text[at:m.start()]))
+        out.append("'[^']*'" if m.group(0)[0] == "'" else '"[^"]*"' if m.group(0)[0] == '"'
+                   else r"-?\d+(?:\.\d+)?(?:e-?\d+)?")
+        at = m.end()
+    out.append(re.escape(text[at:]))
+    return "".join(out)
+
+
+def proposed_entry(entry: dict[str, Any]) -> dict[str, Any]:
+    """The registry entry a ledger entry no registry entry holds proposes (its id, title, evidence,
+    and Aidge's words as a pattern), for a maintainer to review and add to
+    ``interop/registry/defects.json``."""
+    words = entry.get("message") and entry.get("error") or ""
+    return {"id": entry["id"], "title": entry["title"], "component": entry["component"],
+            "evidence": entry.get("evidence", ""), "operators": [entry["operator"]], "kind": entry["kind"],
+            "phases": [entry["phase"]] if entry.get("phase") not in (None, "?") else [],
+            "backend": entry.get("backend") or "cpu", "pattern": _pattern_of(words) if words else ""}
 
 
 def row_signature(entry: Any) -> dict[str, Any]:
@@ -340,8 +414,9 @@ def build_ledger(records: Iterable[dict[str, Any]], *, table_dir: str | Path | N
         if not is_aidge_finding(rec):
             continue
         sig = signature_of(rec)
-        did = defect_id(sig)
-        entry = entries.setdefault(did, {"id": did, **sig, "title": _title(sig), "cases": [], "sources": {},
+        ident = identify(rec, signature=sig)
+        did = ident["id"]
+        entry = entries.setdefault(did, {**sig, **ident, "cases": [], "sources": {},
                                          "aidge_said": None, "error": None, "reproducer": None,
                                          "reproducer_nodes": None, "known": 0, "new": 0, "rows": [],
                                          "table_defects": []})

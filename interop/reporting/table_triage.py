@@ -42,8 +42,7 @@ from ..cases import failure_table as ft
 from ..cases.case import PHASES, normalized_label  # normalized_label: the one normalisation of labels
 from ..cases.expected_failures import disagreements, expected_failure, quotes_failure
 from ..records.store import RunRecords, load_run, write_atomically
-from .ledger import defect_id, is_aidge_finding, row_signature, signature_of
-from .ledger import _title as defect_title
+from .ledger import identify, identify_row, is_aidge_finding, signature_of
 from ..records.sources import with_imported_fields  # the one importer of records without case fields
 from .triage import quote_of
 
@@ -244,9 +243,9 @@ def _propose(run_dir: Path, run: RunRecords, table_dir, release) -> Proposal:
         entry = expected_failure(case, case.backend, case.phases, table=current)
         finding = None
         if is_aidge_finding(record):
-            sig = signature_of(record)
-            finding = defect_id(sig)
-            titles[finding] = defect_title(sig)
+            ident = identify(record)
+            finding = ident["id"]
+            titles[finding] = ident["title"]
         if entry is not None:
             reached.setdefault(id(entry), []).append((entry.selector_for(case.operator, case.label), case.id, outcome))
             if finding and outcome == "xfailed":
@@ -724,8 +723,10 @@ def release_diff(old: str, new: str, table_dir: str | Path | None = None, backen
     table = [e for e in table if e.kind in checked]
     defects: dict[str, dict[str, Any]] = {}
     for e in table:
-        did = e.defect or defect_id(row_signature(e))
-        d = defects.setdefault(did, {"id": did, "title": defect_title(row_signature(e)), "old": [], "new": []})
+        ident = identify_row(e)
+        did = ident["id"]
+        d = defects.setdefault(did, {"id": did, "title": ident["title"], "component": ident["component"],
+                                     "old": [], "new": []})
         for release, key in ((old, "old"), (new, "new")):
             if ft.release_matches(e.aidge, release):
                 d[key].append(e)
@@ -762,7 +763,7 @@ def release_diff(old: str, new: str, table_dir: str | Path | None = None, backen
             quote = e.quotes[0].replace("|", "\\|")
             quote = quote if len(quote) <= 70 else quote[:67] + "..."
             sources = ", ".join(sorted({x.kind for x in d[key]}))
-            lines.append(f"| {d['id']} | {row_signature(e)['component']} | {d['title']} ({sources}) | {len(d[key])} | "
+            lines.append(f"| {d['id']} | {d['component']} | {d['title']} ({sources}) | {len(d[key])} | "
                          f"{cases(d[key])} | {quote} |")
         lines.append("")
 

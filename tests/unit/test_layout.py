@@ -16,7 +16,7 @@ PACKAGE = ROOT / "interop"
 #: and the triage command) may import anything.
 LAYERS = (
     ("interop._lazy", "interop.errors", "interop.env", "interop.reading", "interop.backends",
-     "interop.categories", "interop.exporters", "interop.stages", "interop.threads_policy"),
+     "interop.categories", "interop.exporters", "interop.stages", "interop.threads_policy", "interop.registry"),
     ("interop.oracle",),
     ("interop.bridge",),
     ("interop.zoo",),
