@@ -219,12 +219,16 @@ def _operator_of(verdict, leaf_type: str | None) -> tuple[str | None, str | None
 
 
 def _blockers_of(verdict, where: str, leaf_type: str | None = None) -> list[Blocker]:
-    """The blockers (and precision notes: ``attribution == "precision"``) a verdict gives."""
+    """The blockers (and precision notes: ``attribution == "precision"``) a verdict gives: its
+    failure, and each difference it lists as float32 rounding only (``Verdict.precision``: a note)."""
+    operator, source = _operator_of(verdict, leaf_type)
+    notes = [Blocker("backward" if "grad" in line else "forward", operator, None, None, "precision", _words(line),
+                     [where], message=line, operator_from=source) for line in getattr(verdict, "precision", ()) or ()]
     if verdict.outcome == "pass":
-        return []
+        return notes
     gaps = import_gaps(verdict.message) if verdict.category == "unsupported_operator" else []
     if gaps:
-        return [Blocker("import", op, node, verdict.category, verdict.attribution,
+        return notes + [Blocker("import", op, node, verdict.category, verdict.attribution,
                         f"no Aidge operator for ONNX op {op}: imported as GenericOperator, cannot run", [where],
                         message=f"Aidge has no native operator for 1 node(s): '{node}' (ONNX op {op})",
                         operator_from="verdict")
@@ -232,9 +236,8 @@ def _blockers_of(verdict, where: str, leaf_type: str | None = None) -> list[Bloc
     words = _words(verdict.message or verdict.summary)
     if verdict.outcome == "crash":
         words = f"crash ({verdict.signal or verdict.category}): {words}"
-    operator, source = _operator_of(verdict, leaf_type)
-    return [Blocker(verdict.phase, operator, verdict.node, verdict.category, verdict.attribution, words,
-                    [where], message=verdict.message or verdict.summary, operator_from=source)]
+    return notes + [Blocker(verdict.phase, operator, verdict.node, verdict.category, verdict.attribution, words,
+                            [where], message=verdict.message or verdict.summary, operator_from=source)]
 
 
 #: the test id a check's record goes by (the ledger counts no record of ``tests/unit/``)

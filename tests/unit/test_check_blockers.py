@@ -75,6 +75,18 @@ def test_a_precision_difference_is_a_note_without_a_defect_id(monkeypatch):
     assert report.replaced is None  # nothing blocked: no leaf replaced
 
 
+def test_the_rounding_a_passing_verdict_lists_is_a_note(monkeypatch):
+    """verify goes on past a float32-rounding difference and lists it (``Verdict.precision``): check
+    says it as a note, the model passes."""
+    line = ("grad of weight differs by float32 rounding only: 8 of 216 elements beyond rtol 1.3e-06 / atol 1e-05, "
+            "max |diff| 8.01e-05 (within torch float32's own error against float64)")
+    monkeypatch.setattr(verdict_module, "verify", _fake_verify({"Conv2d": Verdict("pass", summary="pass",
+                                                                                  precision=(line,))}))
+    report = check(torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3)), (1, 3, 8, 8))
+    assert report.passed and report.blockers == []
+    assert [(n.phase, n.operator, n.where) for n in report.notes] == [("backward", "Conv2D", ["0 (Conv2d)"])]
+
+
 # -- 3. in-place leaves are compared, not called not_comparable -----------------------------------
 def test_the_inputs_of_an_in_place_leaf_are_those_before_its_call():
     model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU(inplace=True))
