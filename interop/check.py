@@ -81,8 +81,9 @@ class Blocker:
                     f"{'type' if self.operator_from == 'leaf type' else 'record'})"
         node = f" (node {self.node})" if self.node else ""
         defect = f" [{self.defect_id}" + (f": {self.known}" if self.known else "") + "]" if self.defect_id else ""
-        by = f", {self.attribution}" if self.attribution and self.attribution != "aidge" else ""
-        return f"{what}{node}{defect} {self.category or ''}{by}; in {', '.join(self.where)}: {self.words}"
+        by = self.attribution if self.attribution and self.attribution != "aidge" else None
+        said = ", ".join(x for x in (self.category, by) if x)
+        return f"{what}{node}{defect}{' ' + said if said else ''}; in {', '.join(self.where)}: {self.words}"
 
     def as_dict(self) -> dict[str, Any]:
         out = dataclasses.asdict(self)
