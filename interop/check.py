@@ -23,11 +23,11 @@ answers "what stops this model in Aidge?" with every blocker it can find in one 
 
 Each :class:`Blocker` names its phase, Aidge's operator (the ONNX op for an import gap), the
 node, Aidge's own words, where it showed (``model``, a leaf's path) and, for a finding
-attributed to Aidge, the ledger's defect id: :func:`interop.reporting.ledger.signature_of` and
-``defect_id`` of the record a findings run writes for that failure (:func:`ledger_record`: the
-check run again under the reproducer capture, the failure's fields and the reproducer's, the first
-diverging node included), and the ledger entry's title when a ledger file is given and holds that
-id. A difference verify attributes to float32 rounding (``precision``) is a note, not a blocker.
+attributed to Aidge, the defect's id and title as the ledger gives them
+(:func:`interop.reporting.ledger.identify`: the registry's entry, else the proposed one) for the
+record a findings run writes for that failure (:func:`ledger_record`: the check run again under
+the reproducer capture, the failure's fields and the reproducer's, the first diverging node
+included); a ledger file given, its title for that id. A difference verify attributes to float32 rounding (``precision``) is a note, not a blocker.
 
 What it does not see: a blocker inside a functional call (``torch.cat``, ``F.interpolate`` in a
 ``forward``) hidden behind an earlier failure of the whole model that pass 3 cannot remove;
@@ -285,14 +285,14 @@ def _ledger_id(b: Blocker, source: tuple | None, backward: bool, timeout: float 
     import tempfile
 
     from .equivalence.isolation import run_isolated
-    from .reporting.ledger import defect_id, is_aidge_finding, signature_of
+    from .reporting.ledger import identify, is_aidge_finding, signature_of
 
     if b.attribution not in (None, "aidge", "unknown") or not b.category:
         return None, f"attributed to {b.attribution}: no Aidge defect"
     if b.category == "unsupported_operator" and import_gaps(b.message):
         record = {"category": b.category, "error": b.message, "phase": b.phase, "backend": "cpu",
                   "outcome": "failed", "attribution": b.attribution}
-        return (defect_id(signature_of(record)), "the import gap's record") if is_aidge_finding(record) else \
+        return (_named(b, identify(record)), "the import gap's record") if is_aidge_finding(record) else \
             (None, "no Aidge finding")
     if source is None:
         return None, "no check to build the run's record from"
@@ -313,19 +313,25 @@ def _ledger_id(b: Blocker, source: tuple | None, backward: bool, timeout: float 
     signature = signature_of(record)
     if not b.operator and signature["operator"] != "?":  # the run's record names it (its first diverging node)
         b.operator, b.operator_from = signature["operator"], "the run's record"
-    return defect_id(signature), "the run's record"
+    return _named(b, identify(record, signature=signature)), "the run's record"
+
+
+def _named(b: Blocker, ident: dict) -> str:
+    """The id of the ledger's answer (:func:`interop.reporting.ledger.identify`), its title kept."""
+    b.known = ident["title"]
+    return ident["id"]
 
 
 def _verdict_id(b: Blocker) -> str | None:
     """The id of the record the verdict alone gives (category, message, phase, operator): no
     reproducer, so it may differ from the ledger's where the ledger reads the reproducer (a
     value mismatch's first diverging node)."""
-    from .reporting.ledger import defect_id, is_aidge_finding, signature_of
+    from .reporting.ledger import identify, is_aidge_finding
 
     record = {"category": b.category, "error": b.message, "phase": b.phase, "backend": "cpu",
               "aidge_operator": b.operator if b.operator_from == "verdict" else None, "outcome": "failed",
               "attribution": b.attribution}
-    return defect_id(signature_of(record)) if is_aidge_finding(record) else None
+    return _named(b, identify(record)) if is_aidge_finding(record) else None
 
 
 def _ledger_titles(ledger: str | Path | None) -> dict[str, str]:
@@ -702,7 +708,7 @@ def check(model, *inputs, backward: bool = True, modules: bool = True, ledger: s
             b.defect_id = _verdict_id(b)
             b.defect_id_how = ("from the verdict alone (no reproducer read: may differ from the ledger's)"
                                if b.defect_id else "no Aidge finding")
-        b.known = titles.get(b.defect_id) if b.defect_id else None
+        b.known = (titles.get(b.defect_id) or b.known) if b.defect_id else None
     notes = _merge([b for b in found if b.attribution == "precision"])
     merged = _merge([b for b in found if b.attribution != "precision"])
     shapes = [tuple(t.shape) for t in tensors]
