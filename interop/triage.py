@@ -15,6 +15,9 @@ rows the table's validator refuses are each refused in one line naming the propo
 before anything is written; then every file is written, or none.
   python -m interop.triage diff OLD NEW [--table DIR]
       Markdown: the rows fixed and the rows new from Aidge release OLD to NEW
+  python -m interop.triage registry [--table DIR] [--write]
+      the defect registry's entries for the ids the table's rows name that it does not hold
+      (interop/registry/defects.json): printed as JSON, or added to the file with --write
 
 What a proposal holds and how it is made: :mod:`interop.reporting.table_triage`.
 Exit status: 0 done, 1 the proposal has changes (update without --apply), 2 bad input.
@@ -47,9 +50,14 @@ def main(argv: list[str] | None = None) -> int:
     diff.add_argument("--table", type=Path, default=None)
     diff.add_argument("--backend", default="cpu", help="the rows of this backend (default cpu; 'all': every one)")
     diff.add_argument("--all-runs", action="store_true", help="also the rows of runs beyond the default one")
+    reg = sub.add_parser("registry", help="registry entries for the defects the table names and the registry lacks")
+    reg.add_argument("--table", type=Path, default=None)
+    reg.add_argument("--write", action="store_true", help="add them to interop/registry/defects.json")
     args = parser.parse_args(argv)
 
     try:
+        if args.command == "registry":
+            return _registry(args.table, args.write)
         if args.command == "diff":
             print(tt.release_diff(args.old, args.new, args.table, None if args.backend == "all" else args.backend,
                                   args.all_runs))
@@ -82,6 +90,26 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print("the table already says what this run found: nothing to change")
     return 1 if proposal.files else 0
+
+
+def _registry(table: Path | None, write: bool) -> int:
+    import json
+
+    from . import registry
+    from .cases import failure_table as ft
+    from .reporting.ledger import registry_entries_from_table
+    from .records.store import write_atomically
+
+    proposed = registry_entries_from_table(ft.load_table(table))
+    if not write:
+        print(json.dumps({"defects": proposed}, indent=1))
+        return 1 if proposed else 0
+    data = json.loads(registry.REGISTRY_PATH.read_text(encoding="utf-8"))
+    data["defects"] = list(data.get("defects", [])) + proposed
+    write_atomically(registry.REGISTRY_PATH, registry.dumps(data["defects"]))
+    registry.load()  # what was written loads (ids unique, patterns compile)
+    print(f"{registry.REGISTRY_PATH}: {len(proposed)} entr{'y' if len(proposed) == 1 else 'ies'} added")
+    return 0
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ from typing import Any, Iterable, Sequence
 
 from .components import component_of
 
-__all__ = ["Defect", "RegistryError", "load", "match", "REGISTRY_PATH", "component_of", "ID_PATTERN"]
+__all__ = ["Defect", "RegistryError", "load", "match", "by_id", "dumps", "REGISTRY_PATH", "component_of", "ID_PATTERN"]
 
 REGISTRY_PATH = Path(__file__).with_name("defects.json")
 ID_PATTERN = re.compile(r"D-[0-9a-f]{8}")
@@ -141,6 +141,14 @@ def match(*, kind: str, operator: str, phase: str | None, backend: str, error: s
         if d.matches(kind=kind, operator=operator, phase=phase, backend=backend, error=error):
             return d
     return None
+
+
+def dumps(entries: Sequence[dict[str, Any]]) -> str:
+    """The registry file's text: one entry per line (a change to one defect is one line of diff)."""
+    import json
+
+    lines = [json.dumps(e, ensure_ascii=False) for e in entries]
+    return '{"defects": [\n' + ",\n".join(lines) + "\n]}\n"
 
 
 def by_id(name: str, entries: Iterable[Defect] | None = None) -> Defect | None:

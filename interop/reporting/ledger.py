@@ -28,7 +28,7 @@ import sys
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..categories import kind_of
+from ..categories import kind_of, row_attribution
 from ..records.sources import NOT_AIDGE
 from ..records.store import write_atomically
 from . import text_escape
@@ -174,8 +174,10 @@ def identify(record: dict[str, Any], *, signature: dict[str, Any] | None = None)
 
     sig = signature or signature_of(record)
     error = str(record.get("error") or "")
-    found = registry.match(kind=sig["kind"], operator=sig["operator"], phase=sig["phase"], backend=sig["backend"],
-                           error=error)
+    # the id its signature gives, when the registry holds it (an entry's id or alias: the ids the
+    # table's rows were triaged with), else the entry its words match
+    found = registry.by_id(defect_id(sig)) or registry.match(
+        kind=sig["kind"], operator=sig["operator"], phase=sig["phase"], backend=sig["backend"], error=error)
     if found is not None:
         return {"id": found.id, "title": found.title, "component": found.component, "evidence": found.evidence,
                 "registered": True}
@@ -204,17 +206,75 @@ def identify_row(entry: Any) -> dict[str, Any]:
     return ident
 
 
+def registry_entries_from_table(rows: Iterable[Any]) -> list[dict[str, Any]]:
+    """Registry entries for the defects the expected-failure table names (its rows' ``defect``
+    ids) that the registry does not hold yet: one per id, from its rows' own words (kind,
+    operators, phases, backend, their quotes as patterns), the component decided from evidence.
+    Entries with the same title, kind and backend are one defect (the variants of one Aidge class:
+    a node class name or an optional input in the message): merged, the other ids kept as
+    ``aliases``, so that the rows that name them still name the entry."""
+    from .. import registry
+
+    held = {n for d in registry.load() for n in (d.id, *d.aliases)}
+    groups: dict[str, list[Any]] = {}
+    for row in rows:
+        if row.defect and row.defect not in held and row_attribution(row.attribution, row.category, row.phase) == "aidge":
+            groups.setdefault(row.defect, []).append(row)
+    by_title: dict[tuple, dict[str, Any]] = {}
+    for did in sorted(groups):
+        group = groups[did]
+        sigs = [row_signature(r) for r in group]
+        first = sigs[0]
+        words = [aidge_words(r.quotes[0]) for r in group if r.quotes] if first["message"] else []
+        onnx_op = first["operator"] if first["kind"] in ("no importer", "converter failure") else None
+        component, evidence = registry.component_of(first["kind"], words[0] if words else "", backend=first["backend"],
+                                                    onnx_op=onnx_op)
+        patterns = sorted({_pattern_of(w) for w in words if w})
+        key = (_title(first), first["kind"], first["backend"])
+        entry = by_title.get(key)
+        if entry is None:
+            entry = by_title[key] = {"id": did, "title": _title(first), "component": component, "evidence": evidence,
+                                     "operators": [], "kind": first["kind"], "phases": [], "backend": first["backend"],
+                                     "pattern": [], "aliases": []}
+        else:
+            entry["aliases"].append(did)
+        for sig in sigs:
+            if sig["operator"] not in entry["operators"]:
+                entry["operators"].append(sig["operator"])
+            if sig["phase"] not in (None, "?") and sig["phase"] not in entry["phases"]:
+                entry["phases"].append(sig["phase"])
+        entry["pattern"] += [p for p in patterns if p not in entry["pattern"]]
+    out = []
+    for entry in by_title.values():
+        pats = entry["pattern"]
+        entry["pattern"] = pats[0] if len(pats) == 1 else "|".join(f"(?:{p})" for p in pats)
+        if not entry["aliases"]:
+            del entry["aliases"]
+        out.append(entry)
+    return out
+
+
+_VARYING = re.compile(r"'[^']*'|(?<![\w.])-?\d+(?:\.\d+)?(?:e-?\d+)?(?![\w])")
+_NUMBER_RE = r"-?\d+(?:\.\d+)?(?:e-?\d+)?"
+
+
+def _literal(text: str) -> str:
+    return re.escape(text).replace("\\ ", " ")
+
+
 def _pattern_of(words: str) -> str:
-    """A registry pattern for Aidge's ``words``: the fixed text escaped, quoted names and numbers
-    as wildcards, the registrar's key list dropped, the first 160 characters."""
+    """A registry pattern for Aidge's ``words``: the fixed text escaped (a name holding digits,
+    ``float16``, ``N5Aidge6Neg_OpE``, kept as it is), quoted names and standalone numbers as
+    wildcards (a registrar's key in double quotes is kept: its dtype is the defect), the registrar's
+    key list dropped, the first 160 characters."""
     text = re.sub(r"Available registrar keys are:.*", "", aidge_words(words))[:160].strip()
     out, at = [], 0
-    for m in re.finditer(r"'[^']*'|\"[^\"]*\"|-?\d+(?:\.\d+)?(?:e-?\d+)?", text):
-        out.append(re.escape(text[at:m.start()]))
-        out.append("'[^']*'" if m.group(0)[0] == "'" else '"[^"]*"' if m.group(0)[0] == '"'
-                   else r"-?\d+(?:\.\d+)?(?:e-?\d+)?")
+    for m in _VARYING.finditer(text):
+        out.append(_literal(text[at:m.start()]))
+        token = m.group(0)
+        out.append("'[^']*'" if token[0] == "'" else _NUMBER_RE)
         at = m.end()
-    out.append(re.escape(text[at:]))
+    out.append(_literal(text[at:]))
     return "".join(out)
 
 
