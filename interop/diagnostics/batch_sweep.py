@@ -88,6 +88,7 @@ def zoo_graphs() -> list[tuple[str, Callable[[], nn.Module], tuple[int, ...]]]:
 
 def _outcome(fn) -> tuple[str, str]:
     from ..oracle.outputs import compare_outputs
+    from ..oracle.tolerance import SWEEP_SCREEN
 
     try:
         got, want = fn()
@@ -95,7 +96,7 @@ def _outcome(fn) -> tuple[str, str]:
         return LOUD, f"{type(exc).__name__}: {str(exc).splitlines()[0][:150]}"
     if isinstance(want, str):  # torch itself refused
         return LOUD, want
-    mismatches = compare_outputs(got, want, rtol=1e-4, atol=1e-5, name="output")
+    mismatches = compare_outputs(got, want, rtol=SWEEP_SCREEN.rtol, atol=SWEEP_SCREEN.atol, name="output")
     if mismatches:
         return SILENT, mismatches[0].message.splitlines()[0][:150]
     return MATCH, ""

@@ -40,6 +40,7 @@ from typing import Any, Iterable, Sequence
 import torch
 
 from ..bridge.onnx_export import preserved_state
+from ..oracle.tolerance import DEVICE_PARITY_RTOL
 from .contract_checks import CHECKS, FAIL, PASS, SKIP, CheckResult, CheckRunner
 from .model_io import describe_inputs
 
@@ -119,7 +120,7 @@ def check_inference_contract(
     checks: Iterable[str] | None = None,
     skip: Iterable[str] | None = None,
     rtol: float | None = None,
-    device_rtol: float | None = 1e-4,
+    device_rtol: float | None = DEVICE_PARITY_RTOL,
     dtype_rtol: float | None = None,
     dtypes: Sequence[torch.dtype] = (),
     *,

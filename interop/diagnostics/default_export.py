@@ -85,7 +85,11 @@ def _diff(a: dict[str, Any], b: dict[str, Any]) -> str:
     return ", ".join(parts) or "same operators and initializer count"
 
 
-def _matches(outputs, expected, rtol=1.3e-6, atol=1e-5) -> tuple[bool, float]:
+def _matches(outputs, expected, rtol=None, atol=None) -> tuple[bool, float]:
+    from ..oracle.tolerance import default_tolerances
+
+    if rtol is None or atol is None:
+        rtol, atol = default_tolerances("float32")
     worst, ok = 0.0, len(outputs) == len(expected)
     for a, e in zip(outputs, expected):
         if a.size != e.size:

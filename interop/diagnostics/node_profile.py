@@ -1079,8 +1079,10 @@ def time_node_alone(proto, node_name: str, inputs, *, rounds: int = ALONE_ROUNDS
             with torch.no_grad():
                 got = equivalent[0]()
             ref = np.asarray(expected[0]) if expected else None
-            if ref is None or tuple(got.shape) != ref.shape or not np.allclose(got.numpy(), ref, rtol=1e-3,
-                                                                                 atol=1e-4):
+            from ..oracle.tolerance import STAND_IN_SCREEN
+
+            if ref is None or tuple(got.shape) != ref.shape or not np.allclose(
+                    got.numpy(), ref, rtol=STAND_IN_SCREEN.rtol, atol=STAND_IN_SCREEN.atol):
                 torch_op = f"{equivalent[1]} does not compute what onnxruntime computes here: not timed"
                 equivalent = None
         import onnx

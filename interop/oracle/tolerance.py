@@ -141,3 +141,21 @@ def tolerance_for(policy: Any = None, dtype: Any = "float32") -> Tolerance:
             raise TypeError(f"tolerance policy for {name}: expected a Tolerance, got {found!r}")
         return found or Tolerance.default(name)
     raise TypeError(f"a tolerance policy is None, a Tolerance or a dict of them, got {policy!r}")
+
+
+# --------------------------------------------------------------------------------------
+# The suite's instruments that are screens, not verdicts on Aidge: each looser tolerance here,
+# with its reason, and nowhere else (tests/unit/test_layout.py refuses a tolerance literal
+# outside the oracle and the case catalog)
+# --------------------------------------------------------------------------------------
+#: the batch sweep's screen for a silent wrong answer (interop.diagnostics.batch_sweep)
+SWEEP_SCREEN = Tolerance(1e-4, 1e-5, reason=(
+    "a screen for silent wrong answers after a batch-size change, not a verdict: a row computed at "
+    "the wrong batch is off by the values' own scale, while float32 reductions at another batch size "
+    "differ from torch's by rounding (about 1e-6 relative)"))
+#: device parity (the contract's device_parity check): GPU results against the CPU's
+DEVICE_PARITY_RTOL = 1e-4  # TF32 matmuls and fused kernels loosen GPU results (torch's own docs)
+#: node_profile's screen of a torch stand-in for an ONNX node before timing it
+STAND_IN_SCREEN = Tolerance(1e-3, 1e-4, reason=(
+    "decides only whether a torch call may stand in for an ONNX node in a timing (the per-node "
+    "profile), never a verdict on Aidge: a stand-in off by more than this is not timed"))

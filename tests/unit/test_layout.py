@@ -189,3 +189,56 @@ def test_no_reference_to_files_outside_the_repository():
             + list((ROOT / "benchmarks").rglob("*.py")) + [ROOT / "README.md", ROOT / "noxfile.py"]
             for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if pattern.search(line)]
     assert not hits, f"references to notes outside the repository (use docs/aidge-notes.md): {hits}"
+
+
+#: where a tolerance may be written as a number: the oracle (its table, its named screens) and the
+#: case catalog (a case's Tolerance with its reason)
+TOLERANCE_HOMES = ("interop/oracle/", "interop/cases/catalog.py")
+_TOLERANCE_NAME = re.compile(r"^(r|a)tol$|_(r|a)tol$|^(relative|absolute)_precision$")
+
+
+def _tolerance_literals(path: Path) -> list[str]:
+    """``rtol=1e-4``, ``atol: float = 1e-5``, ``Tolerance(1e-3, ...)``: a non-zero number given as a
+    tolerance (0 is exactness, not a tolerance)."""
+    def number(node) -> bool:
+        if isinstance(node, ast.UnaryOp):
+            return number(node.operand)
+        return isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) \
+            and not isinstance(node.value, bool) and node.value != 0
+
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.keyword) and node.arg and _TOLERANCE_NAME.search(node.arg) and number(node.value):
+            found.append(f"line {node.value.lineno}: {node.arg}=")
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                if isinstance(t, ast.Name) and _TOLERANCE_NAME.search(t.id) and node.value is not None \
+                        and number(node.value):
+                    found.append(f"line {node.lineno}: {t.id} =")
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "Tolerance" \
+                and any(number(a) for a in node.args):
+            found.append(f"line {node.lineno}: Tolerance(...)")
+        elif isinstance(node, ast.arguments):
+            pairs = list(zip(node.args[len(node.args) - len(node.defaults):], node.defaults))
+            pairs += [(a, d) for a, d in zip(node.kwonlyargs, node.kw_defaults) if d is not None]
+            found += [f"line {d.lineno}: default {a.arg}" for a, d in pairs if _TOLERANCE_NAME.search(a.arg) and number(d)]
+    return found
+
+
+def test_no_tolerance_literal_outside_the_oracle_and_the_catalog():
+    offenders = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        if rel.startswith(TOLERANCE_HOMES):
+            continue
+        found = _tolerance_literals(path)
+        if found:
+            offenders[rel] = found
+    assert not offenders, f"tolerances written as numbers outside {TOLERANCE_HOMES}: {offenders}"
+
+
+def test_the_tolerance_literal_check_can_fail(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("def f(x, rtol=1e-4):\n    return g(x, atol=1e-5, rtol=0.0)\nTolerance(1e-3, 1e-4)\n")
+    assert len(_tolerance_literals(bad)) == 3  # the default, atol=, Tolerance(...); rtol=0.0 is exactness
