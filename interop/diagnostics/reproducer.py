@@ -49,7 +49,7 @@ from ..oracle.onnxruntime import ort_session
 
 __all__ = ["write_bundle", "export_check", "run_repro", "reduce_bundle", "BODY_PATH", "max_bundle_bytes",
            "repro_script", "script_literal", "bundle_folder", "record_fields", "first_diverging_node", "FreshServer",
-           "start_fresh_server", "stop_fresh_server", "write_pending", "complete_pending", "PENDING", "verdict_of",
+           "start_fresh_server", "stop_fresh_server", "bundle_facts", "write_pending", "complete_pending", "PENDING", "verdict_of",
            "phase_of", "load_in_aidge", "AidgeRefused", "bundle_aidge_types", "backward_divergence"]
 
 BODY_PATH = Path(__file__).with_name("repro_body.py")
@@ -1333,6 +1333,39 @@ def record_fields(directory: Path, nodeid: str, record: dict[str, Any], log: str
         out["attribution"] = "export"
         out["attribution_reason"] = f"the exported graph is invalid, so Aidge is not blamed: {refusal}"
     return out
+
+
+def bundle_facts(folder: Path) -> dict[str, Any]:
+    """What a bundle folder (a bundle, or its ``reduced/``) says of its *own* graph, read from
+    ``meta.json`` (the parent's for ``reduced/``): ``reduced``, ``line`` (the verdict its own
+    ``repro.py`` printed when it was written: for ``reduced/``, ``meta["reduced"]["repro"]``, not the
+    full graph's), ``expected_from`` (whose values ``test_data_set_0/output_K.pb`` hold), ``versions``
+    (the packages of the process that wrote it), ``calls``. ``{}`` when there is no readable meta.json."""
+    folder = Path(folder)
+    reduced = folder.name == "reduced" and (folder.parent / "meta.json").is_file()
+    path = (folder.parent if reduced else folder) / "meta.json"
+    try:
+        if path.is_symlink() or not path.is_file() or path.stat().st_size > 4_000_000:
+            return {}
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(meta, dict):
+        return {}
+    red = meta.get("reduced") if isinstance(meta.get("reduced"), dict) else {}
+    own = (red if reduced else meta).get("repro")
+    if reduced:
+        expected_from = "onnx's reference evaluator" if red.get("reference") else "onnxruntime"
+    elif meta.get("expected_from"):
+        expected_from = "onnxruntime"
+    else:
+        expected_from = "torch"
+    check = meta.get("export_check") if isinstance(meta.get("export_check"), dict) else {}
+    return {"reduced": reduced, "line": (own or {}).get("line") if isinstance(own, dict) else None,
+            "expected_from": expected_from, "calls": meta.get("calls"),
+            "versions": meta.get("versions") if isinstance(meta.get("versions"), dict) else {},
+            "onnxruntime_matches_torch": check.get("onnxruntime_matches_torch"),
+            "factory": meta.get("factory") if isinstance(meta.get("factory"), dict) else None}
 
 
 def _single_op(folder: Path) -> str | None:
