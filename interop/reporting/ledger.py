@@ -13,8 +13,10 @@ A run's Aidge findings (failed and xfailed records attributed to Aidge) are grou
 - **dtype** for a missing kernel (the registrar key's), the **phase**, and Aidge's message with
   its numbers, shapes and node names normalised.
 
-The id is a hash of the signature (``D-xxxxxxxx``): the same defect has the same id from run to
-run and across shards and sources (an OpInfo sample and a ModuleInfo sample of one padding Slice
+Which defect a record is: :func:`identify`, the one answer (the registry's entry,
+:mod:`interop.registry`, else an id the signature proposes: a hash of it, ``D-xxxxxxxx``, with the
+component decided from evidence). The same defect has the same id from run to run and across
+shards and sources (an OpInfo sample and a ModuleInfo sample of one padding Slice
 land in one entry). :func:`build_ledger` returns the entries by impact (cases, sources), each with
 a title, expected against actual, Aidge's words, the smallest reproducer and every affected case;
 :func:`write_ledger` writes ``defects.json`` and ``defects.md`` into the run directory.
@@ -598,6 +600,10 @@ def format_ledger_md(ledger: list[dict[str, Any]], *, complete: bool = True, hea
         lines += [f"## {md(e['id'])}: {md(e['title'])}", "",
                   f"- kind: {md(e['kind'])}; component: {md(e['component'])}; phase: {md(e['phase'])}; "
                   f"backend: {md(e['backend'])}" + (f"; dtype: {md(e['dtype'])}" if e.get("dtype") else ""),
+                  f"- component from: {md(e.get('evidence') or 'the signature')}",
+                  ("- in the registry (interop/registry/defects.json)" if e.get("registered") else
+                   "- **proposed**: no registry entry holds it yet (`python -m interop.triage registry` after the "
+                   "table names it)"),
                   f"- cases: {len(e['cases'])} ({e['known']} known, {e['new']} new)",
                   f"- the suite saw: {code(e['error'])}"]
         if e.get("aidge_said"):
