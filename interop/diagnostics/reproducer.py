@@ -49,7 +49,7 @@ from ..oracle.onnxruntime import ort_session
 
 __all__ = ["write_bundle", "export_check", "run_repro", "reduce_bundle", "BODY_PATH", "max_bundle_bytes",
            "repro_script", "script_literal", "bundle_folder", "record_fields", "first_diverging_node", "FreshServer",
-           "start_fresh_server", "stop_fresh_server", "bundle_facts", "write_pending", "complete_pending", "PENDING", "verdict_of",
+           "start_fresh_server", "stop_fresh_server", "bundle_facts", "run_fresh", "write_pending", "complete_pending", "PENDING", "verdict_of",
            "phase_of", "load_in_aidge", "AidgeRefused", "bundle_aidge_types", "backward_divergence"]
 
 BODY_PATH = Path(__file__).with_name("repro_body.py")
@@ -260,6 +260,19 @@ def run_repro(folder: Path, timeout: float = REPRO_TIMEOUT_S) -> dict[str, Any]:
         return {"exit": None, "line": f"timed out after {timeout:g} s"}
     return verdict_of(done.returncode, done.stdout + "\n" + done.stderr)
 
+
+
+def run_fresh(script: Path, timeout: float = REPRO_TIMEOUT_S) -> dict[str, Any]:
+    """``script`` run as a reproducer's user runs it, in its folder, in a fresh interpreter
+    (``python -I``, torch and interop unimportable): ``{"exit": status, or None when it timed out,
+    "output": its stdout and stderr}``."""
+    script = Path(os.path.abspath(script))
+    try:
+        done = subprocess.run([sys.executable, "-I", "-c", _FRESH, str(script)], cwd=script.parent, env=_fresh_env(),
+                              capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"exit": None, "output": f"(timed out after {timeout:g} s)"}
+    return {"exit": done.returncode, "output": done.stdout + done.stderr}
 
 #: the fork server's program: imports numpy, onnx and Aidge (torch and interop unimportable), then
 #: for each request line (a bundle folder) forks a child that runs its repro.py as __main__

@@ -32,7 +32,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -659,18 +658,15 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 def run_standalone(folder: Path, timeout: float = RUN_TIMEOUT_S) -> dict[str, Any]:
     """``folder/standalone.py`` run as its reader runs it, in a fresh interpreter (``python -I``, torch
     and interop unimportable): ``{"exit": status or None (timed out), "output": its output}``."""
-    from ..diagnostics.reproducer import _FRESH, _fresh_env
+    from ..diagnostics.reproducer import run_fresh
 
-    folder = Path(os.path.abspath(folder))
-    try:
-        done = subprocess.run([sys.executable, "-I", "-c", _FRESH, str(folder / "standalone.py")], cwd=folder,
-                              env=_fresh_env(), capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return {"exit": None, "output": f"(timed out after {timeout:g} s)"}
-    lines = _ANSI.sub("", done.stdout + done.stderr).strip().splitlines()
+    done = run_fresh(Path(folder) / "standalone.py", timeout)
+    if done["exit"] is None:
+        return done
+    lines = _ANSI.sub("", done["output"]).strip().splitlines()
     if len(lines) > 40:
         lines = lines[:10] + [f"... ({len(lines) - 30} lines)"] + lines[-20:]
-    return {"exit": done.returncode, "output": "\n".join(line[:600] for line in lines)}
+    return {"exit": done["exit"], "output": "\n".join(line[:600] for line in lines)}
 
 
 _PHASE_WORDS = {"import": "imports", "compile": "compiles", "forward": "runs", "backward": "runs the backward of"}
