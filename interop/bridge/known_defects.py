@@ -1,8 +1,9 @@
 """Graph patterns an Aidge release is known to compute wrongly where the first-call value check
 (:mod:`interop.bridge.value_check`) cannot see it: on later calls, or in a backward whose result
 depends on an order that changes from one ``wrap`` to the next. One table,
-:data:`KNOWN_DEFECTS`, each entry keyed to the Aidge releases it was measured on and, where the
-suite has one, to its expected-failure row (``interop/cases/expected/<release>/``).
+:data:`KNOWN_DEFECTS`, each entry keyed to the Aidge releases it was measured on and to the
+defect registry's entries it shows (:mod:`interop.registry`: the ids the ledger, ``check`` and
+the expected-failure table use for the same defect).
 
 ``wrap`` looks the exported graph up here (:func:`defects_in`): by default a forward defect is
 refused at ``wrap`` and a backward defect at the first backward (the forward of such a graph is
@@ -14,10 +15,6 @@ wrong. A harness that compares every call with torch itself
 from __future__ import annotations
 
 import dataclasses
-import fnmatch
-import json
-from functools import lru_cache
-from pathlib import Path
 from typing import Callable
 
 from ..errors import InteropError
@@ -27,10 +24,6 @@ __all__ = ["KnownDefect", "KNOWN_DEFECTS", "KNOWN_DEFECT_POLICIES", "KnownDefect
 
 #: what ``wrap(known_defects=...)`` accepts
 KNOWN_DEFECT_POLICIES = ("refuse", "warn")
-
-#: the expected-failure tables, one folder per Aidge release (data read here, never imported)
-_EXPECTED = Path(__file__).resolve().parents[1] / "cases" / "expected"
-
 
 class KnownDefectError(InteropError, RuntimeError):
     """The graph holds a pattern the installed Aidge release computes wrongly (see
@@ -104,9 +97,9 @@ def _fan_out_into_a_writing_backward(proto, graph=None) -> list[str]:
 @dataclasses.dataclass(frozen=True)
 class KnownDefect:
     """One pattern the Aidge releases ``releases`` compute wrongly. ``phase``: where the wrong
-    value shows (``forward``: from the second call on; ``backward``); ``row``: ``(file stem,
-    case pattern)`` of its expected-failure row, when the suite has one; ``match(proto, graph)``:
-    the nodes of the ONNX graph or of the imported Aidge graph that show it."""
+    value shows (``forward``: from the second call on; ``backward``); ``defects``: the registry ids
+    of the defect (:mod:`interop.registry`); ``match(proto, graph)``: the nodes of the ONNX graph or
+    of the imported Aidge graph that show it."""
 
     key: str
     releases: tuple[str, ...]
@@ -115,7 +108,7 @@ class KnownDefect:
     what: str
     measured: str
     match: Callable[..., list[str]]
-    row: tuple[str, str] | None = None
+    defects: tuple[str, ...] = ()
 
     @property
     def category(self) -> str:
@@ -132,7 +125,7 @@ KNOWN_DEFECTS: tuple[KnownDefect, ...] = (
         measured="measured 2026-12-03 on 0.10.1: nn.ConvTranspose2d(3, 2, 3, bias=False), three calls (x, x, x): "
                  "max |diff| 1.8e-7, 1.36, 2.72; MONAI LocalNet, SegResNetDS and a DCGAN generator are wrong from "
                  "their second call",
-        match=_convtranspose_without_bias, row=("operator.outputs_differ", "ConvTranspose2D:no_bias*")),
+        match=_convtranspose_without_bias, defects=("D-e4df188f",)),
     KnownDefect(
         key="fan-out-into-transpose-or-gemm", releases=("0.10.1",), phase="backward", operator="Transpose|Gemm",
         what="a tensor read by a Transpose or a Gemm and by another node gets, in backward, the gradient of "
@@ -144,7 +137,7 @@ KNOWN_DEFECTS: tuple[KnownDefect, ...] = (
                  "off in every process when the Transpose or Gemm runs first in the forward (interop.cases."
                  "shared_tensors, every route); a decoder reading enc.weight.t() after the encoder: wrong in 3 of 8 "
                  "wraps (dynamo); a tensor read by FC and Add only: right in 8 of 8",
-        match=_fan_out_into_a_writing_backward, row=("architecture.gradients_differ", "shared_TiedAutoencoder:eval")),
+        match=_fan_out_into_a_writing_backward, defects=("D-ab88b7ec", "D-5d77876e")),
 )
 
 
@@ -171,28 +164,16 @@ def defects_in(proto, release: str | None = None, graph=None) -> list[tuple[Know
     return found
 
 
-@lru_cache(maxsize=None)
-def _row(release: str, stem: str, pattern: str) -> dict | None:
-    """The expected-failure row of ``release`` in ``<stem>.json`` whose cases include ``pattern``."""
-    try:
-        data = json.loads((_EXPECTED / release / f"{stem}.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    for row in data.get("rows", []):
-        if any(fnmatch.fnmatchcase(pattern, case) or case == pattern for case in row.get("cases", [])):
-            return row
-    return None
-
-
 def describe(defect: KnownDefect, nodes: list[str], release: str | None) -> str:
     """The defect in words: what is wrong, where in this graph, how it was measured, its row."""
     shown = ", ".join(repr(n) for n in nodes[:4]) + (f" and {len(nodes) - 4} more" if len(nodes) > 4 else "")
     text = (f"Aidge {release} has a known defect this graph shows ({defect.key}, {defect.operator}, {defect.phase}; "
             f"at {shown}): {defect.what}. {defect.measured[0].upper()}{defect.measured[1:]}.")
-    row = _row(release, *defect.row) if defect.row is not None and release else None
-    if row is not None:
-        text += (f" Expected-failure row: interop/cases/expected/{release}/{defect.row[0]}.json, cases "
-                 f"{row.get('cases')}, {row.get('category')} in {row.get('phase')}: {row.get('quote')!r}.")
+    from .. import registry
+
+    named = [d for d in (registry.by_id(i) for i in defect.defects) if d is not None]
+    if named:
+        text += " Registry: " + "; ".join(f"{d.id} ({d.title}, {d.component})" for d in named) + "."
     return text
 
 
