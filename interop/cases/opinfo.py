@@ -25,8 +25,8 @@ dtypes: float32 for every entry; the other dtypes Aidge has kernels for
 (:data:`EXTRA_DTYPES`: float64, float16, int64) for the entries the catalog covers in the
 default run, for every entry with ``INTEROP_OPINFO_DTYPES=all`` (``nox -s opinfo``), or the
 comma-separated list that variable gives, for every entry. A dtype the entry does not
-support on CPU in torch is no case. The graph runs in that dtype in Aidge (the bridge's
-dtype-faithful compile, :func:`interop.bridge.graph.compute_dtype`), compared with that
+support on CPU in torch is no case. The graph runs in that dtype in Aidge (the bridge compiles
+every graph with its own dtypes, :func:`interop.bridge.graph._compile`), compared with that
 dtype's tolerance; the backward is checked where torch's OpInfo lists the dtype as
 differentiable. Ids of dtypes other than float32 end with the dtype
 (``opinfo_abs_s0_20x20_float64``).
