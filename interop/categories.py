@@ -29,6 +29,10 @@ accepts_invalid_input                   🚫     ``Aidge accepts invalid input``
 killed                                  🛑     AidgeCrash of a process killed by a signal that comes from
                                                outside (SIGKILL, SIGTERM, SIGHUP, SIGINT: a user, CI, the OOM
                                                killer): ``crash: process killed by SIGKILL``; no verdict
+case_memory (test strategy)             🟡     a case child that died at its memory bound (``crash: process
+                                               ran out of memory``, ``it died at its memory bound``:
+                                               ``INTEROP_CASE_MEMORY``) with no Aidge phase on its stack (the
+                                               case's own code, torch's, the export): :func:`case_memory`
 crash                                   💥     AidgeCrash: ``crash: process killed by SIGABRT during compile``,
                                                ``Fatal Python error``, an xdist worker that crashed
 cuda_kernel_image                       📦     ``no kernel image is available``, ``invalid device function``
@@ -102,6 +106,9 @@ __all__ = [
     "FailureFacts",
     "failure_facts",
     "attribution_rule",
+    "case_memory",
+    "CASE_MEMORY",
+    "MEMORY_BOUND_RE",
 ]
 
 #: Aidge category -> one-line meaning: the categories an expected failure
@@ -131,7 +138,12 @@ TEST_STRATEGY_CATEGORIES = {
     "config_error (test strategy)": "the operator configuration is malformed (JSON, layout, attribute)",
     "not_comparable (test strategy)": "torch's own call fails on copies of the inputs that carry only their "
                                       "values: the case depends on memory layout, which ONNX cannot express",
+    "case_memory (test strategy)": "the case's own code (no Aidge phase on the stack when it failed) grew to "
+                                   "the case child's memory bound (INTEROP_CASE_MEMORY): a smaller case or a "
+                                   "higher bound, not an Aidge defect",
 }
+#: the category of a memory-bound death outside Aidge's code (:func:`case_memory`)
+CASE_MEMORY = "case_memory (test strategy)"
 
 #: category -> (emoji, kind, meaning). Report order.
 CATEGORY_TABLE: dict[str, tuple[str, str, str]] = {
@@ -190,11 +202,14 @@ def _result(category: str) -> tuple[str, str]:
 _TAG = re.compile(r"^(?:\[XPASS\(strict\)\]\s*|(?:[\w.]*ExpectedAidgeFailure:\s*))?\[(?P<cat>[^\]]+)\]\s")
 #: an AidgeCrash's message (interop.equivalence.isolation): what killed the process, in which phase, where
 CRASH_MESSAGE_RE = re.compile(r"crash: process (?P<what>killed by (?P<sig>SIG\w+|signal \d+)|timed out after [\d.]+ ?s"
-                              r"|exited with status -?\d+(?: without a result)?)"
+                              r"|exited with status -?\d+(?: without a result)?|ran out of memory)"
                               r"(?: during (?P<phase>\w+)| (?P<outside>outside the bridge's phases))?"
                               r"(?: \(innermost Python frame (?P<frame>[^)]+)\))?")
 _CRASH = re.compile(CRASH_MESSAGE_RE.pattern + r"|Fatal Python error|worker '?gw\d+'? crashed"
                     r"|node down: Not properly terminated|[Ss]egmentation fault|core dumped")
+#: a case child that failed at its memory bound (interop.equivalence.isolation: ``_memory_crash``, an
+#: allocation failed in the child; ``_with_peak``, a child that died near its bound)
+MEMORY_BOUND_RE = re.compile(r"crash: process ran out of memory\b|it died at its memory bound")
 #: a case killed for running past its timeout: told apart from a process that died by itself
 _HANG = re.compile(r"crash: process timed out after [\d.]+ ?s")
 #: a process killed by a signal that only comes from outside (interop.errors.EXTERNAL_SIGNALS)
@@ -259,6 +274,8 @@ def categorize(rt_msg: str | None, ae_msg: str | None = None) -> tuple[str, str]
             return _result(tag.group("cat"))
     if _HANG.search(text):
         return _result("hang")
+    if case_memory(None, text):
+        return _result(CASE_MEMORY)
     if _KILLED.search(text):
         return _result("killed")
     if _CRASH.search(text):
@@ -364,6 +381,23 @@ def _crash_phase(text: str) -> str | None:
     return tag.group("phase") if tag else None
 
 
+def case_memory(phase: str | None, text: str = "", hit: bool = False) -> bool:
+    """Whether a failure is a memory-bound death of the case's own code: the case child hit its
+    memory bound (``hit``: the crash's ``memory_bound_hit``; else its text says so,
+    :data:`MEMORY_BOUND_RE`: a MemoryError, a ``std::bad_alloc``, torch's "can't allocate memory" of
+    a child grown to its bound, or a child that died near it, SIGABRT/SIGSEGV/SIGKILL) while no Aidge
+    phase was on its stack (``phase``, else the phase its text names, :func:`_crash_phase`; the phase
+    is read from the child's stack at the moment of failure: the traceback of the failed allocation,
+    or the faulthandler dump of the dying child). Such a death is the case's (its category
+    :data:`CASE_MEMORY`, a test-strategy one: no ledger entry); one in an Aidge phase
+    (:data:`AIDGE_PHASES`: the bridge's import, compile, forward, backward, step) stays Aidge's crash.
+    The one place this is decided: :func:`categorize` (a text) and :func:`failure_facts` (a raised
+    crash) both ask here."""
+    if not (hit or MEMORY_BOUND_RE.search(text or "")):
+        return False
+    return (phase or _crash_phase(text)) not in AIDGE_PHASES
+
+
 def attribution_rule(category: str, phase: str | None = None, text: str = "",
                      said: str | None = None, read_text: bool = True) -> tuple[str | None, bool]:
     """``(attribution, stated)`` of a failure of ``category`` in ``phase``: what the failure said
@@ -420,6 +454,9 @@ def failure_facts(exc: BaseException) -> FailureFacts:
         decided = "text"
     phase = getattr(exc, "phase", None)
     phase = phase if isinstance(phase, str) and phase and phase != "unknown" else None
+    if decided == "raise" and category in ("crash", "killed") and \
+            case_memory(phase, text, getattr(exc, "memory_bound_hit", False) is True):
+        category = CASE_MEMORY  # the case's own memory, not Aidge's crash (the text path: categorize)
     attribution, stated = attribution_rule(category, phase, text, getattr(exc, "attribution", None),
                                            read_text=decided == "text")
     return FailureFacts(category, decided, phase, attribution, stated)

@@ -34,7 +34,10 @@ the variable (``memory_bound_hit``), the child's own error quoted. Only a child 
 resident memory grew to the bound is called so: one allocation too large for any bound (Aidge's
 ``std::bad_alloc`` of a wrong shape, an expected failure) stays the error it is. A child that dies
 of it anyway (an abort on a failed allocation, the OOM killer) is a crash whose message gives the
-child's peak memory beside its bound.
+child's peak memory beside its bound. Either is placed by the stack at the moment of failure (the
+failed allocation's traceback, the dying child's faulthandler dump): in a bridge phase it is
+Aidge's; with none, the message says it was the case's own memory, and
+:func:`interop.categories.case_memory` makes it a ``case_memory (test strategy)``, no Aidge finding.
 
 Processes: nothing a case starts outlives its child. The child is a subreaper
 (``PR_SET_CHILD_SUBREAPER``: a daemon that forked twice stays its descendant) and kills and reaps
@@ -68,6 +71,7 @@ from typing import Any, Callable
 from ..exporters import export_routes
 from ..stages import add_stage_times, collecting, stage, stage_times
 
+from ..categories import AIDGE_PHASES
 from ..errors import AidgeCrash, InteropError
 
 __all__ = ["run_isolated", "IsolatedError", "phase_from_stack", "fork_available", "in_isolated_child",
@@ -113,6 +117,8 @@ _SIZE = re.compile(r"(?P<n>\d+(?:\.\d+)?)\s*(?P<unit>[kmgt]?)(?:i?b)?", re.IGNOR
 #: what an allocation that failed says (Python, pybind11's std::bad_alloc, torch's CPU allocator, errno 12)
 _OUT_OF_MEMORY = re.compile(r"can't allocate memory|Cannot allocate memory|std::bad_alloc|out of memory|"
                             r"DefaultCPUAllocator", re.IGNORECASE)
+#: what a memory-bound failure with no Aidge phase on its stack adds (interop.categories.case_memory decides)
+_NOT_AIDGE_MEMORY = "; no Aidge phase was running: the case's own memory, not Aidge's"
 #: the share of its bound a dead child must have grown by for its death to be called memory's
 _NEAR_BOUND = 0.75
 
@@ -199,31 +205,50 @@ def _unbound_memory() -> None:
         resource.setrlimit(resource.RLIMIT_DATA, (hard, hard))
 
 
-def _out_of_memory(exc: BaseException) -> bool:
-    """Whether ``exc`` (or what it was raised from) is an allocation that failed."""
+def _out_of_memory(exc: BaseException, follow: bool = True) -> bool:
+    """Whether ``exc`` (or, with ``follow``, what it was raised from) is an allocation that failed."""
     seen = 0
     while exc is not None and seen < 8:
         if isinstance(exc, MemoryError) or _OUT_OF_MEMORY.search(str(exc)[:2000]):
             return True
+        if not follow:
+            return False
         exc, seen = exc.__cause__ or exc.__context__, seen + 1
     return False
 
 
-def _phase_of_traceback(exc: BaseException) -> str | None:
-    """The phase of the innermost bridge frame of a raised exception (as :func:`phase_from_stack`)."""
-    phase = None
-    for frame in _tb.extract_tb(exc.__traceback__):
-        base = os.path.basename(frame.filename)
-        parent = os.path.basename(os.path.dirname(frame.filename))
-        phase = _PHASE_FRAMES.get((f"{parent}/{base}", frame.name), phase)
-    return phase
+def _phase_of_traceback(exc: BaseException) -> tuple[str | None, str | None]:
+    """``(phase, innermost frame)`` of the stack on which an allocation failed, from a raised
+    exception: the phase of the innermost bridge frame (as :func:`phase_from_stack`) and the
+    innermost frame as ``file.py:function``. The stack is that of the exception and of what it was
+    raised from, down to the deepest failed allocation of the chain (the bridge's AidgeError raised
+    ``from`` Aidge's ``std::bad_alloc``: the allocation failed where the inner one was raised)."""
+    chain, seen = [], exc
+    while seen is not None and len(chain) < 8:
+        chain.append(seen)
+        seen = seen.__cause__ or seen.__context__
+    failed = max((i for i, e in enumerate(chain) if _out_of_memory(e, follow=False)), default=0)
+    phase, innermost = None, None
+    for link in chain[:failed + 1]:  # outermost first: each one's frames lie below the previous one's
+        for frame in _tb.extract_tb(link.__traceback__):
+            base = os.path.basename(frame.filename)
+            parent = os.path.basename(os.path.dirname(frame.filename))
+            phase = _PHASE_FRAMES.get((f"{parent}/{base}", frame.name), phase)
+            innermost = f"{base}:{frame.name}"
+    return phase, innermost
 
 
 def _memory_crash(info: dict[str, Any], bound: int) -> AidgeCrash:
+    """The crash of a child whose allocation failed at its bound, placed by the failed allocation's
+    stack (``info["phase"]``: in an Aidge phase it is Aidge's; outside one, the case's own memory,
+    :func:`interop.categories.case_memory`)."""
     phase = info.get("phase") or "unknown"
     where = f"during {phase}" if info.get("phase") else "outside the bridge's phases"
+    if info.get("frame"):
+        where += f" (innermost Python frame {info['frame']})"
+    owner = "" if phase in AIDGE_PHASES else _NOT_AIDGE_MEMORY
     message = (f"crash: process ran out of memory {where}: the case child reached its memory bound "
-               f"({_mib(bound)} over what it inherited; {MEMORY_ENV} sets it, 0 turns it off): "
+               f"({_mib(bound)} over what it inherited; {MEMORY_ENV} sets it, 0 turns it off){owner}: "
                f"{info['qualname']}: {info['message'][:300]}")
     crash = AidgeCrash(phase, message, traceback=info.get("traceback", ""))
     crash.memory_bound_hit = True
@@ -415,7 +440,8 @@ def _with_peak(crash: AidgeCrash, grown: int, bound: int | None) -> AidgeCrash:
     if bound is None or grown < _NEAR_BOUND * bound:  # far from it: the crash's words stay as they are
         return crash
     note = (f"memory: the case child grew by {_mib(grown)} at its peak (resident), its bound is {_mib(bound)} "
-            f"({MEMORY_ENV}, 0 turns it off): it died at its memory bound, most likely of it")
+            f"({MEMORY_ENV}, 0 turns it off): it died at its memory bound, most likely of it"
+            f"{'' if crash.phase in AIDGE_PHASES else _NOT_AIDGE_MEMORY}")
     crash = AidgeCrash(crash.phase, f"{crash.aidge_message}; {note}", signal=crash.signal,
                        timed_out=crash.timed_out, traceback=crash.traceback)
     crash.memory_bound_hit = True
@@ -520,7 +546,8 @@ def _child(write_fd: int, stack_file, fn, args, kwargs, timed: bool = False, bou
             _unbound_memory()
             info = _describe(exc)
             if _out_of_memory(exc) and _at_bound(memory_start, bound):
-                info.update(out_of_memory=True, phase=_phase_of_traceback(exc))
+                phase, frame = _phase_of_traceback(exc)
+                info.update(out_of_memory=True, phase=phase, frame=frame)
             data = pickle.dumps(("error", info, routes, stages))
             failure = exc
         view = memoryview(data)

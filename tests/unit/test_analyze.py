@@ -128,6 +128,10 @@ MESSAGES = [
                  "torch's own call fails on copies of the inputs that carry only their values (call 1): RuntimeError: "
                  "setStorage: sizes [2, 2], strides [1, 2], storage offset 10 ... out of bounds", None,
                  "not_comparable (test strategy)", id="not-comparable"),
+    pytest.param("interop.errors.AidgeCrash: crash: process ran out of memory outside the bridge's phases (innermost "
+                 "Python frame test_x.py:body): the case child reached its memory bound (256 MiB over what it inherited; "
+                 "INTEROP_CASE_MEMORY sets it, 0 turns it off); no Aidge phase was running: the case's own memory, not "
+                 "Aidge's: MemoryError: ", None, "case_memory (test strategy)", id="case-memory"),
     pytest.param("[backward_not_implemented] BatchNorm2D backward: Backward not yet implemented for BatchNorm_Op<2> "
                  "on backend cpu", None, "backward_not_implemented", id="xfail-reason"),
     pytest.param("[XPASS(strict)] [unsupported_operator] Elu import: 'Elu' (ONNX op Elu)", None,
