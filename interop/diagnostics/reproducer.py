@@ -48,7 +48,7 @@ from ..bridge.ort import aidge_node_indices
 from ..oracle.onnxruntime import ort_session
 
 __all__ = ["write_bundle", "export_check", "run_repro", "reduce_bundle", "BODY_PATH", "max_bundle_bytes",
-           "repro_script", "script_literal", "bundle_folder", "record_fields", "first_diverging_node", "FreshServer",
+           "repro_script", "script_literal", "script_settings", "bundle_folder", "record_fields", "first_diverging_node", "FreshServer",
            "start_fresh_server", "stop_fresh_server", "bundle_facts", "run_fresh", "write_pending", "complete_pending", "PENDING", "verdict_of",
            "phase_of", "load_in_aidge", "AidgeRefused", "bundle_aidge_types", "backward_divergence"]
 
@@ -161,6 +161,22 @@ FACTORY_BODY_PATH = Path(__file__).with_name("repro_factory_body.py")
 _HEADER_TEXT = (
     "Needs: numpy, onnx, aidge_core, aidge_backend_cpu, aidge_onnx (the Aidge release in meta.json).",
     "Needs: numpy, onnx (to read the .pb files), aidge_core, aidge_backend_cpu (the release in meta.json).")
+
+
+def script_settings(text: str) -> dict[str, Any]:
+    """A generated script's module-level settings (upper-case names bound to literals), read with
+    ``ast.literal_eval``: data, never run."""
+    import ast
+
+    out: dict[str, Any] = {}
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and node.targets[0].id.isupper():
+            try:
+                out[node.targets[0].id] = ast.literal_eval(node.value)
+            except ValueError:
+                pass
+    return out
 
 
 def script_literal(value: Any) -> str:

@@ -275,19 +275,10 @@ def _bare(items):
 
 
 def _settings_of(script: str) -> dict[str, Any]:
-    """A generated repro.py's module-level settings (upper-case names bound to literals), read with
-    ``ast.literal_eval``: data, never run."""
-    import ast
+    """A generated repro.py's module-level settings, read as data (:func:`~interop.diagnostics.reproducer.script_settings`)."""
+    from ..diagnostics.reproducer import script_settings
 
-    out: dict[str, Any] = {}
-    for node in ast.parse(script).body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
-                and node.targets[0].id.isupper():
-            try:
-                out[node.targets[0].id] = ast.literal_eval(node.value)
-            except ValueError:
-                pass
-    return out
+    return script_settings(script)
 
 
 def _harness(repro: str) -> tuple[dict[str, Any], str]:

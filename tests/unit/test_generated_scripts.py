@@ -73,15 +73,9 @@ def _docstring_and_comments(text: str) -> tuple[str | None, list[str]]:
 
 def _settings_of(text: str) -> dict:
     """The script's module-level literal assignments (ast.literal_eval: data, never code)."""
-    out = {}
-    for node in ast.parse(text).body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
-                and node.targets[0].id.isupper():
-            try:
-                out[node.targets[0].id] = ast.literal_eval(node.value)
-            except ValueError:
-                pass
-    return out
+    from interop.diagnostics.reproducer import script_settings
+
+    return script_settings(text)
 
 
 def _exec_module(text: str, path: Path) -> dict:
