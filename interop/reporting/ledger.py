@@ -202,10 +202,12 @@ def identify_row(entry: Any) -> dict[str, Any]:
                 "registered": True}
     sig = row_signature(entry)
     quote = entry.quotes[0] if entry.quotes else ""
-    ident = identify({"error": quote}, signature=sig)
-    if entry.defect and not ident["registered"]:
-        ident["id"] = entry.defect  # the row's own name for a defect the registry does not hold yet
-    return ident
+    if entry.defect:  # the row's own name for a defect the registry does not hold yet: its name wins
+        component, evidence = registry.component_of(sig["kind"], aidge_words(quote) if sig["message"] else "",
+                                                    backend=sig["backend"])
+        return {"id": entry.defect, "title": _title(sig), "component": component, "evidence": evidence,
+                "registered": False}
+    return identify({"error": quote}, signature=sig)
 
 
 def registry_entries_from_table(rows: Iterable[Any]) -> list[dict[str, Any]]:

@@ -346,7 +346,7 @@ def test_an_error_row_whose_exports_onnxruntime_refuses_is_proposed_as_the_expor
 
 
 def test_the_proposal_speaks_in_defects(run_with_ten_rows_deleted):
-    from interop.reporting.ledger import defect_id, signature_of
+    from interop.reporting.ledger import identify
     from interop.records.store import load_run
 
     run, table, deleted = run_with_ten_rows_deleted
@@ -358,7 +358,7 @@ def test_the_proposal_speaks_in_defects(run_with_ten_rows_deleted):
     for change in added:
         row = change["after"]
         entry = ft.entry_of(row)
-        ids = {defect_id(signature_of(r)) for case, r in failed
+        ids = {identify(r)["id"] for case, r in failed
                if case is not None and entry.covers(case.kind, case.operator, case.label, case.backend)
                and r.get("category") == row["category"] and r.get("phase") == row["phase"]}
         assert row.get("defect") in ids, (row, ids)  # a new row names the defect of the failures it decides
