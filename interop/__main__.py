@@ -1,16 +1,23 @@
 """``python -m interop check module:factory --input-shape 1,3,32,32``: every blocker of a model
 in Aidge at once (:func:`interop.check.check`), printed one per line, grouped by phase.
 
-Exit status: 0 no blocker found, 1 blockers (listed), 2 a usage error (the model cannot be
-loaded, a shape or a dtype does not parse). ``--input-dtype int64`` makes integer inputs (a model
-whose first leaf is an ``nn.Embedding`` gets indices in its range without it). ``--json`` prints the report as one JSON object instead.
+Exit status: 0 no blocker found, 1 blockers (listed), 2 a usage error or the model's own error, in
+one line on stderr: the model cannot be loaded, a shape or a dtype does not parse, a shape is past
+the inputs' memory estimate (:func:`interop.check.check_input_size`), a timeout is not a finite
+number > 0, the factory or the model's torch forward raises, dies or does not finish within
+``--timeout`` (both run in forked children: :func:`interop.check.load_model`,
+:func:`interop.check.probe_forward`). ``--input-dtype int64`` makes integer inputs (a model
+whose first leaf is an ``nn.Embedding`` gets indices in its range without it). ``--json`` prints the report as one JSON object instead, the only thing on stdout (what
+the model or Aidge prints goes to stderr).
 The defect ids are the ledger's (``defects.md`` of a findings run); ``--ledger defects.json``
 (default: ``results/latest/defects.json`` of this checkout when present) adds each entry's title.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -38,37 +45,85 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _usage(text: str) -> int:
+    lines = str(text).strip().splitlines()
+    print(f"python -m interop check: {lines[0] if lines else text}", file=sys.stderr)
+    return 2
+
+
+@contextlib.contextmanager
+def _stdout_kept(keep: bool):
+    """With ``keep``: file descriptor 1 points at stderr inside (the model's prints, the children's,
+    Aidge's own output), and the block gets a writer to the real stdout (the JSON report). Else
+    ``print``."""
+    if not keep:
+        yield lambda text: print(text)
+        return
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+
+    def write(text: str) -> None:
+        sys.stdout.flush()
+        data = (text + "\n").encode()
+        while data:
+            data = data[os.write(saved, data):]
+
+    try:
+        yield write
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    from .check import check, load_factory, make_inputs, parse_dtype, parse_shape
+    with _stdout_kept(args.json) as write:
+        return _run(args, write)
+
+
+def _run(args, write) -> int:
+    from .check import (ModelError, check, check_input_size, check_timeout, load_model, make_inputs, parse_dtype,
+                        parse_shape, probe_forward)
 
     if "" not in sys.path and "." not in sys.path:
         sys.path.insert(0, "")  # module:factory names a module of the current directory too
+    try:
+        timeout = check_timeout(args.timeout)
+    except ValueError as exc:
+        return _usage(f"--timeout: {exc}")
     try:
         shapes = [parse_shape(s) for s in args.input_shape]
         dtypes = [parse_dtype(d) for d in args.input_dtype or []]
         if dtypes and len(dtypes) not in (1, len(shapes)):
             raise ValueError(f"--input-dtype is given once for all inputs or once per --input-shape "
                              f"({len(shapes)}), not {len(dtypes)} times")
-        model = load_factory(args.model)
+        check_input_size(shapes, dtypes)
+        model = load_model(args.model, timeout)  # in a child, under the timeout
+    except ModelError as exc:
+        return _usage(f"{exc} (the model's own error, not Aidge's)")
     except (ValueError, TypeError, ImportError, AttributeError) as exc:
-        print(f"python -m interop check: {exc}", file=sys.stderr)
-        return 2
+        return _usage(str(exc))
+    except Exception as exc:  # noqa: BLE001 - anything else the factory's loading raised: one line
+        return _usage(f"the model {args.model} could not be loaded: {type(exc).__name__}: {exc}")
     if args.eval:
         model.eval()
     try:  # the inputs torch is fed: a dtype torch cannot draw values of is a usage error, said in one line
         inputs = make_inputs(model, shapes, dtypes)
     except (ValueError, TypeError, RuntimeError) as exc:
-        print(f"python -m interop check: the inputs cannot be made: {str(exc).splitlines()[0] if str(exc) else exc}",
-              file=sys.stderr)
-        return 2
-    ledger = args.ledger or (_LATEST if _LATEST.is_file() else None)
-    report = check(model, *inputs, backward=not args.no_backward, modules=not args.no_modules, ledger=ledger,
-                   timeout=args.timeout)
+        return _usage(f"the inputs cannot be made: {str(exc).splitlines()[0] if str(exc) else exc}")
+    try:
+        probe_forward(model, inputs, timeout)  # torch's own forward, in a child: its error is the model's
+        ledger = args.ledger or (_LATEST if _LATEST.is_file() else None)
+        report = check(model, *inputs, backward=not args.no_backward, modules=not args.no_modules, ledger=ledger,
+                       timeout=timeout)
+    except ModelError as exc:
+        return _usage(f"{exc} (the model's own error, not Aidge's)")
     if args.json:
-        print(json.dumps(report.as_dict(), indent=1, default=str))
+        write(json.dumps(report.as_dict(), indent=1, default=str))
     else:
-        print("\n".join(report.lines()))
+        write("\n".join(report.lines()))
     return 0 if report.passed else 1
 
 
