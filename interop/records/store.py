@@ -47,7 +47,8 @@ from ..reading import (MAX_LOG_BYTES, UnsafeInputError, confined, confined_json_
 
 __all__ = ["RECORDS_FILE", "SESSION_FILE", "PARTS_DIR", "SCHEMA", "PartWriter", "combine", "load_run", "RunRecords",
            "write_atomically", "write_run", "now", "line_of", "records_counts", "check_counts", "COUNTED_OUTCOMES",
-           "record_problem", "checked_session", "MAX_SESSION_BYTES"]
+           "record_problem", "checked_session", "MAX_SESSION_BYTES", "outcome_of_reports",
+           "record_disagreement", "disagreements"]
 
 RECORDS_FILE = "records.jsonl"
 SESSION_FILE = "session.json"
@@ -473,3 +474,55 @@ def check_counts(run: RunRecords) -> list[str]:
     counted = records_counts(run.records)
     return [f"{o}: {counted.get(o, 0)} recorded, {pytest_counts.get(o, 0)} in pytest's summary"
             for o in COUNTED_OUTCOMES if counted.get(o, 0) != pytest_counts.get(o, 0)]
+
+
+def outcome_of_reports(rec: dict[str, Any]) -> str | None:
+    """The outcome a record's per-phase statuses (``reports``) make it, derived as the plugin derives
+    it when it writes the record (:func:`interop.records.plugin._outcome`: the first status other than
+    passed, else passed; none at all: error), a strict XPASS said once
+    (:func:`interop.records.outcome.outcome_of`: ``xpassed``). None when the record holds no
+    ``reports`` list (then only its session's counts bind it, :func:`check_counts`)."""
+    reports = rec.get("reports")
+    if not isinstance(reports, list):
+        return None
+    if any(isinstance(r, dict) and r.get("xpass_strict") for r in reports):
+        return "xpassed"
+    statuses = [r.get("status") for r in reports if isinstance(r, dict) and r.get("status")]
+    return next((str(s) for s in statuses if s != "passed"), "passed" if statuses else "error")
+
+
+def record_disagreement(rec: dict[str, Any]) -> str | None:
+    """Where a record's fields disagree with each other (``key 'outcome': ...``), or None: its
+    ``outcome`` against the outcome its per-phase statuses make it (:func:`outcome_of_reports`), its
+    ``xpass_strict`` against theirs. A record without statuses (``reports: []``) is an error, or, when
+    pytest never reported it (``reported: false``: its process was killed), a failure."""
+    derived = outcome_of_reports(rec)
+    if derived is None:
+        return None
+    said = rec.get("outcome")
+    reports = rec["reports"]
+    if not reports and (said == "error" or (said == "failed" and rec.get("reported") is False)):
+        return None
+    strict = any(isinstance(r, dict) and r.get("xpass_strict") for r in reports)
+    if bool(rec.get("xpass_strict")) != strict:
+        return (f"key 'xpass_strict': {rec.get('xpass_strict')!r}, but its per-phase statuses (key 'reports') "
+                f"{'say' if strict else 'do not say'} a strict XPASS")
+    if said != derived:
+        shown = [r.get("status") for r in reports if isinstance(r, dict)]
+        return f"key 'outcome': {said!r}, but its per-phase statuses (key 'reports': {shown!r}) make it {derived!r}"
+    return None
+
+
+def disagreements(run: RunRecords, where: str) -> list[str]:
+    """Where the run's records disagree with themselves (:func:`record_disagreement`, one line per
+    record: ``where: nodeid: key ...``) or with its session's counts (``where: session.json: key
+    'pytest_counts': ...``, :func:`check_counts`; a session without counts is incomplete, not
+    contradicted). Empty: what the run reports is what its records prove."""
+    out = []
+    for rec in run.records:
+        said = record_disagreement(rec)
+        if said:
+            out.append(f"{where}: {rec.get('nodeid')}: {said}")
+    if isinstance(run.session.get("pytest_counts"), dict):
+        out += [f"{where}: {SESSION_FILE}: key 'pytest_counts': {line}" for line in check_counts(run)]
+    return out

@@ -22,6 +22,11 @@
   named, before anything is written (exit 2), unless ``--merge-mismatched``: the merged run is
   then marked mixed (its session and run.json say why) and is neither ``latest`` nor a line of
   the history. The merged run names each source it merged (``merged`` in session.json and run.json).
+  It reports only what its records prove: a source whose records disagree with each other (an
+  ``outcome`` its per-phase statuses do not make) or with its session's counts is refused, one line
+  each naming the folder, the test and the key, whatever the flag (exit 2, nothing written); outcomes
+  and counts are recomputed from the records checked; no script of a source is copied (its defects'
+  bundles are rebuilt from their data, repro.py generated anew: :func:`_rebuild_bundles`).
 - Every file is written under a temporary name and renamed when complete: a reader never
   sees half a report. Every child process (pytest, the timing pass) runs under one supervisor
   (:mod:`.supervisor`): Ctrl-C, SIGTERM or SIGHUP during the tests stop pytest (SIGINT to its
@@ -79,7 +84,7 @@ from ..records.benchmarks import parse_benchmarks
 from ..reading import UnreadableInput, UnsafeInputError, confined, json_lines
 from .pytest_output import parse_pytest_output
 from ..records.store import write_atomically
-from ..records.store import SCHEMA, RunRecords, load_run, write_run
+from ..records.store import SCHEMA, RunRecords, disagreements, load_run, outcome_of_reports, records_counts, write_run
 from .history import HISTORY_FILE, append_history, compare, history_entry, load_history, previous_entry, release_changes
 from .report import build_report
 from ..records.progress import EVERY_S as PROGRESS_EVERY_S, Progress
@@ -577,6 +582,9 @@ class MergeSource:
     shard: tuple[int, int] | None
     exporters: tuple[str, ...]
     unreadable: str | None = None
+    #: where its records disagree with each other or with its session's counts
+    #: (:func:`interop.records.store.disagreements`): such a source is never merged
+    disagrees: list[str] = dataclasses.field(default_factory=list)
 
     def summary(self) -> dict:
         return {"dir": str(self.path), "commit": self.commit, "versions": self.versions, "backend": self.backend,
@@ -639,7 +647,26 @@ def load_merge_source(path: Path) -> MergeSource:
     backends = {r.get("backend") or "cpu" for r in (run.records if run else [])}
     backend = session.get("backend") or (backends.pop() if len(backends) == 1 else "cpu")
     exporters = tuple(sorted({r.get("exporter") or "auto" for r in (run.records if run else []) if r.get("kind")}))
-    return MergeSource(path, run, commit, versions, backend, shard, exporters, unreadable)
+    disagrees = disagreements(run, str(path)) if run is not None else []
+    return MergeSource(path, run, commit, versions, backend, shard, exporters, unreadable, disagrees)
+
+
+#: the lines of one source's disagreements a refusal shows (then how many more)
+MAX_DISAGREEMENTS_SHOWN = 10
+
+
+def merge_disagreements(sources: list[MergeSource]) -> list[str]:
+    """Why the records of these runs do not prove what they say, one line each (``DIR: nodeid: key
+    ...``, at most :data:`MAX_DISAGREEMENTS_SHOWN` a source, then how many more): a record whose
+    ``outcome`` is not what its per-phase statuses make it, a session whose counts are not its records'.
+    A merge of such a run is refused, ``--merge-mismatched`` or not: it would report what nothing proves."""
+    out: list[str] = []
+    for source in sources:
+        out += source.disagrees[:MAX_DISAGREEMENTS_SHOWN]
+        if len(source.disagrees) > MAX_DISAGREEMENTS_SHOWN:
+            out.append(f"{source.path}: and {len(source.disagrees) - MAX_DISAGREEMENTS_SHOWN} more records that "
+                       "disagree with themselves or with session.json")
+    return out
 
 
 def _differs(label: str, sources: list[MergeSource], value) -> str | None:
@@ -701,6 +728,9 @@ def merge_runs(sources: list[Path], run_dir: Path, *, mismatched: bool = False) 
     Returns the merged session: ``merged`` names each source (dir, commit, versions, backend,
     shard, route, records), ``problems`` what went wrong reading them."""
     loaded = [s if isinstance(s, MergeSource) else load_merge_source(Path(s)) for s in sources]
+    disagree = merge_disagreements(loaded)
+    if disagree:  # never merged, mismatched or not
+        raise MergeRefused(disagree)
     reasons, missing = merge_mismatches(loaded)
     if reasons and not mismatched:
         raise MergeRefused(reasons)
@@ -708,26 +738,34 @@ def merge_runs(sources: list[Path], run_dir: Path, *, mismatched: bool = False) 
 
 
 def _write_merged(loaded: list[MergeSource], run_dir: Path, reasons: list[str], missing: list[str]) -> dict:
+    """The merged run: its records, its session (counts recomputed from the records merged, each
+    source's checked against its own session by :func:`merge_disagreements`) and its reproducer
+    bundles, rebuilt from the sources' data (:func:`_rebuild_bundles`): each record's ``merged_from``
+    is its source's folder of rebuilt bundles in the merged run (where the ledger finds its bundle),
+    ``merged_source`` the run it came from."""
     problems: list[str] = [f"mixed merge ({MERGE_MISMATCHED}): {r}" for r in reasons]
     merged: dict[tuple[str, str], dict] = {}
     sessions = []
-    for source in loaded:
+    counts: dict[str, int] = {}
+    for index, source in enumerate(loaded, 1):
         run = source.run
         if run is None:
             sessions.append({"complete": False, "ended": f"{source.path}: no records", "source": str(source.path)})
             continue
         problems.extend(run.problems)
         sessions.append(dict(run.session, source=str(source.path)))
+        for key, n in records_counts(run.records).items():
+            counts[key] = counts.get(key, 0) + n
+        root = run_dir / MERGED_BUNDLES_DIR / str(index)
+        _rebuild_bundles(source.path, run.records, root, run_dir, problems)
         for rec in run.records:
             key = (rec["nodeid"], rec.get("backend") or "cpu")
             if key in merged:
                 problems.append(f"{source.path}: {rec['nodeid']} on {key[1]} is recorded by an earlier source too "
                                 "(overlapping shards?): the later record is kept")
-            merged[key] = dict(rec, merged_from=str(source.path))
-    counts: dict[str, int] = {}
-    for session in sessions:
-        for key, n in (session.get("pytest_counts") or {}).items():
-            counts[key] = counts.get(key, 0) + n
+            derived = outcome_of_reports(rec)  # what its statuses prove (merge_disagreements: the same)
+            merged[key] = dict(rec, merged_from=str(root), merged_source=str(source.path),
+                               **({"outcome": derived} if derived is not None and rec.get("reports") else {}))
     complete = bool(sessions) and all(s.get("complete") is True for s in sessions) and not missing
     ended = [str(s.get("ended")) for s in sessions if s.get("complete") is not True] + missing
     versions = {k: v for k, v in (sessions[0].get("versions") or {}).items()
@@ -745,6 +783,98 @@ def _write_merged(loaded: list[MergeSource], run_dir: Path, reasons: list[str], 
     return session
 
 
+#: the merged run's folder of the reproducer bundles rebuilt from its sources' data (one folder a source)
+MERGED_BUNDLES_DIR = "merged"
+#: the largest file of a bundle a merge copies (a bundle is bounded by INTEROP_REPRO_MAX_MB, 20 MB by default)
+MAX_BUNDLE_FILE_BYTES = 256 << 20
+#: the largest repro.py read for its settings
+MAX_REPRO_BYTES = 4 << 20
+
+
+def _bundle_folders(records: list[dict]) -> list[str]:
+    """The bundle folders (relative to their run) the ledger may take a defect's reproducer from:
+    each reproducing record's reduced bundle, else its full one (:func:`interop.reporting.ledger.build_ledger`)."""
+    out: list[str] = []
+    for rec in records:
+        repro = rec.get("reproducer")
+        if isinstance(repro, dict) and repro.get("reproduces"):
+            where = repro.get("reduced") or repro.get("path")
+            if isinstance(where, str) and where and where not in out:
+                out.append(where)
+    return out
+
+
+def _rebuild_bundles(source: Path, records: list[dict], root: Path, run_dir: Path, problems: list[str]) -> None:
+    """The bundles of ``records`` (:func:`_bundle_folders`) rebuilt under ``root`` from their data: the
+    graph (``model.onnx``), the values (``test_data_set_0/{input,output,grad}_*.pb``) and ``meta.json``
+    copied as they are, and ``repro.py`` generated anew by :func:`interop.diagnostics.reproducer.repro_script`
+    from the settings the source's repro.py holds, read as data
+    (:func:`~interop.diagnostics.reproducer.script_settings`). No script text of a source is copied: a
+    repro.py that is not the one its settings generate (replaced, edited) is said in ``problems``, and one
+    that holds no settings to generate it from leaves its bundle without a script (its defect's report
+    then says the bundle cannot be read). Every path lies in ``source`` and in ``run_dir``
+    (:func:`interop.reading.confined`)."""
+    from ..diagnostics.reproducer import repro_script, script_settings
+    from ..reading import read_confined
+    from .defect_issue import _BODY_MARK
+
+    for rel in _bundle_folders(records):
+        parts = Path(rel).parts
+        if Path(rel).is_absolute() or ".." in parts:
+            problems.append(f"{source}: reproducer bundle {rel!r}: not a folder of the run: not merged")
+            continue
+        bundle, target = source / rel, root / rel
+        try:
+            confined(bundle, source, kind="dir")
+            files = [n for n in ("model.onnx", "meta.json") if os.path.lexists(bundle / n)]
+            if Path(rel).name == "reduced" and os.path.lexists(bundle.parent / "meta.json"):
+                files.append("../meta.json")  # a reduced bundle's facts are its parent's meta.json
+            data = bundle / "test_data_set_0"
+            if os.path.lexists(data):
+                confined(data, source, kind="dir")
+                files += [f"test_data_set_0/{p.name}" for p in sorted(data.glob("*.pb"))
+                          if p.name.startswith(("input_", "output_", "grad_"))]
+            copied = {name: read_confined(bundle / name, source, max_bytes=MAX_BUNDLE_FILE_BYTES) for name in files}
+            text = read_confined(bundle / "repro.py", source, max_bytes=MAX_REPRO_BYTES).decode("utf-8", "replace")
+        except (OSError, UnsafeInputError) as exc:
+            problems.append(f"{source}: reproducer bundle {rel}: {getattr(exc, 'strerror', None) or exc}: not merged")
+            continue
+        try:  # its header's settings: the body (the same in every repro.py) binds names of its own
+            at = text.find(_BODY_MARK)
+            settings = script_settings(text[:at] if at >= 0 else text)
+            script = repro_script(settings, factory="OPERATION" in settings) if {"RTOL", "ATOL"} <= set(settings) else None
+        except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError):
+            script = None
+        if script is None:
+            problems.append(f"{bundle / 'repro.py'}: not a reproducer this version generates, and no settings to "
+                            "generate one from: not merged (its defect's report says the bundle cannot be read)")
+        elif script != text:
+            problems.append(f"{bundle / 'repro.py'}: not the script its settings generate (replaced or edited, or "
+                            "written by another version): the merged run's is generated anew from its settings")
+        for name, blob in copied.items():
+            path = Path(os.path.normpath(target / name))
+            path.parent.mkdir(parents=True, exist_ok=True)
+            _write_bytes(path, blob, run_dir)
+        if script is not None:
+            target.mkdir(parents=True, exist_ok=True)
+            write_atomically(target / "repro.py", script, root=run_dir)
+
+
+def _write_bytes(path: Path, blob: bytes, root: Path) -> None:
+    """``blob`` into ``path`` (inside ``root``, :func:`interop.reading.confined`) through a temporary file."""
+    confined(path.parent, root, kind="dir")
+    if os.path.lexists(path):
+        confined(path, root)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.partial")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(tmp)
+    fd = os.open(tmp, flags | os.O_EXCL, 0o644)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(blob)
+    os.replace(tmp, path)
+
+
 def _merge_main(sources: list[str], results: Path, cwd: Path) -> int:
     mismatched = MERGE_MISMATCHED in sources
     sources = [s for s in sources if s != MERGE_MISMATCHED]
@@ -754,6 +884,11 @@ def _merge_main(sources: list[str], results: Path, cwd: Path) -> int:
         sys.stderr.write(f"interop.reporting.run --merge: not a directory: {', '.join(missing) or '(none given)'}\n")
         return 2
     loaded = [load_merge_source(d) for d in dirs]
+    disagree = merge_disagreements(loaded)
+    if disagree:  # before anything is written: no run directory, latest and the history untouched
+        sys.stderr.write("interop.reporting.run --merge: these runs' records do not prove what they say (nothing "
+                         "merged, with or without " + MERGE_MISMATCHED + "):\n" + "".join(f"  - {r}\n" for r in disagree))
+        return 2
     reasons, _ = merge_mismatches(loaded)
     if reasons and not mismatched:  # checked before anything is written: no run directory
         sys.stderr.write("interop.reporting.run --merge: these runs do not belong together (nothing merged; "
