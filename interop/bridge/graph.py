@@ -52,15 +52,28 @@ def _compile(graph, backend: str, dims: list[list[int]], dtypes) -> None:
     to it asks for kernels no graph has (Neg, Equal on int64: "missing or invalid registrar
     key: [int64 ...], [float32 ...]") and Reshape, Flatten and Unsqueeze copy int64 bytes
     into a float32 output silently; a float64 input would be computed in float32. Those were
-    the suite's own false defects, not Aidge's."""
+    the suite's own false defects, not Aidge's.
+
+    One exception, where it changes nothing: when ``forward_dtype`` cannot propagate and every
+    input is float32, the graph is compiled ``GraphView.compile(backend, float32)`` as before
+    2026-12-06 (measured: Aidge 0.10.1's Trilu has no dtype rule, so ``torch.tril`` of a float32
+    tensor, right under the float32 compile, would be refused; with only float32 data fed, the
+    float32 compile reinterprets no integer bytes). With an integer or other float input it stays
+    a compile error naming the dtypes."""
+    import torch
+
+    core = rt.aidge_core()
     try:
         from .tensors import aidge_dtype
 
         graph.set_backend(backend)
         if not graph.forward_dtype([aidge_dtype(d) for d in dtypes]):
-            raise RuntimeError(f"GraphView.forward_dtype could not propagate the input dtypes "
-                               f"{[str(d).replace('torch.', '') for d in dtypes]} through the graph")
-        graph.forward_dims(dims)
+            if not all(d == torch.float32 for d in dtypes):
+                raise RuntimeError(f"GraphView.forward_dtype could not propagate the input dtypes "
+                                   f"{[str(d).replace('torch.', '') for d in dtypes]} through the graph")
+            graph.compile(backend, core.dtype.float32, dims=dims)
+        else:
+            graph.forward_dims(dims)
     except Exception as exc:
         raise aidge_error_from(exc, "compile") from exc
     mark_dynamic_dims(graph)

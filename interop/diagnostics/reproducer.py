@@ -803,10 +803,14 @@ def load_in_aidge(proto, inputs: list[np.ndarray], *, faithful: bool = True, ref
     core.remove_flatten(graph)
     dims = [list(x.shape) for x in inputs]
     try:
-        if faithful:
+        if faithful:  # the bridge's one compile (interop.bridge.graph._compile), its float32 exception included
             graph.set_backend("cpu")
-            graph.forward_dtype([getattr(core.dtype, x.dtype.name) for x in inputs])
-            graph.forward_dims(dims)
+            if graph.forward_dtype([getattr(core.dtype, x.dtype.name) for x in inputs]):
+                graph.forward_dims(dims)
+            elif all(x.dtype == np.float32 for x in inputs):
+                graph.compile("cpu", core.dtype.float32, dims=dims)
+            else:
+                raise RuntimeError("GraphView.forward_dtype could not propagate the input dtypes")
         else:
             graph.compile("cpu", core.dtype.float32, dims=dims)
         scheduler = core.SequentialScheduler(graph)
