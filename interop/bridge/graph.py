@@ -24,6 +24,12 @@ def _import_graph(exported: ExportedModel):
         raise aidge_error_from(exc, "import") from exc
     generic = generic_nodes(graph)
     if generic:
+        # in the ONNX graph's order (get_nodes() is a set: its order changed from run to run, and with
+        # it the node the error names first, which decides the ledger's defect)
+        from .ort import aidge_node_indices
+
+        order = aidge_node_indices(exported.proto)
+        generic.sort(key=lambda n: (order.get(n.name(), len(order)), n.name()))
         details = ", ".join(f"{n.name()!r} (ONNX op {n.type()})" for n in generic)
         first = generic[0]
         raise UnsupportedOperatorError(
