@@ -5,8 +5,9 @@
   "backward() not implemented yet for operator of type X" is a string of ``lib_aidge_core.so``,
   not of ``lib_aidge_backend_cpu.so``, though the ledger used to file every "no backward" against
   the CPU backend.
-- No words (a wrong value, a wrong shape, a crash in a kernel): the library that runs the
-  operator's kernel on that backend.
+- No words: a wrong shape is aidge_core's (an operator's output dims are computed by its
+  ``forwardDims``, in aidge_core, whatever the backend); a wrong value or a crash in a kernel,
+  the library that runs the operator's kernel on that backend.
 - An ONNX op without an importer: aidge_onnx (whose converters are one Python file per op).
 
 Reads the installed packages' files (found with ``importlib.util.find_spec``, never imported);
@@ -93,6 +94,8 @@ def component_of(kind: str, message: str, *, backend: str = "cpu", onnx_op: str 
     if found is not None:
         library, fragment = found
         return library, f"the message's text {fragment[:80]!r} is in {library}'s installed files"
+    if kind == "wrong shape" and backend != "export_cpp":
+        return "aidge_core", "a wrong output shape: output dims are computed by the operator's forwardDims, in aidge_core"
     library = KERNEL_LIBRARY.get(backend, "aidge_core")
     if message:
         return library, f"no installed Aidge file holds the message's text: the {backend} backend that ran it"

@@ -81,6 +81,7 @@ def test_the_component_comes_from_the_library_holding_the_message():
     assert component == "aidge_backend_cpu"
     # no words: the library that runs the kernel
     assert component_of("wrong values", "", backend="cpu")[0] == "aidge_backend_cpu"
+    assert component_of("wrong shape", "", backend="cpu")[0] == "aidge_core"  # forwardDims is the operator's
     assert component_of("no importer", "", onnx_op="GridSample")[0] == "aidge_onnx"
 
 
