@@ -231,7 +231,7 @@ def test_attribution_feeds_onnxruntime_by_input_name():
 
     a, b = torch.randn(2, 3), torch.randn(2, 3)
     exported = export_to_onnx(IgnoresFirst(), [a, b])
-    out = run_onnxruntime(exported.proto, default_input_names(2), [a, b])[0]
+    out = run_onnxruntime(exported.proto, [a, b], input_names=default_input_names(2))[0]
     assert torch.allclose(torch.from_numpy(out), 1 + b * 2)
 
 
