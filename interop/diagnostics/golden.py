@@ -11,7 +11,7 @@ function's name); a parametrised test gets one file per parameter set (``[<param
 never one file shared by its siblings. ``pytest --torch-update-golden`` (re)writes the
 references; without it a missing file fails the test (CI never passes vacuously).
 
-The comparison goes through :func:`interop.equivalence.compare_outputs`; tensors that numpy
+The comparison goes through :func:`interop.oracle.compare_outputs`; tensors that numpy
 cannot hold (bfloat16, float8) are stored widened to float32 and their dtype recorded.
 """
 from __future__ import annotations
