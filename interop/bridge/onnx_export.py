@@ -520,6 +520,7 @@ def _quiet_torch_onnx_logging():
     import logging
 
     loggers = [logging.getLogger(name) for name in ("torch.onnx", "torch.export", "torch._dynamo", "torch.fx", "torch.__trace",
+                                                      "torch._subclasses",  # fake_tensor: a failed meta kernel's traceback
                                                       "onnxscript", "onnx_ir")]
     saved = [lg.level for lg in loggers]
     for lg in loggers:
