@@ -83,6 +83,10 @@ class Verdict:
     #: what differed by float32 rounding only (the oracle's attribution ``precision``): no
     #: mismatch, so the verdict went on; one line each
     precision: tuple[str, ...] = ()
+    #: when the verdict is not a pass on ``exporter="auto"``: route -> this verdict's outcome on it,
+    #: for the route the check took and, where ``wrap(exporter="auto")`` moves on to another one
+    #: (it does when Aidge refuses the first route's graph), that route too. Empty otherwise
+    routes: dict = dataclasses.field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
@@ -515,7 +519,8 @@ def verify(fn, *args, backward: bool | None = None, backend: str = "cpu", tolera
         if verdict.outcome in ("error", "crash") and verdict.attribution == "aidge" and verdict.phase != "export":
             # Aidge failed on a graph: before blaming it, ask onnxruntime about the same export
             verdict = _blame_a_refused_export(verdict, fn, args, kwargs_, exporter, isolate, timeout)
-        return verdict
+        return _with_wrap_s_route(verdict, fn, args, kwargs_, exporter, backend=backend, backward=backward,
+                                  tolerance=tolerance, timeout=timeout, isolate=isolate)
     checked = result.get("backward_checked", False)
     route = result.get("exporter")
     params = result.get("parameters_checked", 0)
@@ -527,6 +532,45 @@ def verify(fn, *args, backward: bool | None = None, backend: str = "cpu", tolera
         grads += f" ({len(rounding)} value(s) within float32 rounding only: see precision)"
     return Verdict("pass", summary="pass: forward matches on 2 calls" + grads, backward_checked=checked, exporter=route,
                    precision=rounding)
+
+
+def _route_wrap_takes(fn, args, kwargs, backend: str):
+    """The route ``wrap(exporter="auto")`` takes for ``fn(*args, **kwargs)`` on its own (outside
+    :func:`~interop.bridge.value_check.checks_deferred`, where it moves on from a graph Aidge
+    refuses at wrap or on a trial forward)."""
+    from ..bridge import wrap
+
+    module, tensors = as_module(fn, args, dict(kwargs or {}))
+    return wrap(module, example_inputs=[x.detach() for x in tensors], backend=backend, exporter="auto").exporter
+
+
+def _with_wrap_s_route(verdict: Verdict, fn, args, kwargs, exporter: str | None, *, backend: str, backward: bool,
+                       tolerance: Any, timeout: float | None, isolate: bool) -> Verdict:
+    """A failing verdict on ``exporter="auto"`` says what each route gives: inside verify,
+    ``auto`` keeps the first route that exports (the expected-failure table was measured so),
+    while ``wrap`` moves on when Aidge refuses that route's graph. Where ``wrap`` would take
+    another route, the check runs on it too and the verdict names both (:attr:`Verdict.routes`), so
+    that ``verify`` and ``wrap`` never answer "does my model work?" differently unsaid."""
+    from ..exporters import default_exporter
+    from .isolation import run_isolated
+
+    if verdict.passed or (exporter or default_exporter()) != "auto" or verdict.exporter is None:
+        return verdict
+    try:
+        if isolate:
+            taken = run_isolated(_route_wrap_takes, fn, args, kwargs, backend, timeout=timeout)
+        else:
+            taken = _route_wrap_takes(fn, args, kwargs, backend)
+    except Exception:  # noqa: BLE001 - wrap refuses every route too: the verdict says it as it is
+        return verdict
+    if not taken or taken == verdict.exporter:
+        return verdict
+    other = verify(fn, *args, backward=backward, backend=backend, tolerance=tolerance, timeout=timeout,
+                   isolate=isolate, exporter=taken, **kwargs)
+    routes = {verdict.exporter: verdict.outcome, taken: other.outcome}
+    said = (f"; wrap(exporter='auto') moves on to the {taken} route (Aidge refuses the {verdict.exporter} "
+            f"route's graph when wrap tries it), where verify says: {other.summary}")
+    return dataclasses.replace(verdict, routes=routes, summary=verdict.summary + said)
 
 
 def onnxruntime_refusal(fn, args, kwargs, exporter: str | None) -> str | None:
