@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Mapping
 
-__all__ = ["env_number", "env_flag", "env_shard", "parse_k_of_n", "env_seed", "env_dir", "SEED_MAX", "SHARD_ENV"]
+__all__ = ["env_number", "env_flag", "env_choice", "env_shard", "parse_k_of_n", "env_seed", "env_dir", "SEED_MAX", "SHARD_ENV"]
 
 #: the shard of every source (``K/N``): read by the records plugin (interop.records.shard), and named by
 #: the OpInfo source when its own shard variable is set beside it
@@ -70,6 +70,18 @@ def env_flag(name: str, default: bool, environ: Mapping[str, str] | None = None)
         return False
     raise ValueError(f"environment variable {name}={raw!r}: expected one of {', '.join(_TRUE + _FALSE)}")
 
+
+
+def env_choice(name: str, choices, default: str, environ: Mapping[str, str] | None = None) -> str:
+    """``$name`` as one of ``choices`` (any case; unset or empty: ``default``); anything else is a
+    ``ValueError`` naming the variable, its value and the choices (``INTEROP_BACKEND=banana`` used
+    to become pytest's ``--backend`` default unchecked: argparse checks no default)."""
+    raw = (os.environ if environ is None else environ).get(name, "").strip().lower()
+    if not raw:
+        return default
+    if raw not in choices:
+        raise ValueError(f"environment variable {name}={raw!r}: expected one of {', '.join(choices)}")
+    return raw
 
 def parse_k_of_n(raw: str, what: str) -> tuple[int, int]:
     """``"K/N"`` with ``1 <= K <= N`` -> ``(K, N)``; anything else a ``ValueError`` naming ``what``."""

@@ -59,7 +59,10 @@ Exit status (``python -m interop.reporting.run --help`` prints it; the same for 
 - 3: the run is incomplete (interrupted, stopped by a signal, a process died, tests without a
   result, records that disagree with pytest's summary), whatever the tests' outcomes;
 - 2: nothing could be read (pytest ended before any result: its report says why), the results
-  folder could not be written, or ``--merge`` refused its sources.
+  folder could not be written, or ``--merge`` refused its sources; or an environment value that decides
+  the run is no value (``INTEROP_TIMING_PASS``, ``INTEROP_REPRODUCERS``, ``INTEROP_BACKEND``,
+  ``INTEROP_EXPORTER``: :func:`check_environment`): one line each naming it, before pytest starts, nothing
+  written.
 """
 from __future__ import annotations
 
@@ -76,7 +79,9 @@ import sys
 import time
 from pathlib import Path
 
-from ..env import env_flag
+from ..backends import BACKENDS
+from ..env import env_choice, env_flag
+from ..exporters import EXPORTER_CHOICES, EXPORTER_ENV
 from .asv_results import load_asv_ratios
 from .ledger import ledger_summary, write_ledger
 from .backends import backend_matrix, backend_of, latest_runs, load_runs
@@ -925,6 +930,32 @@ def _merge_main(sources: list[str], results: Path, cwd: Path) -> int:
     return status
 
 
+#: the switches of the environment that decide a run, read by this runner or by the plugin of its pytest
+#: (checked by :func:`check_environment` before anything is written or started)
+RUN_FLAGS = ("INTEROP_TIMING_PASS", "INTEROP_REPRODUCERS")
+
+
+def check_environment(args: list[str], env: dict[str, str] | None = None) -> list[str]:
+    """One line per environment value that decides the run and is no value (``INTEROP_TIMING_PASS=banana``
+    used to let the tests run for an hour and end in a ValueError traceback without a report): each names
+    the variable and its value. Read with :mod:`interop.env`'s own readers, before pytest starts.
+    ``INTEROP_BACKEND`` / ``INTEROP_EXPORTER`` are checked only where ``args`` give no ``--backend`` /
+    ``--exporter`` (pytest checks those; it checks no default)."""
+    env = dict(os.environ) if env is None else env
+    problems = []
+    checks = [(lambda name=name: env_flag(name, True, env)) for name in RUN_FLAGS]
+    for option, name, choices in (("--backend", "INTEROP_BACKEND", BACKENDS),
+                                  ("--exporter", EXPORTER_ENV, EXPORTER_CHOICES)):
+        if not any(arg == option or arg.startswith(option + "=") for arg in args):
+            checks.append(lambda name=name, choices=choices: env_choice(name, choices, "", env))
+    for check in checks:
+        try:
+            check()
+        except ValueError as exc:
+            problems.append(str(exc))
+    return problems
+
+
 def main(argv: list[str] | None = None, *, results: Path | None = None, cwd: Path | None = None,
          grace_s: dict[str, float] | None = None) -> int:
     """``grace_s``: seconds pytest gets to stop after each stop signal (:data:`.supervisor.GRACE_S`)."""
@@ -944,6 +975,10 @@ def main(argv: list[str] | None = None, *, results: Path | None = None, cwd: Pat
             _remove_partials([results] + sorted(results.glob("runs/*-merged-*")))
             sys.stderr.write(_cannot_write(exc, None))
             return 2
+    problems = check_environment(args)
+    if problems:  # before anything is written or started: one line each, exit 2
+        sys.stderr.write("".join(f"interop.reporting.run: {line} (nothing was run or written)\n" for line in problems))
+        return 2
     run_dir = None
     # from the start: a stop signal before pytest runs stops the run (pytest is never started), with its report
     with Supervisor(grace_s) as supervisor:

@@ -1,0 +1,75 @@
+"""The environment of a findings run (``python -m interop.reporting.run``) and of a plain pytest
+session: a value that decides the run and is no value is one line naming it, before pytest starts,
+nothing written (``INTEROP_TIMING_PASS=banana`` used to let the tests run and end in a ValueError
+traceback without report.txt); a results folder that cannot be written is one line naming it (it
+used to be pytest's INTERNALERROR traceback)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    for name in list(env):
+        if name.startswith(("INTEROP_", "PYTEST_")):
+            del env[name]
+    env.update(extra)
+    return env
+
+
+def _report_run(tmp_path: Path, **extra: str) -> tuple[subprocess.CompletedProcess, Path]:
+    results = tmp_path / "results"
+    tests = tmp_path / "test_tiny.py"
+    tests.write_text("def test_one():\n    assert True\n")
+    code = ("import sys; from pathlib import Path; from interop.reporting.run import main; "
+            f"sys.exit(main([{str(tests)!r}, '-q', '-p', 'no:cacheprovider'], results=Path({str(results)!r}), "
+            f"cwd=Path({str(tmp_path)!r})))")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=_env(**extra), capture_output=True,
+                          text=True, timeout=300)
+    return proc, results
+
+
+@pytest.mark.parametrize("name, value", [("INTEROP_TIMING_PASS", "banana"), ("INTEROP_REPRODUCERS", "maybe"),
+                                         ("INTEROP_BACKEND", "banana"), ("INTEROP_EXPORTER", "onnxruntime")])
+def test_a_run_deciding_value_that_is_no_value_is_one_line_before_pytest_starts(tmp_path, name, value):
+    proc, results = _report_run(tmp_path, **{name: value})
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"{name}={value!r}" in lines[0], proc.stderr
+    assert "Traceback" not in proc.stderr + proc.stdout
+    assert "interop.reporting.run: pytest" not in proc.stdout  # pytest never started
+    assert not results.exists()  # nothing written
+
+
+def test_every_bad_value_is_named_at_once(tmp_path):
+    proc, _ = _report_run(tmp_path, INTEROP_TIMING_PASS="banana", INTEROP_BACKEND="gpu")
+    assert proc.returncode == 2
+    assert "INTEROP_TIMING_PASS='banana'" in proc.stderr and "INTEROP_BACKEND='gpu'" in proc.stderr
+
+
+def test_check_environment_reads_every_spelling_and_leaves_options_to_pytest():
+    from interop.reporting.run import check_environment
+
+    assert check_environment([], {"INTEROP_TIMING_PASS": "OFF", "INTEROP_REPRODUCERS": " yes ",
+                                  "INTEROP_BACKEND": "CUDA", "INTEROP_EXPORTER": ""}) == []
+    # --backend on the command line: pytest checks it, the variable decides nothing
+    assert check_environment(["--backend=cpu"], {"INTEROP_BACKEND": "banana"}) == []
+    assert check_environment(["--backend", "cpu"], {"INTEROP_BACKEND": "banana"}) == []
+    assert check_environment([], {"INTEROP_BACKEND": "banana"}) == [
+        "environment variable INTEROP_BACKEND='banana': expected one of cpu, cuda, export_cpp"]
+
+
+def test_env_choice():
+    from interop.env import env_choice
+
+    assert env_choice("X", ("a", "b"), "a", {}) == "a"
+    assert env_choice("X", ("a", "b"), "a", {"X": " B "}) == "b"
+    with pytest.raises(ValueError, match=r"^environment variable X='c': expected one of a, b$"):
+        env_choice("X", ("a", "b"), "a", {"X": "c"})
