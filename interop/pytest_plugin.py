@@ -16,8 +16,10 @@ Fixtures: golden (interop.diagnostics.golden.GoldenFile), make_tensor (seeded ra
 """
 from __future__ import annotations
 
+import errno
 import os
 import re
+import sys
 import zlib
 from pathlib import Path
 
@@ -104,6 +106,27 @@ def _collects_suites(config) -> bool:
                                                                  _SUITES / "unit" in path.parents):
             return True
     return False
+
+
+#: what a folder that cannot be made or written says (the results folder read-only, a file, a full disk)
+_CANNOT_WRITE_ERRNOS = frozenset({errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT,
+                                  errno.ENOTDIR, errno.EEXIST, errno.EISDIR})
+
+
+def pytest_internalerror(excrepr, excinfo) -> bool | None:
+    """A results folder that cannot be made or written (read-only, a file, a full disk) is one line
+    naming it, never pytest's INTERNALERROR traceback: the suite's conftest makes the session's
+    staging folder in ``results/`` in its ``pytest_configure`` (a historic hook, which nothing can
+    wrap), and an error there reaches pytest as an internal error (exit 3).
+    ``$INTEROP_RESULTS_DIR`` points the results elsewhere."""
+    exc = getattr(excinfo, "value", None)
+    if not isinstance(exc, OSError) or exc.errno not in _CANNOT_WRITE_ERRNOS or not exc.filename:
+        return None
+    where = os.environ.get("INTEROP_RESULTS_DIR")
+    sys.stderr.write(f"ERROR: interop: cannot write the results folder: {exc.filename}: {exc.strerror} (make it "
+                     f"writable, or point INTEROP_RESULTS_DIR elsewhere{f'; it is {where!r}' if where else ''})\n")
+    sys.stderr.flush()
+    return True
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -73,3 +73,50 @@ def test_env_choice():
     assert env_choice("X", ("a", "b"), "a", {"X": " B "}) == "b"
     with pytest.raises(ValueError, match=r"^environment variable X='c': expected one of a, b$"):
         env_choice("X", ("a", "b"), "a", {"X": "c"})
+
+
+# ---------------------------------------------------------------------------------------
+# a plain pytest session whose results folder cannot be written
+# ---------------------------------------------------------------------------------------
+def _unwritable(path: Path) -> Path:
+    """``path`` made a folder nobody may write (chmod 0o500); where the process can write it all
+    the same (root), a regular file instead, which nobody can make a folder in."""
+    path.mkdir()
+    path.chmod(0o500)
+    if os.access(path, os.W_OK):
+        path.chmod(0o700)
+        path.rmdir()
+        path.write_text("not a folder\n")
+    return path
+
+
+def _plain_session(project: Path, **extra: str) -> subprocess.CompletedProcess:
+    tests = project / "tests"
+    tests.mkdir(parents=True)
+    # the suite's own conftest: it makes the session's staging folder under <project>/results
+    (tests / "conftest.py").write_text((ROOT / "tests" / "conftest.py").read_text())
+    (tests / "test_tiny.py").write_text("def test_one():\n    assert True\n")
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "tests/test_tiny.py"],
+                          cwd=project, env=_env(**extra), capture_output=True, text=True, timeout=300)
+
+
+def _one_line_naming(proc: subprocess.CompletedProcess, folder: Path) -> None:
+    assert proc.returncode != 0, (proc.stdout, proc.stderr)
+    out = proc.stdout + proc.stderr
+    assert "INTERNALERROR" not in out and "Traceback" not in out, out
+    errors = [line for line in out.splitlines() if line.startswith("ERROR")]
+    assert len(errors) == 1 and str(folder) in errors[0], out
+
+
+def test_a_read_only_results_folder_is_one_line_naming_it(tmp_path):
+    # before: INTERNALERROR> ... NotADirectoryError / PermissionError: '<project>/results/.sessions'
+    folder = _unwritable(tmp_path / "results")
+    proc = _plain_session(tmp_path)
+    _one_line_naming(proc, folder)
+    assert "cannot write the results folder" in proc.stderr
+
+
+def test_a_read_only_results_dir_variable_is_one_line_naming_it(tmp_path):
+    folder = _unwritable(tmp_path / "elsewhere")
+    proc = _plain_session(tmp_path / "project", INTEROP_RESULTS_DIR=str(folder))
+    _one_line_naming(proc, folder)
