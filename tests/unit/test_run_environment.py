@@ -5,6 +5,7 @@ traceback without report.txt); a results folder that cannot be written is one li
 used to be pytest's INTERNALERROR traceback)."""
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -120,3 +121,56 @@ def test_a_read_only_results_dir_variable_is_one_line_naming_it(tmp_path):
     folder = _unwritable(tmp_path / "elsewhere")
     proc = _plain_session(tmp_path / "project", INTEROP_RESULTS_DIR=str(folder))
     _one_line_naming(proc, folder)
+
+
+# ---------------------------------------------------------------------------------------
+# results/runs bounded: --prune N, and a warning line above RUNS_WARN_BYTES
+# ---------------------------------------------------------------------------------------
+def _fake_run(results: Path, name: str, complete: bool | None, size: int = 10) -> Path:
+    run = results / "runs" / name
+    run.mkdir(parents=True)
+    (run / "records.jsonl").write_bytes(b"x" * size)
+    if complete is not None:
+        (run / "run.json").write_text(json.dumps({"run": name, "complete": complete}))
+    return run
+
+
+def test_prune_keeps_the_last_complete_runs_latest_and_the_historys_last(tmp_path):
+    import json as _json
+
+    from interop.reporting.run import main
+
+    results = tmp_path / "results"
+    names = [f"2026120{i}T000000000000Z-abc-{i}" for i in range(1, 8)]
+    for i, name in enumerate(names):
+        _fake_run(results, name, complete=i != 5)  # the 6th incomplete
+    running = _fake_run(results, "20261209T000000000000Z-abc-9", complete=None)  # no run.json: running
+    (results / "latest").symlink_to(Path("runs") / names[0])
+    (results / "history.jsonl").write_text(
+        "".join(_json.dumps({"run": run, "backend": backend, "shard": None, "operators": {},
+                             "operators_passing": 0, "operators_total": 0}) + "\n"
+                for run, backend in ((names[1], "cpu"), (names[2], "cuda"), (names[3], "cpu"))))
+    assert main(["--prune", "2"], results=results, cwd=tmp_path) == 0
+    left = sorted(p.name for p in (results / "runs").iterdir())
+    # latest (1st), cuda's last (3rd), cpu's last (4th), the last two complete (5th, 7th), the running one
+    assert left == [names[0], names[2], names[3], names[4], names[6], running.name]
+    assert (results / "latest").resolve().name == names[0]
+
+
+def test_prune_needs_a_count(tmp_path, capsys):
+    from interop.reporting.run import main
+
+    assert main(["--prune", "many"], results=tmp_path / "results", cwd=tmp_path) == 2
+    assert "--prune many" in capsys.readouterr().err
+    assert not (tmp_path / "results").exists()
+
+
+def test_a_runs_folder_above_its_bound_is_a_warning_naming_its_size(tmp_path):
+    from interop.reporting.run import runs_size_warning
+
+    results = tmp_path / "results"
+    _fake_run(results, "20261201T000000000000Z-abc-1", complete=True, size=3000)
+    assert runs_size_warning(results, bound=10_000) is None
+    _fake_run(results, "20261202T000000000000Z-abc-2", complete=True, size=9000)
+    said = runs_size_warning(results, bound=10_000)
+    assert said and "warning" in said and str(results / "runs") in said and "--prune" in said
