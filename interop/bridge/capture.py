@@ -33,7 +33,6 @@ class Entry:
     example_inputs: list  # torch tensors, as exported
     snapshot: Any  # a deep copy of the exported torch module (None: it could not be copied)
     snapshot_error: str | None = None
-    faithful: bool = True  # compiled with the graph's own dtypes (always, since the bridge has one compile)
     backend: str = "cpu"
     first_inputs: list | None = None
     forward_calls: int = 0

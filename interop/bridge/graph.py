@@ -9,7 +9,7 @@ from ..errors import AidgeError, UnsupportedOperatorError, aidge_error_from
 from . import runtime as rt
 from .onnx_export import ExportedModel
 
-__all__ = ["generic_nodes", "check_dims_forwarded", "mark_dynamic_dims"]
+__all__ = ["generic_nodes", "check_dims_forwarded", "mark_dynamic_dims", "compile_with_own_dtypes"]
 
 _GENERIC_OPERATOR = "GenericOperatorOp"
 
@@ -66,24 +66,29 @@ def _compile(graph, backend: str, dims: list[list[int]], dtypes) -> None:
     tensor, right under the float32 compile, would be refused; with only float32 data fed, the
     float32 compile reinterprets no integer bytes). With an integer or other float input it stays
     a compile error naming the dtypes."""
-    import torch
-
-    core = rt.aidge_core()
     try:
         from .tensors import aidge_dtype
 
-        graph.set_backend(backend)
-        if not graph.forward_dtype([aidge_dtype(d) for d in dtypes]):
-            if not all(d == torch.float32 for d in dtypes):
-                raise RuntimeError(f"GraphView.forward_dtype could not propagate the input dtypes "
-                                   f"{[str(d).replace('torch.', '') for d in dtypes]} through the graph")
-            graph.compile(backend, core.dtype.float32, dims=dims)
-        else:
-            graph.forward_dims(dims)
+        compile_with_own_dtypes(graph, backend, dims, [aidge_dtype(d) for d in dtypes],
+                                [str(d).replace("torch.", "") for d in dtypes])
     except Exception as exc:
         raise aidge_error_from(exc, "compile") from exc
     mark_dynamic_dims(graph)
     check_dims_forwarded(graph)
+
+
+def compile_with_own_dtypes(graph, backend: str, dims: list[list[int]], aidge_dtypes: list, names: list[str]) -> None:
+    """The compile itself, shared by :func:`_compile` and the reproducers' ``load_in_aidge``:
+    ``aidge_dtypes`` propagated from the inputs (``names``: their dtype names, ``"float32"``...),
+    ``GraphView.compile(backend, float32)`` only where that fails and every input is float32
+    (see :func:`_compile`). Raises Aidge's own error, or a RuntimeError naming the dtypes."""
+    graph.set_backend(backend)
+    if graph.forward_dtype(aidge_dtypes):
+        graph.forward_dims(dims)
+    elif all(n == "float32" for n in names):
+        graph.compile(backend, rt.aidge_core().dtype.float32, dims=dims)
+    else:
+        raise RuntimeError(f"GraphView.forward_dtype could not propagate the input dtypes {names} through the graph")
 
 
 def mark_dynamic_dims(graph) -> None:

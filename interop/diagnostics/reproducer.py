@@ -622,7 +622,8 @@ def write_bundle(state, exc: BaseException) -> dict[str, Any]:
     else:
         grads = None
     settings = {"CASE": state.case, "WHAT": meta["failure"], "PHASE": meta["phase"], "CALLS": meta["calls"],
-                "RTOL": rtol, "ATOL": atol, "FAITHFUL": entry.faithful, "DATA_INPUTS": data_inputs,
+                "RTOL": rtol, "ATOL": atol, "FAITHFUL": True,  # the bridge compiles every graph with its own dtypes
+                "DATA_INPUTS": data_inputs,
                 "N_OUTPUTS": len(outputs),
                 "PARAMS": [name for name, _ in (grads or {}).get("grad_params", [])],
                 "GRAD_OUTPUTS": [k for k, g in enumerate((grads or {}).get("grad_outputs", [])) if g is not None]}
@@ -643,7 +644,7 @@ def write_bundle(state, exc: BaseException) -> dict[str, Any]:
     else:
         meta["reproduces"] = False
     try:
-        meta["reduced"] = reduce_bundle(folder, exc, data_inputs, inputs, entry.faithful, rtol, atol, meta)
+        meta["reduced"] = reduce_bundle(folder, exc, data_inputs, inputs, True, rtol, atol, meta)
     except Exception as err:  # noqa: BLE001 - a full bundle without a reduced one, said so
         meta["reduced"] = {"kept": False, "why": f"reduction failed: {_one_line(err)}"}
     meta["nodes"] = len(exported.proto.graph.node)
@@ -796,21 +797,20 @@ def load_in_aidge(proto, inputs: list[np.ndarray], *, faithful: bool = True, ref
     except Exception as exc:  # noqa: BLE001
         raise AidgeRefused("import", exc) from exc
     if refuse_generic:
-        generic = [n for n in graph.get_nodes() if type(n.get_operator()).__name__ == "GenericOperatorOp"]
+        from ..bridge.graph import generic_nodes
+
+        generic = generic_nodes(graph)
         if generic:
             raise AidgeRefused("import", ", ".join(f"{n.type()} ({n.name()})" for n in generic[:4])
                                + " imported as GenericOperator")
     core.remove_flatten(graph)
     dims = [list(x.shape) for x in inputs]
     try:
-        if faithful:  # the bridge's one compile (interop.bridge.graph._compile), its float32 exception included
-            graph.set_backend("cpu")
-            if graph.forward_dtype([getattr(core.dtype, x.dtype.name) for x in inputs]):
-                graph.forward_dims(dims)
-            elif all(x.dtype == np.float32 for x in inputs):
-                graph.compile("cpu", core.dtype.float32, dims=dims)
-            else:
-                raise RuntimeError("GraphView.forward_dtype could not propagate the input dtypes")
+        if faithful:  # the bridge's one compile, its float32 exception included
+            from ..bridge.graph import compile_with_own_dtypes
+
+            compile_with_own_dtypes(graph, "cpu", dims, [getattr(core.dtype, x.dtype.name) for x in inputs],
+                                    [x.dtype.name for x in inputs])
         else:
             graph.compile("cpu", core.dtype.float32, dims=dims)
         scheduler = core.SequentialScheduler(graph)
@@ -1487,7 +1487,7 @@ def write_pending(state, entry) -> None:
     for k, i in enumerate(used):
         _tensor_file(folder / f"input_{k}.pb", _np(inputs[i]), exported.input_names[i])
     _write_json(folder / "pending.json", {"data_inputs": [exported.input_names[k] for k in used],
-                                          "faithful": entry.faithful, "exporter": exported.exporter,
+                                          "faithful": True, "exporter": exported.exporter,
                                           "inputs_from": "first call" if entry.first_inputs is not None
                                           else "wrap's example inputs"})
 
