@@ -180,13 +180,24 @@ def identify(record: dict[str, Any], *, signature: dict[str, Any] | None = None)
     # table's rows were triaged with), else the entry its words match
     found = registry.by_id(defect_id(sig)) or registry.match(
         kind=sig["kind"], operator=sig["operator"], phase=sig["phase"], backend=sig["backend"], error=error)
-    if found is not None:
-        return {"id": found.id, "title": found.title, "component": found.component, "evidence": found.evidence,
-                "registered": True}
+    return _registered(found) if found is not None else _proposed(sig, error)
+
+
+def _registered(found: Any) -> dict[str, Any]:
+    """:func:`identify`'s answer for a registry entry."""
+    return {"id": found.id, "title": found.title, "component": found.component, "evidence": found.evidence,
+            "registered": True}
+
+
+def _proposed(sig: dict[str, Any], error: str, did: str | None = None) -> dict[str, Any]:
+    """:func:`identify`'s answer for a defect no registry entry holds: ``did`` (else the id the
+    signature proposes), the signature's title, the component decided from evidence."""
+    from .. import registry
+
     onnx_op = sig["operator"] if sig["kind"] in ("no importer", "converter failure") else None
     component, evidence = registry.component_of(sig["kind"], aidge_words(error) if sig["message"] else "",
                                                 backend=sig["backend"], onnx_op=onnx_op)
-    return {"id": defect_id(sig), "title": _title(sig), "component": component, "evidence": evidence,
+    return {"id": did or defect_id(sig), "title": _title(sig), "component": component, "evidence": evidence,
             "registered": False}
 
 
@@ -198,15 +209,11 @@ def identify_row(entry: Any) -> dict[str, Any]:
 
     named = registry.by_id(entry.defect) if getattr(entry, "defect", None) else None
     if named is not None:
-        return {"id": named.id, "title": named.title, "component": named.component, "evidence": named.evidence,
-                "registered": True}
+        return _registered(named)
     sig = row_signature(entry)
     quote = entry.quotes[0] if entry.quotes else ""
     if entry.defect:  # the row's own name for a defect the registry does not hold yet: its name wins
-        component, evidence = registry.component_of(sig["kind"], aidge_words(quote) if sig["message"] else "",
-                                                    backend=sig["backend"])
-        return {"id": entry.defect, "title": _title(sig), "component": component, "evidence": evidence,
-                "registered": False}
+        return _proposed(sig, quote, entry.defect)
     return identify({"error": quote}, signature=sig)
 
 
@@ -230,9 +237,8 @@ def registry_entries_from_table(rows: Iterable[Any]) -> list[dict[str, Any]]:
         sigs = [row_signature(r) for r in group]
         first = sigs[0]
         words = [aidge_words(r.quotes[0]) for r in group if r.quotes] if first["message"] else []
-        onnx_op = first["operator"] if first["kind"] in ("no importer", "converter failure") else None
-        component, evidence = registry.component_of(first["kind"], words[0] if words else "", backend=first["backend"],
-                                                    onnx_op=onnx_op)
+        proposed = _proposed(first, words[0] if words else "", did)
+        component, evidence = proposed["component"], proposed["evidence"]
         patterns = sorted({_pattern_of(w) for w in words if w})
         key = (_title(first), first["kind"], first["backend"])
         entry = by_title.get(key)
