@@ -3,9 +3,7 @@ output with onnxruntime's value of the same ONNX node). onnxruntime itself is as
 oracle's one runner, :mod:`interop.oracle.onnxruntime`."""
 from __future__ import annotations
 
-from ..oracle.onnxruntime import ort_session  # noqa: F401 - re-exported for the bridge's callers
-
-__all__ = ["ort_session", "aidge_node_indices"]
+__all__ = ["aidge_node_indices"]
 
 
 def aidge_node_indices(proto) -> dict[str, int]:

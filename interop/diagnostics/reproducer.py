@@ -474,7 +474,7 @@ def export_valid(check: dict[str, Any]) -> bool:
     return ort == "ok" or ort.startswith("run:") or "NOT_IMPLEMENTED" in ort
 
 
-_ort_session = ort_session  # the one session factory (interop.bridge.ort)
+_ort_session = ort_session  # the one session factory (interop.oracle.onnxruntime)
 
 
 def _ort_feeds(session, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

@@ -287,7 +287,8 @@ def _check_wrapped(module, aidge, tensors, backward: bool, tolerance: Any, name:
 
     from ..bridge.onnx_export import default_input_names
     from ..errors import NotComparableError, OutputShapeError
-    from ..oracle.attribution import attribute_backward, attribute_forward, float64_copy, run_onnxruntime
+    from ..oracle.attribution import attribute_backward, attribute_forward, float64_copy
+    from ..oracle.onnxruntime import run_onnxruntime
 
     mask = _grad_mask(tensors, backward)
     with stage("torch"):
@@ -580,7 +581,7 @@ def onnxruntime_refusal(fn, args, kwargs, exporter: str | None) -> str | None:
     import onnx
 
     from ..bridge.onnx_export import default_exporter, default_input_names, export_to_onnx
-    from ..oracle.attribution import run_onnxruntime
+    from ..oracle.onnxruntime import run_onnxruntime
 
     module, tensors = as_module(fn, args, dict(kwargs or {}))
     try:

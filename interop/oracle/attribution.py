@@ -23,13 +23,11 @@ import copy
 from typing import Any, Callable, Sequence
 
 from ..categories import ATTRIBUTIONS
-from .onnxruntime import run_onnxruntime
 from .outputs import compare_outputs
 from .precision import within_float32_error
 from .tolerance import default_tolerances
 
-__all__ = ["ATTRIBUTIONS", "attribute_forward", "attribute_backward", "is_rounding", "run_onnxruntime",
-           "float64_copy"]
+__all__ = ["ATTRIBUTIONS", "attribute_forward", "attribute_backward", "is_rounding", "float64_copy"]
 
 
 def _tolerance_of(value: Any, rtol: float | None, atol: float | None) -> tuple[float, float]:
