@@ -26,6 +26,7 @@ import torch
 from ..errors import InteropError
 from ..oracle.attribution import attribute_forward
 from ..oracle.compare import compare_tensors
+from ..oracle.divergence import first_diverging_output
 from ..oracle.onnxruntime import run_onnxruntime
 from ..oracle.precision import within_float32_error
 from ..oracle.tolerance import default_tolerances
@@ -144,26 +145,24 @@ def first_diverging_node(proto, graph, feeds: dict[str, np.ndarray]):
         k = names.get(node.name())
         if k is not None and node.type() != "Producer":
             by_onnx.setdefault(k, node)
-    wanted = [(k, i, name) for k, node in enumerate(proto.graph.node) if k in by_onnx
-              for i, name in enumerate(node.output) if name]
+    wanted = [name for k, node in enumerate(proto.graph.node) if k in by_onnx for name in node.output if name]
     try:
-        values = run_onnxruntime(proto, feeds, [name for _, _, name in wanted])
+        reference = dict(zip(wanted, run_onnxruntime(proto, feeds, wanted)))
     except Exception:  # noqa: BLE001 - no onnxruntime or it refuses the graph: not localised
         return None
-    for (k, i, _), want in zip(wanted, values):
-        anode = by_onnx[k]
-        if i >= anode.get_nb_outputs():
-            continue
+    found = first_diverging_output(proto.graph.node, {k: _outputs(node) for k, node in by_onnx.items()}, reference)
+    return None if found is None else (proto.graph.node[found.node_index], by_onnx[found.node_index])
+
+
+def _outputs(node) -> list[np.ndarray | None]:
+    """The values an Aidge node that has just run holds on its outputs (None: one it does not hold)."""
+    op, out = node.get_operator(), []
+    for i in range(node.get_nb_outputs()):
         try:
-            got = np.array(anode.get_operator().get_output(i), copy=True)
+            out.append(np.array(op.get_output(i), copy=True))
         except Exception:  # noqa: BLE001 - an output Aidge does not hold
-            continue
-        want = np.asarray(want)
-        if got.shape != want.shape:
-            return proto.graph.node[k], anode
-        if compare_values(torch.from_numpy(got), torch.from_numpy(want)) is not None:
-            return proto.graph.node[k], anode
-    return None
+            out.append(None)
+    return out
 
 
 def attribute(proto, feeds: dict[str, np.ndarray], aidge: Sequence[torch.Tensor],

@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from ..bridge.ort import aidge_node_indices
+from ..oracle.divergence import first_diverging_output
 from ..oracle.onnxruntime import ort_session
 
 __all__ = ["write_bundle", "export_check", "run_repro", "reduce_bundle", "BODY_PATH", "max_bundle_bytes",
@@ -895,25 +896,10 @@ def first_diverging_node(folder: Path, proto, inputs, faithful: bool, rtol: floa
     for name, (atype, outs) in aidge.items():
         if name in names:
             by_onnx[names[name]] = (name, atype, outs)
-    for k, node in enumerate(proto.graph.node):
-        found = by_onnx.get(k)
-        if found is None:
-            continue
-        name, atype, outs = found
-        for i, (oname, got) in enumerate(zip(node.output, outs)):
-            want = ort.get(oname)
-            if want is None or got is None:
-                continue
-            if got.shape != want.shape:
-                return node, atype, f"output {i} shape {list(got.shape)}, onnxruntime {list(want.shape)}"
-            if np.issubdtype(want.dtype, np.floating):
-                ok = np.isclose(got.astype(np.float64), want.astype(np.float64), rtol=rtol, atol=atol, equal_nan=True)
-            else:
-                ok = got.astype(want.dtype) == want
-            if not ok.all():
-                diff = np.abs(got.astype(np.float64) - want.astype(np.float64))
-                return node, atype, (f"output {i}: {int((~ok).sum())} of {ok.size} elements differ from onnxruntime, "
-                                     f"max |diff| {float(np.nanmax(diff)):.6g}")
+    found = first_diverging_output(proto.graph.node, {k: outs for k, (_, _, outs) in by_onnx.items()}, ort,
+                                   rtol=rtol, atol=atol)
+    if found is not None:
+        return proto.graph.node[found.node_index], by_onnx[found.node_index][1], found.line
     if len(proto.graph.node) == 1 and 0 in by_onnx and calls == 1:  # nothing differs on the first call: the only node
         return proto.graph.node[0], by_onnx[0][1], _ONLY_NODE
     return None
@@ -1180,7 +1166,7 @@ def backward_divergence(folder: Path, rtol: float, atol: float) -> dict[str, Any
     run forward then backward in Aidge (its output gradients the stored ones), and each node's
     input gradients compared with the float64 reference VJP of that ONNX node alone, given the
     input values and output gradients Aidge itself had there
-    (:func:`interop.diagnostics.divergence.first_diverging_backward`; nodes over
+    (:func:`interop.oracle.divergence.first_diverging_backward`; nodes over
     ``VJP_MAX_ELEMENTS`` skipped). An input that feeds several nodes is not compared: Aidge's
     gradient there is the sum over its consumers; when every node agrees, such a tensor whose
     gradient is not the sum of its consumers' references is returned instead
@@ -1191,7 +1177,7 @@ def backward_divergence(folder: Path, rtol: float, atol: float) -> dict[str, Any
     from onnx import numpy_helper
 
     from ..bridge import runtime as rt
-    from .divergence import first_diverging_backward
+    from ..oracle.divergence import first_diverging_backward
 
     proto = onnx.load(str(folder / "model.onnx"))
     data = folder / "test_data_set_0"
@@ -1254,7 +1240,7 @@ def _shared_gradient_sum(shared: dict[str, dict], rtol: float, atol: float) -> d
     the walk cannot compare alone, or the sum itself is wrong: it does not say which), as
     ``{"tensor", "consumers", "max_abs_diff", "gradient_sum": True}``; None when they agree or a
     consumer is over the bound."""
-    from .divergence import VJPTooLarge, node_vjp
+    from ..oracle.divergence import VJPTooLarge, gradient_differs, node_vjp
 
     for name, entry in shared.items():
         try:
@@ -1262,7 +1248,7 @@ def _shared_gradient_sum(shared: dict[str, dict], rtol: float, atol: float) -> d
         except (VJPTooLarge, KeyError):
             continue
         actual = entry["grad"].astype(np.float64)
-        if actual.shape != np.shape(total) or not np.allclose(actual, total, rtol=rtol, atol=atol):
+        if gradient_differs(actual, total, rtol, atol):
             diff = float(np.max(np.abs(actual - total))) if actual.shape == np.shape(total) else float("inf")
             return {"tensor": name, "consumers": [s["node"].name for s in entry["steps"]], "max_abs_diff": diff,
                     "gradient_sum": True}

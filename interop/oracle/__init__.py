@@ -10,7 +10,9 @@ the suites, asv's precheck, ``check``, the reproducers); none keeps its own copy
 - :mod:`.precision`: the float64 tie-break (a difference within torch float32's own error is
   rounding);
 - :mod:`.onnxruntime`: the one onnxruntime runner (the third reference);
-- :mod:`.attribution`: the one attribution rule (precision, export, aidge, unknown).
+- :mod:`.attribution`: the one attribution rule (precision, export, aidge, unknown);
+- :mod:`.divergence`: the one first-diverging-node finder (forward against onnxruntime's values
+  of the same graph, backward against a float64 reference of each node alone).
 
 Imports neither torch nor Aidge at import time; never prints.
 """

@@ -1,6 +1,6 @@
 """A per-node backward reference (issue 42): a gradient mismatch names the first node, from the
 outputs back, whose input gradients differ from a float64 reference VJP of that node alone, given
-Aidge's own output gradients (:func:`interop.diagnostics.divergence.first_diverging_backward`).
+Aidge's own output gradients (:func:`interop.oracle.divergence.first_diverging_backward`).
 The reference: central differences on onnx.reference, bounded by VJP_MAX_ELEMENTS."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from onnx import helper
 
-from interop.diagnostics.divergence import VJP_MAX_ELEMENTS, first_diverging_backward, node_vjp
+from interop.oracle.divergence import VJP_MAX_ELEMENTS, first_diverging_backward, node_vjp
 
 
 def _rng():
