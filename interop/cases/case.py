@@ -30,7 +30,8 @@ __all__ = ["Case", "OperatorCase", "KINDS", "SOURCE_OF_KIND", "PHASES", "TRAININ
            "case_seed", "resolve_class", "on_backend", "normalized_label"]
 
 #: what a case checks (see the module docstring)
-KINDS = ("operator", "model", "contract", "property", "aidge_config", "opinfo", "moduleinfo", "architecture")
+KINDS = ("operator", "model", "contract", "property", "aidge_config", "opinfo", "moduleinfo", "architecture",
+         "onnx_backend")
 #: the source each kind of case comes from, as the report names it (a record's ``source``): the
 #: one place a case's source is decided (issue 46); a test that runs no case is named by its file
 #: (:data:`interop.records.sources.SOURCES`)
@@ -43,6 +44,7 @@ SOURCE_OF_KIND = {
     "aidge_config": "Aidge configs (aidge-benchmark)",
     "model": "model zoo",
     "contract": "model zoo (contract)",
+    "onnx_backend": "ONNX backend tests",
 }
 assert set(SOURCE_OF_KIND) == set(KINDS)
 #: the phases of one check, in the order a run goes through them

@@ -36,6 +36,7 @@ SOURCES = {
     "test_models.py": "model zoo",
     "test_contract.py": "model zoo (contract)",
     "test_tensor.py": "tensors",
+    "test_onnx_backend.py": "ONNX backend tests",
 }
 #: attributions whose findings are not Aidge bugs
 NOT_AIDGE = ("export", "precision")
