@@ -20,7 +20,8 @@ repro-check  random reproducers of results/latest (or the run given after --) ru
 default-export  every zoo model and architecture exported the way a user does (torch.onnx.export's
              defaults) beside the suite's export, both through Aidge (docs/default-export.md)
 cuda-recipe  resolve the CUDA environment (pip --dry-run) on any machine
-bench        asv machine --yes, then asv run on HEAD: every benchmark, in asv's own environment
+bench        asv machine --yes, then asv run on HEAD: every benchmark, in asv's own environment; -- --bench REGEX
+             only those (saved for HEAD, only the cases run printed); -- -E existing --bench REGEX in the stack
 bench-quick  CI smoke: asv check + one quick sample of a small subset, in the session's environment (only
              those cases parametrised, results/bench-quick), then the subset's cases Aidge cannot run
 bench-matrix HEAD against several Aidge releases (one asv environment per release)
@@ -342,9 +343,13 @@ def _asv_session(session: nox.Session) -> Stack:
 
 @nox.session(venv_backend="none")
 def bench(session: nox.Session) -> None:
-    """asv run on HEAD: every benchmark (operators, models; forward, backward) in asv's env."""
+    """asv run on HEAD (benchmarks/narrowed_run.py): every benchmark in asv's own environment (.asv/env);
+    ``-- --bench REGEX`` only what REGEX selects, saved for HEAD, printing only the cases it ran (asv prints
+    an n/a row for every case it did not select); ``-- -E existing --bench REGEX`` in the session's own
+    environment instead (the working tree, no .asv/env to build; saved as HEAD's: --set-commit-hash HEAD
+    added); a range given (``-- NEW``, ``-- main^!``) is kept."""
     stack = _asv_session(session)
-    stack.run("asv", "run", *(session.posargs or ["HEAD^!"]), env=TEST_ENV)
+    stack.run("python", "benchmarks/narrowed_run.py", *session.posargs, env=TEST_ENV)
 
 
 @nox.session(name="bench-quick", venv_backend="none")
@@ -434,9 +439,10 @@ def publish(session: nox.Session) -> None:
                     "writes it (asv run --bench just-discover, nothing timed)")
         stack.run("asv", "run", "-E", f"existing:{stack.python}", "--bench", "just-discover", env=TEST_ENV)
     if not any(p.name not in ("machine.json", "benchmarks.json") for p in asv_results.glob("*/*.json")):
-        session.warn("no benchmarked commit in results/asv: the site's grid has no figure to draw until a commit is "
-                     "benchmarked (asv run: HEAD, over an hour; asv run --bench REGEX for a few cases; or nox -s "
-                     "bench), then nox -s publish again")
+        session.warn("no benchmarked commit in results/asv: the site's grid needs a benchmarked commit and has no "
+                     "figure to draw until one is (nox -s bench: HEAD, over an hour; nox -s bench -- --bench REGEX "
+                     "for a few cases; -- -E existing --bench REGEX without building .asv/env; a plain asv run -E "
+                     "existing saves nothing without --set-commit-hash), then nox -s publish again")
     # a commit benchmarked on a local branch is graphed on its own line, not left out ("Couldn't
     # find <hash> in branches (main)"): a config with those branches added, when there are any
     said = str(stack.run("python", "benchmarks/publish_offline.py", "--branch-config", silent=True) or "")
