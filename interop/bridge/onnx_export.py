@@ -34,7 +34,7 @@ from ..exporters import (AUTO_ORDER, EXPORTER_CHOICES, EXPORTER_ENV, EXPORTERS, 
 __all__ = ["ExportedModel", "export_to_onnx", "EXPORTERS", "EXPORTER_CHOICES", "AUTO_ORDER", "check_exporter", "preserved_state", "attributes_preserved", "materialize_lazy", "has_lazy_state", "graph_differences", "check_value_dependence",
            "TracingWarning", "TRACE_WARNING_POLICIES", "default_exporter", "EXPORTER_ENV", "export_routes",
            "note_routes", "unused_graph_inputs",
-           "default_input_names"]
+           "default_input_names", "proto_with_state"]
 
 #: what ``wrap(on_trace_warning=...)`` accepts
 TRACE_WARNING_POLICIES = ("error", "warn", "ignore")
@@ -676,6 +676,20 @@ def _write_state_into_initializers(proto: onnx.ModelProto, mapping: dict[str, st
         name = mapping.get(init.name)
         if name is not None:
             init.CopyFrom(numpy_helper.from_array(state[name].detach().cpu().numpy(), init.name))
+
+
+def proto_with_state(exported: "ExportedModel", model: torch.nn.Module) -> onnx.ModelProto:
+    """A copy of ``exported``'s ONNX graph whose state initializers hold ``model``'s current values
+    (parameters and buffers by torch name): the graph as it computes after training steps, for a
+    reference run (onnxruntime) on the weights the two sides hold now."""
+    import onnx
+
+    proto = onnx.ModelProto()
+    proto.CopyFrom(exported.proto)
+    state = _state_tensors(model)
+    _write_state_into_initializers(proto, {k: v for k, v in exported.initializer_to_state.items() if v in state},
+                                   state)
+    return proto
 
 
 def _rename_initializers(proto: onnx.ModelProto, state_names: set[str]) -> dict[str, str]:

@@ -34,7 +34,7 @@ from ..oracle.outputs import compare_outputs
 from ..oracle.tolerance import Tolerance, tolerance_for
 
 __all__ = ["SEED_ENV", "OUTPUT_GRAD_SEED", "Difference", "difference", "seed_for", "seeded_inputs",
-           "output_gradients", "compared_parameters", "tolerance_of"]
+           "output_gradients", "compared_parameters", "tolerance_of", "rounding_note"]
 
 #: the variable that replays a case under another seed
 SEED_ENV = "INTEROP_SEED"
@@ -61,9 +61,10 @@ class Difference:
 
 def seed_for(name: str) -> int:
     """The seed of the case named ``name``: ``$INTEROP_SEED`` when set, else ``crc32(name)``."""
-    from ..env import env_seed
+    from ..env import read
 
-    return env_seed(SEED_ENV, zlib.crc32(name.encode()) & 0x7FFFFFFF)
+    seed = read(SEED_ENV)
+    return zlib.crc32(name.encode()) & 0x7FFFFFFF if seed is None else int(seed)
 
 
 def seeded_inputs(seed: int, sizes: Sequence) -> list:
@@ -121,3 +122,13 @@ def difference(what: str, actual: Any, expected: Any, tolerance: Any = None, *,
     tol = tolerance_of(expected, tolerance)
     mismatches = compare_outputs(actual, expected, rtol=tol.rtol, atol=tol.atol, name=what)
     return Difference(what, mismatches, actual, expected, tol) if mismatches else None
+
+
+def rounding_note(what: str, found) -> str:
+    """One line for a difference the oracle calls float32 rounding (attribution ``precision``)."""
+    first = found.mismatches[0] if found.mismatches else None
+    figures = ""
+    if first is not None and first.n_mismatched is not None:
+        figures = (f": {first.n_mismatched} of {first.n_total} elements beyond rtol {found.tolerance.rtol:g} / atol "
+                   f"{found.tolerance.atol:g}, max |diff| {first.max_abs:.3g}")
+    return f"{what} differs by float32 rounding only{figures} (within torch float32's own error against float64)"

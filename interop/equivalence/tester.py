@@ -21,6 +21,7 @@ from ..stages import stage
 from . import timing
 from .benchlog import RESULTS_ENV, append_jsonl, resolve_log_path  # noqa: F401  (re-exported)
 from . import policy
+from .policy import rounding_note
 from ..oracle.compare import mismatch_figures
 from ..oracle.tolerance import tolerance_for
 
@@ -37,15 +38,18 @@ SEED_ENV = policy.SEED_ENV
 
 
 class EquivalenceError(AssertionError):
-    """Two models disagree. Carries what differed, where (test, epoch) and the seed."""
+    """Two models disagree. Carries what differed, where (test, epoch) and the seed, and who is
+    to blame when the oracle could say (``attribution``: ``aidge`` or ``export``, see
+    :mod:`interop.oracle.attribution`; None: not decided, Aidge's by the category's rule)."""
 
     #: the comparator's figures of the first mismatch (:func:`mismatch_figures`), when known
     mismatch: dict | None = None
 
     def __init__(self, message: str, *, test: str, epoch: int | None, what: str, seed: int,
-                 mismatch: dict | None = None):
+                 mismatch: dict | None = None, attribution: str | None = None):
         self.test, self.epoch, self.what, self.seed = test, epoch, what, seed
         self.mismatch = mismatch
+        self.attribution = attribution
         super().__init__(message)
 
     @property
@@ -181,6 +185,9 @@ class ModelTester:
         #: tolerance policy, or the explicit precisions for every dtype
         self._policy = tolerance if relative_precision is None and absolute_precision is None else (self.rtol, self.atol)
         self.epoch: int | None = None
+        #: the differences the oracle called float32 rounding (attribution ``precision``): no
+        #: mismatch, one line each (what, epoch, the figures)
+        self.precision: list[str] = []
         self._times = {"forward": timing.PhaseSamples(), "backward": timing.PhaseSamples()}
         self._steppers: tuple[Any, Any] | None = None
         if cuda and not torch.cuda.is_available():
@@ -189,26 +196,97 @@ class ModelTester:
             raise CudaUnavailableError("ModelTester(cuda=True) but torch.cuda.is_available() is False")
 
     # -- failures -------------------------------------------------------------------
-    def _fail(self, what: str, detail: str, headline: str | None = None, mismatch: dict | None = None) -> None:
+    def _fail(self, what: str, detail: str, headline: str | None = None, mismatch: dict | None = None,
+              attribution: str | None = None) -> None:
         epoch = "" if self.epoch is None else f", epoch {self.epoch}"
         headline = headline or (f"{what} differs between model1 ({type(self.model1).__name__}) "
                                 f"and model2 ({type(self.model2).__name__})")
         message = (f"[{self.name}{epoch}] {headline} [seed {self.seed}]\n{detail}\n"
                    f"Replay: {replay_command(self.seed)}")
         raise EquivalenceError(message, test=self.name, epoch=self.epoch, what=what, seed=self.seed,
-                               mismatch=mismatch)
+                               mismatch=mismatch, attribution=attribution)
 
-    def _check(self, what: str, actual, expected, localize_inputs=None, gradient: bool = False) -> None:
+    def _check(self, what: str, actual, expected, localize_inputs=None, gradient: bool = False,
+               attribute=None) -> None:
         """model2's ``actual`` against model1's ``expected``, decided by the one equivalence policy
-        (:func:`interop.equivalence.policy.difference`; ``gradient``: its gradient rule)."""
+        (:func:`interop.equivalence.policy.difference`; ``gradient``: its gradient rule); a
+        difference is attributed by the oracle's one rule (``attribute(found)``: ``(attribution,
+        why)``, when model2 is an AidgeModule): float32 rounding is no mismatch (kept in
+        :attr:`precision`), any other fails naming who is to blame."""
         with stage("compare"):
             found = policy.difference(what, actual, expected, self._policy, gradient=gradient)
-        if found:
-            detail = found.detail
-            if localize_inputs is not None:
-                hint = self._divergence_hint(localize_inputs)
-                detail = f"{detail}\n{hint}" if hint else detail
-            self._fail(what, detail, mismatch=mismatch_figures(found.mismatches[0]))
+        if not found:
+            return
+        attribution = why = None
+        if attribute is not None and self._attributable():
+            with stage("attribution"):
+                attribution, why = attribute(found)
+            if attribution == "precision":
+                self.precision.append(rounding_note(what if self.epoch is None else f"{what} (epoch {self.epoch})",
+                                                    found))
+                return
+        detail = found.detail
+        if why:
+            detail = f"{detail}\nattribution: {attribution} ({why})"
+        if localize_inputs is not None:
+            hint = self._divergence_hint(localize_inputs)
+            detail = f"{detail}\n{hint}" if hint else detail
+        self._fail(what, detail, mismatch=mismatch_figures(found.mismatches[0]), attribution=attribution)
+
+    def _attributable(self) -> bool:
+        """The oracle's attribution needs torch on one side and the ONNX graph Aidge ran on the other."""
+        from ..bridge import AidgeModule
+
+        return isinstance(self.model2, AidgeModule) and isinstance(self.model1, torch.nn.Module) \
+            and not isinstance(self.model1, AidgeModule) and not self.cuda
+
+    def _attribute_output(self, inputs, out1, out2):
+        """``attribute`` of a forward difference: torch float64 on a copy of model1, onnxruntime on
+        model2's ONNX graph holding model1's current weights (the two sides' weights are equal: the
+        previous step checked them)."""
+        from torch.utils import _pytree as pytree
+
+        from ..bridge.onnx_export import default_input_names, proto_with_state
+        from ..oracle.attribution import attribute_forward, float64_copy
+        from ..oracle.onnxruntime import run_onnxruntime
+
+        plain = [x.detach().cpu() for x in inputs]
+        leaves = lambda out: [x.detach() for x in pytree.tree_leaves(out) if x is not None]  # noqa: E731
+
+        def exact():
+            with torch.no_grad(), torch.random.fork_rng(devices=[]):
+                return leaves(float64_copy(self.model1)(*[x.double() if x.is_floating_point() else x for x in plain]))
+
+        def onnx():
+            return run_onnxruntime(proto_with_state(self.model2._exported, self.model1), [x.numpy() for x in plain],
+                                   input_names=default_input_names(len(plain)))
+
+        return lambda found: attribute_forward(aidge_out=leaves(out2), torch_out=leaves(out1), exact=exact, onnx=onnx,
+                                               rtol=found.tolerance.rtol, atol=found.tolerance.atol)
+
+    def _attribute_gradient(self, inputs, label, input_index: int | None = None, pname: str | None = None):
+        """``attribute`` of a gradient difference: torch's float64 gradient of the same loss (a
+        float64 copy of model1, the same inputs and label) as the tie-break."""
+        from torch.utils import _pytree as pytree
+
+        from ..oracle.attribution import attribute_backward, float64_copy
+
+        def exact_grad():
+            try:
+                clone = float64_copy(self.model1)
+                xs = [x.detach().cpu().double().requires_grad_(input_index == k) if x.is_floating_point() else x
+                      for k, x in enumerate(inputs)]
+                with torch.random.fork_rng(devices=[]):
+                    out = clone(*xs)
+                labels = [t.double() for t in pytree.tree_leaves(label)] if label is not None else None
+                self._loss(out, labels if labels is None or len(labels) > 1 else labels[0]).backward()
+                return xs[input_index].grad if input_index is not None else dict(clone.named_parameters())[pname].grad
+            except Exception:  # noqa: BLE001 - no float64 kernel: the tie-break does not decide
+                return None
+
+        return lambda found: attribute_backward(aidge_grad=found.actual, torch_grad=found.expected,
+                                                exact_grad=exact_grad(), rtol=found.tolerance.rtol,
+                                                atol=found.tolerance.atol)
 
     def _divergence_hint(self, inputs) -> str:
         """When model2 is an AidgeModule: the first diverging layer and its Aidge node(s)."""
@@ -258,7 +336,7 @@ class ModelTester:
                 out2, t2 = timing.timed(lambda: self.model2(*in2), cuda=self.cuda)
         if record_timing:
             self._record("forward", t1, t2, before)
-        self._check("output", out2, out1, localize_inputs=inputs)
+        self._check("output", out2, out1, localize_inputs=inputs, attribute=self._attribute_output(inputs, out1, out2))
         if not self.test_backward:
             return
 
@@ -277,13 +355,15 @@ class ModelTester:
             self._record("backward", b1, b2, before)
         if grad_inputs:
             for i, (a, b) in enumerate(zip(in1, in2)):
-                self._check(f"input grad [{i}]", b.grad, a.grad, gradient=True)
+                self._check(f"input grad [{i}]", b.grad, a.grad, gradient=True,
+                            attribute=self._attribute_gradient(inputs, label, input_index=i))
         params1 = dict(self.model1.named_parameters())
         params2 = dict(self.model2.named_parameters())
         if set(params1) != set(params2):
             self.check_weights("parameters", params1, params2)  # reports the name difference
         for pname, p1, p2 in policy.compared_parameters(self.model1, self.model2):
-            self._check(f"grad of {pname}", p2.grad, p1.grad, gradient=True)
+            self._check(f"grad of {pname}", p2.grad, p1.grad, gradient=True,
+                        attribute=self._attribute_gradient(inputs, label, pname=pname))
         with stage("torch"):
             step1.step()
         with stage("aidge step"):

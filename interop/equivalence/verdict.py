@@ -35,7 +35,7 @@ import dataclasses
 from typing import Any
 
 from ..stages import stage
-from .policy import compared_parameters, difference, output_gradients
+from .policy import compared_parameters, difference, output_gradients, rounding_note
 
 __all__ = ["Verdict", "verify", "check_callable", "has_tensor_argument", "as_module", "OUTCOMES"]
 
@@ -346,7 +346,7 @@ def _check_wrapped(module, aidge, tensors, backward: bool, tolerance: Any, name:
             if attribution == "precision":
                 # float32 rounding is no mismatch: noted, and the verdict goes on (the next call,
                 # the backward), so that a real blocker behind it is reported
-                rounding.append(_rounding_note(f"output (call {call})", found))
+                rounding.append(rounding_note(f"output (call {call})", found))
                 continue
             raise _fail(name, call, "output", found.mismatches, attribution, why)
     params = compared_parameters(module, aidge) if parameter_grads else []
@@ -379,7 +379,7 @@ def _check_wrapped(module, aidge, tensors, backward: bool, tolerance: Any, name:
                                                       exact_grad=_exact_grad(module, inputs, mask, grads, i),
                                                       rtol=found.tolerance.rtol, atol=found.tolerance.atol)
             if attribution == "precision":
-                rounding.append(_rounding_note(found.what, found))
+                rounding.append(rounding_note(found.what, found))
                 continue
             raise _fail(name, CALLS, found.what, found.mismatches, attribution, why)
     for pname, p, held in params:
@@ -391,20 +391,10 @@ def _check_wrapped(module, aidge, tensors, backward: bool, tolerance: Any, name:
                                                       exact_grad=_exact_param_grad(module, inputs, grads, pname),
                                                       rtol=found.tolerance.rtol, atol=found.tolerance.atol)
             if attribution == "precision":
-                rounding.append(_rounding_note(found.what, found))
+                rounding.append(rounding_note(found.what, found))
                 continue
             raise _fail(name, CALLS, found.what, found.mismatches, attribution, why)
     return {"backward_checked": True, "parameters_checked": len(params), "precision": rounding}
-
-
-def _rounding_note(what: str, found) -> str:
-    """One line for a difference the oracle calls float32 rounding (attribution ``precision``)."""
-    first = found.mismatches[0] if found.mismatches else None
-    figures = ""
-    if first is not None and first.n_mismatched is not None:
-        figures = (f": {first.n_mismatched} of {first.n_total} elements beyond rtol {found.tolerance.rtol:g} / atol "
-                   f"{found.tolerance.atol:g}, max |diff| {first.max_abs:.3g}")
-    return f"{what} differs by float32 rounding only{figures} (within torch float32's own error against float64)"
 
 
 def _tensor_leaves(out) -> list:

@@ -75,3 +75,32 @@ def test_a_real_difference_is_still_blamed():
     wrong = torch32.clone()
     wrong[7] += 2e-3  # one element off by more than the float32 error of the tensor
     assert not within_float32_error(wrong, torch32, exact, 1.3e-6, 1e-5)
+
+
+def test_model_tester_takes_float32_rounding_as_precision_not_a_mismatch():
+    """ModelTester (the operator suite's harness) asks the oracle too: before 2026-12-07 the same
+    stack raised EquivalenceError ("output differs"), attributed to Aidge by its category alone."""
+    from interop.equivalence.tester import ModelTester
+
+    model, x = _stack()
+    am = wrap(model, example_inputs=[x])
+    tester = ModelTester(model, am, name="mbconv_stack", test_backward=False, epochs=1, benchmark=False)
+    tester.unit_test([x], None)
+    assert tester.precision and "float32 rounding only" in tester.precision[0], tester.precision
+
+
+def test_model_tester_names_who_is_to_blame():
+    """A real forward defect (Aidge 0.10.1's BatchNorm2D ignores training mode: registry
+    D-c80900db): onnxruntime on the same ONNX agrees with torch, so the oracle says ``aidge``."""
+    from interop.equivalence.tester import EquivalenceError, ModelTester
+
+    with torch.random.fork_rng():
+        torch.manual_seed(0)
+        model = torch.nn.BatchNorm2d(3).train()
+        x = torch.randn(4, 3, 5, 5) * 3 + 1
+    am = wrap(model, example_inputs=[x])
+    tester = ModelTester(model, am, name="bn_train", test_backward=False, epochs=1, benchmark=False)
+    with pytest.raises(EquivalenceError) as info:
+        tester.unit_test([x], None)
+    assert info.value.attribution == "aidge", str(info.value)
+    assert "attribution: aidge (onnxruntime on the same ONNX model agrees with torch" in str(info.value)
