@@ -85,6 +85,16 @@ def test_the_component_comes_from_the_library_holding_the_message():
     assert component_of("no importer", "", onnx_op="GridSample")[0] == "aidge_onnx"
 
 
+def test_the_suite_s_own_words_for_a_crash_are_no_library_s_message():
+    """Before 2026-12-07 "crash: process killed by SIGSEGV during forward" was filed against
+    aidge_export_cpp ("during forward" is in its templates) for 14 crashes of cpu kernels."""
+    for message in ("crash: process killed by SIGSEGV during forward", "crash: timed out after 30 s during forward"):
+        component, evidence = component_of("memory-unsafe", message, backend="cpu")
+        assert component == "aidge_backend_cpu" and "no message of Aidge's" in evidence, evidence
+    shipped = [d for d in registry.load() if d.kind == "memory-unsafe" and d.backend == "cpu"]
+    assert shipped and all(d.component != "aidge_export_cpp" for d in shipped)
+
+
 def test_an_unregistered_failure_gets_a_proposed_entry_with_evidence(tmp_path, monkeypatch):
     record = {"outcome": "failed", "category": "backward_not_implemented", "phase": "backward",
               "error": GATHER, "backend": "cpu", "nodeid": "tests/test_operators.py::x"}
