@@ -10,7 +10,9 @@
 
 The order, the same for every caller (``wrap``'s first-call check, ``verify``, ``check``, the
 suites): precision first (a rounding difference is no defect whoever makes it, onnxruntime's
-included: the precision test is the one float64 decision), then onnxruntime. Before 2026-12-06
+included: the precision test is the one float64 decision), then onnxruntime, whose own
+difference from torch is judged by the same precision rule (within float32's own error it
+agrees with torch). Before 2026-12-06
 the bridge asked onnxruntime first and the suite precision first, each with its own copy of the
 rule, and the suite asked float64 a second time by another rule before blaming the export. Backward mismatches have no ONNX graph to ask: the float64 gradient
 is the only tie-break (``precision`` or ``aidge``).
@@ -102,6 +104,13 @@ def attribute_forward(*, aidge_out: Sequence[Any], torch_out: Sequence[Any],
     differs = _mismatches(ort_out, torch_out, rtol, atol, "onnxruntime output")
     if not differs:
         return "aidge", "onnxruntime on the same ONNX model agrees with torch; Aidge does not"
+    if is_rounding(ort_out, torch_out, exact_out, rtol, atol):
+        # onnxruntime's difference from torch is float32 rounding (the same rule as Aidge's): the
+        # export computes what torch computes, Aidge does not (measured 2026-12-07: a train-mode
+        # dense autoencoder, nine BatchNorm1d, onnxruntime 6.1e-5 from torch float32, 3.6e-5 from
+        # float64, torch float32 itself 5.1e-5; Aidge 1.39 off; before, this was blamed on the export)
+        return "aidge", ("onnxruntime on the same ONNX model agrees with torch within float32 rounding; "
+                         "Aidge does not")
     # Aidge is not within float32's own error (decided above), so this is no rounding whatever
     # onnxruntime's error: the export is blamed only because onnxruntime differs from torch too
     tail = ("; Aidge agrees with onnxruntime" if not _mismatches(aidge_out, ort_out, rtol, atol, "output")
