@@ -91,28 +91,39 @@ class AidgeBackendRep(BackendRep):
         """The graph's outputs (numpy arrays, in the ONNX graph's output order) on ``inputs``: a
         sequence of arrays in the order of the graph inputs that are no initializer, a mapping
         name -> array, or one array."""
-        from ..threads_policy import aidge_dynamic_teams
-        from .runner import unfinished_node
-
         arrays = self._arrays(inputs)
-        core = rt.aidge_core()
         with rt.quiet_aidge():
             signature = [(a.shape, a.dtype) for a in arrays]
             if signature != self._signature:
                 self._signature = None
                 self._compile(arrays)
                 self._signature = signature
-            tensors = [core.Tensor(a) for a, port in zip(arrays, self._ports) if port is not None]
-            try:
-                with aidge_dynamic_teams():
-                    self._scheduler.forward(True, tensors)
-            except Exception as exc:
-                node = unfinished_node(self._scheduler, "forward")
-                self._signature = None
-                if node is None:
-                    raise aidge_error_from(exc, "forward") from exc
-                raise aidge_error_from(exc, "forward", node=node.name(), operator=node.type()) from exc
+            self._forward([a for a, port in zip(arrays, self._ports) if port is not None])
             return tuple(self._outputs())
+
+    def _forward(self, arrays: list[np.ndarray]) -> None:
+        """The inputs as Aidge tensors and the scheduler's forward (the ``forward`` phase)."""
+        from ..threads_policy import aidge_dynamic_teams
+        from .runner import unfinished_node
+
+        core = rt.aidge_core()
+        tensors = []
+        for k, a in enumerate(arrays):
+            try:
+                tensors.append(core.Tensor(a))
+            except Exception as exc:  # noqa: BLE001 - Aidge's Tensor cannot hold this numpy dtype
+                self._signature = None
+                raise AidgeError("forward", f"aidge_core.Tensor cannot hold input #{k} (numpy dtype {a.dtype}): "
+                                            f"{exc}") from exc
+        try:
+            with aidge_dynamic_teams():
+                self._scheduler.forward(True, tensors)
+        except Exception as exc:
+            node = unfinished_node(self._scheduler, "forward")
+            self._signature = None
+            if node is None:
+                raise aidge_error_from(exc, "forward") from exc
+            raise aidge_error_from(exc, "forward", node=node.name(), operator=node.type()) from exc
 
     def _arrays(self, inputs: Any) -> list[np.ndarray]:
         if isinstance(inputs, dict):

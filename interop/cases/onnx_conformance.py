@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import re
 import warnings
 from pathlib import Path
@@ -271,15 +270,9 @@ def operator_of(test: OnnxTest) -> str:
 
 
 def _groups() -> tuple[str, ...]:
-    raw = os.environ.get(GROUP_ENV, "").strip()
-    if not raw:
-        return GROUPS
-    names = tuple(g.strip() for g in raw.split(",") if g.strip())
-    bad = [g for g in names if g not in GROUPS]
-    if bad:
-        raise ValueError(f"environment variable {GROUP_ENV}={raw!r}: unknown group(s) {bad}; expected a comma "
-                         f"list of {GROUPS}")
-    return names
+    from ..env import read
+
+    return read(GROUP_ENV) or GROUPS  # a comma list of GROUPS (declared in interop.env.VARIABLES)
 
 
 def _names(group: str) -> list[str]:
@@ -305,22 +298,38 @@ def onnx_backend_cases(groups: tuple[str, ...] | None = None, *, backend: str = 
 
 
 def case_tolerance(test: OnnxTest, dtype: Any):
-    """The tolerance an output of ``dtype`` is compared at: onnx's own per-test one (what onnx's
-    runner and the ONNX backend scoreboard apply) for floating outputs, never tighter than the
-    oracle's dtype default; the oracle's default (exact) for integers and booleans."""
+    """The tolerance an output of ``dtype`` (a numpy dtype, or an ml_dtypes one such as bfloat16) is
+    compared at: onnx's own per-test one (what onnx's runner and the ONNX backend scoreboard apply)
+    for floating outputs, never tighter than the oracle's dtype default; the oracle's default
+    (exact) for integers and booleans. None when the oracle has no default for the dtype."""
     import numpy as np
 
     from ..oracle.tolerance import Tolerance, default_tolerances
 
+    name = np.dtype(dtype).name
     try:
-        rtol, atol = default_tolerances(dtype)
+        rtol, atol = default_tolerances(name)
     except (TypeError, ValueError):
         return None
-    if not np.issubdtype(np.dtype(dtype), np.floating):
-        return Tolerance(rtol, atol, "the oracle's default", str(np.dtype(dtype)))
+    if not (np.issubdtype(np.dtype(dtype), np.floating) or "float" in name):
+        return Tolerance(rtol, atol, "the oracle's default", name)
     return Tolerance(max(rtol, test.rtol), max(atol, test.atol),
                      f"onnx's own tolerance for {test.name} (rtol {test.rtol}, atol {test.atol}), as onnx's runner "
-                     "applies it, never tighter than the oracle's default", str(np.dtype(dtype)))
+                     "applies it, never tighter than the oracle's default", name)
+
+
+def _plain(a):
+    """``a`` in a numpy dtype the comparator reads: an ml_dtypes array (int4, uint4, bfloat16: numpy
+    kind ``V``) as int8 / uint8 / float32, values unchanged."""
+    import numpy as np
+
+    a = np.asarray(a)
+    if a.dtype.kind != "V":
+        return a
+    name = a.dtype.name
+    if "float" in name:
+        return a.astype(np.float32)
+    return a.astype(np.uint8 if name.startswith("u") else np.int8)
 
 
 _THIRD = re.compile(r"\btorch\b")
@@ -382,7 +391,7 @@ def run_onnx_backend_case(case: Case) -> dict:
             tol = case_tolerance(test, want.dtype)
             rtol, atol = (tol.rtol, tol.atol) if tol is not None else (None, None)
             tolerances.append((rtol, atol))
-            found += compare_outputs(out, want, rtol=rtol, atol=atol, name=f"output [{i}]")
+            found += compare_outputs(_plain(out), _plain(want), rtol=rtol, atol=atol, name=f"output [{i}]")
         if len(outputs) != len(expected):
             found.append(None)
         if not found:
@@ -392,7 +401,7 @@ def run_onnx_backend_case(case: Case) -> dict:
         atol = max((a for _, a in tolerances if a is not None), default=None)
         with stage("attribution"):
             attribution, why = attribute_forward(
-                aidge_out=outputs, torch_out=[np.asarray(e) for e in expected], exact=None,
+                aidge_out=[_plain(o) for o in outputs], torch_out=[_plain(e) for e in expected], exact=None,
                 onnx=lambda inputs=inputs: run_onnxruntime(test.model, _feeds(test, inputs)), rtol=rtol, atol=atol)
         why = _THIRD.sub("onnx's reference", why).replace("the ONNX export is not the torch model",
                                                             "the reference is disputed, not Aidge's")

@@ -102,6 +102,9 @@ _PHASE_FRAMES = {
     ("bridge/single_node.py", "build_node"): "import",  # an Aidge operator built from its factory
     ("bridge/single_node.py", "compile_node"): "compile",
     ("bridge/single_node.py", "run_node"): "forward",
+    ("bridge/onnx_backend.py", "import_model"): "import",  # Aidge as an ONNX backend
+    ("bridge/onnx_backend.py", "_compile"): "compile",
+    ("bridge/onnx_backend.py", "_forward"): "forward",
 }
 _FRAME_LINE = re.compile(r'File "(?P<file>[^"]+)", line \d+ in (?P<func>\S+)')
 
@@ -113,7 +116,6 @@ class IsolatedError(InteropError):
 
 #: the variable of the memory bound of a case child (:func:`memory_bound`)
 MEMORY_ENV = "INTEROP_CASE_MEMORY"
-_SIZE = re.compile(r"(?P<n>\d+(?:\.\d+)?)\s*(?P<unit>[kmgt]?)(?:i?b)?", re.IGNORECASE)
 #: what an allocation that failed says (Python, pybind11's std::bad_alloc, torch's CPU allocator, errno 12)
 _OUT_OF_MEMORY = re.compile(r"can't allocate memory|Cannot allocate memory|std::bad_alloc|out of memory|"
                             r"DefaultCPUAllocator", re.IGNORECASE)
@@ -127,21 +129,9 @@ def memory_bound() -> int | None:
     """Bytes of memory a case child may add to what it inherits: ``$INTEROP_CASE_MEMORY``
     (``8G``, ``512M``, ``1.5GiB``, bytes; ``0``/``off``/``none``: None, no bound), default half the
     physical memory (None where it is unknown). Anything else is a ValueError naming the variable."""
-    raw = os.environ.get(MEMORY_ENV, "").strip()
-    if not raw:
-        try:
-            return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2
-        except (ValueError, OSError, AttributeError):
-            return None
-    if raw.lower() in ("0", "off", "none", "no", "false"):
-        return None
-    m = _SIZE.fullmatch(raw)
-    if not m:
-        raise ValueError(f"environment variable {MEMORY_ENV}={raw!r}: expected a size (8G, 512M, bytes) or 0/off")
-    value = int(float(m["n"]) * 1024 ** "_kmgt".index((m["unit"] or "_").lower()))
-    if value < 16 << 20:
-        raise ValueError(f"environment variable {MEMORY_ENV}={raw!r}: below 16M, no case could start")
-    return value
+    from ..env import read
+
+    return read(MEMORY_ENV)  # parsed and defaulted by its declaration (interop.env.VARIABLES)
 
 
 def _mib(n: float) -> str:
