@@ -9,6 +9,9 @@ tests-export-cpp  the operator and model suites with backend="export_cpp" (Aidge
 opinfo       every OpInfo sample in every dtype (tests/test_opinfo.py, INTEROP_OPINFO_SAMPLES=all,
              INTEROP_OPINFO_DTYPES=all) as a findings run: report + triage/proposal.diff (the table's changes)
              in results/runs/<run>/; INTEROP_OPINFO_SHARD=K/N runs the K-th of N shards
+onnx-backend  ONNX's own backend tests alone (onnx 1.23.2's node tests + its shipped pytorch-converted,
+             pytorch-operator, simple and light model tests; tests/test_onnx_backend.py, also in tests-cpu
+             and report) with Aidge as an ONNX backend, as a findings run (docs/onnx-conformance.md)
 moduleinfo   every ModuleInfo sample (tests/test_moduleinfo.py, INTEROP_MODULEINFO_SAMPLES=all) as a findings run
 architectures  the MONAI and transformers architectures through each exporter (--exporter=torchscript,
              then dynamo), then the porting-readiness table of both routes in results/porting/
@@ -207,6 +210,17 @@ def opinfo(session: nox.Session) -> None:
     # exit 1 (failures no table row holds) is this selection's triage, not the session's failure
     stack.run("python", "-m", "interop.reporting.run", *args, success_codes=[0, 1],
                 env=dict(TEST_ENV, INTEROP_OPINFO_SAMPLES="all", INTEROP_OPINFO_DTYPES="all"))
+
+
+@nox.session(name="onnx-backend", venv_backend="none")
+def onnx_backend(session: nox.Session) -> None:
+    """ONNX's own backend tests alone (tests-cpu and the default report run them among the other suites),
+    with Aidge as an ONNX backend, as a findings run in results/runs/<run>/ (report, support matrix,
+    triage/proposal.diff), like nox -s opinfo. INTEROP_ONNX_GROUPS=node,... narrows it."""
+    stack = cpu_stack(session)
+    args = session.posargs or ["-n", "auto", "--tb=no", "tests/test_onnx_backend.py"]  # see opinfo
+    stack.run("python", "-m", "interop.reporting.run", *args, success_codes=[0, 1],  # exit 1: see opinfo
+              env=TEST_ENV)
 
 
 @nox.session(venv_backend="none")
