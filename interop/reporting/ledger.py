@@ -925,6 +925,9 @@ def refresh_run(run_dir: Path) -> str:
                           lines=[f"run {run_dir.name}" + (f", commit {commit}" if commit else "")])
         write_atomically(report_path, json.dumps(report, indent=2, ensure_ascii=False, default=str) + "\n")
         write_atomically(run_dir / "report.txt", format_report(report))
+    from .porting import link_run_pages
+
+    link_run_pages(run_dir)  # the run's pages link only those it holds
     return ledger_headline(ledger, run.records, complete=run.complete)
 
 

@@ -48,7 +48,7 @@ from .text_escape import terminal
 
 __all__ = ["porting_table", "format_markdown", "format_html", "write_porting", "PORTING_FILES", "main",
            "node_operator", "unsupported_ops", "defects_by_case", "load_defects", "attach_defects", "nav_html",
-           "defect_links", "NAV", "load_speeds", "attach_speeds"]
+           "link_run_pages", "defect_links", "NAV", "load_speeds", "attach_speeds"]
 
 PORTING_FILES = ("porting.json", "porting.md", "porting.html")
 _PHASE_ORDER = ("export", "import", "compile", "forward", "backward", "step")
@@ -375,10 +375,31 @@ _SCRIPT = r"""(function () {
 NAV = (("support.html", "Support matrix"), ("porting.html", "Porting readiness"), ("defects.html", "Defects"))
 
 
-def nav_html(current: str) -> str:
-    """The links between the run's pages (``current`` is not a link)."""
+def nav_html(current: str, present: Iterable[str] | None = None) -> str:
+    """The links between the run's pages (``current`` is not a link). ``present``: the pages the
+    folder holds (default: all of NAV); one it lacks is named without a link (a run without an
+    architecture case has no ``porting.html``: the link led nowhere)."""
+    present = {page for page, _ in NAV} if present is None else set(present) | {current}
     return "<nav>" + "".join(f"<b>{html.escape(label)}</b>" if page == current else
-                             f'<a href="{page}">{html.escape(label)}</a>' for page, label in NAV) + "</nav>"
+                             f'<a href="{page}">{html.escape(label)}</a>' if page in present else
+                             f'<span title="not in this folder">{html.escape(label)}</span>'
+                             for page, label in NAV) + "</nav>"
+
+
+def link_run_pages(directory: Path) -> None:
+    """Each run page in ``directory`` links only the run pages that are there: a run folder's writers
+    (``interop.reporting.run``, the ledger's rebuild) call it once its pages are written, so that every
+    link of a run folder resolves. A link in place of a page is left alone."""
+    from ..records.store import write_atomically
+
+    directory = Path(directory)
+    pages = [directory / page for page, _ in NAV]
+    present = {p.name for p in pages if p.is_file() and not p.is_symlink()}
+    for name in present:
+        text = (directory / name).read_text(encoding="utf-8")
+        new = re.sub(r"<nav>.*?</nav>", lambda _: nav_html(name, present), text, count=1, flags=re.DOTALL)
+        if new != text:
+            write_atomically(directory / name, new)
 
 
 def defect_links(ids: Iterable[str], page: str = "defects.html") -> str:

@@ -100,7 +100,7 @@ from .report import build_report
 from ..records.progress import EVERY_S as PROGRESS_EVERY_S, Progress
 from .report_text import format_report, format_summary
 from .porting import headline as headline_of
-from .porting import porting_table, write_porting
+from .porting import link_run_pages, porting_table, write_porting
 from .support import headline, support_matrix, write_support
 from .supervisor import Stopped, Supervisor, Watchdog
 from .table_triage import propose as propose_table_changes, write_proposal
@@ -430,6 +430,7 @@ def _analyse(run_dir: Path, commit: str | None = None, asv_dir: Path | None = No
         if table["rows"]:
             report["porting"] = {"files": [str(p) for p in write_porting(run_dir, table, lines=[
                 f"run {run_dir.name}" + (f", commit {commit}" if commit else "")])], "headlines": headline_of(table)}
+        link_run_pages(run_dir)  # the run's pages link only those it holds (no porting.html without architectures)
         trends, releases, pending = _trend(results, run_dir, run, matrix, commit,
                                            append=add_to_history and not report["incomplete"],
                                            problems=report["problems"])
