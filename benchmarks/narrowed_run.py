@@ -9,11 +9,11 @@ Two things a plain narrowed ``asv run`` does that a newcomer did not expect (iss
   which commit the figures belong to. :func:`run_arguments` adds ``HEAD^!`` to the first and
   ``--set-commit-hash HEAD`` to the second (and warns when the working tree differs from HEAD:
   its figures are recorded as HEAD's).
-- asv prints the whole table of every benchmark it runs, ``n/a`` for each parameter (case)
-  ``--bench`` did not select: 4,030 lines, 3,914 of them ``n/a``, for a few cases.
-  :class:`RowFilter` drops those rows (asv's own selection rule: ``re.search(REGEX,
-  "name('case')")``), keeps every row of a selected case, ``n/a`` included (a case that was
-  skipped), and says at the end how many rows it left out. The results file is asv's own, every
+- asv prints the whole table of every benchmark it runs, a row for each parameter (case)
+  ``--bench`` did not select: ``n/a``, or the figure an earlier run saved for the commit (4,030
+  lines, 3,914 of them ``n/a``, for a few cases). :class:`RowFilter` drops those rows (asv's own
+  selection rule: ``re.search(REGEX, "name('case')")``), keeps every row of a selected case,
+  ``n/a`` included (a case that was skipped), and says at the end how many rows it left out. The results file is asv's own, every
   case in it (asv keeps an unselected case's earlier figure for that commit), and
   results/asv/benchmarks.json stays the whole list the site is drawn from.
 
@@ -73,11 +73,13 @@ def run_arguments(posargs: Sequence[str]) -> list[str]:
     return args
 
 
-# --- the n/a rows of the cases --bench did not select -----------------------------------------
+# --- the rows of the cases --bench did not select ------------------------------------------------
 #: asv's line that starts a benchmark's output: ``[ 8.33%] ··· models.Forward.time_aidge   ok``
 _BENCHMARK_LINE = re.compile(r"^\[\s*[\d.]+%\]\s+\S+\s+([A-Za-z_][\w.]*)\s+\S")
-#: a row of its table whose one figure is n/a: ``      Perceptron_eval      n/a    ``
-_NA_ROW = re.compile(r"^\s+(\S+)\s+n/a\s*$")
+#: the top rule of its table, on a line of its own: ``[ 8.33%] ··· =================== ==========``
+_TABLE_TOP = re.compile(r"^\[\s*[\d.]+%\]\s+\S+\s+=+[= ]*$")
+_DASH_RULE = re.compile(r"^\s*-+[- ]*$")
+_EQUALS_RULE = re.compile(r"^\s*=+[= ]*$")
 
 
 def selected(benchmark: str, shown: str, regexes: Sequence[str]) -> bool:
@@ -91,22 +93,33 @@ def selected(benchmark: str, shown: str, regexes: Sequence[str]) -> bool:
 
 
 class RowFilter:
-    """asv run's output with the ``n/a`` rows of the cases ``--bench`` did not select left out."""
+    """asv run's output without the table rows of the cases ``--bench`` did not select: asv prints a
+    row for every parameter of a benchmark it runs, ``n/a`` for a case it did not run, or the figure an
+    earlier run saved for the commit. Every row of a selected case stays (``n/a`` included: a case that
+    was skipped), and every other line. The case is a row's first column (each benchmark of this
+    project has one parameter, the case)."""
 
     def __init__(self, regexes: Sequence[str]) -> None:
         self.regexes = [r for r in regexes if r]
         self.benchmark: str | None = None
+        self.state: str | None = None  # None, "head" (the table's header), "rows" (its cases)
         self.dropped = 0
 
     def keep(self, line: str) -> bool:
         head = _BENCHMARK_LINE.match(line)
         if head:
-            self.benchmark = head.group(1)
+            self.benchmark, self.state = head.group(1), None
             return True
-        row = _NA_ROW.match(line)
-        if row and self.benchmark and not selected(self.benchmark, row.group(1), self.regexes):
-            self.dropped += 1
-            return False
+        if _TABLE_TOP.match(line):
+            self.state = "head"
+        elif self.state == "head" and _DASH_RULE.match(line):
+            self.state = "rows"
+        elif self.state == "rows" and _EQUALS_RULE.match(line):
+            self.state = None
+        elif self.state == "rows" and line.strip() and self.benchmark:
+            if not selected(self.benchmark, line.split()[0], self.regexes):
+                self.dropped += 1
+                return False
         return True
 
     def lines(self, lines: Iterable[str]) -> Iterator[str]:
@@ -115,8 +128,8 @@ class RowFilter:
     def summary(self) -> str | None:
         if not self.dropped:
             return None
-        return (f"narrowed_run: {self.dropped} n/a row(s) of cases --bench did not select left out "
-                "(asv's results keep those cases' earlier figures for the commit)")
+        return (f"narrowed_run: {self.dropped} row(s) of cases --bench did not select left out (n/a, or the "
+                "figure an earlier run saved for the commit, which asv's results keep)")
 
 
 def _working_tree_differs() -> bool:
