@@ -10,7 +10,7 @@ above its limit, links planted in the run directory by a test of the run).
 ``python tests/unit/test_issue44_attacks.py [--json OUT]`` runs every kind against HEAD in a fresh
 clone (``git clone`` of this checkout into a temporary folder: no file of this tree is read or
 written by the tests) and prints, per kind, held or broke, and the totals by family: the figures
-of docs/findings-report.md. Under pytest, this module checks that every test the table names
+of docs/journal.md (issue 44). Under pytest, this module checks that every test the table names
 exists (the table cannot rot) and runs its own kinds."""
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ disagreed:
 
 Run as a script (``python tests/unit/test_issue46_verdict.py``, from the repository root of any
 commit) it prints ``(outcome, category, attribution, phase)`` of ``verify`` on a failing callable
-of each branch: the before/after evidence of docs/layout.md.
+of each branch: the before/after evidence of docs/journal.md (issue 46).
 """
 from __future__ import annotations
 
