@@ -404,7 +404,8 @@ def run_onnx_backend_case(case: Case) -> dict:
         with stage("attribution"):
             attribution, why = attribute_forward(
                 aidge_out=[_plain(o) for o in outputs], torch_out=[_plain(e) for e in expected], exact=None,
-                onnx=lambda inputs=inputs: run_onnxruntime(test.model, _feeds(test, inputs)), rtol=rtol, atol=atol)
+                onnx=lambda inputs=inputs: [_plain(o) for o in run_onnxruntime(test.model, _feeds(test, inputs))],
+                rtol=rtol, atol=atol)
         why = _THIRD.sub("onnx's reference", why).replace("the ONNX export is not the torch model",
                                                             "the reference is disputed, not Aidge's")
         real = [m for m in found if m is not None]
