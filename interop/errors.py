@@ -106,7 +106,14 @@ class NotComparableError(InteropError, ValueError):
 
 
 class AidgeError(InteropError, RuntimeError):
-    """An error raised by Aidge, with the phase and the operator it concerns."""
+    """An error raised by Aidge, with the phase and the operator it concerns.
+
+    ``attribution``: None (Aidge's, by its category), or ``"export"`` when the graph Aidge was given
+    is invalid ONNX (onnx's full checker refuses it: :func:`interop.bridge.export_validity.blame_invalid_export`),
+    with ``attribution_reason`` saying so."""
+
+    attribution: str | None = None
+    attribution_reason: str | None = None
 
     def __init__(self, phase: str, message: str, operator: str | None = None, node: str | None = None):
         self.phase = phase

@@ -14,7 +14,8 @@ import numpy as np
 import torch
 from torch.utils import _pytree as pytree
 
-from ..errors import ExportError, ShapeSpecializedError, aidge_error_from
+from ..errors import AidgeError, ExportError, ShapeSpecializedError, aidge_error_from
+from .export_validity import blame_invalid_export
 from . import capture
 from . import runtime as rt
 from . import value_check as vc
@@ -252,6 +253,12 @@ class AidgeModule(torch.nn.Module):
 
     # -- the torch side --------------------------------------------------------
     def forward(self, *inputs: torch.Tensor, **kwargs):
+        try:
+            return self._forward(*inputs, **kwargs)
+        except AidgeError as exc:  # on an invalid export, the export's (interop.bridge.export_validity)
+            raise blame_invalid_export(exc, self._exported)
+
+    def _forward(self, *inputs: torch.Tensor, **kwargs):
         if self._binding is not None:
             inputs = tuple(self._binding.tensors(inputs, kwargs))
         elif kwargs:

@@ -9,12 +9,13 @@ from typing import Any, Sequence
 import torch
 from torch.utils import _pytree as pytree
 
-from ..errors import ExportError, StatefulModelError, TracingError
+from ..errors import AidgeError, ExportError, StatefulModelError, TracingError
 from ..exporters import AUTO_ORDER, note_routes, routes_not_collected
 from ..stages import stage
 from . import capture
 from . import runtime as rt
 from .binding import BoundModule, CallBinding, needs_binding
+from .export_validity import blame_invalid_export
 from .known_defects import KnownDefectError, check_policy
 from .graph import _compile, _import_graph
 from .module import AidgeModule
@@ -285,12 +286,15 @@ def _wrap_route(torch_model, traced, binding, example_inputs, *, backend, traini
         none_leaves = [leaf is None for leaf in out_leaves]  # exported as torch does (dropped), given back as None
         out_leaves = [leaf for leaf in out_leaves if leaf is not None]
     with rt.quiet_aidge(verbose):
-        with stage("import"):
-            graph = _import_graph(exported)
-        with stage("import: known defects"):
-            backward_defects = _known_defects(exported, graph, known_defects)
-        with stage("compile"):
-            _compile(graph, backend, [list(x.shape) for x in example_inputs], [x.dtype for x in example_inputs])
+        try:
+            with stage("import"):
+                graph = _import_graph(exported)
+            with stage("import: known defects"):
+                backward_defects = _known_defects(exported, graph, known_defects)
+            with stage("compile"):
+                _compile(graph, backend, [list(x.shape) for x in example_inputs], [x.dtype for x in example_inputs])
+        except AidgeError as exc:
+            raise blame_invalid_export(exc, exported)
     with stage("module setup"):
         return AidgeModule(torch_model, exported, graph, backend=backend, verbose=verbose,
                            example_inputs=example_inputs, out_spec=out_spec,

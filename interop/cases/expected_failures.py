@@ -32,7 +32,7 @@ import functools
 from typing import Iterable, Iterator
 
 # the one decider of what a failure is lives in the lowest layer (verify's Verdict reads it too)
-from ..categories import CATEGORIES, FailureFacts, attribution_rule, failure_facts
+from ..categories import CATEGORIES, FailureFacts, attribution_rule, failure_facts, row_attribution
 from .case import PHASES, on_backend
 from .failure_table import EXPORT_CATEGORY, ExpectedFailure
 
@@ -173,8 +173,11 @@ def disagreements(entry: ExpectedFailure, category: str | None, phase: str | Non
         wrong.append(f"category {category!r} (entry: {entry.category!r})")
     if phase not in (None, "unknown") and phase != entry.phase and not entry.memory_unsafe:  # a crash outside the bridge has no phase
         wrong.append(f"phase {phase!r} (entry: {entry.phase!r})")
-    if entry.attribution and attribution and attribution != entry.attribution:
-        wrong.append(f"attribution {attribution!r} (entry: {entry.attribution!r})")
+    # a row without its own attribution says the rule's (Aidge's, in an Aidge category): a failure that
+    # says it is the export's (an invalid exported graph, onnxruntime differing from torch too) disagrees
+    said = row_attribution(entry.attribution, entry.category, entry.phase)
+    if said and attribution and attribution != said:
+        wrong.append(f"attribution {attribution!r} (entry: {said!r})")
     return wrong
 
 

@@ -568,20 +568,17 @@ def onnxruntime_refusal(fn, args, kwargs, exporter: str | None) -> str | None:
     """onnx's checker's or onnxruntime's refusal of the ONNX export of ``fn(*args, **kwargs)``
     through ``exporter`` (the route whose graph Aidge was given), in its words; None when
     onnxruntime runs the graph, or cannot be asked (not installed, the export itself fails)."""
-    import onnx
-
     from ..bridge.onnx_export import default_exporter, default_input_names, export_to_onnx
-    from ..oracle.onnxruntime import run_onnxruntime
+    from ..oracle.onnxruntime import graph_refusal, run_onnxruntime
 
     module, tensors = as_module(fn, args, dict(kwargs or {}))
     try:
         exported = export_to_onnx(module, [x.detach() for x in tensors], exporter=exporter or default_exporter())
     except Exception:  # noqa: BLE001 - no export to ask about
         return None
-    try:
-        onnx.checker.check_model(exported.proto, full_check=True)
-    except Exception as exc:  # noqa: BLE001
-        return f"onnx's checker: {_first_line(exc)}"
+    refusal = graph_refusal(exported.proto)
+    if refusal:
+        return refusal
     try:
         run_onnxruntime(exported.proto, [x.detach() for x in tensors], input_names=default_input_names(len(tensors)))
     except ImportError:

@@ -10,7 +10,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["ort_session", "run_onnxruntime"]
+__all__ = ["ort_session", "run_onnxruntime", "graph_refusal"]
 
 
 def ort_session(model: Any, *, optimize: bool = True):
@@ -72,3 +72,33 @@ def run_onnxruntime(proto, feeds: Mapping[str, Any] | Sequence[Any], outputs: Se
     wanted = {i.name for i in session.get_inputs()}
     return list(session.run(list(outputs) if outputs is not None else None,
                             {k: to_numpy(v) for k, v in feeds.items() if k in wanted}))
+
+
+def graph_refusal(model: Any) -> str | None:
+    """Why ``model`` (a ModelProto or a path) is no valid ONNX graph, in the refuser's words (one
+    line, ``onnx's checker: ...`` or ``onnxruntime: ...``), or None when onnx's full checker (types
+    and shapes inferred) accepts it and onnxruntime builds a session on it. onnxruntime lacking a
+    kernel (``NOT_IMPLEMENTED``: Erf in float64) says nothing of the graph, nor does a missing
+    onnxruntime. The one answer to "was Aidge given a valid graph?", asked before an Aidge failure
+    is blamed on Aidge (the bridge's errors, ``verify``, the reproducers)."""
+    import onnx
+
+    try:
+        onnx.checker.check_model(str(model) if isinstance(model, Path) else model, full_check=True)
+    except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as exc:
+        return f"onnx's checker: {_first_line(exc)}"
+    except Exception:  # noqa: BLE001 - the checker itself cannot run (a proto over 2 GB): no claim
+        pass
+    try:
+        ort_session(model)
+    except ImportError:
+        return None
+    except Exception as exc:  # noqa: BLE001 - onnxruntime refuses the graph
+        line = _first_line(exc)
+        return None if "NOT_IMPLEMENTED" in line else f"onnxruntime: {line}"
+    return None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return (text.splitlines()[0] if text else type(exc).__name__)[:300]

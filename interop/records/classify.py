@@ -99,6 +99,7 @@ def finding_of(exc: BaseException | None) -> dict[str, Any]:
         "aidge_operator": _typed(inner, "operator", str),
         "aidge_node": _typed(inner, "node", str),
         "attribution": facts.attribution,
+        "attribution_reason": _typed(inner, "attribution_reason", str),
         "error": _error_of(inner, category),
         "message": str(exc)[:MESSAGE_LIMIT],
         "exc_type": f"{type(inner).__module__}.{type(inner).__qualname__}",
