@@ -1,14 +1,20 @@
-"""The suite's environment variables, validated when read: :func:`env_number`. A bad value is a
-``ValueError`` naming the variable, the value and the accepted range, raised where the
-variable is read (never a failure later without a name). Standard library only."""
+"""The suite's environment variables, each declared once (:data:`VARIABLES`: name, parser, default,
+meaning) and validated when read: :func:`read`. A bad value is a ``ValueError`` naming the variable,
+the value and what is accepted, raised where the variable is read (never a failure later without a
+name). :func:`check` reads every declared variable at once: a findings run
+(``python -m interop.reporting.run``) and a pytest session (the plugin's ``pytest_cmdline_main``) call it
+before anything runs or is written, one line per bad value. Standard library only (a parser that needs
+the package's own list of names imports it when the variable is set)."""
 from __future__ import annotations
 
 import math
 import os
 from pathlib import Path
-from typing import Mapping
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
 
-__all__ = ["env_number", "env_flag", "env_choice", "env_shard", "parse_k_of_n", "env_seed", "env_dir", "SEED_MAX", "SHARD_ENV"]
+__all__ = ["Variable", "VARIABLES", "read", "option_default", "check", "env_number", "env_flag", "env_choice", "env_shard", "parse_k_of_n", "env_seed", "env_dir", "SEED_MAX", "SHARD_ENV"]
 
 #: the shard of every source (``K/N``): read by the records plugin (interop.records.shard), and named by
 #: the OpInfo source when its own shard variable is set beside it
@@ -21,14 +27,111 @@ SEED_MAX = 2 ** 32 - 1
 
 
 def env_number(name: str, default: float, *, kind: type = float, minimum: float | None = None,
-               positive: bool = False, maximum: float | None = None) -> float:
+               positive: bool = False, maximum: float | None = None,
+               environ: Mapping[str, str] | None = None) -> float:
     """``$name`` as a number (``default`` when unset or empty); a ``ValueError`` naming the
     variable and the accepted range when it is not a finite number of ``kind`` in range
     (``inf`` or ``1e309`` as a timeout used to fail every case with ``OverflowError:
     timestamp out of range for platform time_t``)."""
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return default
+    return Variable(name, _number(kind, minimum, positive, maximum), default, "").read(environ)
+
+
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off")
+
+
+def env_flag(name: str, default: bool, environ: Mapping[str, str] | None = None) -> bool:
+    """``$name`` as a switch: ``1/true/yes/on`` or ``0/false/no/off`` (any case; unset or empty:
+    ``default``); anything else is a ``ValueError`` naming the variable (a typo such as
+    ``INTEROP_ISOLATE=ture`` used to be read silently as one or the other). ``environ``: the
+    environment to read (default ``os.environ``; a child's, as the report's timing pass has)."""
+    return Variable(name, _flag, default, "").read(environ)
+
+
+def env_choice(name: str, choices, default: str, environ: Mapping[str, str] | None = None) -> str:
+    """``$name`` as one of ``choices`` (any case; unset or empty: ``default``); anything else is a
+    ``ValueError`` naming the variable, its value and the choices (``INTEROP_BACKEND=banana`` used
+    to become pytest's ``--backend`` default unchecked: argparse checks no default)."""
+    return Variable(name, _choice(lambda: tuple(choices)), default, "").read(environ)
+
+
+def parse_k_of_n(raw: str, what: str) -> tuple[int, int]:
+    """``"K/N"`` with ``1 <= K <= N`` -> ``(K, N)``; anything else a ``ValueError`` naming ``what``."""
+    try:
+        return _k_of_n(raw.strip())
+    except ValueError as exc:
+        raise ValueError(f"{what}={raw!r}: {exc}") from None
+
+
+def env_shard(name: str, environ: Mapping[str, str] | None = None) -> tuple[int, int] | None:
+    """``$name`` as ``K/N`` with ``1 <= K <= N`` (``(K, N)``; None when unset or empty); anything
+    else is a ``ValueError`` naming the variable."""
+    return Variable(name, _k_of_n, None, "").read(environ)
+
+
+def env_sample_cap(name: str, default: int, environ: Mapping[str, str] | None = None) -> int | None:
+    """``$name`` as a count of samples: unset or empty -> ``default``, ``all`` -> None (no cap),
+    an integer >= 1 -> it; anything else a ``ValueError`` naming the variable."""
+    return Variable(name, _sample_cap, default, "").read(environ)
+
+
+def env_seed(name: str, default: int, environ: Mapping[str, str] | None = None) -> int:
+    """``$name`` as a seed: an integer from 0 to :data:`SEED_MAX` (``default`` when unset or
+    empty); anything else a ``ValueError`` naming the variable and the range."""
+    return int(env_number(name, default, kind=int, minimum=0, maximum=SEED_MAX, environ=environ))
+
+
+def env_dir(name: str, environ: Mapping[str, str] | None = None) -> Path | None:
+    """``$name`` as a directory to write into (None when unset or empty): an existing directory,
+    or a path that can become one (created by whoever writes there). A path that is a file, or
+    lies under one, is a ``ValueError`` naming the variable (``INTEROP_RESULTS_DIR`` naming a
+    file used to fail every test with an unnamed ``NotADirectoryError``)."""
+    return Variable(name, _directory, None, "").read(environ)
+
+
+# ---------------------------------------------------------------------------------------
+# The declarations: every INTEROP_* variable the package reads, in one place
+# ---------------------------------------------------------------------------------------
+_UNSET = object()
+
+
+@dataclass(frozen=True)
+class Variable:
+    """One environment variable: its ``name``, its ``parse`` (the stripped, non-empty value -> what it
+    means; a ``ValueError`` saying what is expected), its ``default`` (unset or empty; a callable is
+    called), what it ``means``, and the pytest ``option`` whose default it is (given on the command
+    line, the option decides and the variable is not read)."""
+
+    name: str
+    parse: Callable[[str], Any]
+    default: Any
+    meaning: str
+    option: str | None = None
+
+    def raw(self, environ: Mapping[str, str] | None = None) -> str:
+        return (os.environ if environ is None else environ).get(self.name, "").strip()
+
+    def read(self, environ: Mapping[str, str] | None = None, default: Any = _UNSET) -> Any:
+        """The value (``environ``: default ``os.environ``; ``default``: the reader's own, in place of the
+        declared one); a ``ValueError`` naming the variable."""
+        raw = self.raw(environ)
+        if not raw:
+            default = self.default if default is _UNSET else default
+            return default() if callable(default) else default
+        try:
+            return self.parse(raw)
+        except ValueError as exc:
+            raise ValueError(f"environment variable {self.name}={raw!r}: {exc}") from None
+
+
+def _expected(what: str):
+    def fail(_raw: str):
+        raise ValueError(what)
+    return fail
+
+
+def _number(kind: type = float, minimum: float | None = None, positive: bool = False,
+            maximum: float | None = None) -> Callable[[str], float]:
     what = "an integer" if kind is int else "a finite number"
 
     def shown(bound: float) -> str:
@@ -41,98 +144,265 @@ def env_number(name: str, default: float, *, kind: type = float, minimum: float 
         bounds.append(f">= {shown(minimum)}")
     if maximum is not None:
         bounds.append(f"<= {shown(maximum)}")
-    accepted = f"{what} {' and '.join(bounds)}".strip()
-    try:
-        value = kind(raw)
-    except ValueError:
-        raise ValueError(f"environment variable {name}={raw!r}: expected {accepted}") from None
-    if (not math.isfinite(value) or (positive and value <= 0) or (minimum is not None and value < minimum)
-            or (maximum is not None and value > maximum)):
-        raise ValueError(f"environment variable {name}={raw!r}: expected {accepted}")
-    return value
+    accepted = f"expected {what} {' and '.join(bounds)}".strip()
+
+    def parse(raw: str) -> float:
+        try:
+            value = kind(raw)
+        except ValueError:
+            raise ValueError(accepted) from None
+        if (not math.isfinite(value) or (positive and value <= 0) or (minimum is not None and value < minimum)
+                or (maximum is not None and value > maximum)):
+            raise ValueError(accepted)
+        return value
+    return parse
 
 
-_TRUE = ("1", "true", "yes", "on")
-_FALSE = ("0", "false", "no", "off")
-
-
-def env_flag(name: str, default: bool, environ: Mapping[str, str] | None = None) -> bool:
-    """``$name`` as a switch: ``1/true/yes/on`` or ``0/false/no/off`` (any case; unset or empty:
-    ``default``); anything else is a ``ValueError`` naming the variable (a typo such as
-    ``INTEROP_ISOLATE=ture`` used to be read silently as one or the other). ``environ``: the
-    environment to read (default ``os.environ``; a child's, as the report's timing pass has)."""
-    raw = (os.environ if environ is None else environ).get(name, "").strip().lower()
-    if not raw:
-        return default
-    if raw in _TRUE:
+def _flag(raw: str) -> bool:
+    low = raw.lower()
+    if low in _TRUE:
         return True
-    if raw in _FALSE:
+    if low in _FALSE:
         return False
-    raise ValueError(f"environment variable {name}={raw!r}: expected one of {', '.join(_TRUE + _FALSE)}")
+    raise ValueError(f"expected one of {', '.join(_TRUE + _FALSE)}")
 
 
+def _choice(choices: Callable[[], tuple[str, ...]]) -> Callable[[str], str]:
+    def parse(raw: str) -> str:
+        allowed = choices()
+        if raw.lower() not in allowed:
+            raise ValueError(f"expected one of {', '.join(allowed)}")
+        return raw.lower()
+    return parse
 
-def env_choice(name: str, choices, default: str, environ: Mapping[str, str] | None = None) -> str:
-    """``$name`` as one of ``choices`` (any case; unset or empty: ``default``); anything else is a
-    ``ValueError`` naming the variable, its value and the choices (``INTEROP_BACKEND=banana`` used
-    to become pytest's ``--backend`` default unchecked: argparse checks no default)."""
-    raw = (os.environ if environ is None else environ).get(name, "").strip().lower()
-    if not raw:
-        return default
-    if raw not in choices:
-        raise ValueError(f"environment variable {name}={raw!r}: expected one of {', '.join(choices)}")
-    return raw
 
-def parse_k_of_n(raw: str, what: str) -> tuple[int, int]:
-    """``"K/N"`` with ``1 <= K <= N`` -> ``(K, N)``; anything else a ``ValueError`` naming ``what``."""
-    import re
-
-    m = re.fullmatch(r"(\d{1,6})/(\d{1,6})", raw.strip())
+def _k_of_n(raw: str) -> tuple[int, int]:
+    m = re.fullmatch(r"(\d{1,6})/(\d{1,6})", raw)
     if not m or not 1 <= int(m[1]) <= int(m[2]):
-        raise ValueError(f"{what}={raw!r}: expected K/N with 1 <= K <= N (e.g. 2/4)")
+        raise ValueError("expected K/N with 1 <= K <= N (e.g. 2/4)")
     return int(m[1]), int(m[2])
 
 
-def env_shard(name: str) -> tuple[int, int] | None:
-    """``$name`` as ``K/N`` with ``1 <= K <= N`` (``(K, N)``; None when unset or empty); anything
-    else is a ``ValueError`` naming the variable."""
-    raw = os.environ.get(name, "").strip()
-    return parse_k_of_n(raw, f"environment variable {name}") if raw else None
-
-
-def env_sample_cap(name: str, default: int) -> int | None:
-    """``$name`` as a count of samples: unset or empty -> ``default``, ``all`` -> None (no cap),
-    an integer >= 1 -> it; anything else a ``ValueError`` naming the variable."""
-    raw = os.environ.get(name, "").strip().lower()
-    if not raw:
-        return default
-    if raw == "all":
+def _sample_cap(raw: str) -> int | None:
+    if raw.lower() == "all":
         return None
     if not raw.isdigit() or int(raw) < 1:
-        raise ValueError(f"environment variable {name}={raw!r}: expected an integer >= 1 or 'all'")
+        raise ValueError("expected an integer >= 1 or 'all'")
     return int(raw)
 
 
-def env_seed(name: str, default: int) -> int:
-    """``$name`` as a seed: an integer from 0 to :data:`SEED_MAX` (``default`` when unset or
-    empty); anything else a ``ValueError`` naming the variable and the range."""
-    return int(env_number(name, default, kind=int, minimum=0, maximum=SEED_MAX))
-
-
-def env_dir(name: str) -> Path | None:
-    """``$name`` as a directory to write into (None when unset or empty): an existing directory,
-    or a path that can become one (created by whoever writes there). A path that is a file, or
-    lies under one, is a ``ValueError`` naming the variable (``INTEROP_RESULTS_DIR`` naming a
-    file used to fail every test with an unnamed ``NotADirectoryError``)."""
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return None
+def _directory(raw: str) -> Path:
     path = Path(raw)
     for where in (path, *path.parents):
         if where.is_dir():
             return path
         if where.exists() or where.is_symlink():
             what = "not a directory" if where == path else f"lies under {str(where)!r}, which is not a directory"
-            raise ValueError(f"environment variable {name}={raw!r}: {what} (a file, or a link to nothing): give a "
-                             "directory, or a path where one can be created")
+            raise ValueError(f"{what} (a file, or a link to nothing): give a directory, or a path where one can be "
+                             "created")
     return path
+
+
+def _existing(raw: str) -> Path:
+    path = Path(raw).expanduser()
+    if not path.exists():
+        raise ValueError("no such file or folder")
+    return path
+
+
+def _path(raw: str) -> Path:
+    """A path whose content its reader checks where it is used (a suite's collection)."""
+    return Path(raw).expanduser()
+
+
+_SIZE = re.compile(r"(?P<n>\d+(?:\.\d+)?)\s*(?P<unit>[kmgt]?)(?:i?b)?", re.IGNORECASE)
+
+
+def _memory(raw: str) -> int | None:
+    if raw.lower() in ("0", "off", "none", "no", "false"):
+        return None
+    m = _SIZE.fullmatch(raw)
+    if not m:
+        raise ValueError("expected a size (8G, 512M, bytes) or 0/off")
+    value = int(float(m["n"]) * 1024 ** "_kmgt".index((m["unit"] or "_").lower()))
+    if value < 16 << 20:
+        raise ValueError("below 16M, no case could start")
+    return value
+
+
+def _half_the_memory() -> int | None:
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _megabytes(raw: str) -> int:
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError("expected a size in MB") from None
+    if not 0 < value < 1e6:
+        raise ValueError("expected a size in MB between 0 and 1e6")
+    return int(value * 1e6)
+
+
+def _release(raw: str) -> str:
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        Version(raw)
+    except InvalidVersion:
+        raise ValueError("not a release (a PEP 440 version such as 0.10.1)") from None
+    return raw
+
+
+#: the dtypes of the OpInfo source beyond float32 (``interop.cases.opinfo.EXTRA_DTYPES`` is this)
+OPINFO_EXTRA_DTYPES = ("float64", "float16", "int64")
+
+
+def _opinfo_dtypes(raw: str) -> tuple[str, ...]:
+    known = ("float32", *OPINFO_EXTRA_DTYPES)
+    if raw.lower() == "all":
+        return known
+    names = tuple(d.strip() for d in raw.lower().split(",") if d.strip())
+    bad = [d for d in names if d not in known]
+    if bad or not names:
+        raise ValueError(f"unknown dtype(s) {bad}; expected 'all' or a comma list of {known}")
+    return names
+
+
+#: the groups of ONNX backend tests, in report order (``interop.cases.onnx_conformance.GROUPS`` is this)
+ONNX_GROUPS = ("node", "pytorch-converted", "pytorch-operator", "simple", "light")
+
+
+def _onnx_groups(raw: str) -> tuple[str, ...]:
+    GROUPS = ONNX_GROUPS
+    names = tuple(g.strip() for g in raw.split(",") if g.strip())
+    bad = [g for g in names if g not in GROUPS]
+    if bad or not names:
+        raise ValueError(f"unknown group(s) {bad}; expected a comma list of {GROUPS}")
+    return names
+
+
+def _case_ids(raw: str) -> frozenset[str]:
+    ids = frozenset(c.strip() for c in raw.split(",") if c.strip())
+    if not ids:
+        raise ValueError("expected case ids, comma-separated")
+    return ids
+
+
+#: what ``--torch-device`` and ``$INTEROP_TORCH_DEVICE`` accept
+TORCH_DEVICE_RE = re.compile(r"^(auto|cpu|mps|cuda(:\d+)?)$")
+
+
+def _torch_device(raw: str) -> str:
+    if not TORCH_DEVICE_RE.match(raw):
+        raise ValueError("expected auto, cpu, cuda, cuda:N or mps")
+    return raw
+
+
+def _session_id(raw: str) -> str:
+    if not re.fullmatch(r"[\w.:+-]{1,200}", raw):
+        raise ValueError("expected a session id (letters, digits, . : + - _), as the suite sets it")
+    return raw
+
+
+def _backends() -> tuple[str, ...]:
+    from .backends import BACKENDS
+    return BACKENDS
+
+
+def _exporters() -> tuple[str, ...]:
+    from .exporters import EXPORTER_CHOICES
+    return EXPORTER_CHOICES
+
+
+def _dformats() -> tuple[str, ...]:
+    return ("torch", "default")  # interop.bridge.export_cpp.DFORMATS (that module imports torch)
+
+
+def _declare(*variables: Variable) -> dict[str, Variable]:
+    return {v.name: v for v in variables}
+
+
+#: every ``INTEROP_*`` variable the package reads (a test holds that no other is read)
+VARIABLES: dict[str, Variable] = _declare(
+    Variable("INTEROP_BACKEND", _choice(_backends), "cpu", "the Aidge backend the suites run on", "--backend"),
+    Variable("INTEROP_EXPORTER", _choice(_exporters), "auto", "torch's route to ONNX for every wrap()", "--exporter"),
+    Variable("INTEROP_TORCH_DEVICE", _torch_device, "auto", "the torch device of the toolkit fixtures",
+             "--torch-device"),
+    Variable("INTEROP_AIDGE_CONFIGS", _existing, None, "Aidge benchmark configurations (a folder or one file)",
+             "--aidge-configs"),
+    Variable(SHARD_ENV, _k_of_n, None, "the K-th of N shards of every source (top-level session)", "--shard"),
+    Variable("INTEROP_RECORDS_DIR", _directory, None, "where a session writes its records", "--records"),
+    Variable("INTEROP_RESULTS_DIR", _directory, None, "where a session writes its records and timings"),
+    Variable("INTEROP_RECORDS_SESSION", _session_id, None, "set by a session for the sessions it starts (nested)"),
+    Variable("INTEROP_SHARD_DURATIONS", _path, None, "durations that balance the shards (a run folder or JSON)"),
+    Variable("INTEROP_OPINFO_SHARD", _k_of_n, None, "the K-th of N shards of the OpInfo cases"),
+    Variable("INTEROP_OPINFO_SAMPLES", _sample_cap, 1,
+             "samples per OpInfo entry (a number or all; default: the source's DEFAULT_SAMPLES)"),
+    Variable("INTEROP_OPINFO_DTYPES", _opinfo_dtypes, None, "the dtypes of every OpInfo entry (all or a comma list)"),
+    Variable("INTEROP_MODULEINFO_SAMPLES", _sample_cap, 1,
+             "samples per ModuleInfo entry and mode (a number or all; default: the source's DEFAULT_SAMPLES)"),
+    Variable("INTEROP_SEED", _number(int, minimum=0, maximum=SEED_MAX), None, "the seed of every case (a replay)"),
+    Variable("INTEROP_CASE_TIMEOUT", _number(positive=True), 120.0, "seconds a case child may run"),
+    Variable("INTEROP_CASE_MEMORY", _memory, _half_the_memory, "memory a case child may add (8G, 512M, 0/off)"),
+    Variable("INTEROP_ISOLATE", _flag, True, "run each case in a forked child"),
+    Variable("INTEROP_FORWARD_ONLY_CASES", _flag, False, "include the forward-only operator cases"),
+    Variable("INTEROP_AIDGE_CASE_TIMEOUT", _number(positive=True), 60.0, "seconds an Aidge configuration case may run"),
+    Variable("INTEROP_AIDGE_NEGATIVE_TIMEOUT", _number(positive=True), 10.0,
+             "seconds a negative Aidge configuration case may run"),
+    Variable("INTEROP_AIDGE_FULL_SIZE", _flag, False, "run every Aidge configuration at its full size"),
+    Variable("INTEROP_AIDGE_ELEMENT_BUDGET", _number(int, positive=True), 1 << 20,
+             "elements an Aidge configuration case may hold before it is reduced"),
+    Variable("INTEROP_AIDGE_RELEASE", _release, None, "the Aidge release the expected-failure table applies to"),
+    Variable("INTEROP_CONFIG_DIR", _path, None, "the operator configuration folder (checked when a suite collects)"),
+    Variable("INTEROP_EXPECTED_FAILURES", _path, None, "the expected-failure table (checked when a suite collects)"),
+    Variable("INTEROP_TIMING_PASS", _flag, True, "the findings run's timing pass"),
+    Variable("INTEROP_REPRODUCERS", _flag, False, "failing cases leave reproducer bundles"),
+    Variable("INTEROP_REPRO_MAX_MB", _megabytes, 20_000_000, "the largest reproducer bundle, in MB"),
+    Variable("INTEROP_EXPORT_DFORMAT", _choice(_dformats), None, "the C++ export's layout mode"),
+    Variable("INTEROP_EXPORT_CACHE", _directory, None, "the C++ export's build cache"),
+    Variable("INTEROP_OPENMP_POLICY", _choice(lambda: ("keep", "default")), "default",
+             "keep: the library changes nothing about OpenMP (read at import interop)"),
+    Variable("INTEROP_ONNX_GROUPS", _onnx_groups, None, "the ONNX backend-test groups collected (a comma list)"),
+    Variable("INTEROP_BENCH_CASES", _case_ids, None, "the only cases the benchmarks parametrise"),
+)
+
+
+def read(name: str, environ: Mapping[str, str] | None = None, *, default: Any = _UNSET) -> Any:
+    """``$name`` through its declaration (:data:`VARIABLES`); a ``ValueError`` naming it when bad.
+    ``default``: the reader's own default (unset or empty) in place of the declared one."""
+    return VARIABLES[name].read(environ, default)
+
+
+def option_default(name: str) -> Any:
+    """The default of a pytest option taken from ``$name``: its value when good, else the raw text
+    (never an exception while options are declared: :func:`check` refuses the session first)."""
+    variable = VARIABLES[name]
+    try:
+        return variable.read()
+    except ValueError:
+        return variable.raw()
+
+
+def _given(args, option: str) -> bool:
+    return any(str(arg) == option or str(arg).startswith(option + "=") for arg in args)
+
+
+def check(args=(), environ: Mapping[str, str] | None = None) -> list[str]:
+    """One line per declared variable whose value is no value (each naming the variable and its value);
+    ``args``: the pytest command line (an option given there decides, its variable is not checked).
+    Two good values that cannot go together (``INTEROP_OPINFO_SHARD`` beside a shard of every source)
+    are refused where they meet, at the OpInfo source's collection (:func:`interop.records.shard.opinfo_shard`)."""
+    environ = os.environ if environ is None else environ
+    problems = []
+    for variable in VARIABLES.values():
+        if variable.option and _given(args, variable.option):
+            continue
+        try:
+            variable.read(environ)
+        except ValueError as exc:
+            problems.append(str(exc))
+    return problems

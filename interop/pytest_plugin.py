@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 import sys
 import zlib
 from pathlib import Path
@@ -27,6 +26,7 @@ import pytest
 
 from .backends import BACKENDS  # what --backend accepts (names only: the plugin loads before anything Aidge)
 from .exporters import EXPORTER_CHOICES, EXPORTER_ENV
+from .env import TORCH_DEVICE_RE, check as check_environment, option_default
 from .errors import KERNEL_IMAGE_RE
 
 
@@ -35,13 +35,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--backend",
         choices=BACKENDS,
-        default=os.environ.get("INTEROP_BACKEND", "cpu"),
+        default=option_default("INTEROP_BACKEND"),
         help="Aidge backend the equivalence suites run on (default: $INTEROP_BACKEND or cpu)",
     )
     group.addoption(
         "--exporter",
         choices=EXPORTER_CHOICES,
-        default=os.environ.get(EXPORTER_ENV) or "auto",
+        default=option_default(EXPORTER_ENV),
         help="torch's route to ONNX for every wrap() of the session: torchscript, dynamo, or auto (TorchScript, "
              "then dynamo where it cannot export); default: $INTEROP_EXPORTER or auto. The records say which "
              "route each case took",
@@ -49,7 +49,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     # -- inference-correctness toolkit (interop.diagnostics: contract / golden) ---------
     group.addoption(
         "--torch-device",
-        default=os.environ.get("INTEROP_TORCH_DEVICE", "auto"),
+        default=option_default("INTEROP_TORCH_DEVICE"),
         help="torch device of the toolkit fixtures (torch_device, make_tensor) and of device_parity: "
              "auto, cpu, cuda, cuda:N or mps; cpu never touches a GPU "
              "(default: $INTEROP_TORCH_DEVICE or auto)",
@@ -57,7 +57,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--aidge-configs",
         metavar="DIR",
-        default=os.environ.get("INTEROP_AIDGE_CONFIGS") or None,
+        default=option_default("INTEROP_AIDGE_CONFIGS"),
         help="directory (or one file) of Aidge benchmark configurations (aidge_benchmark operations_config "
              "format) for tests/test_aidge_configs.py (default: $INTEROP_AIDGE_CONFIGS, else the installed "
              "aidge-benchmark package's)",
@@ -90,7 +90,7 @@ _SEED_SECTION = pytest.StashKey[str]()
 _REPLAY_SAVED = pytest.StashKey[dict]()
 
 
-_TORCH_DEVICE = re.compile(r"^(auto|cpu|mps|cuda(:\d+)?)$")
+_TORCH_DEVICE = TORCH_DEVICE_RE
 
 
 #: the suites' test folder of a checkout (tests/unit holds the tools' own tests, which need no table)
@@ -127,6 +127,22 @@ def pytest_internalerror(excrepr, excinfo) -> bool | None:
                      f"writable, or point INTEROP_RESULTS_DIR elsewhere{f'; it is {where!r}' if where else ''})\n")
     sys.stderr.flush()
     return True
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """Every ``INTEROP_*`` variable (:data:`interop.env.VARIABLES`) read before anything is configured,
+    collected, run or written: a bad value is one ``ERROR:`` line naming the variable and the value, and
+    pytest's usage-error status (4) (``INTEROP_CASE_TIMEOUT=abc`` used to break collection with a
+    traceback per module; ``INTEROP_SEED=abc`` failed every case; ``INTEROP_CASE_MEMORY=3`` failed every
+    case child; the conftest's staging folder was made first). An option given on the command line
+    decides in place of its variable."""
+    if config.option.help or config.option.version:
+        return None
+    problems = check_environment(config.invocation_params.args)
+    if problems:
+        raise pytest.UsageError(*problems)
+    return None
 
 
 def pytest_configure(config: pytest.Config) -> None:

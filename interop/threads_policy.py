@@ -46,6 +46,8 @@ import os
 import threading
 from typing import MutableMapping
 
+from .env import VARIABLES
+
 __all__ = ["POLICY_ENV", "CALLER_SETTINGS", "APPLIED", "apply_default", "aidge_dynamic_teams",
            "loaded_openmp_runtimes", "openmp_state", "slowdown_advice"]
 
@@ -162,7 +164,7 @@ def apply_default(environ: MutableMapping[str, str] | None = None, runtimes: lis
     ``os.environ`` and :func:`loaded_openmp_runtimes`)."""
     global APPLIED, _SCOPED
     environ = os.environ if environ is None else environ
-    if environ.get(POLICY_ENV, "").strip().lower() == "keep":
+    if VARIABLES[POLICY_ENV].raw(environ).lower() == "keep":  # read at import: checked before a run (env.check)
         APPLIED, _SCOPED = f"nothing ({POLICY_ENV}=keep)", False
     elif chosen := [k for k in CALLER_SETTINGS if environ.get(k, "").strip()]:
         APPLIED = "nothing (the caller set " + ", ".join(f"{k}={environ[k]}" for k in chosen) + ")"

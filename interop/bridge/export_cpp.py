@@ -98,8 +98,10 @@ class CompiledExport:
 def cache_root() -> Path:
     """``$INTEROP_EXPORT_CACHE``, else ``$XDG_CACHE_HOME`` or ``~/.cache``, then
     ``aidge-torch-interop/export_cpp``."""
-    if os.environ.get(CACHE_ENV, "").strip():
-        return Path(os.environ[CACHE_ENV]).expanduser()
+    from ..env import read
+
+    if (cache := read(CACHE_ENV)) is not None:
+        return cache.expanduser()
     base = os.environ.get("XDG_CACHE_HOME", "").strip() or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "aidge-torch-interop" / "export_cpp"
 

@@ -3,11 +3,11 @@ into Aidge, generated as C++ and compiled (:mod:`.export_cpp`, cached), and retu
 :class:`~.export_module.ExportCppModule`."""
 from __future__ import annotations
 
-import os
 from typing import Sequence
 
 import torch
 
+from ..env import read as read_env
 from ..errors import BackwardNotApplicableError
 from . import runtime as rt
 from .export_cpp import DEFAULT_DFORMAT, build_export
@@ -28,7 +28,7 @@ def wrap_export_cpp(torch_model: torch.nn.Module, example_inputs: Sequence[torch
     export is inference only (``training=True``, or None on a model in train mode, raises
     :class:`~interop.errors.BackwardNotApplicableError`). ``output_structure(model, inputs,
     exported)``: the pytree spec of the model's output and its leaves (wrapping's, passed in)."""
-    dformat = dformat or os.environ.get(DFORMAT_ENV, "").strip() or DEFAULT_DFORMAT
+    dformat = dformat or read_env(DFORMAT_ENV) or DEFAULT_DFORMAT
     if training or (training is None and torch_model.training):
         raise BackwardNotApplicableError(
             "backend 'export_cpp' runs inference only: call model.eval() or wrap(..., training=False) "

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ..env import env_number
+from ..env import read as read_env
 from ..errors import AidgeError, InteropError
 from .case import Case, case_seed
 
@@ -29,9 +29,9 @@ __all__ = ["AcceptsInvalidInputError", "generate_inputs", "check_benchmark_case"
 
 #: seconds a negative case may run (its inputs are small; Aidge running on past a bad
 #: attribute can loop for minutes, e.g. TopK with K=-3 makes a 65533-wide output)
-NEGATIVE_TIMEOUT_S = env_number("INTEROP_AIDGE_NEGATIVE_TIMEOUT", 10.0, positive=True)
+NEGATIVE_TIMEOUT_S = read_env("INTEROP_AIDGE_NEGATIVE_TIMEOUT")
 #: seconds any other case may run (the largest default-run case takes about 1 s)
-TIMEOUT_S = env_number("INTEROP_AIDGE_CASE_TIMEOUT", 60.0, positive=True)
+TIMEOUT_S = read_env("INTEROP_AIDGE_CASE_TIMEOUT")
 
 
 class AcceptsInvalidInputError(InteropError, AssertionError):

@@ -24,7 +24,7 @@ from typing import Any, Iterable
 
 from .aidge_benchmark import BenchmarkFile, InputSpec, installed_config_dir, label_id, \
     read_benchmark_file
-from ..env import env_flag, env_number
+from ..env import read as read_env
 from .aidge_operations import operation_entry, unmapped_reason
 from .case import Case
 from .config_error import ConfigError
@@ -35,9 +35,9 @@ __all__ = ["ELEMENT_BUDGET", "HARD_LIMIT_FACTOR", "FULL_SIZE", "KIND", "benchmar
 KIND = "aidge_config"
 #: the directory ``--aidge-configs`` / this variable points at (default: the installed package's)
 CONFIGS_ENV = "INTEROP_AIDGE_CONFIGS"
-FULL_SIZE = env_flag("INTEROP_AIDGE_FULL_SIZE", False)
+FULL_SIZE = read_env("INTEROP_AIDGE_FULL_SIZE")
 #: the most input elements (all inputs of a case together) the default run feeds a case
-ELEMENT_BUDGET = int(env_number("INTEROP_AIDGE_ELEMENT_BUDGET", 1 << 20, kind=int, positive=True))
+ELEMENT_BUDGET = int(read_env("INTEROP_AIDGE_ELEMENT_BUDGET"))
 #: a case still above HARD_LIMIT_FACTOR x the budget at batch 1 runs only at full size (seconds per case)
 HARD_LIMIT_FACTOR = 8
 
@@ -136,7 +136,7 @@ def file_cases(bfile: BenchmarkFile, *, backend: str = "cpu", full_size: bool | 
 
 def _config_target(directory: str | os.PathLike | None) -> Path:
     """``directory``, else $INTEROP_AIDGE_CONFIGS, else the installed package's ``operations_config``."""
-    directory = directory or os.environ.get(CONFIGS_ENV) or None
+    directory = directory or read_env(CONFIGS_ENV)
     return Path(directory) if directory else installed_config_dir()
 
 

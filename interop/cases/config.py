@@ -51,7 +51,7 @@ import typing
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from ..env import env_flag
+from ..env import read as read_env
 from .attributes import SUPPORTED_ATTRS
 from .case import Case, case_id
 from .config_error import ConfigError, check_input_specs, load_json_config
@@ -68,7 +68,7 @@ __all__ = [
     "specs_by_name_wanted",
 ]
 
-INCLUDE_FORWARD_ONLY_CASES: bool = env_flag("INTEROP_FORWARD_ONLY_CASES", False)
+INCLUDE_FORWARD_ONLY_CASES: bool = read_env("INTEROP_FORWARD_ONLY_CASES")
 
 #: input spec names that describe module parameters (their shapes feed ``specs_to_kwargs``), not data inputs
 PARAM_SPECS = frozenset({"weight", "bias", "scale", "running_mean", "running_var"})

@@ -259,15 +259,13 @@ class TableError(ValueError):
 def aidge_release() -> str | None:
     """The Aidge release the table applies to: ``$INTEROP_AIDGE_RELEASE``, else the installed
     ``aidge_core``'s version (no import of Aidge), else None."""
-    forced = os.environ.get("INTEROP_AIDGE_RELEASE")
-    if forced:
-        from packaging.version import InvalidVersion, Version
+    from ..env import read
 
-        try:
-            Version(forced)
-        except InvalidVersion:  # it was every operator's <Op>_config_error, blamed on its configuration
-            raise TableError(f"environment variable INTEROP_AIDGE_RELEASE={forced!r}: not a release (a PEP 440 "
-                             "version such as 0.10.1)") from None
+    try:
+        forced = read("INTEROP_AIDGE_RELEASE")
+    except ValueError as exc:  # it was every operator's <Op>_config_error, blamed on its configuration
+        raise TableError(str(exc)) from None
+    if forced:
         return forced
     from importlib import metadata
 
@@ -423,7 +421,9 @@ def _load(directory: str) -> tuple:
 def table_dir() -> Path:
     """The table the suites read: ``$INTEROP_EXPECTED_FAILURES`` (a folder laid out as
     :data:`TABLE_DIR`), else :data:`TABLE_DIR`."""
-    return Path(os.environ.get("INTEROP_EXPECTED_FAILURES") or TABLE_DIR)
+    from ..env import read
+
+    return read("INTEROP_EXPECTED_FAILURES") or TABLE_DIR
 
 
 def load_table(directory: str | Path | None = None) -> tuple:

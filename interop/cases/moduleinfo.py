@@ -77,9 +77,9 @@ def module_db() -> dict[str, Any]:
 
 def sample_cap() -> int | None:
     """Samples per entry and mode: :data:`DEFAULT_SAMPLES`, ``$INTEROP_MODULEINFO_SAMPLES`` (None: all)."""
-    from ..env import env_sample_cap
+    from ..env import read
 
-    return env_sample_cap(SAMPLES_ENV, DEFAULT_SAMPLES)
+    return read(SAMPLES_ENV, default=DEFAULT_SAMPLES)
 
 
 def _samples(name: str, mode: str, limit: int | None = None) -> list:

@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import os
 import re
 import threading
 import zlib
@@ -55,7 +54,7 @@ __all__ = ["OPINFO_OPS", "CATALOG_OPINFO", "DEFAULT_SAMPLES", "OpInfoUnavailable
 DEFAULT_SAMPLES = 1
 SAMPLES_ENV = "INTEROP_OPINFO_SAMPLES"
 #: dtypes beyond float32 (Aidge's CPU backend registers kernels of these types)
-EXTRA_DTYPES = ("float64", "float16", "int64")
+from ..env import OPINFO_EXTRA_DTYPES as EXTRA_DTYPES  # noqa: E402  (declared with INTEROP_OPINFO_DTYPES)
 DTYPES_ENV = "INTEROP_OPINFO_DTYPES"
 SHARD_ENV = "INTEROP_OPINFO_SHARD"
 _SEED = 0
@@ -116,9 +115,9 @@ def _full_name(op) -> str:
 
 def sample_cap() -> int | None:
     """Samples per entry: :data:`DEFAULT_SAMPLES`, ``$INTEROP_OPINFO_SAMPLES`` (None: all)."""
-    from ..env import env_sample_cap
+    from ..env import read
 
-    return env_sample_cap(SAMPLES_ENV, DEFAULT_SAMPLES)
+    return read(SAMPLES_ENV, default=DEFAULT_SAMPLES)
 
 
 def shard() -> tuple[int, int] | None:
@@ -141,15 +140,9 @@ def in_shard(case_id: str, selected: tuple[int, int] | None) -> bool:
 def entry_dtypes(name: str) -> tuple[str, ...]:
     """The dtypes whose cases entry ``name`` gets (before torch's support is checked): see
     the module docstring (``$INTEROP_OPINFO_DTYPES``: unset, ``all`` or a comma list)."""
-    raw = os.environ.get(DTYPES_ENV, "").strip().lower()
-    if raw == "all":
-        return ("float32", *EXTRA_DTYPES)
-    if raw:
-        names = tuple(d.strip() for d in raw.split(",") if d.strip())
-        bad = [d for d in names if d not in ("float32", *EXTRA_DTYPES)]
-        if bad:
-            raise ValueError(f"environment variable {DTYPES_ENV}={raw!r}: unknown dtype(s) {bad}; expected "
-                             f"'all' or a comma list of {('float32', *EXTRA_DTYPES)}")
+    from ..env import read
+
+    if names := read(DTYPES_ENV):  # all, or a comma list of known dtypes (else a ValueError naming it)
         return names
     covered = {n for names in CATALOG_OPINFO.values() for n in names}
     return ("float32", *EXTRA_DTYPES) if name in covered else ("float32",)

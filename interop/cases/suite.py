@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterator
 import torch
 
 from ..bridge import generic_nodes
-from ..env import env_flag, env_number
+from ..env import read as read_env
 from ..errors import InteropError
 from .case import Case
 from .config import ConfigError, OperatorConfig, build_cases
@@ -47,10 +47,10 @@ __all__ = [
 ]
 
 #: seconds one isolated case may run before it is killed (a hang is a crash finding)
-CASE_TIMEOUT_S = env_number("INTEROP_CASE_TIMEOUT", 120.0, positive=True)
+CASE_TIMEOUT_S = read_env("INTEROP_CASE_TIMEOUT")
 #: run each case in a forked child (``INTEROP_ISOLATE=0`` runs in-process, e.g. under pdb;
 #: a crash then takes the worker down)
-ISOLATE = env_flag("INTEROP_ISOLATE", True)
+ISOLATE = read_env("INTEROP_ISOLATE")
 #: the SGD learning rate of both sides (ModelTester's default)
 LEARNING_RATE = 0.01
 

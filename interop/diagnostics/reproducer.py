@@ -71,14 +71,9 @@ _FRESH = ("import runpy, sys\n"
 
 
 def max_bundle_bytes() -> int:
-    raw = os.environ.get(MAX_MB_ENV, "").strip()
-    try:
-        value = float(raw) if raw else DEFAULT_MAX_MB
-    except ValueError:
-        raise ValueError(f"${MAX_MB_ENV}={raw!r}: expected a size in MB") from None
-    if not 0 < value < 1e6:
-        raise ValueError(f"${MAX_MB_ENV}={raw!r}: expected a size in MB between 0 and 1e6")
-    return int(value * 1e6)
+    from ..env import read
+
+    return read(MAX_MB_ENV)  # bytes; declared in interop.env.VARIABLES (default DEFAULT_MAX_MB)
 
 
 def _c_order(array):

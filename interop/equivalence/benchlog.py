@@ -19,7 +19,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..env import env_dir
+from ..env import read as read_env
 
 __all__ = ["RESULTS_ENV", "resolve_log_path", "append_jsonl", "start_session", "finish_session", "session_complete",
            "keep_partial", "publish_session", "SESSION_FILES"]
@@ -38,7 +38,7 @@ def resolve_log_path(log_file: str | os.PathLike | None, log_dir: str | os.PathL
     path = Path(log_file)
     if path.is_absolute():
         return path
-    base = log_dir or env_dir(RESULTS_ENV)
+    base = log_dir or read_env(RESULTS_ENV)
     return Path(base) / path if base else None
 
 

@@ -43,7 +43,7 @@ from typing import Any
 
 import pytest
 
-from ..env import env_dir
+from ..env import read as read_env
 from . import shard as _shard
 from ..reading import UnsafeInputError, confined
 from .model import checked, written
@@ -75,9 +75,9 @@ REPRODUCERS_ENV = "INTEROP_REPRODUCERS"
 def reproducers_on() -> bool:
     """Whether failing cases leave reproducer bundles (``$INTEROP_REPRODUCERS``; ``nox -s report``
     turns it on, a plain session leaves it off: each bundle costs a few seconds)."""
-    from ..env import env_flag
+    from ..env import read
 
-    return env_flag(REPRODUCERS_ENV, False)
+    return read(REPRODUCERS_ENV)
 
 
 def nested() -> bool:
@@ -115,9 +115,7 @@ def records_directory(config: pytest.Config) -> Path | None:
         # started from inside another session's test (pytester): the variables below are the
         # outer session's, and its records are not this session's to write
         return None
-    if os.environ.get(RECORDS_ENV):
-        return Path(os.environ[RECORDS_ENV])
-    return env_dir("INTEROP_RESULTS_DIR")  # a file there: a ValueError naming the variable
+    return read_env(RECORDS_ENV) or read_env("INTEROP_RESULTS_DIR")  # a file there: a ValueError naming the variable
 
 
 def config_backend(config: pytest.Config) -> str:
@@ -254,7 +252,7 @@ class RecordsPlugin:
         self.shard_text = f"{shard[0]}/{shard[1]}" if shard else None
         #: $INTEROP_SHARD_DURATIONS of a top-level session: its shards balanced by duration (records.shard)
         self.shard_durations = (workerinput.get(_DURATIONS_KEY) if workerinput is not None
-                                else None if nested() else os.environ.get(_shard.DURATIONS_ENV)) or None
+                                else None if nested() else str(read_env(_shard.DURATIONS_ENV) or "")) or None
         try:  # read here, in pytest_configure: a bad file is one usage error, not an INTERNALERROR per worker
             self.shard_rule = _shard.shard_rule(shard[1], self.shard_durations) if shard else None
         except ValueError as exc:

@@ -39,7 +39,7 @@ import zlib
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
-from ..env import SHARD_ENV, env_shard, parse_k_of_n
+from ..env import SHARD_ENV, parse_k_of_n, read as env_shard
 
 __all__ = ["SHARD_ENV", "OPINFO_SHARD_ENV", "DURATIONS_ENV", "HASHES", "shard_from_env", "opinfo_shard", "shard_of",
            "in_shard", "parse_shard", "balanced_plan", "load_durations", "durations_of_runs", "shard_rule", "plan_totals"]

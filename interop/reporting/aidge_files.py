@@ -13,7 +13,6 @@ imports torch, Aidge or aidge_benchmark (the package folder is found without imp
 from __future__ import annotations
 
 import importlib.util
-import os
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -29,8 +28,10 @@ def _known_stems() -> set[str]:
     spec = importlib.util.find_spec("aidge_benchmark")
     if spec is not None and spec.submodule_search_locations:
         folders += [Path(p) / "operations_config" for p in spec.submodule_search_locations]
-    if os.environ.get("INTEROP_AIDGE_CONFIGS"):
-        folders.append(Path(os.environ["INTEROP_AIDGE_CONFIGS"]))
+    from ..env import read
+
+    if (chosen := read("INTEROP_AIDGE_CONFIGS")) is not None:
+        folders.append(chosen)
     return {p.stem for folder in folders if folder.is_dir() for p in folder.glob("*.json")}
 
 

@@ -39,7 +39,9 @@ def backend_of(pytest_args: Sequence[str], env: Mapping[str, str]) -> str:
             return arg.split("=", 1)[1].strip().lower()
         if arg == "--backend" and i + 1 < len(args):
             return args[i + 1].strip().lower()
-    return (env.get("INTEROP_BACKEND") or "cpu").strip().lower() or "cpu"
+    from ..env import read
+
+    return read("INTEROP_BACKEND", env)
 
 
 def _run_backend(meta: dict[str, Any]) -> str:

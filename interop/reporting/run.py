@@ -84,9 +84,7 @@ import sys
 import time
 from pathlib import Path
 
-from ..backends import BACKENDS
-from ..env import env_choice, env_flag
-from ..exporters import EXPORTER_CHOICES, EXPORTER_ENV
+from ..env import check as check_variables, read as read_env
 from .asv_results import load_asv_ratios
 from .ledger import ledger_summary, write_ledger
 from .backends import backend_matrix, backend_of, latest_runs, load_runs
@@ -520,7 +518,7 @@ def _timing_pass(run_dir: Path, env: dict[str, str], cwd: Path, backend: str | N
     bench = run_dir / "benchmarks.jsonl"
     if not (_run_file(bench, run_dir, []) or "").strip():
         return None, False
-    if not env_flag("INTEROP_TIMING_PASS", True, env):
+    if not read_env("INTEROP_TIMING_PASS", env):
         return "timing pass: off (INTEROP_TIMING_PASS=0): the run's in-test figures only", False
     if backend not in (None, "cpu", "cuda"):
         return f"timing pass: not run (backend {backend})", False
@@ -936,30 +934,13 @@ def _merge_main(sources: list[str], results: Path, cwd: Path) -> int:
     return status
 
 
-#: the switches of the environment that decide a run, read by this runner or by the plugin of its pytest
-#: (checked by :func:`check_environment` before anything is written or started)
-RUN_FLAGS = ("INTEROP_TIMING_PASS", "INTEROP_REPRODUCERS")
-
-
 def check_environment(args: list[str], env: dict[str, str] | None = None) -> list[str]:
-    """One line per environment value that decides the run and is no value (``INTEROP_TIMING_PASS=banana``
-    used to let the tests run for an hour and end in a ValueError traceback without a report): each names
-    the variable and its value. Read with :mod:`interop.env`'s own readers, before pytest starts.
-    ``INTEROP_BACKEND`` / ``INTEROP_EXPORTER`` are checked only where ``args`` give no ``--backend`` /
-    ``--exporter`` (pytest checks those; it checks no default)."""
-    env = dict(os.environ) if env is None else env
-    problems = []
-    checks = [(lambda name=name: env_flag(name, True, env)) for name in RUN_FLAGS]
-    for option, name, choices in (("--backend", "INTEROP_BACKEND", BACKENDS),
-                                  ("--exporter", EXPORTER_ENV, EXPORTER_CHOICES)):
-        if not any(arg == option or arg.startswith(option + "=") for arg in args):
-            checks.append(lambda name=name, choices=choices: env_choice(name, choices, "", env))
-    for check in checks:
-        try:
-            check()
-        except ValueError as exc:
-            problems.append(str(exc))
-    return problems
+    """One line per ``INTEROP_*`` value that is no value (``INTEROP_TIMING_PASS=banana`` used to let the tests
+    run for an hour and end in a ValueError traceback without a report; ``INTEROP_CASE_TIMEOUT=abc`` broke
+    every module's collection): each names the variable and its value. Every variable is read through its
+    one declaration (:data:`interop.env.VARIABLES`), before pytest starts; one whose pytest option ``args``
+    give (``--backend``, ``--exporter``, ``--shard``...) is not read (pytest checks the option)."""
+    return check_variables(args, dict(os.environ) if env is None else env)
 
 
 #: results/runs above this many bytes is said in a warning line at the end of every run (a default run is
@@ -1139,19 +1120,33 @@ def _run_watched(args, cwd, results, run_dir, env, meta, supervisor: Supervisor)
             sys.stdout.write(said + "\n")
             sys.stdout.flush()
         stopped = supervisor.stopped_by if supervisor.stopped_by != "Ctrl-C" else None
+    quiet = not (interrupted or pass_stopped or stopped)  # no stop signal seen so far
     interrupted = interrupted or pass_stopped
     history: list[dict] = []
     try:
         with supervisor.interruptible():
+            # from here a stop signal raises Stopped. One that came after pytest ended and before here (the
+            # moment pytest.txt appears, the timing pass's end) was only recorded by the handler: the run is
+            # stopped all the same (it used to be written complete, latest and a history line, and exit 3)
+            late = supervisor.stopped_by if quiet else None
             in_the_way = _clear_the_way(run_dir)
             status, text, report = _analyse(
                 run_dir, commit, results / "asv", backend=backend, results=results,
-                stopped=stopped or ("Ctrl-C during the timing pass" if pass_stopped else None), pytest_killed=killed,
+                stopped=stopped or ("Ctrl-C during the timing pass" if pass_stopped else None)
+                or (f"{late} after pytest ended" if late else None), pytest_killed=killed,
                 history=history, interrupted=interrupted and not pass_stopped, pytest_exit=code,
                 problems=in_the_way)
     except KeyboardInterrupt as exc:  # Stopped, or a Ctrl-C where no handler could be installed: the
         # analysis cut short, a report all the same, marked incomplete, naming the signal
         status, text, report = 3, _analysis_stopped(run_dir, exc.name if isinstance(exc, Stopped) else "Ctrl-C"), None
+        history.clear()
+    # the run's one decision, made once, from every stop signal received up to this line: one that came after
+    # the analysis ended (its report then reads complete) stops the run too; from here on a signal changes
+    # nothing the run says (run.json, the history, latest and the exit status all follow this decision)
+    stopped_by = supervisor.stopped_by
+    if stopped_by and status == 0:
+        status, report = 3, None
+        text = _analysis_stopped(run_dir, stopped_by, when="after the analysis, before the run was committed")
         history.clear()
     complete = status == 0
     if complete:
@@ -1162,8 +1157,8 @@ def _run_watched(args, cwd, results, run_dir, env, meta, supervisor: Supervisor)
         ended = "; ".join(line.strip()[2:].strip() for line in text.splitlines() if line.startswith("  ⚠️"))
     write_atomically(run_dir / "run.json", json.dumps({
         "run": run_dir.name, "commit": commit, "started": meta["started"], "pytest_args": args, "backend": backend,
-        "pytest_exit": code, "interrupted": interrupted or supervisor.stopped_by == "Ctrl-C",
-        "stopped_by": supervisor.stopped_by if supervisor.stopped_by != "Ctrl-C" else None, "complete": complete,
+        "pytest_exit": code, "interrupted": interrupted or stopped_by == "Ctrl-C",
+        "stopped_by": stopped_by if stopped_by != "Ctrl-C" else None, "complete": complete,
         **({"ended": ended} if ended else {}),
         "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}, indent=2) + "\n")
     supervisor.watchdog.done()  # run.json is in place: whatever happens next, the run has its report
@@ -1177,15 +1172,13 @@ def _run_watched(args, cwd, results, run_dir, env, meta, supervisor: Supervisor)
     sys.stdout.write(_summary(run_dir, text, report))
     where = f"report of this run: {run_dir / 'report.txt'}"
     sys.stdout.write(f"\n{where}" + ("" if complete else " (INCOMPLETE: results/latest not updated)") + "\n")
-    if supervisor.stopped_by and status == 0:
-        return 3
     status, said = exit_status(status, report)
     if said:
         sys.stdout.write(said + "\n")
     return status
 
 
-def _analysis_stopped(run_dir: Path, name: str) -> str:
+def _analysis_stopped(run_dir: Path, name: str, when: str = "during the analysis") -> str:
     """The report of a run whose analysis a stop signal cut short: marked incomplete, the signal
     named, pytest's own last lines (its totals); the analysis's report.json, when it was written
     before the signal, is removed (it would read as the run's)."""
@@ -1193,7 +1186,7 @@ def _analysis_stopped(run_dir: Path, name: str) -> str:
         os.unlink(run_dir / "report.json")
     _remove_partials([run_dir])
     text = _fault_report(run_dir, "pytest.txt and records.jsonl are in place: the report of what ran is pytest's "
-                         "summary below", [f"{name} during the analysis: the report was not finished"],
+                         "summary below", [f"{name} {when}: the report was not finished"],
                          headline="the analysis was stopped, do not read this as a clean run")
     write_atomically(run_dir / "report.txt", text)
     return text

@@ -61,15 +61,17 @@ def _incomplete(run: Path) -> tuple[str, dict]:
     return text, meta
 
 
-def test_a_malformed_shard_variable_is_named_in_the_report(tmp_path):
-    # before: exit 2 with only "no pytest output found"; the variable's own error never shown
+def test_a_malformed_shard_option_is_named_in_the_report(tmp_path):
+    # before: exit 2 with only "no pytest output found"; the option's own error never shown. (The
+    # variable, INTEROP_SHARD=banana, is refused before pytest starts: test_run_environment.py)
     project = _project(tmp_path)
-    proc = _start(project, _env(INTEROP_SHARD="banana"))
+    proc = subprocess.Popen([sys.executable, "-m", "interop.reporting.run", "test_sample.py", "--shard=banana"],
+                            cwd=project, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 2, (out, err)
     text, meta = _incomplete(_only_run(project))
-    assert "INTEROP_SHARD='banana'" in text and "exit status 4 (usage error)" in text
-    assert "INTEROP_SHARD='banana'" in out  # the terminal shows it too
+    assert "--shard='banana'" in text and "exit status 4 (usage error)" in text
+    assert "--shard='banana'" in out  # the terminal shows it too
     assert "exit status 4" in meta["ended"] and meta["pytest_exit"] == 4
 
 

@@ -174,3 +174,98 @@ def test_a_runs_folder_above_its_bound_is_a_warning_naming_its_size(tmp_path):
     _fake_run(results, "20261202T000000000000Z-abc-2", complete=True, size=9000)
     said = runs_size_warning(results, bound=10_000)
     assert said and "warning" in said and str(results / "runs") in said and "--prune" in said
+
+
+# ---------------------------------------------------------------------------------------
+# every INTEROP_* variable: one declaration (interop.env.VARIABLES), checked before anything runs
+# ---------------------------------------------------------------------------------------
+#: a value each declared variable refuses ("{file}": a regular file, "{missing}": a path to nothing)
+BAD_VALUES = {
+    "INTEROP_BACKEND": "banana", "INTEROP_EXPORTER": "onnxruntime", "INTEROP_TORCH_DEVICE": "gpu",
+    "INTEROP_AIDGE_CONFIGS": "{missing}", "INTEROP_SHARD": "4/3", "INTEROP_RECORDS_DIR": "{file}",
+    "INTEROP_RESULTS_DIR": "{file}", "INTEROP_RECORDS_SESSION": "two words", "INTEROP_OPINFO_SHARD": "0/2",
+    "INTEROP_OPINFO_SAMPLES": "many", "INTEROP_OPINFO_DTYPES": "bfloat16", "INTEROP_MODULEINFO_SAMPLES": "0",
+    "INTEROP_SEED": "abc", "INTEROP_CASE_TIMEOUT": "nan", "INTEROP_CASE_MEMORY": "3",
+    "INTEROP_ISOLATE": "ture", "INTEROP_FORWARD_ONLY_CASES": "maybe", "INTEROP_AIDGE_CASE_TIMEOUT": "-5",
+    "INTEROP_AIDGE_NEGATIVE_TIMEOUT": "inf", "INTEROP_AIDGE_FULL_SIZE": "2", "INTEROP_AIDGE_ELEMENT_BUDGET": "1.5",
+    "INTEROP_AIDGE_RELEASE": "banana", "INTEROP_TIMING_PASS": "banana", "INTEROP_REPRODUCERS": "maybe",
+    "INTEROP_REPRO_MAX_MB": "0", "INTEROP_EXPORT_DFORMAT": "nchw", "INTEROP_EXPORT_CACHE": "{file}",
+    "INTEROP_OPENMP_POLICY": "kepp", "INTEROP_BENCH_CASES": ",", "INTEROP_ONNX_GROUPS": "node,nodes",
+}
+#: paths whose content their reader checks where it is used, one line naming them (not here: a unit-test
+#: session needs none of them): test_issue44_table_errors (the table, the configuration folder) and
+#: test_issue48_shards (the durations)
+CHECKED_WHERE_READ = {"INTEROP_CONFIG_DIR", "INTEROP_EXPECTED_FAILURES", "INTEROP_SHARD_DURATIONS"}
+
+
+def _read_in_source() -> set[str]:
+    import re
+
+    names = set()
+    for path in [*(ROOT / "interop").rglob("*.py"), ROOT / "tests" / "conftest.py"]:
+        names |= set(re.findall(r"INTEROP_[A-Z0-9_]*[A-Z0-9]", path.read_text(encoding="utf-8")))
+    return names
+
+
+def test_every_variable_the_package_names_is_declared_once():
+    from interop.env import VARIABLES
+
+    assert _read_in_source() <= set(VARIABLES), sorted(_read_in_source() - set(VARIABLES))
+    assert set(VARIABLES) == set(BAD_VALUES) | CHECKED_WHERE_READ
+    for variable in VARIABLES.values():
+        assert variable.meaning and callable(variable.parse)
+
+
+def _bad(name: str, tmp_path: Path) -> str:
+    a_file = tmp_path / "a-file"
+    a_file.write_text("not a folder\n")
+    return BAD_VALUES[name].format(file=a_file, missing=tmp_path / "nowhere")
+
+
+@pytest.mark.parametrize("name", sorted(BAD_VALUES))
+def test_a_bad_value_of_any_variable_stops_plain_pytest_before_anything_runs(tmp_path, name):
+    # before: INTEROP_CASE_TIMEOUT=nan broke every module's collection with a traceback, INTEROP_SEED=abc or
+    # INTEROP_CASE_MEMORY=3 failed every case, INTEROP_ISOLATE=ture ran the cases, and the conftest had made
+    # its staging folder under results/ first
+    value = _bad(name, tmp_path)
+    project = tmp_path / "project"
+    tests = project / "tests"
+    tests.mkdir(parents=True)
+    (tests / "conftest.py").write_text((ROOT / "tests" / "conftest.py").read_text())
+    ran = project / "ran"
+    (tests / "test_tiny.py").write_text(f"def test_one():\n    open({str(ran)!r}, 'w').close()\n")
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "tests/test_tiny.py"],
+                          cwd=project, env=_env(**{name: value}), capture_output=True, text=True, timeout=300)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 4, out  # pytest's usage error
+    assert "Traceback" not in out and "INTERNALERROR" not in out, out
+    errors = [line for line in out.splitlines() if line.strip()]
+    assert len(errors) == 1 and errors[0].startswith("ERROR: ") and f"{name}={value!r}" in errors[0], out
+    assert not ran.exists()  # no case ran
+    assert sorted(p.name for p in project.iterdir()) == ["tests"]  # nothing written (no results/)
+
+
+@pytest.mark.parametrize("name", sorted(BAD_VALUES))
+def test_a_bad_value_of_any_variable_stops_a_findings_run_before_pytest(tmp_path, name):
+    from interop.reporting.run import check_environment
+
+    value = _bad(name, tmp_path)
+    assert check_environment([], {name: value}) == [check_environment([], {name: value})[0]]
+    assert f"environment variable {name}={value!r}: " in check_environment([], {name: value})[0]
+
+
+def test_a_findings_run_with_a_bad_seed_is_one_line_exit_2_nothing_written(tmp_path):
+    proc, results = _report_run(tmp_path, INTEROP_SEED="abc", INTEROP_CASE_MEMORY="3")
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 2 and "INTEROP_SEED='abc'" in lines[0] and "INTEROP_CASE_MEMORY='3'" in lines[1]
+    assert not results.exists()
+
+
+def test_an_option_on_the_command_line_decides_in_place_of_its_variable(tmp_path):
+    from interop.env import check
+
+    assert check(["--shard=1/2"], {"INTEROP_SHARD": "4/3"}) == []
+    assert check(["--torch-device", "cpu"], {"INTEROP_TORCH_DEVICE": "gpu"}) == []
+    assert check([], {"INTEROP_SHARD": "4/3"}) == ["environment variable INTEROP_SHARD='4/3': expected K/N with "
+                                                   "1 <= K <= N (e.g. 2/4)"]
