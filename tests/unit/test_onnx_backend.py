@@ -134,3 +134,25 @@ def test_the_tolerance_is_onnx_s_own_never_tighter_than_the_oracle_s():
     assert tol.rtol == max(test.rtol, d_rtol) and tol.atol == max(test.atol, d_atol)
     exact = oc.case_tolerance(test, np.int64)
     assert (exact.rtol, exact.atol) == (0.0, 0.0)  # integers compared exactly whatever onnx's tolerance
+
+
+def test_onnx_s_own_runner_takes_the_backend():
+    """onnx.backend.test.BackendTest, onnx's runner, drives AidgeBackend as it is: a passing node test
+    passes, Aidge's Dropout in inference (its output should be its input) fails there too."""
+    import unittest
+    import warnings
+
+    from onnx.backend.test import BackendTest
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # onnx's case generators warn on purpose (overflowing casts)
+        runner = BackendTest(AidgeBackend, __name__)
+    runner.include(r"^test_(relu|dropout_default)_cpu$")
+    tests = list(unittest.defaultTestLoader.loadTestsFromTestCase(runner.tests))  # include/exclude applied
+    ids = [t.id().rsplit(".", 1)[-1] for t in tests]
+    result = unittest.TestResult()
+    unittest.TestSuite(tests).run(result)
+    ran = set(ids) - {t.id().rsplit(".", 1)[-1] for t, _ in result.skipped}  # onnx skips what no include matches
+    failed = {t.id().rsplit(".", 1)[-1] for t, _ in result.failures + result.errors}
+    assert ran == {"test_relu_cpu", "test_dropout_default_cpu"}, ran
+    assert failed == {"test_dropout_default_cpu"}
