@@ -271,17 +271,20 @@ def _check(module, tensors, backward: bool, backend: str, tolerance: Any, name: 
     # check and the refusal of known Aidge defects would stop what it measures
     with checks_deferred():
         aidge = wrap(module, example_inputs=[x.detach() for x in tensors], backend=backend, exporter=exporter)
+    rounding: list[str] = []  # what differed by float32 rounding only, kept when a later step fails
     try:
         with checks_deferred():
-            result = _check_wrapped(module, aidge, tensors, backward, tolerance, name, parameter_grads and backward)
+            result = _check_wrapped(module, aidge, tensors, backward, tolerance, name, parameter_grads and backward,
+                                    rounding=rounding)
     except BaseException as exc:
         exc.export_route = aidge.exporter
+        exc.precision_notes = tuple(rounding)  # the verdict of the failure says them too (verdict_from)
         raise
     return {**result, "exporter": aidge.exporter}
 
 
 def _check_wrapped(module, aidge, tensors, backward: bool, tolerance: Any, name: str,
-                   parameter_grads: bool = False) -> dict:
+                   parameter_grads: bool = False, rounding: list[str] | None = None) -> dict:
     import torch
     from torch.utils import _pytree as pytree
 
@@ -303,7 +306,7 @@ def _check_wrapped(module, aidge, tensors, backward: bool, tolerance: Any, name:
         second = [x.detach() for x in tensors]
     calls = [tensors, second]
     torch_out = aidge_out = inputs = None
-    rounding: list[str] = []  # what differed by float32 rounding only (attribution precision)
+    rounding = [] if rounding is None else rounding  # what differed by float32 rounding only (attribution precision)
     for call, inputs in enumerate(calls[:CALLS], 1):
         t_in, a_in = _fresh(inputs, mask), _fresh(inputs, mask)
         try:
@@ -621,7 +624,9 @@ def verdict_from(exc: BaseException) -> Verdict:
     text = str(exc)
     first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
     verdict = _verdict_of_failure(exc, text, first)
-    return dataclasses.replace(verdict, exporter=getattr(exc, "export_route", None))
+    notes = getattr(exc, "precision_notes", None)
+    return dataclasses.replace(verdict, exporter=getattr(exc, "export_route", None),
+                               precision=tuple(notes) if isinstance(notes, (tuple, list)) else ())
 
 
 def _verdict_of_failure(exc, text: str, first: str) -> Verdict:

@@ -104,3 +104,14 @@ def test_model_tester_names_who_is_to_blame():
         tester.unit_test([x], None)
     assert info.value.attribution == "aidge", str(info.value)
     assert "attribution: aidge (onnxruntime on the same ONNX model agrees with torch" in str(info.value)
+
+
+@pytest.mark.parametrize("isolate", [False, True])
+def test_a_failing_verdict_keeps_the_precision_it_found_before(isolate):
+    """The forward differs by float32 rounding only, then the backward fails (BatchNorm2D has no
+    backward on cpu): the verdict names the blocker and still says the forward was rounding
+    (before 2026-12-07 its ``precision`` was empty whenever a later step failed)."""
+    model, x = _stack()
+    verdict = interop.verify(model, x, exporter="torchscript", isolate=isolate)
+    assert verdict.category == "backward_not_implemented", verdict
+    assert verdict.precision and "float32 rounding only" in verdict.precision[0], verdict
