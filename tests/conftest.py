@@ -35,7 +35,9 @@ def pytest_configure(config):
     # else this session writes into a staging directory of its own (xdist workers, started after
     # this hook, inherit the variable) whose files replace results/'s when it ends: one session
     # per file, never appended to the previous session's.
-    if not os.environ.get("INTEROP_RESULTS_DIR") and not hasattr(config, "workerinput"):
+    from interop.env import read as read_env  # every INTEROP_* value was checked before this (the plugin)
+
+    if read_env("INTEROP_RESULTS_DIR") is None and not hasattr(config, "workerinput"):
         from interop.equivalence.benchlog import start_session
 
         staging = start_session(RESULTS_DIR)

@@ -62,12 +62,14 @@ Exit status (``python -m interop.reporting.run --help`` prints it; the same for 
   expected failure passed (:data:`UNEXPECTED`, counted as ``ci/gate.py`` counts them; the report
   lists each). The run is complete all the same: ``results/latest`` and the history are updated;
 - 3: the run is incomplete (interrupted, stopped by a signal, a process died, tests without a
-  result, records that disagree with pytest's summary), whatever the tests' outcomes;
+  result, records that disagree with pytest's summary), whatever the tests' outcomes. A stop signal
+  received at any moment up to the run's one decision (just before ``run.json``) makes it so, the
+  moment pytest ends and the end of the analysis included; from that decision on, ``run.json``, the
+  history, ``results/latest`` and the exit status say the same, whatever signal comes later;
 - 2: nothing could be read (pytest ended before any result: its report says why), the results
-  folder could not be written, or ``--merge`` refused its sources; or an environment value that decides
-  the run is no value (``INTEROP_TIMING_PASS``, ``INTEROP_REPRODUCERS``, ``INTEROP_BACKEND``,
-  ``INTEROP_EXPORTER``: :func:`check_environment`): one line each naming it, before pytest starts, nothing
-  written.
+  folder could not be written, or ``--merge`` refused its sources; or an ``INTEROP_*`` variable is no
+  value (every one, through its declaration in :data:`interop.env.VARIABLES`: :func:`check_environment`):
+  one line each naming it and its value, before pytest starts, nothing written.
 """
 from __future__ import annotations
 
