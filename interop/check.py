@@ -24,7 +24,7 @@ answers "what stops this model in Aidge?" with every blocker it can find in one 
 Each :class:`Blocker` names its phase, Aidge's operator (the ONNX op for an import gap), the
 node, Aidge's own words, where it showed (``model``, a leaf's path) and, for a finding
 attributed to Aidge, the defect's id and title as the ledger gives them
-(:func:`interop.reporting.ledger.identify`: the registry's entry, else the proposed one) for the
+(:func:`interop.registry.identify.identify`: the registry's entry, else the proposed one) for the
 record a findings run writes for that failure (:func:`ledger_record`: the check run again under
 the reproducer capture, the failure's fields and the reproducer's, the first diverging node
 included); a ledger file given, its title for that id. A difference verify attributes to float32 rounding (``precision``) is a note, not a blocker.
@@ -466,7 +466,8 @@ def _ledger_id(b: Blocker, source: tuple | None, backward: bool, timeout: float 
     import tempfile
 
     from .equivalence.isolation import run_isolated
-    from .reporting.ledger import identify, is_aidge_finding, signature_of
+    from .registry.identify import identify, signature_of
+    from .reporting.ledger import is_aidge_finding
 
     if b.attribution not in (None, "aidge", "unknown") or not b.category:
         return None, f"attributed to {b.attribution}: no Aidge defect"
@@ -498,7 +499,7 @@ def _ledger_id(b: Blocker, source: tuple | None, backward: bool, timeout: float 
 
 
 def _named(b: Blocker, ident: dict) -> str:
-    """The id of the ledger's answer (:func:`interop.reporting.ledger.identify`), its title kept."""
+    """The id of the ledger's answer (:func:`interop.registry.identify.identify`), its title kept."""
     b.known = ident["title"]
     return ident["id"]
 
@@ -507,7 +508,8 @@ def _verdict_id(b: Blocker) -> str | None:
     """The id of the record the verdict alone gives (category, message, phase, operator): no
     reproducer, so it may differ from the ledger's where the ledger reads the reproducer (a
     value mismatch's first diverging node)."""
-    from .reporting.ledger import identify, is_aidge_finding
+    from .registry.identify import identify
+    from .reporting.ledger import is_aidge_finding
 
     record = {"category": b.category, "error": b.message, "phase": b.phase, "backend": "cpu",
               "aidge_operator": b.operator if b.operator_from == "verdict" else None, "outcome": "failed",

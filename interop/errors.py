@@ -135,6 +135,19 @@ class AidgeError(InteropError, RuntimeError):
         return aidge_category(self.phase, self.aidge_message,
                               not_implemented=isinstance(self, AidgeNotImplementedError))
 
+    @property
+    def defect(self) -> dict | None:
+        """Which known Aidge defect this is, as ``verify``, ``check``, the records and the ledger
+        name it (:func:`interop.registry.identify.identify`: ``{"id", "title", "component",
+        "evidence", "registered"}``); None when the graph Aidge was given is at fault."""
+        if self.attribution == "export":
+            return None
+        from .registry.identify import identify
+
+        return identify({"category": self.category, "phase": self.phase,
+                         "error": (str(self.aidge_message).strip().splitlines() or [""])[0],
+                         "aidge_operator": self.operator})
+
 
 class AidgeNotImplementedError(AidgeError, NotImplementedError):
     """Aidge has no implementation of an operator for this phase/backend."""
@@ -272,4 +285,20 @@ def aidge_error_from(exc: BaseException, phase: str, *, node: str | None = None,
         cls = AidgeNotImplementedError
     else:
         cls = AidgeError
-    return cls(phase, message, operator=op, node=node)
+    error = cls(phase, message, operator=op, node=node)
+    known = _known_defect(error)
+    if known is not None:  # what the traceback says under Aidge's words: the registry's id and title
+        error.add_note(f"{KNOWN_DEFECT_NOTE} {known['id']}: {known['title']} (component {known['component']})")
+    return error
+
+
+#: the note an AidgeError carries when the registry knows its defect (dropped if the export is at fault)
+KNOWN_DEFECT_NOTE = "known Aidge defect"
+
+
+def _known_defect(error: AidgeError) -> dict | None:
+    try:
+        found = error.defect
+    except Exception:  # noqa: BLE001 - a registry that cannot be read costs the note, never the error
+        return None
+    return found if found and found.get("registered") else None

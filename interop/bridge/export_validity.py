@@ -43,6 +43,11 @@ def blame_invalid_export(exc: BaseException, exported: Any) -> BaseException:
     if isinstance(exc, AidgeError) and exc.attribution is None and exported is not None:
         refusal = export_refusal(exported)
         if refusal:
+            from ..errors import KNOWN_DEFECT_NOTE
+
             exc.attribution = "export"
             exc.attribution_reason = f"the exported graph is invalid, so Aidge is not blamed: {refusal}"
+            notes = getattr(exc, "__notes__", None)
+            if notes:
+                notes[:] = [n for n in notes if not n.startswith(KNOWN_DEFECT_NOTE)]
     return exc

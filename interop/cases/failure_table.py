@@ -123,7 +123,7 @@ def detected_by(category: str, quote: str) -> str | None:
     return "process supervisor" if category == "hang" else None
 
 
-#: a defect id of the ledger (interop.reporting.ledger.defect_id)
+#: a defect id of the ledger (interop.registry.identify.defect_id)
 DEFECT_ID = re.compile(r"D-[0-9a-f]{8}")
 SAMPLE_HASH = re.compile(r"_[0-9a-f]{8}(?:_(?:float16|float64|int64|bool))?$")
 

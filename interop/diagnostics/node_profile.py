@@ -793,7 +793,7 @@ def slow_signature(entry: dict[str, Any]) -> dict[str, Any]:
 
 def slow_id(entry: dict[str, Any]) -> str:
     """The ledger id (``D-xxxxxxxx``) of a :func:`slow_nodes` entry: the hash of its signature, as
-    :func:`interop.reporting.ledger.defect_id` hashes every defect's (a test holds them equal)."""
+    :func:`interop.registry.identify.defect_id` hashes every defect's (a test holds them equal)."""
     import hashlib
 
     return "D-" + hashlib.sha1(json.dumps(slow_signature(entry), sort_keys=True).encode()).hexdigest()[:8]

@@ -92,8 +92,22 @@ class Verdict:
     def passed(self) -> bool:
         return self.outcome == "pass"
 
+    @property
+    def defect(self) -> dict | None:
+        """Which known Aidge defect this failure is, as ``check``, the records and the ledger name
+        it (:func:`interop.registry.identify.identify`): ``{"id", "title", "component", "evidence",
+        "registered"}``; None for a pass or a failure not blamed on Aidge."""
+        if self.passed or self.attribution != "aidge":
+            return None
+        from ..registry.identify import identify
+
+        first = (self.message.strip().splitlines() or [""])[0]
+        return identify({"category": self.category, "phase": self.phase, "error": first,
+                         "aidge_operator": self.operator})
+
     def __str__(self) -> str:
-        return self.summary
+        found = self.defect
+        return self.summary if found is None else f"{self.summary} [{found['id']}: {found['title']}]"
 
 
 # --------------------------------------------------------------------------------------

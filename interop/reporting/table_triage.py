@@ -42,7 +42,8 @@ from ..cases import failure_table as ft
 from ..cases.case import PHASES, normalized_label  # normalized_label: the one normalisation of labels
 from ..cases.expected_failures import disagreements, expected_failure, quotes_failure
 from ..records.store import RunRecords, load_run, write_atomically
-from .ledger import identify, identify_row, is_aidge_finding, signature_of
+from ..registry.identify import identify, identify_row, signature_of
+from .ledger import is_aidge_finding
 from ..records.sources import with_imported_fields  # the one importer of records without case fields
 from .triage import quote_of
 
@@ -706,7 +707,7 @@ def apply_proposal(path: str | Path, table_dir: str | Path | None = None) -> lis
 def release_diff(old: str, new: str, table_dir: str | Path | None = None, backend: str | None = "cpu",
                  all_runs: bool = False) -> str:
     """Markdown: the changelog from Aidge ``old`` to ``new`` as defects (:mod:`.ledger`): each row
-    names its defect (a row that names none: the id of its own signature, :func:`.ledger.row_signature`).
+    names its defect (a row that names none: the id of its own signature, :func:`interop.registry.identify.row_signature`).
     A defect is *fixed* when rows of it hold on ``old`` and none on ``new``, *new* when the reverse,
     *changed* when it holds on both but its rows differ (reworded, cases added or gone), and holds
     otherwise. Over the rows of ``backend`` (None: all) and of the default run (``all_runs``: the rows
@@ -790,7 +791,7 @@ _IMPL_REGISTRAR = re.compile(r"OperatorImpl_\w+?INS_(\d+)(\w+)")
 
 def aidge_operator_of(record: dict[str, Any], run_dir: str | Path | None = None) -> str | None:
     """The operator a failure's record blames: the Aidge operator the ledger's signature reads
-    (:func:`.ledger.signature_of`: the first diverging node, the operator Aidge's message names,
+    (:func:`interop.registry.identify.signature_of`: the first diverging node, the operator Aidge's message names,
     the one node of the smallest graph), or the ONNX op of an import gap. For the empty-tensor
     rows (the signature's "any operator on an empty tensor") the node Aidge ran. Where that is the
     ONNX op of a one-node graph, or nothing, and ``run_dir`` holds the case's bundle, the one Aidge

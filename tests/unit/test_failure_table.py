@@ -130,7 +130,7 @@ def test_the_release_diff_lists_defects_fixed_new_and_changed(tmp_path):
 
 
 def test_a_row_without_a_defect_id_is_its_own_signature_s_defect(tmp_path):
-    from interop.reporting.ledger import defect_id, row_signature
+    from interop.registry.identify import defect_id, row_signature
 
     root = _table(tmp_path, [dict(ROW, aidge=">=0.10.1")])
     (root / "0.10.0.post3").mkdir()  # a row of the source on the older release: the source was checked there
@@ -346,7 +346,7 @@ def test_an_error_row_whose_exports_onnxruntime_refuses_is_proposed_as_the_expor
 
 
 def test_the_proposal_speaks_in_defects(run_with_ten_rows_deleted):
-    from interop.reporting.ledger import identify
+    from interop.registry.identify import identify
     from interop.records.store import load_run
 
     run, table, deleted = run_with_ten_rows_deleted

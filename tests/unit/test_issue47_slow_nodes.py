@@ -9,7 +9,8 @@ import json
 import numpy as np
 import pytest
 
-from interop.reporting.ledger import (build_ledger, defect_id, ledger_headline, ledger_summary, read_slow_profile,
+from interop.registry.identify import defect_id
+from interop.reporting.ledger import (build_ledger, ledger_headline, ledger_summary, read_slow_profile,
                                       slow_entries, slow_id, write_ledger)
 from interop.reporting.report_text import _slow_nodes_section
 

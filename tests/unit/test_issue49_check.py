@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from interop.check import Blocker, _leaf_calls, _merge, check, import_gaps, load_factory, parse_shape
-from interop.reporting.ledger import defect_id, signature_of
+from interop.registry.identify import defect_id, signature_of
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -40,7 +40,7 @@ TINY_CNN = textwrap.dedent("""
 """)
 
 # The ledger's ids of the two defects: the same signature gives the same id
-# (interop.reporting.ledger.signature_of / defect_id). A run's record of the Upsample's backward
+# (interop.registry.identify.signature_of / defect_id). A run's record of the Upsample's backward
 # holds Aidge's own message (interop.records.classify.finding_of: the error's aidge_message), whose
 # Slice_Op names the operator: the table's D-a6fd9633 ("Slice has no backward on cpu"). check
 # once computed D-846cf4b7 from the bridge's whole message ("operator Resize"), an id no ledger gave.

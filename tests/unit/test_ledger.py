@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from interop.reporting.ledger import build_ledger, defect_id, signature_of, write_ledger
+from interop.registry.identify import defect_id, signature_of
+from interop.reporting.ledger import build_ledger, write_ledger
 
 
 def _rec(nodeid, source, category, error, *, operator="Slice", phase="forward", outcome="xfailed", **extra):

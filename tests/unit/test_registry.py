@@ -8,7 +8,8 @@ import pytest
 
 from interop import registry
 from interop.registry import RegistryError, component_of
-from interop.reporting.ledger import identify, proposed_entry
+from interop.registry.identify import identify
+from interop.reporting.ledger import proposed_entry
 
 GATHER = "Aidge backward failed (operator Gather, node 'node_Gather_3'): backward() not implemented yet for operator of type Gather"
 
@@ -128,10 +129,30 @@ def test_every_defect_the_table_names_is_in_the_registry():
 
 def test_the_table_s_rows_and_the_ledger_name_one_entry_for_merged_variants():
     from interop.cases import failure_table as ft
-    from interop.reporting.ledger import identify_row
+    from interop.registry.identify import identify_row
 
     merged = [d for d in registry.load() if d.aliases]
     assert merged, "the shipped registry merges some variants"
     d = merged[0]
     rows = [r for r in ft.load_table() if r.defect in (d.id, *d.aliases)]
     assert {identify_row(r)["id"] for r in rows} == {d.id}
+
+
+def test_verify_and_wrap_name_the_registry_s_id_and_title():
+    """Issue 58 item 3: verify's verdict and wrap's error say the id and title ``check``, the records
+    and the ledger give (before 2026-12-07 neither named a defect)."""
+    import torch
+
+    import interop
+    from interop.errors import AidgeNotImplementedError
+
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.AdaptiveAvgPool2d(1)).eval()
+    verdict = interop.verify(model, torch.randn(2, 3, 8, 8), isolate=False)
+    gap = registry.by_id("D-5bd3fd2c")
+    assert gap is not None and verdict.defect["id"] == gap.id and verdict.defect["title"] == gap.title
+    assert f"[{gap.id}: {gap.title}]" in str(verdict)
+    am = interop.wrap(model, example_inputs=[torch.randn(2, 3, 8, 8)])
+    with pytest.raises(AidgeNotImplementedError) as info:
+        am(torch.randn(2, 3, 8, 8, requires_grad=True)).sum().backward()
+    assert info.value.defect["id"] == gap.id
+    assert any(gap.id in note and gap.title in note for note in info.value.__notes__)
