@@ -38,7 +38,8 @@ from . import text_escape
 __all__ = ["row_signature", "is_aidge_finding", "triaged_releases", "ledger_headline",
            "format_ledger_html", "build_ledger", "write_ledger", "format_ledger_md", "ledger_summary",
            "slow_id", "slow_signature", "slow_entries", "read_slow_profile", "refresh_run",
-           "slow_issue_text", "registry_entries_from_table", "proposed_entry"]
+           "slow_issue_text", "registry_entries_from_table", "proposed_entry", "torch_driven", "reached_text",
+           "TORCH_EXPORTS"]
 
 def registry_entries_from_table(rows: Iterable[Any]) -> list[dict[str, Any]]:
     """Registry entries for the defects the expected-failure table names (its rows' ``defect``
@@ -249,6 +250,86 @@ def _releases_of(entry: dict[str, Any], rows: dict[str, dict[str, Any]], triaged
             entry["since"] = f"not checked on {before}"
 
 
+#: the case kinds (and their sources' names) that reach Aidge without torch's exporters: onnx's own
+#: backend tests (any ONNX producer's graphs) and Aidge's own operator configurations (the Aidge
+#: operator built from its factory); every other case comes through a torch export
+NOT_TORCH_KINDS = ("onnx_backend", "aidge_config")
+NOT_TORCH_SOURCES = ("ONNX backend tests", "Aidge configs (aidge-benchmark)")
+
+#: what docs/onnx-conformance.md measured (2026-12-07, torch 2.13.0, opset 18, both routes,
+#: ``interop.verify(fn, *args, backward=False, exporter=route)``) of whether torch's exporters emit
+#: the op and attributes of a defect no torch-driven case reaches; kept, not re-measured
+TORCH_EXPORTS = {
+    "D-f30d21bb": "x[:, 10:] + 1 exports as this Slice on both routes and fails (output_shape_differs, aidge): "
+                  "torch users meet it",
+    "D-f01f5e71": "F.grid_sample(x, g, mode='bilinear') exports as GridSample (no If) on both routes, but aidge_onnx "
+                  "imports it as GenericOperator: refused at import, no wrong value reaches a torch user",
+    "D-79a481de": "nn.Conv2d(padding='same') exports as Conv auto_pad SAME_UPPER (TorchScript) or explicit pads "
+                  "(dynamo) and passes: torch allows 'same' at stride 1 only, the failing test is at stride 2",
+    "D-9d216552": "torch.tril of a (0, 5) tensor exports as Trilu, refused by the bridge's empty-tensor guard: no "
+                  "wrong shape reaches a torch user",
+    "D-053a1d69": "torch.split(x, 3) exports as Split with explicit sizes and passes (the uneven test uses "
+                  "num_outputs, which torch does not emit)",
+    "D-4f709f1f": "an eval export drops nn.Dropout (no node); a TRAINING export's Dropout is random: not reached",
+    "D-92c08569": "torch emits no SAME pooling (nn.AvgPool2d exports explicit pads, auto_pad NOTSET): not reached",
+    "D-47a4b890": "torch emits no SAME pooling (nn.MaxPool2d exports explicit pads, auto_pad NOTSET): not reached",
+}
+
+
+def torch_driven(record: dict[str, Any]) -> bool:
+    """Whether a record's case reaches Aidge through torch's exporters: any case but those of
+    :data:`NOT_TORCH_KINDS` (by its ``kind``, else its ``source``)."""
+    return (str(record.get("kind") or record.get("source") or "") not in NOT_TORCH_KINDS
+            and str(record.get("source") or "") not in NOT_TORCH_SOURCES)
+
+
+def _torch_rows_by_defect(rows: dict[str, dict[str, Any]], release: str | None) -> dict[str, dict[str, int]]:
+    """Ledger id -> {torch-driven source: rows}: the expected-failure table's rows of torch-driven
+    sources that name a defect (``defect``, an alias read as its registry entry's id), holding in
+    ``release`` (every release's when None). What the triaged runs of those sources saw, whatever
+    sources this run ran."""
+    from .. import registry
+    from ..cases import failure_table as ft
+
+    out: dict[str, dict[str, int]] = {}
+    for row in rows.values():
+        source, named = str(row.get("source") or ""), row.get("defect")
+        if not named or not source or not torch_driven({"kind": source}):
+            continue
+        try:
+            if release and not ft.release_matches(row["aidge"], release):
+                continue
+        except Exception:  # noqa: BLE001  a row without a readable release: counted
+            pass
+        found = registry.by_id(named)
+        did = found.id if found is not None else named
+        out.setdefault(did, {})
+        out[did][source] = out[did].get(source, 0) + 1
+    return out
+
+
+def _reached_from_torch(entry: dict[str, Any], table: dict[str, int]) -> None:
+    """``torch_cases`` (this run's torch-driven cases of the entry), ``torch_rows`` (the table's
+    torch-driven rows naming it, by source), ``reached_from_torch`` (either), and for a defect no
+    torch-driven case or row reaches, ``torch_export``: what was measured of torch's exporters
+    (:data:`TORCH_EXPORTS`), where it was. In place."""
+    entry["torch_rows"] = dict(sorted(table.items()))
+    entry["reached_from_torch"] = bool(entry.get("torch_cases") or table)
+    entry["torch_export"] = None if entry["reached_from_torch"] else TORCH_EXPORTS.get(entry["id"])
+
+
+def reached_text(e: dict[str, Any]) -> str:
+    """One line for a page: whether torch-driven cases reach the entry, how many, and the table's
+    torch-driven rows; for an ONNX-only defect, what was measured of torch's exporters."""
+    if e.get("reached_from_torch") is None:
+        return "-"
+    rows = ", ".join(f"{s} {n}" for s, n in (e.get("torch_rows") or {}).items())
+    if e["reached_from_torch"]:
+        return (f"yes: {e.get('torch_cases') or 0} torch-driven case(s) in this run"
+                + (f"; table rows of {rows}" if rows else ""))
+    return "no" + (f" (torch's exporters, measured: {e['torch_export']})" if e.get("torch_export") else "")
+
+
 def build_ledger(records: Iterable[dict[str, Any]], *, table_dir: str | Path | None = None,
                  release: str | None = None) -> list[dict[str, Any]]:
     """The distinct Aidge defects of ``records``, by impact (cases, architectures and models blocked,
@@ -272,11 +353,12 @@ def build_ledger(records: Iterable[dict[str, Any]], *, table_dir: str | Path | N
         entry = entries.setdefault(did, {**sig, **ident, "cases": [], "sources": {},
                                          "aidge_said": None, "error": None, "reproducer": None,
                                          "reproducer_nodes": None, "known": 0, "new": 0, "rows": [],
-                                         "table_defects": []})
+                                         "table_defects": [], "torch_cases": 0})
         repro = rec.get("reproducer") if isinstance(rec.get("reproducer"), dict) else {}
         entry["cases"].append(rec.get("nodeid"))
         source = rec.get("source") or "?"
         entry["sources"][source] = entry["sources"].get(source, 0) + 1
+        entry["torch_cases"] += int(torch_driven(rec))
         entry["known" if rec.get("outcome") == "xfailed" else "new"] += 1
         entry["error"] = entry["error"] or str(rec.get("error") or "")[:400]
         if "detected_by" not in entry:  # the suite's words, or Aidge's own (None)
@@ -303,11 +385,13 @@ def build_ledger(records: Iterable[dict[str, Any]], *, table_dir: str | Path | N
                                         if ft.release_matches(row["aidge"], r)} for r in triaged}
     kinds = {rec.get("source") or "?": rec.get("kind") for rec in records}
     installed = release or _installed()
+    by_table = _torch_rows_by_defect(rows, installed)
     for entry in entries.values():
         entry["rows"].sort()
         entry["blocks"] = _blocked(entry["cases"])
         entry["source_kinds"] = sorted({str(kinds.get(s) or s) for s in entry["sources"]})
         _releases_of(entry, rows, triaged, installed, checked)
+        _reached_from_torch(entry, by_table.get(entry["id"], {}))
     # what is new first (failures no row says: this run's news), then by impact
     return sorted(entries.values(), key=lambda e: (0 if e["new"] and not e["known"] else 1, -len(e["cases"]),
                                                    -len(e["blocks"]["architectures"]) - len(e["blocks"]["models"]),
@@ -376,8 +460,8 @@ def format_ledger_md(ledger: list[dict[str, Any]], *, complete: bool = True, hea
         lines += ["", f"{md(news[0]['since'].capitalize())} (by the table's rows; {len(news)}): "
                   + ", ".join(f"{link(e)} {md(e['title'])}" for e in news[:20])
                   + (f" and {len(news) - 20} more" if len(news) > 20 else "")]
-    lines += ["", "| id | component | defect | cases | blocks | releases | sources | reproducer |",
-              "|---|---|---|---|---|---|---|---|"]
+    lines += ["", "| id | component | defect | cases | blocks | releases | sources | from torch | reproducer |",
+              "|---|---|---|---|---|---|---|---|---|"]
     for e in ledger:
         sources = ", ".join(f"{md(s)} {n}" for s, n in sorted(e["sources"].items()))
         repro = f"{code(e['reproducer'], table=True)} ({md(e['reproducer_nodes'])} node(s))" \
@@ -385,7 +469,8 @@ def format_ledger_md(ledger: list[dict[str, Any]], *, complete: bool = True, hea
         blocks = e.get("blocks") or {}
         blocked = len(blocks.get("architectures") or ()) + len(blocks.get("models") or ())
         lines.append(f"| {link(e)} | {md(e['component'])} | {md(e['title'])} | {len(e['cases'])} | "
-                     f"{blocked or ''} | {', '.join(md(r) for r in e.get('releases') or [])} | {sources} | {repro} |")
+                     f"{blocked or ''} | {', '.join(md(r) for r in e.get('releases') or [])} | {sources} | "
+                     f"{_torch_cell(e)} | {repro} |")
     lines.append("")
     for e in ledger:
         lines += [f"## {md(e['id'])}: {md(e['title'])}", "",
@@ -416,10 +501,19 @@ def format_ledger_md(ledger: list[dict[str, Any]], *, complete: bool = True, hea
             lines.append(f"- releases (the table): {', '.join(md(r) for r in e['releases'])}"
                          + (f"; {md(e['since'])}" if e.get("since") else "")
                          + (f"; rows {', '.join(md(r) for r in e['rows'])}" if e.get("rows") else ""))
+        if e.get("reached_from_torch") is not None:
+            lines.append(f"- reached from torch: {md(reached_text(e))}")
         lines.append("- affected: " + ", ".join(code(c) for c in e["cases"][:12])
                      + (f" and {len(e['cases']) - 12} more" if len(e["cases"]) > 12 else ""))
         lines.append("")
     return "\n".join(lines)
+
+
+def _torch_cell(e: dict[str, Any]) -> str:
+    """The ledger table's "from torch" cell: ``yes N`` (this run's torch-driven cases), ``no``, or ``-``."""
+    if e.get("reached_from_torch") is None:
+        return "-"
+    return f"yes {e.get('torch_cases') or 0}" if e["reached_from_torch"] else "no"
 
 
 _HTML_STYLE = """body{font-family:sans-serif;margin:1em;max-width:100%}table{border-collapse:collapse;width:100%}
@@ -455,7 +549,7 @@ def format_ledger_html(ledger: list[dict[str, Any]], *, complete: bool = True, h
                + "".join(f"<option>{esc(k)}</option>" for k in kinds)
                + f"</select></label> <span id='shown'>{len(ledger)}</span> of {len(ledger)} shown</p>")
     out.append("<table><thead><tr><th>id</th><th>component</th><th>kind</th><th>defect</th><th>cases</th>"
-               "<th>blocks</th><th>releases</th><th>report</th></tr></thead><tbody>")
+               "<th>blocks</th><th>releases</th><th>from torch</th><th>report</th></tr></thead><tbody>")
     for e in ledger:
         blocks = e.get("blocks") or {}
         blocked = ", ".join(list(blocks.get("architectures") or []) + list(blocks.get("models") or []))
@@ -476,7 +570,10 @@ def format_ledger_html(ledger: list[dict[str, Any]], *, complete: bool = True, h
             f"<td class='n'>{len(cases)}<details><summary>{esc(sources)}</summary>"
             + "<br>".join(f"<code>{esc(str(c))}</code>" for c in cases) + "</details></td>"
             f"<td>{esc(blocked)}</td><td>{esc(', '.join(e.get('releases') or []))}"
-            f"{'<br>' + esc(e['since']) if e.get('since') else ''}</td><td>{' '.join(report)}</td></tr>")
+            f"{'<br>' + esc(e['since']) if e.get('since') else ''}</td>"
+            f"<td title='{esc(reached_text(e))}'>{esc(_torch_cell(e))}"
+            + (f"<details><summary>why</summary>{esc(reached_text(e))}</details>"
+               if e.get("reached_from_torch") is not None else "") + f"</td><td>{' '.join(report)}</td></tr>")
     out.append("</tbody></table></body></html>")
     return "\n".join(out)
 
@@ -494,7 +591,8 @@ def ledger_summary(ledger: list[dict[str, Any]], *, complete: bool = True, top: 
             "cases": sum(len(e["cases"]) for e in ledger), "by_kind": by_kind,
             "by_component": by_component, "complete": complete,
             "files": ["defects.md", "defects.json", "defects.html", "defects/<id>/ISSUE.md"],
-            "top": [{k: e.get(k) for k in ("id", "title", "component", "reproducer", "reproducer_nodes", "issue", "since")}
+            "top": [{k: e.get(k) for k in ("id", "title", "component", "reproducer", "reproducer_nodes", "issue", "since",
+                                               "reached_from_torch", "torch_cases")}
                     | {"cases": len(e["cases"])} for e in [e for e in ledger if e.get("kind") != "slow"][:top]],
             "slow": [{k: e.get(k) for k in ("id", "operator", "op_type", "attributes", "input_shapes", "ratio_ort",
                                             "ratio_torch", "torch_op", "cost_s", "models", "reproducer", "issue",

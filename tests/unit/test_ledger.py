@@ -271,3 +271,45 @@ def test_a_failing_unit_test_of_the_framework_is_no_aidge_defect():
     ours = dict(OPINFO_PAD, nodeid="tests/unit/test_isolation.py::test_x", category="crash", error="crash: ...",
                 outcome="failed")
     assert build_ledger([ours]) == []
+
+
+# --- reached from torch (issue 60 item 4) ------------------------------------------------------------
+ONNX_SLICE = _rec("tests/test_onnx_backend.py::test_onnx_backend[onnx_node_test_slice_start_out_of_bounds]",
+                  "ONNX backend tests", "output_shape_differs", "output shape differs", kind="onnx_backend")
+OPINFO_SLICE = _rec("tests/test_opinfo.py::test_opinfo[opinfo_narrow_s0]", "OpInfo", "output_shape_differs",
+                    "output shape differs", kind="opinfo")
+CONFIG_SLICE = _rec("tests/test_aidge_configs.py::test_aidge_config[aidge.slice_x]", "Aidge configs (aidge-benchmark)",
+                    "output_shape_differs", "output shape differs", kind="aidge_config")
+
+
+def test_an_entry_says_whether_torch_driven_cases_reach_it():
+    (entry,) = build_ledger([ONNX_SLICE, OPINFO_SLICE, CONFIG_SLICE], table_dir="/nonexistent")
+    assert entry["reached_from_torch"] is True and entry["torch_cases"] == 1  # the OpInfo case, not Aidge's configs
+    (alone,) = build_ledger([ONNX_SLICE, CONFIG_SLICE], table_dir="/nonexistent")
+    assert alone["id"] == entry["id"] and alone["reached_from_torch"] is False and alone["torch_cases"] == 0
+
+
+def test_the_table_s_torch_driven_rows_reach_a_defect_this_run_saw_only_from_onnx(tmp_path):
+    (entry,) = build_ledger([ONNX_SLICE], table_dir="/nonexistent")
+    table = _table(tmp_path, {"0.10.1": [_row("x", "==0.10.1", source="opinfo", defect=entry["id"]),
+                                         _row("y", "==0.10.1", source="onnx_backend", defect=entry["id"])],
+                              "0.10.0": [_row("z", "==0.10.0", source="moduleinfo", defect=entry["id"])]})
+    (seen,) = build_ledger([ONNX_SLICE], table_dir=table, release="0.10.1")
+    assert seen["torch_rows"] == {"opinfo": 1}  # the onnx row is not torch's, the 0.10.0 row does not hold
+    assert seen["reached_from_torch"] is True and seen["torch_cases"] == 0 and seen["torch_export"] is None
+
+
+def test_an_onnx_only_defect_keeps_what_was_measured_of_torch_s_exporters_and_the_pages_show_it(tmp_path, monkeypatch):
+    from interop.reporting import ledger as ledger_module
+
+    (plain,) = build_ledger([ONNX_SLICE], table_dir="/nonexistent")
+    monkeypatch.setitem(ledger_module.TORCH_EXPORTS, plain["id"], "x[:, 10:] <exports> as | this Slice")
+    written = write_ledger(tmp_path, [ONNX_SLICE], table_dir="/nonexistent")
+    assert written[0]["reached_from_torch"] is False and written[0]["torch_export"].startswith("x[:, 10:]")
+    md = (tmp_path / "defects.md").read_text()
+    assert "| from torch |" in md and "| no |" in md
+    assert "- reached from torch: no (torch's exporters, measured: x\\[:, 10:\\] \\<exports\\> as \\| this Slice)" in md
+    page = (tmp_path / "defects.html").read_text()
+    assert "<th>from torch</th>" in page and "&lt;exports&gt;" in page and "<exports>" not in page
+    data = json.loads((tmp_path / "defects.json").read_text())["defects"][0]
+    assert (data["reached_from_torch"], data["torch_cases"], data["torch_rows"]) == (False, 0, {})
