@@ -242,3 +242,13 @@ def test_the_tolerance_literal_check_can_fail(tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text("def f(x, rtol=1e-4):\n    return g(x, atol=1e-5, rtol=0.0)\nTolerance(1e-3, 1e-4)\n")
     assert len(_tolerance_literals(bad)) == 3  # the default, atol=, Tolerance(...); rtol=0.0 is exactness
+
+
+def test_every_test_file_has_a_basename_of_its_own():
+    """pytest imports test modules by basename (no ``__init__.py`` under tests/): two files of one
+    name abort the collection of the second ("import file mismatch"). On 2026-12-07
+    tests/unit/test_onnx_backend.py beside tests/test_onnx_backend.py made every full run error."""
+    names: dict[str, list[str]] = {}
+    for path in sorted((ROOT / "tests").rglob("test_*.py")):
+        names.setdefault(path.name, []).append(str(path.relative_to(ROOT)))
+    assert not {n: p for n, p in names.items() if len(p) > 1}
