@@ -1,24 +1,38 @@
 """The ONNX conformance scoreboard of a run: per ONNX operator, onnx's node tests passed / run, as
 the ONNX backend scoreboard (onnx/backend-scoreboard) shows a backend's line, with each failure's
-category and the ledger defects its table rows name; then the model test groups (pytorch-converted,
-pytorch-operator, simple, light) and the skips by reason.
+category and the ledger defects of its failing cases (each linked to its entry of the run's
+``defects.html``); then the model test groups (pytorch-converted, pytorch-operator, simple, light)
+and the skips by reason.
 
 Read from a run's records (``records.jsonl``: the source's cases, kind ``onnx_backend``), never from
-pytest's console. A failure the table expects (xfailed) counts as a failure, by its category.
+pytest's console. A failure the table expects (xfailed) counts as a failure, by its category. A
+failing case's defects are the ledger's entries that list it (the run's ``defects.json``: the ids
+``defects.html`` has an anchor for); without a ledger, its table row's ``defect``.
 
-    python -m interop.reporting.onnx_scoreboard RUN_DIR     # writes RUN_DIR/onnx-scoreboard.md and .json
+A findings run (:mod:`interop.reporting.run`) writes ``conformance.json`` / ``.md`` / ``.html`` when
+its records hold the source, linked from the run's other pages (``porting.NAV``); for an existing
+run folder:
 
-Nothing is printed but the two paths; nothing is written outside RUN_DIR.
+    python -m interop.reporting.onnx_scoreboard RUN_DIR     # writes RUN_DIR/conformance.json, .md, .html
+
+Nothing is printed but the paths written; nothing is written outside RUN_DIR.
 """
 from __future__ import annotations
 
 import collections
+import html
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any, Iterable
 
-__all__ = ["scoreboard", "render_markdown", "write_scoreboard", "main"]
+from . import text_escape
+
+__all__ = ["scoreboard", "render_markdown", "render_html", "write_scoreboard", "main", "CONFORMANCE_FILES"]
+
+#: the files of the scoreboard in a run folder
+CONFORMANCE_FILES = ("conformance.json", "conformance.md", "conformance.html")
 
 _FAILED = ("failed", "xfailed", "error")
 
@@ -41,9 +55,20 @@ def _defect_of(record: dict) -> str | None:
     return getattr(row, "defect", None) if row is not None else None
 
 
-def scoreboard(records: Iterable[dict]) -> dict[str, Any]:
+def _table_defect(record: dict) -> str | None:
+    """The defect a failed case's table row names (the record's own copy of the row, else the row
+    looked up)."""
+    expected = record.get("expected") if isinstance(record.get("expected"), dict) else None
+    if expected is not None and "defect" in expected:
+        return expected.get("defect") or None
+    return _defect_of(record)
+
+
+def scoreboard(records: Iterable[dict], defects_by_case: dict[str, list[str]] | None = None) -> dict[str, Any]:
     """``{"operators": {op: counts}, "groups": {group: counts}, "skipped": {reason: n}, "totals": counts}``;
-    counts: ``run`` (not skipped), ``passed``, ``failed`` (category -> n), ``skipped``, ``defects`` (ids)."""
+    counts: ``run`` (not skipped), ``passed``, ``failed`` (category -> n), ``skipped``, ``defects`` (ids).
+    ``defects_by_case``: pytest node id -> the ledger's ids (:func:`interop.reporting.porting.defects_by_case`);
+    None: each failed case's table row's ``defect``."""
     def empty():
         return {"run": 0, "passed": 0, "failed": collections.Counter(), "skipped": 0, "defects": set()}
 
@@ -64,15 +89,19 @@ def scoreboard(records: Iterable[dict]) -> dict[str, Any]:
             for c in rows:
                 c["skipped"] += 1
             continue
-        defect = _defect_of(r) if outcome in _FAILED else None
+        if outcome not in _FAILED:
+            defects = []
+        elif defects_by_case is not None:
+            defects = defects_by_case.get(str(r.get("nodeid") or ""), [])
+        else:
+            defects = [d for d in [_table_defect(r)] if d]
         for c in rows:
             c["run"] += 1
             if outcome in ("passed", "xpassed"):
                 c["passed"] += 1
             elif outcome in _FAILED:
                 c["failed"][r.get("category") or "unknown"] += 1
-                if defect:
-                    c["defects"].add(defect)
+                c["defects"].update(defects)
 
     def plain(c):
         return {**c, "failed": dict(sorted(c["failed"].items())), "defects": sorted(c["defects"])}
@@ -86,35 +115,129 @@ def _failed_text(failed: dict) -> str:
     return ", ".join(f"{n} {cat}" for cat, n in sorted(failed.items(), key=lambda kv: -kv[1])) or "-"
 
 
-def render_markdown(board: dict) -> str:
+def has_source(records: Iterable[dict]) -> bool:
+    """Whether ``records`` hold a case of the source (kind ``onnx_backend``)."""
+    return any(isinstance(r, dict) and r.get("kind") == "onnx_backend" for r in records)
+
+
+_SAFE_ID = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def _linkable(defect: str, linked: set[str] | None) -> bool:
+    """An id the run's ledger holds (``defects.html`` has its row), made of characters a link keeps as they are."""
+    return linked is not None and defect in linked and bool(_SAFE_ID.fullmatch(defect))
+
+
+def _md_defects(ids: Iterable[str], linked: set[str] | None) -> str:
+    """Defect ids for a Markdown cell: each one the ledger holds linked to its row of ``defects.html``."""
+    out = [f"[{text_escape.text(i)}](defects.html#{i})" if _linkable(i, linked) else text_escape.text(i)
+           for i in ids]
+    return " ".join(out) or "-"
+
+
+def render_markdown(board: dict, *, linked: set[str] | None = None, lines: Iterable[str] = ()) -> str:
+    """``conformance.md``: every record-borne word through :mod:`.text_escape`; ``linked``: the ids the
+    run's ledger holds (each one a link to ``defects.html#<id>``)."""
+    md = text_escape.text
     t = board["totals"]
-    lines = ["# ONNX backend conformance: Aidge", "",
-             f"{t['passed']} passed of {t['run']} run ({t['skipped']} skipped): "
-             f"{_failed_text(t['failed'])}.", "",
-             "| group | passed / run | failed by category | skipped |", "|---|---|---|---|"]
+    out = ["# ONNX backend conformance: Aidge", ""] + [x for line in lines for x in (md(line), "")]
+    out += [f"{t['passed']} passed of {t['run']} run ({t['skipped']} skipped): {md(_failed_text(t['failed']))}.", "",
+            "| group | passed / run | failed by category | skipped |", "|---|---|---|---|"]
     for group, c in board["groups"].items():
-        lines.append(f"| {group} | {c['passed']} / {c['run']} | {_failed_text(c['failed'])} | {c['skipped']} |")
-    lines += ["", "Skipped, by reason:", ""] + [f"- {reason}: {n}" for reason, n in board["skipped"].items()]
-    lines += ["", "## Node tests per ONNX operator", "",
-              "| operator | passed / run | failed by category | skipped | defects |", "|---|---|---|---|---|"]
+        out.append(f"| {md(group)} | {c['passed']} / {c['run']} | {md(_failed_text(c['failed']))} | {c['skipped']} |")
+    out += ["", "Skipped, by reason:", ""] + [f"- {md(reason)}: {n}" for reason, n in board["skipped"].items()]
+    out += ["", "## Node tests per ONNX operator", "",
+            "| operator | passed / run | failed by category | skipped | defects |", "|---|---|---|---|---|"]
     for op, c in board["operators"].items():
-        lines.append(f"| {op} | {c['passed']} / {c['run']} | {_failed_text(c['failed'])} | {c['skipped']} | "
-                     f"{' '.join(c['defects']) or '-'} |")
-    return "\n".join(lines) + "\n"
+        out.append(f"| {md(op)} | {c['passed']} / {c['run']} | {md(_failed_text(c['failed']))} | {c['skipped']} | "
+                   f"{_md_defects(c['defects'], linked)} |")
+    return "\n".join(out) + "\n"
 
 
-def write_scoreboard(run_dir: Path) -> list[Path]:
-    """RUN_DIR/onnx-scoreboard.md and .json from RUN_DIR/records.jsonl."""
+_STYLE = """body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}nav a,nav b,nav span{margin-right:1em}
+table{border-collapse:collapse;font-size:13px;margin-bottom:1.5em}th,td{border:1px solid #ccc;padding:3px 6px;
+vertical-align:top;text-align:left}th{background:#f3f3f3;position:sticky;top:0}td.n{text-align:right}
+tr.ok td.score{background:#e6f6e6}tr.some td.score{background:#fff4d6}tr.bad td.score{background:#fbe3e3}
+a.defect{font-family:monospace;white-space:nowrap;margin-right:.6em}"""
+
+
+def _h(value: Any) -> str:
+    """Record text for HTML: controls escaped (:func:`text_escape.controls`), then HTML's characters."""
+    return html.escape(text_escape.controls(value), quote=True)
+
+
+def _html_defects(ids: Iterable[str], linked: set[str] | None) -> str:
+    out = []
+    for i in ids:
+        if _linkable(i, linked):
+            out.append(f'<a class="defect" href="defects.html#{_h(i)}">{_h(i)}</a>')
+        else:
+            out.append(f'<span class="defect" title="no entry of this run\'s ledger">{_h(i)}</span>')
+    return " ".join(out) or "-"
+
+
+def _verdict(c: dict) -> str:
+    return "none" if not c["run"] else "ok" if c["passed"] == c["run"] else "some" if c["passed"] else "bad"
+
+
+def render_html(board: dict, *, linked: set[str] | None = None, lines: Iterable[str] = (),
+                title: str = "ONNX backend conformance: Aidge") -> str:
+    """``conformance.html``: one self-contained page (inline style, no script, nothing fetched), the
+    run's navigation at the top, each defect id the ledger holds linked to ``defects.html#<id>``."""
+    from .porting import nav_html
+
+    t = board["totals"]
+    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+           f"<title>{_h(title)}</title><style>{_STYLE}</style></head><body>", nav_html("conformance.html"),
+           f"<h1>{_h(title)}</h1>"]
+    out += [f"<p>{_h(line)}</p>" for line in lines]
+    out.append(f"<p id='totals'>{t['passed']} passed of {t['run']} run ({t['skipped']} skipped): "
+               f"{_h(_failed_text(t['failed']))}.</p>")
+    out.append("<p>onnx's own backend tests (node tests from <code>collect_testcases</code>, the model tests it "
+               "ships), Aidge as an ONNX backend; a failure the table expects counts as a failure. Defect ids link "
+               "to the run's ledger (Defects page).</p>")
+    out.append("<h2>Test groups</h2><table id='groups'><thead><tr><th>group</th><th>passed / run</th>"
+               "<th>failed by category</th><th>skipped</th><th>defects</th></tr></thead><tbody>")
+    for group, c in board["groups"].items():
+        out.append(f"<tr class='{_verdict(c)}'><td>{_h(group)}</td><td class='score n'>{c['passed']} / {c['run']}</td>"
+                   f"<td>{_h(_failed_text(c['failed']))}</td><td class='n'>{c['skipped']}</td>"
+                   f"<td>{_html_defects(c['defects'], linked)}</td></tr>")
+    out.append("</tbody></table><h2>Skipped, by reason</h2><ul>"
+               + "".join(f"<li>{_h(reason)}: {n}</li>" for reason, n in board["skipped"].items()) + "</ul>")
+    out.append("<h2>Node tests per ONNX operator</h2><table id='operators'><thead><tr><th>operator</th>"
+               "<th>passed / run</th><th>failed by category</th><th>skipped</th><th>defects</th></tr></thead><tbody>")
+    for op, c in board["operators"].items():
+        out.append(f"<tr class='{_verdict(c)}' id='op-{_h(text_escape.anchor(op))}'><td><code>{_h(op)}</code></td>"
+                   f"<td class='score n'>{c['passed']} / {c['run']}</td><td>{_h(_failed_text(c['failed']))}</td>"
+                   f"<td class='n'>{c['skipped']}</td><td>{_html_defects(c['defects'], linked)}</td></tr>")
+    out.append("</tbody></table></body></html>")
+    return "\n".join(out) + "\n"
+
+
+def write_scoreboard(run_dir: Path, records: Iterable[dict] | None = None, *, lines: Iterable[str] = ()) -> list[Path]:
+    """RUN_DIR/conformance.json, .md and .html from ``records`` (default: RUN_DIR/records.jsonl), each
+    defect named by the run's ledger (RUN_DIR/defects.json, written before) and linked to its row of
+    defects.html; without a ledger, the table rows' defects, unlinked. Nothing written (returns [])
+    when the records hold no case of the source."""
     from ..records.store import write_atomically
+    from .porting import defects_by_case, load_defects
 
     run_dir = Path(run_dir)
-    records = [json.loads(line) for line in (run_dir / "records.jsonl").read_text(encoding="utf-8").splitlines()
-               if line.strip()]
-    board = scoreboard(records)
-    md, js = run_dir / "onnx-scoreboard.md", run_dir / "onnx-scoreboard.json"
-    write_atomically(md, render_markdown(board))
-    write_atomically(js, json.dumps(board, indent=1) + "\n")
-    return [md, js]
+    if records is None:
+        records = [json.loads(line) for line in (run_dir / "records.jsonl").read_text(encoding="utf-8").splitlines()
+                   if line.strip()]
+    records = [r for r in records if isinstance(r, dict)]
+    if not has_source(records):
+        return []
+    ledger = load_defects(run_dir) if (run_dir / "defects.json").is_file() else None
+    board = scoreboard(records, defects_by_case(ledger) if ledger is not None else None)
+    linked = {e["id"] for e in ledger} if ledger is not None else None
+    lines = list(lines)
+    paths = [run_dir / name for name in CONFORMANCE_FILES]
+    write_atomically(paths[0], json.dumps(dict(board, ledger=ledger is not None), indent=1) + "\n")
+    write_atomically(paths[1], render_markdown(board, linked=linked, lines=lines))
+    write_atomically(paths[2], render_html(board, linked=linked, lines=lines))
+    return paths
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -124,10 +247,16 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         written = write_scoreboard(Path(args[0]))
-    except OSError as exc:
-        sys.stderr.write(f"error: {exc}\n")
+    except (OSError, ValueError) as exc:
+        sys.stderr.write(f"error: {text_escape.terminal(exc)}\n")
         return 2
-    sys.stdout.write("".join(f"{p}\n" for p in written))
+    if not written:
+        sys.stderr.write(f"{text_escape.terminal(args[0])}: no case of the ONNX backend tests (kind onnx_backend)\n")
+        return 1
+    from .porting import link_run_pages
+
+    link_run_pages(Path(args[0]))  # the run's other pages link the scoreboard now
+    sys.stdout.write("".join(f"{text_escape.terminal(p)}\n" for p in written))
     return 0
 
 

@@ -372,14 +372,18 @@ _SCRIPT = r"""(function () {
 })();"""
 
 #: the run's other pages, linked from the top of each (the published site holds the same names)
-NAV = (("support.html", "Support matrix"), ("porting.html", "Porting readiness"), ("defects.html", "Defects"))
+NAV = (("support.html", "Support matrix"), ("porting.html", "Porting readiness"), ("defects.html", "Defects"),
+       ("conformance.html", "ONNX conformance"))
+#: pages only some runs have, linked once :func:`link_run_pages` finds them (the ONNX conformance
+#: scoreboard: a run of onnx's backend tests); a page written before that names them without a link
+NAV_OPTIONAL = ("conformance.html",)
 
 
 def nav_html(current: str, present: Iterable[str] | None = None) -> str:
     """The links between the run's pages (``current`` is not a link). ``present``: the pages the
-    folder holds (default: all of NAV); one it lacks is named without a link (a run without an
+    folder holds (default: NAV but NAV_OPTIONAL); one it lacks is named without a link (a run without an
     architecture case has no ``porting.html``: the link led nowhere)."""
-    present = {page for page, _ in NAV} if present is None else set(present) | {current}
+    present = ({page for page, _ in NAV if page not in NAV_OPTIONAL} if present is None else set(present)) | {current}
     return "<nav>" + "".join(f"<b>{html.escape(label)}</b>" if page == current else
                              f'<a href="{page}">{html.escape(label)}</a>' if page in present else
                              f'<span title="not in this folder">{html.escape(label)}</span>'

@@ -8,7 +8,8 @@
   :mod:`interop.records`: what everything below reads), ModelTester's timings to
   ``benchmarks.jsonl`` (``INTEROP_RESULTS_DIR`` points there), the analysis to ``report.txt`` /
   ``report.json``, the support matrix to ``support.json`` / ``support.md`` / ``support.html``
-  (:mod:`.support`), and ``run.json`` says how the run ended. A complete run appends its lines
+  (:mod:`.support`), the ONNX conformance scoreboard to ``conformance.json`` / ``.md`` / ``.html``
+  when the run holds onnx's backend tests (:mod:`.onnx_scoreboard`), and ``run.json`` says how the run ended. A complete run appends its lines
   to ``results/history.jsonl``; the report compares with the previous complete run of each
   backend and shows what changed from one Aidge release to the next (:mod:`.history`). When
   OpInfo cases failed without an expected failure, ``triage.py`` proposes their table rows
@@ -100,6 +101,7 @@ from .report import build_report
 from ..records.progress import EVERY_S as PROGRESS_EVERY_S, Progress
 from .report_text import format_report, format_summary
 from .porting import headline as headline_of
+from .onnx_scoreboard import write_scoreboard
 from .porting import link_run_pages, porting_table, write_porting
 from .support import headline, support_matrix, write_support
 from .supervisor import Stopped, Supervisor, Watchdog
@@ -332,7 +334,8 @@ def _fault_report(run_dir: Path, why: str, causes: list[str],
 
 #: the files the analysis writes into the run directory (:func:`_analyse`, :func:`_run_watched`)
 RUN_OUTPUTS = ("report.txt", "report.json", "run.json", "support.json", "support.md", "support.html",
-               "porting.json", "porting.md", "porting.html", "defects.json", "defects.md", "defects.html")
+               "porting.json", "porting.md", "porting.html", "defects.json", "defects.md", "defects.html",
+               "conformance.json", "conformance.md", "conformance.html")
 
 
 def _clear_the_way(run_dir: Path) -> list[str]:
@@ -430,6 +433,10 @@ def _analyse(run_dir: Path, commit: str | None = None, asv_dir: Path | None = No
         if table["rows"]:
             report["porting"] = {"files": [str(p) for p in write_porting(run_dir, table, lines=[
                 f"run {run_dir.name}" + (f", commit {commit}" if commit else "")])], "headlines": headline_of(table)}
+        # the ONNX conformance scoreboard, when the run holds onnx's backend tests (its defects: the ledger's)
+        conformance = write_scoreboard(run_dir, rows, lines=[f"run {run_dir.name}" + (f", commit {commit}" if commit else "")])
+        if conformance:
+            report["conformance"] = {"files": [str(p) for p in conformance]}
         link_run_pages(run_dir)  # the run's pages link only those it holds (no porting.html without architectures)
         trends, releases, pending = _trend(results, run_dir, run, matrix, commit,
                                            append=add_to_history and not report["incomplete"],

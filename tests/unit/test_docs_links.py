@@ -1,5 +1,5 @@
 """Every link resolves (issue 61): each relative link of a run folder's pages (``support.html``,
-``defects.html``, ``porting.html``, their ``.md`` and each defect's ``ISSUE.md``) names a file of
+``defects.html``, ``porting.html``, ``conformance.html``, their ``.md`` and each defect's ``ISSUE.md``) names a file of
 the folder, and each section it points at (``#D-xxxxxxxx``) is there; each relative link of the
 README and of ``docs/`` names a file of the repository. Before: a run without an architecture case
 wrote no ``porting.html``, and its pages' "Porting readiness" link led nowhere."""
@@ -93,6 +93,7 @@ def test_every_link_of_a_generated_run_folder_resolves(tmp_path):
     assert broken_links(run) == []
     nav = re.search(r"<nav>.*?</nav>", (run / "support.html").read_text(), re.DOTALL).group(0)
     assert 'href="defects.html"' in nav and "Porting readiness" in nav and "porting.html" not in nav
+    assert "ONNX conformance" in nav and "conformance.html" not in nav and not (run / "conformance.html").exists()
 
 
 def test_every_link_of_a_run_folder_with_architectures_resolves(tmp_path):
@@ -106,6 +107,34 @@ def test_every_link_of_a_run_folder_with_architectures_resolves(tmp_path):
     assert ledger and {"support.html", "defects.html", "porting.html"} <= {p.name for p in tmp_path.iterdir()}
     assert 'href="porting.html"' in (tmp_path / "support.html").read_text()
     assert 'class="defect" href="defects.html#D-' in (tmp_path / "porting.html").read_text()
+    assert broken_links(tmp_path) == []
+
+
+def test_every_link_of_a_run_folder_with_onnx_backend_tests_resolves(tmp_path):
+    """A run of onnx's backend tests (issue 60): the conformance scoreboard's page links the run's
+    other pages and each defect id its row of defects.html; the other pages link it."""
+    from interop.reporting.onnx_scoreboard import write_scoreboard
+    from interop.reporting.porting import link_run_pages
+
+    def rec(test, operator, outcome, category=None, error=""):
+        return {"kind": "onnx_backend", "source": "ONNX backend tests", "case": f"onnx_node_{test}",
+                "case_key": test, "label": test, "operator": operator, "aidge_operator": operator,
+                "nodeid": f"tests/test_onnx_backend.py::test_onnx_backend[onnx_node_{test}]", "outcome": outcome,
+                "category": category, "error": error, "attribution": "aidge", "phase": "forward", "backend": "cpu"}
+
+    records = [rec("test_relu", "Relu", "passed"), rec("test_dropout_default", "Dropout", "xfailed", "outputs_differ",
+                                                       "output differs"),
+               rec("test_gridsample", "GridSample", "failed", "outputs_differ", "output differs"),
+               rec("test_lstm", "LSTM", "xfailed", "unsupported_operator",
+                   "Aidge has no native operator for 1 node(s): 'n' (ONNX op LSTM); they were imported as GenericOperator")]
+    ledger = write_ledger(tmp_path, records, table_dir="/nonexistent")
+    write_support(tmp_path, support_matrix(records))
+    assert write_scoreboard(tmp_path, records)
+    link_run_pages(tmp_path)
+    page = (tmp_path / "conformance.html").read_text()
+    assert len(ledger) == 3 and all(f'href="defects.html#{e["id"]}"' in page for e in ledger)
+    for name in ("support.html", "defects.html"):
+        assert 'href="conformance.html"' in (tmp_path / name).read_text(), name
     assert broken_links(tmp_path) == []
 
 
