@@ -12,7 +12,8 @@ form asv's own pages use), forward and backward. It adds "All cases" and "Suppor
 entries to the navigation bar of ``index.html`` (and "Porting readiness": ``porting.html``, the
 table of ``nox -s architectures``, ``results/porting/porting.html``, else the latest findings
 run's; and "Defects": ``defects.html``, the defect ledger of the same run as the support matrix,
-with its ``defects/<id>/ISSUE.md`` reports); each of those pages gets the site's navigation
+with its ``defects/<id>/ISSUE.md`` reports; and "ONNX conformance": ``conformance.html``, the ONNX
+backend scoreboard of the same run when it ran onnx's backend tests); each of those pages gets the site's navigation
 (:func:`with_site_nav`); ``support.html`` is the support matrix of the
 latest complete findings run (``results/latest/support.html``, written by ``nox -s report``;
 a page saying there is none yet otherwise). Each case row also links ``pair.html``, which draws torch's and Aidge's
@@ -49,10 +50,11 @@ NAV_ENTRY = '<li id="nav-li-cases"><a href="cases.html">All cases</a></li>'
 NAV_SUPPORT = '<li id="nav-li-support"><a href="support.html">Support matrix</a></li>'
 NAV_PORTING = '<li id="nav-li-porting"><a href="porting.html">Porting readiness</a></li>'
 NAV_DEFECTS = '<li id="nav-li-defects"><a href="defects.html">Defects</a></li>'
+NAV_CONFORMANCE = '<li id="nav-li-conformance"><a href="conformance.html">ONNX conformance</a></li>'
 #: the navigation the project's pages get on the site (their own links between the run's pages,
 #: plus the way back to the benchmark grid and the case index)
 SITE_PAGES = (("index.html", "Benchmark grid"), ("cases.html", "All cases"), ("support.html", "Support matrix"),
-              ("porting.html", "Porting readiness"), ("defects.html", "Defects"))
+              ("porting.html", "Porting readiness"), ("defects.html", "Defects"), ("conformance.html", "ONNX conformance"))
 #: the porting-readiness table: both routes (``nox -s architectures``), else the latest findings run's
 PORTING_SOURCES = (ROOT / "results" / "porting" / "porting.html", ROOT / "results" / "latest" / "porting.html")
 NO_PORTING_PAGE = """<!DOCTYPE html>
@@ -73,6 +75,14 @@ NO_DEFECTS_PAGE = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>Aidge defects</title></head>
 <body><h1>Aidge defects</h1><p id="no-run">No defect ledger yet: <code>nox -s report</code>
 writes results/runs/&lt;run&gt;/defects.html, then <code>nox -s publish</code> copies it here.</p></body></html>
+"""
+#: the ONNX conformance scoreboard of the same run (``conformance.html`` beside ``support.html``:
+#: a run of onnx's backend tests, :mod:`interop.reporting.onnx_scoreboard`; its defect ids link the ledger)
+NO_CONFORMANCE_PAGE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>ONNX backend conformance: Aidge</title></head>
+<body><h1>ONNX backend conformance: Aidge</h1><p id="no-run">No ONNX backend tests in the published run:
+<code>nox -s report</code> (or <code>nox -s onnx-backend</code>) writes results/runs/&lt;run&gt;/conformance.html,
+then <code>nox -s publish</code> copies it here.</p></body></html>
 """
 _NAV_ANCHOR = '<li id="nav-li-regressions">'
 
@@ -374,8 +384,9 @@ def write_atomically(path: Path, text: str) -> None:
 
 
 def add_nav_entry(page: str) -> str:
-    """``index.html`` with "All cases", "Support matrix", "Porting readiness" and "Defects" entries before asv's "Regressions" (once each)."""
-    for entry in (NAV_ENTRY, NAV_SUPPORT, NAV_PORTING, NAV_DEFECTS):
+    """``index.html`` with "All cases", "Support matrix", "Porting readiness", "Defects" and "ONNX conformance"
+    entries before asv's "Regressions" (once each)."""
+    for entry in (NAV_ENTRY, NAV_SUPPORT, NAV_PORTING, NAV_DEFECTS, NAV_CONFORMANCE):
         if entry not in page and _NAV_ANCHOR in page:
             page = page.replace(_NAV_ANCHOR, entry + "\n\t" + _NAV_ANCHOR, 1)
     return page
@@ -446,6 +457,11 @@ def main(argv: list[str] | None = None) -> int:
     ledger = args.support.parent / "defects.html"
     defects = ledger.read_text(encoding="utf-8") if args.support.is_file() and ledger.is_file() else NO_DEFECTS_PAGE
     write_atomically(args.html_dir / "defects.html", with_site_nav(defects, "defects.html"))
+    # the ONNX conformance scoreboard of the same run (its defect ids link that ledger)
+    scoreboard = args.support.parent / "conformance.html"
+    conformance = scoreboard.read_text(encoding="utf-8") if args.support.is_file() and scoreboard.is_file() \
+        else NO_CONFORMANCE_PAGE
+    write_atomically(args.html_dir / "conformance.html", with_site_nav(conformance, "conformance.html"))
     reports = args.support.parent / "defects"
     if defects is not NO_DEFECTS_PAGE and reports.is_dir() and not reports.is_symlink():
         _copy_reports(reports, args.html_dir / "defects")
@@ -466,6 +482,9 @@ def main(argv: list[str] | None = None) -> int:
           + (f"of {args.support.resolve().parent.name}" if args.support.is_file() else "(no findings run yet)"))
     print(f"{args.html_dir / 'defects.html'}: the defect ledger "
           + (f"of {args.support.resolve().parent.name}" if defects is not NO_DEFECTS_PAGE else "(no ledger yet)"))
+    print(f"{args.html_dir / 'conformance.html'}: the ONNX conformance scoreboard "
+          + (f"of {args.support.resolve().parent.name}" if conformance is not NO_CONFORMANCE_PAGE
+             else "(no ONNX backend tests in that run)"))
     print(f"{args.html_dir / 'porting.html'}: the porting-readiness table "
           + (f"from {porting}" if porting is not None else "(no architecture run yet)"))
     return 0

@@ -26,7 +26,9 @@ checks that
    operator, a failing case id), its source filter and "only rows with a failure" are typed and
    clicked and the rows shown checked; ``porting.html``'s search and route filter likewise;
    ``defects.html`` has a row for every defect id the two pages link to, its search and kind
-   filter work, the reports it links are on the site; each of the three links the others;
+   filter work, the reports it links are on the site; ``conformance.html`` (the ONNX conformance
+   scoreboard of the same run) has its operator rows, its defect ids linked to ``defects.html``;
+   each of these pages links the others;
 4. ``cases.html`` links every case of every operator and model of ``index.json``, each
    phase, and every operator and model has its section;
 5. for one case per operator and model (the first), asv's graph page with that case
@@ -422,7 +424,7 @@ def check_porting_page(page, base: str) -> str:
     return said + f"; search {word!r} -> {found} rows, route {routes[-1]} -> {len(shown)} rows"
 
 
-SITE_PAGES = ("index.html", "support.html", "porting.html", "defects.html")
+SITE_PAGES = ("index.html", "support.html", "porting.html", "defects.html", "conformance.html")
 #: a run directory's pages link each other (no benchmark grid there); the lead's ledger page is
 #: written without links (the site adds its navigation)
 RUN_PAGES = ("support.html", "porting.html", "defects.html")
@@ -436,6 +438,24 @@ def _site_links(page, name: str, pages: tuple[str, ...] = SITE_PAGES) -> None:
         raise SiteError(f"{name}: {page.locator('nav').count()} navigation bars (the run's and the site's)")
     if missing:
         raise SiteError(f"{name}: no link to {missing}")
+
+
+def check_conformance_page(page, base: str, *, links: bool = True) -> str:
+    """``conformance.html`` (the ONNX conformance scoreboard of the same run) has a row per ONNX
+    operator and every defect link leads to the Defects page (``defects.html#D-...``; the defects
+    page check then finds a row for each)."""
+    page.goto(base + "conformance.html")
+    if links:
+        _site_links(page, "conformance.html")
+    if page.locator("#no-run").count():
+        return "conformance.html: no ONNX backend tests in the published run (the page says so)"
+    rows = page.locator("#operators tbody tr").count()
+    if not rows:
+        raise SiteError("conformance.html: no operator row (table#operators)")
+    hrefs = page.eval_on_selector_all("a.defect", "els => els.map(e => e.getAttribute('href'))")
+    if any(not h.startswith("defects.html#D-") for h in hrefs):
+        raise SiteError(f"conformance.html: defect links not to the Defects page: {[h for h in hrefs][:3]}")
+    return f"conformance.html: {rows} ONNX operators, {len(hrefs)} defect links to defects.html#<id>"
 
 
 def check_defects_page(page, base: str, html_dir: Path, linked: set[str], *, links: bool = True) -> str:
@@ -495,6 +515,8 @@ def check(html_dir: Path, chromium: str, sample: int) -> list[str]:
         linked |= _defect_hrefs(page)
         done.append(check_porting_page(page, base))
         _site_links(page, "porting.html")
+        linked |= _defect_hrefs(page)
+        done.append(check_conformance_page(page, base))
         linked |= _defect_hrefs(page)
         done.append(check_defects_page(page, base, html_dir, linked))
 
@@ -590,6 +612,9 @@ def check_run(run_dir: Path, chromium: str) -> list[str]:
         if (run_dir / "porting.html").is_file():
             done.append(check_porting_page(page, base))
             _site_links(page, "porting.html", RUN_PAGES)
+            linked |= _defect_hrefs(page)
+        if (run_dir / "conformance.html").is_file():
+            done.append(check_conformance_page(page, base, links=False))
             linked |= _defect_hrefs(page)
         if (run_dir / "defects.html").is_file():
             done.append(check_defects_page(page, base, run_dir, linked, links=False))

@@ -105,3 +105,36 @@ def test_without_a_ledger_the_table_s_defects_are_named_unlinked(tmp_path):
 
 def test_a_run_without_the_source_gets_no_page(tmp_path):
     assert write_scoreboard(tmp_path, [RECORDS[-1]]) == [] and list(tmp_path.iterdir()) == []
+
+
+def test_publishing_puts_the_run_s_scoreboard_on_the_site_with_the_site_s_navigation(tmp_path):
+    """case_index.py: conformance.html of the run the support matrix comes from, its defect links kept,
+    the site's navigation in place of the run's; a run without it: a page saying so; index.html's
+    navigation bar links it."""
+    from benchmarks import case_index
+    from interop.reporting.ledger import write_ledger
+    from interop.reporting.porting import link_run_pages
+    from interop.reporting.support import support_matrix, write_support
+
+    run = tmp_path / "run"
+    run.mkdir()
+    ledger = write_ledger(run, LEDGER_RECORDS, table_dir="/nonexistent")
+    write_support(run, support_matrix(LEDGER_RECORDS))
+    write_scoreboard(run, LEDGER_RECORDS)
+    link_run_pages(run)
+    html_dir = tmp_path / "html"
+    html_dir.mkdir()
+    (html_dir / "index.json").write_text(json.dumps({"benchmarks": {}}))
+    (html_dir / "index.html").write_text('<html><body><ul><li id="nav-li-regressions">R</li></ul></body></html>')
+    args = ["--html-dir", str(html_dir), "--support", str(run / "support.html"), "--porting", str(tmp_path / "none")]
+    assert case_index.main(args) == 0
+    page = (html_dir / "conformance.html").read_text()
+    assert page.count("<nav") == 1 and 'id="site-nav"' in page and "<b>ONNX conformance</b>" in page
+    assert '<a href="index.html">Benchmark grid</a>' in page
+    assert all(f'href="defects.html#{e["id"]}"' in page for e in ledger if e["operator"] == "Dropout")
+    for name in ("support.html", "defects.html", "porting.html"):
+        assert '<a href="conformance.html">ONNX conformance</a>' in (html_dir / name).read_text(), name
+    assert case_index.NAV_CONFORMANCE in (html_dir / "index.html").read_text()
+    (run / "conformance.html").unlink()  # a published run without onnx's backend tests
+    assert case_index.main(args) == 0
+    assert 'id="no-run"' in (html_dir / "conformance.html").read_text()
