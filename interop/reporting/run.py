@@ -9,9 +9,10 @@
   ``benchmarks.jsonl`` (``INTEROP_RESULTS_DIR`` points there), the analysis to ``report.txt`` /
   ``report.json``, the support matrix to ``support.json`` / ``support.md`` / ``support.html``
   (:mod:`.support`), the ONNX conformance scoreboard to ``conformance.json`` / ``.md`` / ``.html``
-  when the run holds onnx's backend tests (:mod:`.onnx_scoreboard`), and ``run.json`` says how the run ended. A complete run appends its lines
-  to ``results/history.jsonl``; the report compares with the previous complete run of each
-  backend and shows what changed from one Aidge release to the next (:mod:`.history`). When
+  when the run holds onnx's backend tests (:mod:`.onnx_scoreboard`), and ``run.json`` says how
+  the run ended. A complete run appends its lines to ``results/history.jsonl``; the report
+  compares with the previous complete run of each backend and shows what changed from one Aidge
+  release to the next (:mod:`.history`). When
   OpInfo cases failed without an expected failure, ``triage.py`` proposes their table rows
   (:mod:`.triage`). When asv results of the same commit exist (``results/asv``), the report's
   slowdowns take asv's ratio for the cases asv holds.
