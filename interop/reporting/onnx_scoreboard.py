@@ -145,7 +145,8 @@ def render_markdown(board: dict, *, linked: set[str] | None = None, lines: Itera
             "| group | passed / run | failed by category | skipped |", "|---|---|---|---|"]
     for group, c in board["groups"].items():
         out.append(f"| {md(group)} | {c['passed']} / {c['run']} | {md(_failed_text(c['failed']))} | {c['skipped']} |")
-    out += ["", "Skipped, by reason:", ""] + [f"- {md(reason)}: {n}" for reason, n in board["skipped"].items()]
+    out += ["", "Skipped, by reason:", ""] + ([f"- {md(reason)}: {n}" for reason, n in board["skipped"].items()]
+                                             or ["- none"])
     out += ["", "## Node tests per ONNX operator", "",
             "| operator | passed / run | failed by category | skipped | defects |", "|---|---|---|---|---|"]
     for op, c in board["operators"].items():
@@ -203,7 +204,8 @@ def render_html(board: dict, *, linked: set[str] | None = None, lines: Iterable[
                    f"<td>{_h(_failed_text(c['failed']))}</td><td class='n'>{c['skipped']}</td>"
                    f"<td>{_html_defects(c['defects'], linked)}</td></tr>")
     out.append("</tbody></table><h2>Skipped, by reason</h2><ul>"
-               + "".join(f"<li>{_h(reason)}: {n}</li>" for reason, n in board["skipped"].items()) + "</ul>")
+               + ("".join(f"<li>{_h(reason)}: {n}</li>" for reason, n in board["skipped"].items()) or "<li>none</li>")
+               + "</ul>")
     out.append("<h2>Node tests per ONNX operator</h2><table id='operators'><thead><tr><th>operator</th>"
                "<th>passed / run</th><th>failed by category</th><th>skipped</th><th>defects</th></tr></thead><tbody>")
     for op, c in board["operators"].items():
