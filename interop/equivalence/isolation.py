@@ -68,6 +68,7 @@ import time
 import traceback as _tb
 from typing import Any, Callable
 
+from ..case_notes import case_notes, note as add_note
 from ..exporters import export_routes
 from ..stages import add_stage_times, collecting, stage, stage_times
 
@@ -386,7 +387,9 @@ def run_isolated(fn: Callable[..., Any], *args: Any, timeout: float | None = Non
     if not data:
         code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else status
         raise _with_peak(_crash(f"exited with status {code} without a result", stack), peak - resident, bound)
-    kind, payload, routes, stages = pickle.loads(data)
+    kind, payload, routes, stages, notes = pickle.loads(data)
+    for what, lines in (notes or {}).items():  # what the child learnt, for the records
+        add_note(what, lines)
     if timed:
         child_s = stages.pop("", 0.0)  # the child's time in fn
         add_stage_times(stages)
@@ -515,30 +518,32 @@ def _child(write_fd: int, stack_file, fn, args, kwargs, timed: bool = False, bou
         memory_start = (_peak(resource.getrusage(resource.RUSAGE_SELF)), _vm_data()) if bound is not None else None
         routes: list = []
         stages: dict = {}
+        notes: dict = {}
         timer = stage_times() if timed else contextlib.nullcontext({})
         try:
             with timer as stages:
                 start = time.perf_counter()
                 try:
-                    with export_routes() as routes, stage("case code, unnamed"):  # what no inner stage names
+                    with export_routes() as routes, case_notes() as notes, \
+                            stage("case code, unnamed"):  # what no inner stage names
                         result = fn(*args, **kwargs)
                 finally:
                     stages[""] = time.perf_counter() - start  # the parent's fork time is the rest
                     _unbound_memory()
-            payload = ("ok", result, routes, stages)
+            payload = ("ok", result, routes, stages, notes)
             try:
                 data = pickle.dumps(payload)
             except Exception as exc:
                 data = pickle.dumps(("error", _describe(TypeError(
                     f"run_isolated: the result of {getattr(fn, '__name__', fn)!r} cannot be pickled: {exc}")),
-                    routes, stages))
+                    routes, stages, notes))
         except BaseException as exc:  # noqa: BLE001 - everything goes back to the parent
             _unbound_memory()
             info = _describe(exc)
             if _out_of_memory(exc) and _at_bound(memory_start, bound):
                 phase, frame = _phase_of_traceback(exc)
                 info.update(out_of_memory=True, phase=phase, frame=frame)
-            data = pickle.dumps(("error", info, routes, stages))
+            data = pickle.dumps(("error", info, routes, stages, notes))
             failure = exc
         view = memoryview(data)
         while view:

@@ -17,6 +17,7 @@ import torch
 
 from ..bridge.value_check import checks_deferred
 from ..env import env_number  # noqa: F401  (re-exported: interop.equivalence.tester.env_number)
+from ..case_notes import note
 from ..stages import stage
 from . import timing
 from .benchlog import RESULTS_ENV, append_jsonl, resolve_log_path  # noqa: F401  (re-exported)
@@ -222,8 +223,9 @@ class ModelTester:
             with stage("attribution"):
                 attribution, why = attribute(found)
             if attribution == "precision":
-                self.precision.append(rounding_note(what if self.epoch is None else f"{what} (epoch {self.epoch})",
-                                                    found))
+                line = rounding_note(what if self.epoch is None else f"{what} (epoch {self.epoch})", found)
+                self.precision.append(line)
+                note("precision", [line])  # the case's record says it (interop.case_notes)
                 return
         detail = found.detail
         if why:

@@ -34,6 +34,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from ..case_notes import note
 from ..stages import stage
 from .policy import compared_parameters, difference, output_gradients, rounding_note
 
@@ -293,7 +294,9 @@ def _check(module, tensors, backward: bool, backend: str, tolerance: Any, name: 
     except BaseException as exc:
         exc.export_route = aidge.exporter
         exc.precision_notes = tuple(rounding)  # the verdict of the failure says them too (verdict_from)
+        note("precision", rounding)  # and the case's record (interop.case_notes)
         raise
+    note("precision", rounding)
     return {**result, "exporter": aidge.exporter}
 
 

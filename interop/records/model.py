@@ -82,6 +82,7 @@ class Record(BaseModel):
     aidge_node: _S = None
     attribution: _S = None
     attribution_reason: _S = None
+    precision: Optional[list[str]] = None  #: what differed by float32 rounding only (interop.case_notes)
     error: _S = None
     message: _S = None
     exc_type: _S = None

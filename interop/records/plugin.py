@@ -200,7 +200,7 @@ def _signal_of(worker) -> str | None:
 def _new_state() -> dict[str, Any]:
     """What the plugin gathers of one test while it runs: its reports, its exception, its case,
     the export routes its wraps took (:func:`interop.exporters.export_routes`)."""
-    return {"reports": [], "exc": None, "fields": {}, "routes": []}
+    return {"reports": [], "exc": None, "fields": {}, "routes": [], "notes": {}}
 
 
 def route_fields(routes: list, exporter: str) -> dict[str, Any]:
@@ -379,17 +379,18 @@ class RecordsPlugin:
     # -- running ----------------------------------------------------------------------------
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem):
+        from ..case_notes import case_notes
         from ..exporters import export_routes
 
         if not self.is_controller:
             self._start_fields[item.nodeid] = _fields_or_error(item)
         capturing = self._start_capture(item)
-        with export_routes() as routes:
-            self._routes = routes
+        with export_routes() as routes, case_notes() as notes:
+            self._routes, self._notes = routes, notes
             try:
                 yield
             finally:
-                self._routes = None
+                self._routes = self._notes = None
                 if capturing:
                     self._stop_capture()
 
@@ -458,6 +459,7 @@ class RecordsPlugin:
         if not state["fields"] or call.when == "call":
             state["fields"] = _fields_or_error(item)
         state["routes"] = list(getattr(self, "_routes", None) or [])
+        state["notes"] = {k: list(v) for k, v in (getattr(self, "_notes", None) or {}).items()}
         if call.excinfo is not None and not report.passed and state["exc"] is None \
                 and not isinstance(call.excinfo.value, pytest.skip.Exception):
             state["exc"] = call.excinfo.value
@@ -572,6 +574,8 @@ class RecordsPlugin:
                          xpass_strict=any(r.get("xpass_strict") for r in reports))
         rec.setdefault("backend", config_backend(self.config))
         rec.update(route_fields(state.get("routes") or [], self.config.getoption("--exporter", default="auto")))
+        if (state.get("notes") or {}).get("precision"):
+            rec["precision"] = state["notes"]["precision"]
         skip = next((r["skip_reason"] for r in reports if r.get("skip_reason")), None)
         if skip:
             rec["skip_reason"] = skip
