@@ -49,3 +49,17 @@ def test_a_gradient_is_judged_against_float64_alone():
     assert attribute_backward(aidge_grad=wrong, torch_grad=TORCH32, exact_grad=EXACT)[0] == "aidge"
     assert attribute_backward(aidge_grad=TORCH32, torch_grad=TORCH32 + 1e-3, exact_grad=EXACT)[0] == "precision"
     assert attribute_backward(aidge_grad=wrong, torch_grad=TORCH32, exact_grad=None)[0] == "unknown"
+
+
+def test_all_three_differing_blames_aidge_only_when_it_is_far_from_the_graph_s_values():
+    """onnxruntime a little off torch beyond the float32 rule (3.6x torch's own error, as on a
+    train-mode BatchNorm1d stack, Anomaly_train), Aidge 1.39 off both: Aidge's (before 2026-12-07:
+    the export's). An export really wrong (onnxruntime 0.5 off) with Aidge 0.6 off it: still the export's."""
+    ort = TORCH32.clone()
+    ort[3] += 4e-4  # beyond 2 x torch's 5e-5 + rtol/atol: not rounding by the rule
+    aidge = TORCH32.clone()
+    aidge[5] += 1.39
+    attribution, why = _attribute(aidge, ort)
+    assert attribution == "aidge" and "does not compute what the graph says" in why, why
+    wrong_export = TORCH32 + 0.5
+    assert _attribute(TORCH32 + 1.1, wrong_export)[0] == "export"
