@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-__all__ = ["Variable", "VARIABLES", "read", "option_default", "check", "env_number", "env_flag", "env_choice", "env_shard", "parse_k_of_n", "env_seed", "env_dir", "SEED_MAX", "SHARD_ENV"]
+__all__ = ["Variable", "VARIABLES", "read", "replay_variables", "settings", "variables_table", "option_default", "check", "env_number", "env_flag", "env_choice", "env_shard", "parse_k_of_n", "env_seed", "env_dir", "SEED_MAX", "SHARD_ENV"]
 
 #: the shard of every source (``K/N``): read by the records plugin (interop.records.shard), and named by
 #: the OpInfo source when its own shard variable is set beside it
@@ -100,13 +100,16 @@ class Variable:
     """One environment variable: its ``name``, its ``parse`` (the stripped, non-empty value -> what it
     means; a ``ValueError`` saying what is expected), its ``default`` (unset or empty; a callable is
     called), what it ``means``, and the pytest ``option`` whose default it is (given on the command
-    line, the option decides and the variable is not read)."""
+    line, the option decides and the variable is not read). ``replay``: it selects or shapes the
+    cases (which run, and how), so a failure's replay command carries it when set
+    (:func:`interop.equivalence.tester.replay_command`) and ``session.json`` records it."""
 
     name: str
     parse: Callable[[str], Any]
     default: Any
     meaning: str
     option: str | None = None
+    replay: bool = False
 
     def raw(self, environ: Mapping[str, str] | None = None) -> str:
         return (os.environ if environ is None else environ).get(self.name, "").strip()
@@ -328,12 +331,12 @@ def _declare(*variables: Variable) -> dict[str, Variable]:
 
 #: every ``INTEROP_*`` variable the package reads (a test holds that no other is read)
 VARIABLES: dict[str, Variable] = _declare(
-    Variable("INTEROP_BACKEND", _choice(_backends), "cpu", "the Aidge backend the suites run on", "--backend"),
-    Variable("INTEROP_EXPORTER", _choice(_exporters), "auto", "torch's route to ONNX for every wrap()", "--exporter"),
+    Variable("INTEROP_BACKEND", _choice(_backends), "cpu", "the Aidge backend the suites run on", "--backend", replay=True),
+    Variable("INTEROP_EXPORTER", _choice(_exporters), "auto", "torch's route to ONNX for every wrap()", "--exporter", replay=True),
     Variable("INTEROP_TORCH_DEVICE", _torch_device, "auto", "the torch device of the toolkit fixtures",
-             "--torch-device"),
+             "--torch-device", replay=True),
     Variable("INTEROP_AIDGE_CONFIGS", _existing, None, "Aidge benchmark configurations (a folder or one file)",
-             "--aidge-configs"),
+             "--aidge-configs", replay=True),
     Variable(SHARD_ENV, _k_of_n, None, "the K-th of N shards of every source (top-level session)", "--shard"),
     Variable("INTEROP_RECORDS_DIR", _directory, None, "where a session writes its records", "--records"),
     Variable("INTEROP_RESULTS_DIR", _directory, None, "where a session writes its records and timings"),
@@ -341,34 +344,59 @@ VARIABLES: dict[str, Variable] = _declare(
     Variable("INTEROP_SHARD_DURATIONS", _path, None, "durations that balance the shards (a run folder or JSON)"),
     Variable("INTEROP_OPINFO_SHARD", _k_of_n, None, "the K-th of N shards of the OpInfo cases"),
     Variable("INTEROP_OPINFO_SAMPLES", _sample_cap, 1,
-             "samples per OpInfo entry (a number or all; default: the source's DEFAULT_SAMPLES)"),
-    Variable("INTEROP_OPINFO_DTYPES", _opinfo_dtypes, None, "the dtypes of every OpInfo entry (all or a comma list)"),
+             "samples per OpInfo entry (a number or all; default: the source's DEFAULT_SAMPLES)", replay=True),
+    Variable("INTEROP_OPINFO_DTYPES", _opinfo_dtypes, None, "the dtypes of every OpInfo entry (all or a comma list)", replay=True),
     Variable("INTEROP_MODULEINFO_SAMPLES", _sample_cap, 1,
-             "samples per ModuleInfo entry and mode (a number or all; default: the source's DEFAULT_SAMPLES)"),
+             "samples per ModuleInfo entry and mode (a number or all; default: the source's DEFAULT_SAMPLES)", replay=True),
     Variable("INTEROP_SEED", _number(int, minimum=0, maximum=SEED_MAX), None, "the seed of every case (a replay)"),
-    Variable("INTEROP_CASE_TIMEOUT", _number(positive=True), 120.0, "seconds a case child may run"),
-    Variable("INTEROP_CASE_MEMORY", _memory, _half_the_memory, "memory a case child may add (8G, 512M, 0/off)"),
-    Variable("INTEROP_ISOLATE", _flag, True, "run each case in a forked child"),
-    Variable("INTEROP_FORWARD_ONLY_CASES", _flag, False, "include the forward-only operator cases"),
-    Variable("INTEROP_AIDGE_CASE_TIMEOUT", _number(positive=True), 60.0, "seconds an Aidge configuration case may run"),
+    Variable("INTEROP_CASE_TIMEOUT", _number(positive=True), 120.0, "seconds a case child may run", replay=True),
+    Variable("INTEROP_CASE_MEMORY", _memory, _half_the_memory, "memory a case child may add (8G, 512M, 0/off)", replay=True),
+    Variable("INTEROP_ISOLATE", _flag, True, "run each case in a forked child", replay=True),
+    Variable("INTEROP_FORWARD_ONLY_CASES", _flag, False, "include the forward-only operator cases", replay=True),
+    Variable("INTEROP_AIDGE_CASE_TIMEOUT", _number(positive=True), 60.0, "seconds an Aidge configuration case may run", replay=True),
     Variable("INTEROP_AIDGE_NEGATIVE_TIMEOUT", _number(positive=True), 10.0,
-             "seconds a negative Aidge configuration case may run"),
-    Variable("INTEROP_AIDGE_FULL_SIZE", _flag, False, "run every Aidge configuration at its full size"),
+             "seconds a negative Aidge configuration case may run", replay=True),
+    Variable("INTEROP_AIDGE_FULL_SIZE", _flag, False, "run every Aidge configuration at its full size", replay=True),
     Variable("INTEROP_AIDGE_ELEMENT_BUDGET", _number(int, positive=True), 1 << 20,
-             "elements an Aidge configuration case may hold before it is reduced"),
-    Variable("INTEROP_AIDGE_RELEASE", _release, None, "the Aidge release the expected-failure table applies to"),
-    Variable("INTEROP_CONFIG_DIR", _path, None, "the operator configuration folder (checked when a suite collects)"),
-    Variable("INTEROP_EXPECTED_FAILURES", _path, None, "the expected-failure table (checked when a suite collects)"),
+             "elements an Aidge configuration case may hold before it is reduced", replay=True),
+    Variable("INTEROP_AIDGE_RELEASE", _release, None, "the Aidge release the expected-failure table applies to", replay=True),
+    Variable("INTEROP_CONFIG_DIR", _path, None, "the operator configuration folder (checked when a suite collects)", replay=True),
+    Variable("INTEROP_EXPECTED_FAILURES", _path, None, "the expected-failure table (checked when a suite collects)", replay=True),
     Variable("INTEROP_TIMING_PASS", _flag, True, "the findings run's timing pass"),
     Variable("INTEROP_REPRODUCERS", _flag, False, "failing cases leave reproducer bundles"),
     Variable("INTEROP_REPRO_MAX_MB", _megabytes, 20_000_000, "the largest reproducer bundle, in MB"),
-    Variable("INTEROP_EXPORT_DFORMAT", _choice(_dformats), None, "the C++ export's layout mode"),
+    Variable("INTEROP_EXPORT_DFORMAT", _choice(_dformats), None, "the C++ export's layout mode", replay=True),
     Variable("INTEROP_EXPORT_CACHE", _directory, None, "the C++ export's build cache"),
     Variable("INTEROP_OPENMP_POLICY", _choice(lambda: ("keep", "default")), "default",
              "keep: the library changes nothing about OpenMP (read at import interop)"),
-    Variable("INTEROP_ONNX_GROUPS", _onnx_groups, None, "the ONNX backend-test groups collected (a comma list)"),
+    Variable("INTEROP_ONNX_GROUPS", _onnx_groups, None, "the ONNX backend-test groups collected (a comma list)", replay=True),
     Variable("INTEROP_BENCH_CASES", _case_ids, None, "the only cases the benchmarks parametrise"),
 )
+
+
+def replay_variables() -> tuple[str, ...]:
+    """The declared variables that select or shape the cases (``replay``), in declaration order."""
+    return tuple(name for name, v in VARIABLES.items() if v.replay)
+
+
+def settings(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The case-shaping variables set in ``environ`` (default ``os.environ``), as given: what a
+    run's ``session.json`` records (``settings``), so that a run says what selected its cases."""
+    return {name: raw for name in replay_variables() if (raw := VARIABLES[name].raw(environ))}
+
+
+def variables_table() -> str:
+    """The Markdown table of every declared variable (name, default, pytest option, in a replay,
+    meaning): the one docs/settings.md shows, made from :data:`VARIABLES` (a test holds them equal)."""
+    def cell(text: Any) -> str:
+        return str(text).replace("|", "\\|")
+
+    lines = ["| variable | default | option | in a replay | meaning |", "|---|---|---|---|---|"]
+    for name, v in VARIABLES.items():
+        default = "(computed)" if callable(v.default) else ("" if v.default is None else v.default)
+        lines.append(f"| `{name}` | {cell(default)} | {cell(v.option or '')} | {'yes' if v.replay else ''} | "
+                     f"{cell(v.meaning)} |")
+    return "\n".join(lines) + "\n"
 
 
 def read(name: str, environ: Mapping[str, str] | None = None, *, default: Any = _UNSET) -> Any:

@@ -16,7 +16,7 @@ from typing import Any
 import torch
 
 from ..bridge.value_check import checks_deferred
-from ..env import env_number  # noqa: F401  (re-exported: interop.equivalence.tester.env_number)
+from ..env import env_number, replay_variables  # noqa: F401  (env_number re-exported: interop.equivalence.tester.env_number)
 from ..case_notes import note
 from ..stages import stage
 from . import timing
@@ -90,9 +90,10 @@ class EquivalenceError(AssertionError):
 #: what a replay needs beyond the seed, filled by the pytest plugin: the rootdir pytest ran in
 #: and the command-line options that selected the case (``--backend=cuda``)
 REPLAY_CONTEXT: dict[str, Any] = {"rootdir": None, "options": []}
-#: environment variables that select or shape a case: carried into the replay when set
-REPLAY_ENV_VARS = ("INTEROP_CONFIG_DIR", "INTEROP_BACKEND", "INTEROP_EXPORT_DFORMAT", "INTEROP_FORWARD_ONLY_CASES", "INTEROP_CASE_TIMEOUT",
-                   "INTEROP_ISOLATE", "INTEROP_TORCH_DEVICE", "OMP_NUM_THREADS")
+#: environment variables that select or shape a case: carried into the replay when set (those
+#: declared ``replay`` in :data:`interop.env.VARIABLES`, and OpenMP's thread count; before
+#: 2026-12-07 a hand-kept list of 8 that missed the OpInfo, ModuleInfo, ONNX and table selectors)
+REPLAY_ENV_VARS = (*replay_variables(), "OMP_NUM_THREADS")
 
 
 def replay_command(seed: int | None, nodeid: str | None = None) -> str:

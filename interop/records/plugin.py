@@ -43,7 +43,7 @@ from typing import Any
 
 import pytest
 
-from ..env import read as read_env
+from ..env import read as read_env, settings as env_settings
 from . import shard as _shard
 from ..reading import UnsafeInputError, confined
 from .model import checked, written
@@ -666,6 +666,7 @@ class RecordsPlugin:
                 "pytest_counts": counts, "collected": getattr(session, "testscollected", None),
                 "backend": config_backend(self.config),
                 "shard": self.shard_text, "args": list(self.config.invocation_params.args),
+                "settings": env_settings(),
                 "versions": versions, "python": platform.python_version(), "platform": sys.platform})
         except (UnsafeInputError, OSError) as exc:
             self.write_error = self.write_error or _records_error(self.directory, exc)

@@ -205,11 +205,11 @@ _SESSION_TYPES: dict[str, tuple] = {
     "complete": (bool,), "interrupted": (bool,), "ended": _STR, "started": _STR, "finished": _STR,
     "combined": _STR, "shard": _STR, "backend": _STR, "exitstatus": (int, type(None)), "records": (int,),
     "pytest_counts": (dict, type(None)), "versions": (dict,), "problems": (list,), "lost": (list,),
-    "args": (list,), "collected": (int, type(None)),
+    "args": (list,), "collected": (int, type(None)), "settings": (dict,),
 }
 #: what a field of the wrong type is taken as (and "complete" is then False: the run is not known to be whole)
 _SESSION_DEFAULTS = {"complete": False, "pytest_counts": None, "versions": {}, "problems": [], "lost": [],
-                     "args": [], "shard": None, "backend": None}
+                     "args": [], "shard": None, "backend": None, "settings": {}}
 
 
 def checked_session(session: Any, where: str, problems: list[str]) -> dict[str, Any]:
