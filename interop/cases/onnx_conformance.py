@@ -66,7 +66,15 @@ SKIP_REASONS = {
     "no Aidge data type": "an element type Aidge has no data type for (float8, float4)",
     "random expected output": "onnx's reference draws random numbers (seeded training-mode Dropout, Bernoulli, "
                               "Random*): no backend can reproduce them",
+    "unstable on Aidge": "Aidge's outcome changes from run to run on this test, so no strict verdict can hold: "
+                         "its defect is reached by the stable tests of the same operator (UNSTABLE_ON_AIDGE)",
 }
+#: node tests whose outcome on Aidge 0.10.1 changes with the process's history (measured 2026-12-07):
+#: Dropout in training mode with its ratio 0 given as a graph input. Alone, in a fresh child, Aidge
+#: ignores the ratio input and drops about half the elements (31 of 60, every time: the defect
+#: D-4f709f1f, which test_dropout_default* and the inference Dropout tests keep reaching); in a full
+#: findings run (-n 2) both passed once (a strict XPASS) and no rerun reproduced it
+UNSTABLE_ON_AIDGE = frozenset({"test_training_dropout_zero_ratio", "test_training_dropout_zero_ratio_mask"})
 _RANDOM_OPS = frozenset({"Bernoulli", "RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike",
                          "Multinomial"})
 #: ONNX element types without an Aidge data type (aidge_core.dtype, 0.10.1: no float8/float4)
@@ -223,6 +231,8 @@ def skip_reason_of(test: OnnxTest) -> str | None:
                     return f"no Aidge data type: {elem}"
     if _random_dropout(test):
         return "random expected output: Dropout in training mode with a ratio above 0"
+    if test.name in UNSTABLE_ON_AIDGE:
+        return "unstable on Aidge: Dropout in training mode, ratio 0 as a graph input (see UNSTABLE_ON_AIDGE)"
     return None
 
 

@@ -62,3 +62,17 @@ def test_a_row_meaning_aidge_disagrees_with_a_failure_saying_export():
     assert row.attribution in (None, "")  # no attribution of its own: Aidge's, by the rule
     assert disagreements(row, "compile_error", "compile", "export") == ["attribution 'export' (entry: 'aidge')"]
     assert disagreements(row, "compile_error", "compile", None) == []
+
+
+def test_an_operator_aidge_cannot_import_stays_aidge_s_on_an_invalid_graph_too():
+    """logsumexp of a 0-d tensor: onnx's checker refuses the export, but Aidge has no importer for
+    ReduceLogSumExp at all (the valid 5x5 graph is refused alike): Aidge's gap, not the export's."""
+    from interop.errors import UnsupportedOperatorError
+
+    class _LSE(torch.nn.Module):
+        def forward(self, t):
+            return torch.logsumexp(t, 0, True)
+
+    with pytest.raises(UnsupportedOperatorError) as info:
+        interop.wrap(_LSE(), example_inputs=[torch.randn(())], exporter="torchscript")
+    assert info.value.attribution is None
