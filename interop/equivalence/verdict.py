@@ -671,5 +671,7 @@ def _verdict_of_failure(exc, text: str, first: str) -> Verdict:
                        f"{mismatch['max_abs']:.3g})")
         return Verdict("fail", category, attribution, phase, mismatch=mismatch, message=text,
                        summary=f"{category} [{attribution}] {exc.what} at call {exc.epoch}{figures}")
+    reason = getattr(exc, "attribution_reason", None)  # the bridge's: an invalid export (bridge.export_validity)
+    said = f" ({reason})" if isinstance(reason, str) and reason else ""
     return Verdict("error", category, attribution, phase, getattr(exc, "operator", None), getattr(exc, "node", None),
-                   summary=f"{category} [{attribution}]: {first[:200]}", message=text)
+                   summary=f"{category} [{attribution}]: {first[:200]}{said}", message=text + (f"\n{reason}" if said else ""))
