@@ -1343,7 +1343,11 @@ def record_fields(directory: Path, nodeid: str, record: dict[str, Any], log: str
         out["reproducer"]["import_kind"] = meta["import_kind"]
     if isinstance(reduced.get("first_diverging"), dict):
         out["first_diverging"] = reduced["first_diverging"]
-    if check.get("valid") is False and record.get("attribution") == "aidge":
+    # a crash or a hang stays Aidge's (memory-unsafe: a graph onnx refuses is to be refused, not to kill
+    # the process), as the table triage and the plain run say; before 2026-12-07 a findings run alone
+    # moved them to the export (index_select of a 0-d tensor: Gather's SIGSEGV, 4 cases)
+    if check.get("valid") is False and record.get("attribution") == "aidge" \
+            and record.get("category") not in ("crash", "hang"):
         refusal = check.get("checker") if check.get("checker") != "ok" else check.get("onnxruntime")
         out["attribution"] = "export"
         out["attribution_reason"] = f"the exported graph is invalid, so Aidge is not blamed: {refusal}"

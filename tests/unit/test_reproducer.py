@@ -119,6 +119,9 @@ def test_an_export_onnx_forbids_is_not_blamed_on_aidge(tmp_path):
     assert fields["attribution"] == "export"
     assert "exported graph is invalid" in fields["attribution_reason"]
     assert fields["reproducer"]["path"] == "reproducers/test_x_int64"
+    # a crash on the same graph stays Aidge's (memory-unsafe), as the plain run and the triage say
+    died = reproducer.record_fields(tmp_path, "tests/t.py::test_x[int64]", {"attribution": "aidge", "category": "crash"})
+    assert "attribution" not in died or died["attribution"] == "aidge"
 
 
 def test_record_fields_say_why_there_is_no_bundle(tmp_path):
