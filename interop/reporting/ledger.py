@@ -123,6 +123,17 @@ def proposed_entry(entry: dict[str, Any]) -> dict[str, Any]:
             "backend": entry.get("backend") or "cpu", "pattern": _pattern_of(words) if words else ""}
 
 
+def _repro_fits(repro: dict[str, Any], sig: dict[str, Any]) -> bool:
+    """Whether a case's reproducer shows the entry's own defect: for a missing importer, the ONNX op its
+    line names is the entry's (measured 2026-12-07: a case holding ConstantOfShape and Elu, both without
+    an importer, reproduced Elu's, and the ConstantOfShape entry's ISSUE.md attached that script)."""
+    if sig["kind"] not in ("no importer", "converter failure"):
+        return True
+    line = str(repro.get("line") or "")
+    named = re.findall(r"\(ONNX op (\w+)\)", line)
+    return not named or sig["operator"] in named
+
+
 def is_aidge_finding(record: dict[str, Any]) -> bool:
     """Whether a record is a finding of the ledger: failed or xfailed, in an Aidge category, attributed
     to Aidge, of a case (the framework's own unit tests are none)."""
@@ -371,7 +382,7 @@ def build_ledger(records: Iterable[dict[str, Any]], *, table_dir: str | Path | N
                 entry["table_defects"].append(said)
         if not entry["aidge_said"]:
             entry["aidge_said"] = _said_about(repro.get("aidge_said"), sig["operator"], kind=sig["kind"])
-        if repro.get("reproduces"):
+        if repro.get("reproduces") and _repro_fits(repro, sig):
             where = repro.get("reduced") or repro.get("path")
             nodes = repro.get("reduced_nodes") or repro.get("nodes")
             if where and (entry["reproducer_nodes"] is None or (nodes or 1e9) < entry["reproducer_nodes"]):
