@@ -327,9 +327,10 @@ def test_directories_in_place_of_the_runs_files_are_moved_aside(tmp_path):
 
 
 # ---- the run as a whole: python tests/unit/test_issue44_attacks.py ----------------------------------
-def run_all(clone: Path, timeout: float) -> list[dict]:
-    """Every kind's tests in ``clone`` (one pytest, two workers): one dict per kind."""
-    nodes = sorted({f"{UNIT}/{t}" for _, _, tests in ATTACKS for t in tests})
+def outcomes_of(clone: Path, tests, timeout: float) -> dict[str, list[str]]:
+    """``tests`` (``file::function`` under tests/unit) run in ``clone`` (one pytest, two workers, none of
+    the caller's INTEROP_/PYTEST_ variables): ``file::function`` -> the status of each of its items."""
+    nodes = sorted({f"{UNIT}/{t}" for t in tests})
     xml = clone / "attacks.xml"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("INTEROP_", "PYTEST_"))}
     env["PYTHONPATH"] = str(clone)
@@ -342,6 +343,14 @@ def run_all(clone: Path, timeout: float) -> list[dict]:
         status = ("failed" if case.find("failure") is not None or case.find("error") is not None
                   else "skipped" if case.find("skipped") is not None else "passed")
         outcomes.setdefault(f"{file}::{name}", []).append(status)
+    return outcomes
+
+
+
+
+def run_all(clone: Path, timeout: float) -> list[dict]:
+    """Every kind's tests in ``clone`` (one pytest, two workers): one dict per kind."""
+    outcomes = outcomes_of(clone, [t for _, _, tests in ATTACKS for t in tests], timeout)
     out = []
     for family, kind, tests in ATTACKS:
         seen = [s for t in tests for s in outcomes.get(t, ["missing"])]

@@ -18,7 +18,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -137,19 +136,10 @@ def _rounds() -> list[tuple[str, list[tuple[str, str, list[str]]]]]:
 def run_all(clone: Path, timeout: float) -> list[dict]:
     """Every kind's tests of every round in ``clone`` (one pytest, two workers): one dict per kind."""
     rounds = _rounds()
-    nodes = sorted({f"{UNIT}/{t}" for _, table in rounds for _, _, tests in table for t in tests})
-    xml = clone / "attacks.xml"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("INTEROP_", "PYTEST_"))}
-    env["PYTHONPATH"] = str(clone)
-    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2", f"--junitxml={xml}",
-                    *nodes], cwd=clone, env=env, timeout=timeout, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-    outcomes: dict[str, list[str]] = {}
-    for case in ET.parse(xml).getroot().iter("testcase"):
-        name = case.get("name", "").split("[")[0]
-        file = case.get("classname", "").rsplit(".", 1)[-1] + ".py"
-        status = ("failed" if case.find("failure") is not None or case.find("error") is not None
-                  else "skipped" if case.find("skipped") is not None else "passed")
-        outcomes.setdefault(f"{file}::{name}", []).append(status)
+    sys.path.insert(0, str(ROOT / UNIT))
+    from test_issue44_attacks import outcomes_of  # the one runner of every round's kinds
+
+    outcomes = outcomes_of(clone, [t for _, table in rounds for _, _, tests in table for t in tests], timeout)
     out = []
     for round_name, table in rounds:
         for family, kind, tests in table:
