@@ -43,5 +43,7 @@ def note(kind: str, lines: Iterable[str]) -> None:
     if kind not in KINDS:
         raise ValueError(f"case_notes.note: unknown kind {kind!r} (one of {KINDS})")
     lines = [str(x) for x in lines]
+    if not lines:  # nothing learnt: no empty list in the records
+        return
     for collected in getattr(_local, "stack", ()) or ():
         collected.setdefault(kind, []).extend(lines)
