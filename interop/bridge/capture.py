@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 __all__ = ["Capture", "Entry", "start", "stop", "current", "suspended", "note_export",
-           "note_runner", "note_forward", "note_backward", "note_error", "note_factory", "failed", "aidge_log_text"]
+           "note_runner", "note_forward", "note_backward", "note_error", "note_factory", "note_onnx", "failed",
+           "aidge_log_text"]
 
 @dataclasses.dataclass
 class Entry:
@@ -122,6 +123,9 @@ class Capture:
     pending: Callable[["Capture", "Entry"], Any] | None = None
     #: a case that builds one Aidge node from its aidge_core factory (no wrap): what :func:`note_factory` saw
     factory: dict | None = None
+    #: a case that hands Aidge an ONNX model with its own expected outputs (onnx's backend tests, no
+    #: torch): what :func:`note_onnx` saw for the data set being run
+    onnx: dict | None = None
 
     def latest(self) -> Entry | None:
         """The wrap a failure belongs to: the one whose Aidge run raised, else the last one used."""
@@ -299,11 +303,27 @@ def note_factory(operation: str, attributes: dict, arrays, *, rank: int, dims_fr
     _pending(state, None)  # before Aidge runs: what the parent needs if the node kills the process
 
 
+def note_onnx(model, data_inputs, inputs, expected, *, rtol: float, atol: float, data_set: int = 0,
+              expected_from: str = "onnx's backend test") -> None:
+    """A case that runs an ONNX ``model`` as it is (onnx's backend tests): its data inputs' names, the
+    ``inputs`` of the data set about to run and the ``expected`` outputs that come with it (numpy
+    arrays, kept as given), and the tolerance they are compared at. Noted before Aidge runs each
+    data set: a failure belongs to the last one noted."""
+    state = _STATE
+    if state is None:
+        return
+    _route_log(state)
+    state.onnx = {"model": model, "data_inputs": [str(n) for n in data_inputs], "inputs": list(inputs),
+                  "expected": list(expected), "rtol": float(rtol), "atol": float(atol), "data_set": int(data_set),
+                  "expected_from": expected_from}
+    _pending(state, None)  # before Aidge runs: what the parent needs if Aidge kills the process
+
+
 def failed(exc: BaseException) -> Any:
     """Hand the capture to its writer once (the process that saw ``exc``); the writer's own
     failure is returned as a line, never raised over the case's."""
     state = _STATE
-    if state is None or state.written or state.writer is None or not (state.entries or state.factory):
+    if state is None or state.written or state.writer is None or not (state.entries or state.factory or state.onnx):
         return None
     state.written = True
     try:

@@ -382,6 +382,7 @@ def run_onnx_backend_case(case: Case) -> dict:
 
     test = onnx_test(case.params["group"], case.params["test"])
     inputs = test.data_sets[0][0] if test.data_sets else []
+    _note(test, 0)
     try:
         with stage("aidge import"):
             rep = AidgeBackend.prepare(test.model, "CUDA" if case.backend == "cuda" else "CPU")
@@ -390,6 +391,8 @@ def run_onnx_backend_case(case: Case) -> dict:
         raise
     checked = 0
     for k, (inputs, expected) in enumerate(test.data_sets):
+        if k:
+            _note(test, k)
         try:
             with stage("aidge forward"):
                 outputs = list(rep.run(inputs))
@@ -428,6 +431,23 @@ def run_onnx_backend_case(case: Case) -> dict:
         exc.attribution = attribution
         raise exc
     return {"data_sets": checked, "outputs": len(test.model.graph.output)}
+
+
+def _note(test: OnnxTest, k: int) -> None:
+    """Data set ``k`` of ``test`` for its reproducer (:func:`interop.bridge.capture.note_onnx`: kept only
+    while the records plugin captures, under ``nox -s report``), at the loosest tolerance its outputs
+    are compared at."""
+    from ..bridge import capture
+
+    if capture.current() is None or not test.data_sets:
+        return
+    inputs, expected = test.data_sets[k]
+    tols = [case_tolerance(test, _plain(e).dtype) for e in expected]
+    rtol = max((t.rtol for t in tols if t is not None), default=0.0)
+    atol = max((t.atol for t in tols if t is not None), default=0.0)
+    names = list(_feeds(test, inputs))
+    capture.note_onnx(test.model, names, list(inputs), [_plain(e) for e in expected],
+                      rtol=rtol, atol=atol, data_set=k)
 
 
 def _blame_refused(exc, test: OnnxTest, inputs: list) -> None:

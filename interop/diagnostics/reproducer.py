@@ -48,7 +48,7 @@ from ..bridge.ort import aidge_node_indices
 from ..oracle.divergence import first_diverging_output
 from ..oracle.onnxruntime import ort_session
 
-__all__ = ["write_bundle", "export_check", "run_repro", "reduce_bundle", "BODY_PATH", "max_bundle_bytes",
+__all__ = ["write_bundle", "write_onnx_bundle", "ONNX_TEST_EXPECTED", "export_check", "run_repro", "reduce_bundle", "BODY_PATH", "max_bundle_bytes",
            "repro_script", "script_literal", "script_settings", "bundle_folder", "record_fields", "first_diverging_node", "FreshServer",
            "start_fresh_server", "stop_fresh_server", "bundle_facts", "run_fresh", "write_pending", "complete_pending", "PENDING", "verdict_of",
            "phase_of", "load_in_aidge", "AidgeRefused", "bundle_aidge_types", "backward_divergence"]
@@ -60,6 +60,8 @@ DEFAULT_MAX_MB = 20.0
 #: forward calls a reproducer makes at most (a defect seen on a later call: ConvTranspose's state)
 MAX_CALLS = 3
 REPRO_TIMEOUT_S = 120
+#: ``meta["expected_from"]`` of a bundle whose expected values came with its ONNX model (onnx's backend tests)
+ONNX_TEST_EXPECTED = "onnx's backend test"
 #: the largest graph whose intermediates onnx's (pure Python) reference evaluator computes when onnxruntime cannot
 REFERENCE_MAX_NODES = 64
 #: what runs a repro.py "fresh": isolated mode, torch and interop unimportable
@@ -209,7 +211,11 @@ def script_literal(value: Any) -> str:
     raise TypeError(f"a generated script cannot hold a {type(value).__name__} setting")
 
 
-def repro_script(settings: dict[str, Any], *, factory: bool = False) -> str:
+#: whose the expected values in test_data_set_0/ are, as repro.py's docstring says it: fixed text, by key
+_EXPECTED_TEXT = {"torch": "torch's outputs", ONNX_TEST_EXPECTED: "the outputs onnx's backend test ships"}
+
+
+def repro_script(settings: dict[str, Any], *, factory: bool = False, expected: str = "torch") -> str:
     """A ``repro.py``: a fixed docstring, its settings as Python literals (:func:`script_literal`:
     the case's label, node id and message are data, never code nor docstring text: ``--help``
     prints them), then the body (``repro_body.py``; for one Aidge node built from its factory,
@@ -220,7 +226,7 @@ def repro_script(settings: dict[str, Any], *, factory: bool = False) -> str:
               "The case and what the suite saw are CASE and WHAT below; python repro.py --help prints them.",
               _HEADER_TEXT[1] if factory else _HEADER_TEXT[0],
               "Run: python repro.py   Exit status: 1 while the defect is present, 0 once Aidge computes the",
-              "expected values (torch's outputs, stored in test_data_set_0/), 2 if the bundle cannot be read",
+              f"expected values ({_EXPECTED_TEXT[expected]}, stored in test_data_set_0/), 2 if the bundle cannot be read",
               "(or the command line is wrong).",
               "python repro.py --save-actual DIR writes Aidge's own outputs (first call) and gradients to DIR.",
               '"""']
@@ -488,7 +494,7 @@ def _one_line(exc: BaseException) -> str:
 
 # ---------------------------------------------------------------------------------------------
 def _write_layout(folder: Path, proto, data_inputs: list[str], inputs: list[np.ndarray], outputs: list[np.ndarray],
-                  settings: dict[str, Any], grads: dict[str, Any] | None = None) -> None:
+                  settings: dict[str, Any], grads: dict[str, Any] | None = None, expected: str = "torch") -> None:
     import onnx
 
     data = folder / "test_data_set_0"
@@ -507,7 +513,7 @@ def _write_layout(folder: Path, proto, data_inputs: list[str], inputs: list[np.n
             _tensor_file(data / f"grad_input_{k}.pb", g, f"grad_{data_inputs[k]}" if k < len(data_inputs) else "")
         for k, (name, g) in enumerate(grads.get("grad_params") or []):
             _tensor_file(data / f"grad_param_{k}.pb", g, f"grad_{name}")
-    (folder / "repro.py").write_text(repro_script(settings), encoding="utf-8")
+    (folder / "repro.py").write_text(repro_script(settings, expected=expected), encoding="utf-8")
 
 
 def _what(exc: BaseException) -> str:
@@ -584,6 +590,8 @@ def write_bundle(state, exc: BaseException) -> dict[str, Any]:
 
     if not state.entries and getattr(state, "factory", None):
         return write_factory_bundle(state, exc)
+    if not state.entries and getattr(state, "onnx", None):
+        return write_onnx_bundle(state, exc)
     entry = state.latest()
     folder = Path(state.directory)
     if folder.exists():
@@ -625,6 +633,15 @@ def write_bundle(state, exc: BaseException) -> dict[str, Any]:
                 "PARAMS": [name for name, _ in (grads or {}).get("grad_params", [])],
                 "GRAD_OUTPUTS": [k for k, g in enumerate((grads or {}).get("grad_outputs", [])) if g is not None]}
     _write_layout(folder, exported.proto, data_inputs, inputs, outputs, settings, grads)
+    return _check_and_reduce(state, exc, folder, exported.proto, data_inputs, inputs,
+                             outputs if expected is not None else None, rtol, atol, meta)
+
+
+def _check_and_reduce(state, exc: BaseException, folder: Path, proto, data_inputs: list[str], inputs: list,
+                      outputs: list | None, rtol: float, atol: float, meta: dict[str, Any]) -> dict[str, Any]:
+    """The part of every graph bundle after its layout is written: Aidge's log, the export check,
+    the reproducer run in a fresh interpreter, the reduction, the size bound, ``meta.json``
+    (``outputs`` None: no expected values, so nothing to reproduce against)."""
     from ..bridge.capture import aidge_log_text
 
     log = aidge_log_text(state)
@@ -633,9 +650,8 @@ def write_bundle(state, exc: BaseException) -> dict[str, Any]:
     kind = import_kind(exc)
     if kind:
         meta["import_kind"] = kind
-    meta["export_check"] = export_check(folder / "model.onnx", dict(zip(data_inputs, inputs)),
-                                        outputs if expected else None, rtol, atol)
-    if expected is not None:
+    meta["export_check"] = export_check(folder / "model.onnx", dict(zip(data_inputs, inputs)), outputs, rtol, atol)
+    if outputs is not None:
         meta["repro"] = run_repro(folder)
         meta["reproduces"] = _reproduces(meta["repro"])
     else:
@@ -644,10 +660,35 @@ def write_bundle(state, exc: BaseException) -> dict[str, Any]:
         meta["reduced"] = reduce_bundle(folder, exc, data_inputs, inputs, True, rtol, atol, meta)
     except Exception as err:  # noqa: BLE001 - a full bundle without a reduced one, said so
         meta["reduced"] = {"kept": False, "why": f"reduction failed: {_one_line(err)}"}
-    meta["nodes"] = len(exported.proto.graph.node)
+    meta["nodes"] = len(proto.graph.node)
     _apply_size_bound(folder, meta)
     _write_json(folder / "meta.json", meta)
     return meta
+
+
+def write_onnx_bundle(state, exc: BaseException) -> dict[str, Any]:
+    """The reproducer of a case that ran an ONNX model as it is, with the expected outputs that came
+    with it (onnx's backend tests, :func:`interop.bridge.capture.note_onnx`): the model unchanged,
+    the failing data set's inputs and expected outputs, the same ``repro.py``, export check and
+    reduction as a torch case's (:func:`write_bundle`)."""
+    spec = state.onnx
+    folder = Path(state.directory)
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    proto, data_inputs = spec["model"], list(spec["data_inputs"])
+    inputs = [np.asarray(x) for x in spec["inputs"]]
+    outputs = [np.asarray(y) for y in spec["expected"]]
+    rtol, atol = spec["rtol"], spec["atol"]
+    meta: dict[str, Any] = {"case": state.case, "failure": _what(exc), "phase": "forward", "calls": 1,
+                            "exporter": None, "inputs_from": f"the test's data set {spec['data_set']}",
+                            "failing_call": 1, "versions": _versions(), "expected_from": spec["expected_from"],
+                            "tolerance": {"rtol": rtol, "atol": atol}}
+    settings = {"CASE": state.case, "WHAT": meta["failure"], "PHASE": "forward", "CALLS": 1, "RTOL": rtol,
+                "ATOL": atol, "FAITHFUL": True, "DATA_INPUTS": data_inputs, "N_OUTPUTS": len(outputs),
+                "PARAMS": [], "GRAD_OUTPUTS": []}
+    _write_layout(folder, proto, data_inputs, inputs, outputs, settings, expected=ONNX_TEST_EXPECTED)
+    return _check_and_reduce(state, exc, folder, proto, data_inputs, inputs, outputs, rtol, atol, meta)
 
 
 def aidge_said(log: str, limit: int = 8) -> list[str]:
@@ -1375,6 +1416,8 @@ def bundle_facts(folder: Path) -> dict[str, Any]:
     own = (red if reduced else meta).get("repro")
     if reduced:
         expected_from = "onnx's reference evaluator" if red.get("reference") else "onnxruntime"
+    elif meta.get("expected_from") == ONNX_TEST_EXPECTED:
+        expected_from = ONNX_TEST_EXPECTED
     elif meta.get("expected_from"):
         expected_from = "onnxruntime"
     else:
@@ -1457,11 +1500,21 @@ def write_pending(state, entry) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     if entry is None:  # one Aidge node from its factory (capture.note_factory): its spec and inputs
         spec = state.factory
-        for k, (name, array) in enumerate(spec["arrays"]):
-            if array is not None:
-                _tensor_file(folder / f"input_{k}.pb", np.asarray(array), str(name))
-        _write_json(folder / "factory.json", {k: v for k, v in spec.items() if k not in ("arrays", "expected")}
-                    | {"input_names": [None if a is None else str(n) for n, a in spec["arrays"]]})
+        if spec is not None:
+            for k, (name, array) in enumerate(spec["arrays"]):
+                if array is not None:
+                    _tensor_file(folder / f"input_{k}.pb", np.asarray(array), str(name))
+            _write_json(folder / "factory.json", {k: v for k, v in spec.items() if k not in ("arrays", "expected")}
+                        | {"input_names": [None if a is None else str(n) for n, a in spec["arrays"]]})
+            return
+        spec = state.onnx  # an ONNX model run as it is (capture.note_onnx): the model, the data set's inputs
+        if not spec.get("_pending_model"):
+            onnx.save(spec["model"], str(folder / "model.onnx"))
+            spec["_pending_model"] = True
+        for k, (name, array) in enumerate(zip(spec["data_inputs"], spec["inputs"])):
+            _tensor_file(folder / f"input_{k}.pb", np.asarray(array), name)
+        _write_json(folder / "pending.json", {"data_inputs": spec["data_inputs"], "faithful": True, "exporter": None,
+                                              "inputs_from": f"the test's data set {spec['data_set']}"})
         return
     exported = entry.exported
     if not getattr(entry, "_pending_model", False):

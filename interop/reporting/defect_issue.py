@@ -490,7 +490,8 @@ def standalone_parts(bundle: Path, defect: dict[str, Any]) -> tuple[str, list[st
         mode = "verbatim"
     exp = {"torch": "the PyTorch model this graph was exported from (onnxruntime reproduces it on this graph)",
            "onnxruntime": "onnxruntime, on this graph",
-           "onnx's reference evaluator": "onnx's reference evaluator (onnx.reference), on this graph"}
+           "onnx's reference evaluator": "onnx's reference evaluator (onnx.reference), on this graph",
+           "onnx's backend test": "onnx's own backend test of this graph (the expected outputs it ships)"}
     expected_from = exp.get(str(facts.get("expected_from") or "torch"), exp["torch"])
     if factory:
         expected_from = "the PyTorch operator this Aidge node stands for"
@@ -697,6 +698,7 @@ def issue_text(defect: dict[str, Any], run_dir: Path, *, versions: dict[str, str
     lines += ["## What happens", ""]
     expected_from = {"onnxruntime": "onnxruntime's output for this graph",
                      "onnx's reference evaluator": "onnx's reference evaluator's output for this graph",
+                     "onnx's backend test": "the expected output onnx's own backend test ships for this graph",
                      "torch": "the output of the PyTorch model this graph was exported from"
                               + (", which onnxruntime reproduces on it" if facts.get("onnxruntime_matches_torch")
                                  else "")}.get(str(facts.get("expected_from") or ""), "the reference values")

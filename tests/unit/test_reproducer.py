@@ -377,3 +377,57 @@ def test_a_defect_of_a_later_call_names_the_node_that_diverges_on_that_call(tmp_
     assert meta["calls"] == 2 and "forward call 2," in meta["repro"]["line"], meta["repro"]
     first = meta["reduced"]["first_diverging"]
     assert first["op_type"] == "ConvTranspose" and first["line"].startswith("on call 2: "), first
+
+
+def _onnx_node_case(name):
+    from interop.cases.onnx_conformance import onnx_backend_cases, run_onnx_backend_case
+
+    (case,) = [c for c in onnx_backend_cases(("node",)) if c.id == f"onnx_node_{name}"]
+    return lambda: run_onnx_backend_case(case)
+
+
+@pytest.mark.parametrize("name, line", [
+    ("test_dropout_default_old", "DEFECT PRESENT: forward call 1, output 0 (node 'y', Dropout): expected [-1, 0, 1]"),
+    ("test_castlike_FLOAT_to_DOUBLE", "DEFECT PRESENT: import: node 'output' (ONNX op CastLike) imported as "
+                                      "GenericOperator"),
+])
+def test_an_onnx_backend_test_gets_a_bundle_of_its_own_graph_and_expected_values(tmp_path, name, line):
+    """onnx's backend tests hand Aidge a model with its expected outputs, no torch: the bundle is that
+    model unchanged, the data set's inputs and the outputs the test ships, and its repro.py fails as
+    the case did, in a fresh interpreter without torch (issue 60: the ONNX source's 1-node reproducers)."""
+    from interop.cases.onnx_conformance import onnx_test
+
+    meta = _run_case(tmp_path, name, _onnx_node_case(name))
+    folder = tmp_path / name
+    assert meta["reproduces"] and meta["nodes"] == 1 and meta["expected_from"] == reproducer.ONNX_TEST_EXPECTED
+    test = onnx_test("node", name)
+    assert open(folder / "model.onnx", "rb").read() == test.model.SerializeToString()
+    want = test.data_sets[0][1][0]
+    from onnx import numpy_helper, load_tensor
+
+    np.testing.assert_array_equal(numpy_helper.to_array(load_tensor(str(folder / "test_data_set_0" / "output_0.pb"))),
+                                  want)
+    assert "the outputs onnx's backend test ships" in (folder / "repro.py").read_text()
+    assert reproducer.bundle_facts(folder)["expected_from"] == reproducer.ONNX_TEST_EXPECTED
+    done = _fresh(folder)
+    assert done.returncode == 1 and line in done.stdout, done.stdout + done.stderr
+
+
+def test_an_onnx_backend_test_whose_process_dies_gets_its_bundle_from_the_parent(tmp_path):
+    """What the child leaves before Aidge runs (the model and the data set's inputs) is enough for the
+    parent to finish the bundle of a case that died: expected values from onnxruntime, said so."""
+    from interop.cases.onnx_conformance import onnx_test
+
+    nodeid = "t.py::test_onnx_backend[onnx_node_test_dropout_default_old]"
+    run = tmp_path / "run"
+    capture.start(reproducer.bundle_folder(run, nodeid), nodeid, None, tmp_path / "log",
+                  pending=reproducer.write_pending)
+    try:
+        test = onnx_test("node", "test_dropout_default_old")
+        capture.note_onnx(test.model, ["x"], test.data_sets[0][0], test.data_sets[0][1], rtol=1e-3, atol=1e-5)
+    finally:
+        capture.stop()
+    meta = reproducer.complete_pending(run, nodeid, {"category": "crash", "phase": "forward",
+                                                     "error": "crash: process killed by SIGSEGV during forward"})
+    assert meta is not None and meta["inputs_from"] == "the test's data set 0" and meta["nodes"] == 1
+    assert meta["expected_from"].startswith("onnxruntime") and meta["repro"]["exit"] == 1  # Dropout: wrong values
