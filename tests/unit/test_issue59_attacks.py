@@ -1,5 +1,5 @@
 """Issue 59: the kinds of attack of this round, as a whole, beside the earlier rounds' (issue 44's table,
-:data:`test_issue44_attacks.ATTACKS`, which holds issue 44's and issue 34's kinds).
+:data:`test_attack_table.ATTACKS`, which holds issue 44's and issue 34's kinds).
 
 :data:`ATTACKS` lists each kind issue 59 names ("Why": code execution from data, silent wrong facts,
 ``python -m interop check``'s bad inputs, text that reaches people unescaped, what was left from before)
@@ -118,7 +118,7 @@ ATTACKS: list[tuple[str, str, list[str]]] = [
 
 def test_every_kind_names_tests_that_exist():
     sys.path.insert(0, str(ROOT / UNIT))
-    from test_issue44_attacks import missing_tests  # the one check of every round's list
+    from test_attack_table import missing_tests  # the one check of every round's list
 
     assert not missing_tests(ATTACKS)
 
@@ -126,7 +126,7 @@ def test_every_kind_names_tests_that_exist():
 def _rounds() -> list[tuple[str, list[tuple[str, str, list[str]]]]]:
     sys.path.insert(0, str(ROOT / UNIT))
     try:
-        import test_issue44_attacks as earlier
+        import test_attack_table as earlier
     finally:
         sys.path.pop(0)
     last = [a for a in earlier.ATTACKS if a[0].startswith("last round")]
@@ -137,7 +137,7 @@ def run_all(clone: Path, timeout: float) -> list[dict]:
     """Every kind's tests of every round in ``clone`` (one pytest, two workers): one dict per kind."""
     rounds = _rounds()
     sys.path.insert(0, str(ROOT / UNIT))
-    from test_issue44_attacks import outcomes_of  # the one runner of every round's kinds
+    from test_attack_table import outcomes_of  # the one runner of every round's kinds
 
     outcomes = outcomes_of(clone, [t for _, table in rounds for _, _, tests in table for t in tests], timeout)
     out = []

@@ -253,7 +253,7 @@ def test_the_run_ranks_its_timing_pass_and_never_a_contended_figure(tmp_path, mo
     assert report["slowdowns_vs_torch"] == [] and report["benchmarks"]["contended"][0]["ratio"] == 18.0
     assert "timing pass: off (INTEROP_TIMING_PASS=0)" in out
     # the pass runs without a checkout's benchmarks/harness.py too (the package's harness:
-    # tests/unit/test_issue44_timing_pass_installed.py); here a stand-in, so that it takes no time
+    # tests/unit/test_timing_pass_installed.py); here a stand-in, so that it takes no time
     _stand_in_harness(project)
     out, err = _report_run(project).communicate(timeout=300)
     run = _runs(project)[-1]

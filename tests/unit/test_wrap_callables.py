@@ -65,4 +65,4 @@ def test_a_hang_in_the_callable_s_own_code_is_not_blamed_on_aidge():
     # was running the callable's forward, so the export's, with the callable's frame named
     # (before, with no stack: "outside the bridge's phases", unknown)
     assert verdict.attribution == "export" and verdict.phase == "export"
-    assert "during export" in verdict.summary and "test_issue44_wrap_callables.py:forward" in verdict.summary
+    assert "during export" in verdict.summary and "test_wrap_callables.py:forward" in verdict.summary
