@@ -1,7 +1,7 @@
 """The contract issue 45's tests hold ``wrap`` to, *loud or right*, as helpers: seeded inputs and
 models, a call that either raises the error that names the class or returns (the caller then
 compares with torch), and the parameter gradients of an AidgeModule against its torch model's.
-Used by tests/unit/test_issue45_before_after.py and test_issue45_value_check.py."""
+Used by tests/unit/test_wrap_loud_or_right.py and test_bridge_value_check.py."""
 from __future__ import annotations
 
 from typing import Any, Callable
