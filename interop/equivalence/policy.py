@@ -22,7 +22,7 @@ this module is what they feed it:
 
 Before this module the three disagreed: on ``x * y.detach()`` (torch gives ``y`` no gradient,
 Aidge one) pytest's verdict passed, asv's precheck failed ("Structure mismatch at input
-grad[1]") and so did ModelTester's step (tests/unit/test_issue46_policy.py).
+grad[1]") and so did ModelTester's step (tests/unit/test_equivalence_policy.py).
 """
 from __future__ import annotations
 

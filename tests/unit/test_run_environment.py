@@ -194,7 +194,7 @@ BAD_VALUES = {
 }
 #: paths whose content their reader checks where it is used, one line naming them (not here: a unit-test
 #: session needs none of them): test_failure_table_errors (the table, the configuration folder) and
-#: test_issue48_shards (the durations)
+#: test_records_shard (the durations)
 CHECKED_WHERE_READ = {"INTEROP_CONFIG_DIR", "INTEROP_EXPECTED_FAILURES", "INTEROP_SHARD_DURATIONS"}
 
 

@@ -14,7 +14,7 @@ disagreed:
 - an error that carries its own attribution (the bridge's ``ValueMismatchError``, measured
   against onnxruntime) was ``aidge`` in the verdict whatever it said: now what it says.
 
-Run as a script (``python tests/unit/test_issue46_verdict.py``, from the repository root of any
+Run as a script (``python tests/unit/test_verify_verdict.py``, from the repository root of any
 commit) it prints ``(outcome, category, attribution, phase)`` of ``verify`` on a failing callable
 of each branch: the before/after evidence of docs/journal.md (issue 46).
 """
