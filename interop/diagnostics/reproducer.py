@@ -51,7 +51,7 @@ from ..oracle.onnxruntime import ort_session
 __all__ = ["write_bundle", "write_onnx_bundle", "ONNX_TEST_EXPECTED", "export_check", "run_repro", "reduce_bundle", "BODY_PATH", "max_bundle_bytes",
            "repro_script", "script_literal", "script_settings", "bundle_folder", "record_fields", "first_diverging_node", "FreshServer",
            "start_fresh_server", "stop_fresh_server", "bundle_facts", "run_fresh", "write_pending", "complete_pending", "PENDING", "verdict_of",
-           "phase_of", "load_in_aidge", "AidgeRefused", "bundle_aidge_types", "backward_divergence"]
+           "phase_of", "load_in_aidge", "AidgeRefused", "reduce_crash", "bundle_aidge_types", "backward_divergence"]
 
 BODY_PATH = Path(__file__).with_name("repro_body.py")
 #: a bundle's size bound (MB), beyond which only its reduced graph is kept
@@ -1129,6 +1129,123 @@ def reduce_bundle(folder: Path, exc: BaseException, data_inputs, inputs, faithfu
     return result
 
 
+#: the prefixes of a crashing graph run, at most (each is one fresh-interpreter run)
+CRASH_REDUCE_MAX_NODES = 48
+
+
+def _prefix_model(proto, k: int):
+    """The graph's first ``k`` nodes, the ``k``-th node's outputs as the graph's (untyped: Aidge's
+    importer infers them)."""
+    from onnx import helper
+
+    nodes = list(proto.graph.node)[:k]
+    outputs = [helper.make_empty_tensor_value_info(o) for o in nodes[-1].output if o]
+    graph = helper.make_graph(nodes, f"prefix_{k}_{nodes[-1].op_type}", list(proto.graph.input), outputs,
+                              initializer=list(proto.graph.initializer))
+    model = helper.make_model(graph, opset_imports=list(proto.opset_import), producer_name="aidge_torch_interop")
+    model.ir_version = proto.ir_version
+    return model
+
+
+def _dies(run: dict[str, Any]) -> bool:
+    return isinstance(run.get("exit"), int) and run["exit"] < 0
+
+
+def reduce_crash(folder: Path, proto, data_inputs, inputs, rtol: float, atol: float,
+                 meta: dict[str, Any]) -> dict[str, Any]:
+    """The node that kills the process (a graph whose ``repro.py`` died by a signal), found without
+    reference values: the graph's prefixes (its first k nodes, the k-th node's outputs as the graph's)
+    are run in fresh interpreters, in order, and the first that dies names the node. That node is then
+    extracted alone, then with the nodes feeding it up to 3 steps back, fed the values onnxruntime (or
+    onnx's reference evaluator) gives it, and the first of those that dies too is kept in
+    ``folder/reduced``; otherwise the dying prefix is (no intermediate values needed: an export onnx
+    refuses still crashes Aidge, which must refuse it instead). A hang is not reduced (each try would
+    wait out its time-out)."""
+    died = (meta.get("repro") or {}).get("exit")
+    if not meta.get("reproduces") or not isinstance(died, int) or died >= 0:
+        return {"kept": False, "why": "not a death by a signal (a time-out, or the graph does not reproduce): not "
+                                      "reduced; the full graph is the reproducer"}
+    nodes = list(proto.graph.node)
+    if len(nodes) <= 1:
+        return {"kept": False, "why": "the graph already has one node", "nodes": len(nodes)}
+    target = folder / "reduced"
+    base = {"CASE": meta["case"], "WHAT": meta["failure"], "PHASE": "forward", "CALLS": 1, "RTOL": rtol,
+            "ATOL": atol, "FAITHFUL": True, "PARAMS": [], "GRAD_OUTPUTS": []}
+    tried = 0
+    found = None
+    for k in range(1, len(nodes)):  # the whole graph (k = len) is known to die
+        if nodes[k - 1].op_type == "Constant":
+            continue
+        if tried >= CRASH_REDUCE_MAX_NODES:
+            return {"kept": False, "why": f"no prefix of the first {tried} node(s) kills the process: not reduced; "
+                                          "the full graph is the reproducer"}
+        tried += 1
+        shutil.rmtree(target, ignore_errors=True)
+        node = nodes[k - 1]
+        settings = dict(base, CASE=meta["case"] + f" (its first {k} node(s), up to {node.name or node.op_type!r})",
+                        DATA_INPUTS=list(data_inputs), N_OUTPUTS=0)
+        _write_layout(target, _prefix_model(proto, k), list(data_inputs), inputs, [], settings)
+        run = run_repro(target, timeout=30)
+        if _dies(run):
+            found = (k, node, run)
+            break
+    if found is None:
+        k, node, run = len(nodes), nodes[-1], meta.get("repro") or {}
+    else:
+        k, node, run = found
+    prefix_dir = folder / ".prefix"
+    shutil.rmtree(prefix_dir, ignore_errors=True)
+    if found is not None:
+        target.rename(prefix_dir)
+    crashing = {"onnx_node": node.name, "op_type": node.op_type,
+                "line": f"the process dies in node {node.name or node.op_type!r} ({node.op_type}): the graph up to it "
+                        "dies, the graph before it does not"}
+    feeds = dict(zip(data_inputs, inputs))
+    values = None
+    try:
+        values = _ort_values(proto, feeds)
+    except Exception:  # noqa: BLE001 - onnx's reference evaluator, on a small graph
+        if len(nodes) <= REFERENCE_MAX_NODES:
+            try:
+                values = _reference_values(proto, feeds)
+            except Exception:  # noqa: BLE001 - then the dying prefix is the reproducer
+                values = None
+    if values is not None:
+        for depth in range(0, 4):
+            around = _feeders(proto, node, depth)
+            if len(around) + 1 > 8:
+                break
+            try:
+                model, names, vals, expected = _single_node_model(proto, node, values, set(data_inputs), around)
+            except ValueError:
+                break
+            shutil.rmtree(target, ignore_errors=True)
+            what = f"node {node.name or node.op_type!r}, {node.op_type}" + (
+                f", and the {len(around)} node(s) feeding it" if around else "")
+            settings = dict(base, CASE=meta["case"] + f" (reduced to {what})", DATA_INPUTS=names,
+                            N_OUTPUTS=len(expected))
+            _write_layout(target, model, names, vals, expected, settings)
+            one = run_repro(target, timeout=30)
+            if _dies(one):
+                shutil.rmtree(prefix_dir, ignore_errors=True)
+                return {"kept": True, "node": node.name, "op_type": node.op_type, "nodes": len(around) + 1,
+                        "repro": one, "crashing": crashing,
+                        "how": "the node whose prefix first kills the process" + (
+                            f", with the nodes feeding it up to {depth} step(s) back" if around else " alone")
+                        + ", fed the values " + ("onnxruntime" if "onnxruntime" in str(meta.get("export_check"))
+                                                 and (meta.get("export_check") or {}).get("onnxruntime") == "ok"
+                                                 else "the reference") + " gives it"}
+        shutil.rmtree(target, ignore_errors=True)
+    if found is None:
+        return {"kept": False, "nodes": 1, "crashing": None,
+                "why": "no prefix of the graph kills the process (memory corrupted across nodes): the full graph is "
+                       "the reproducer"}
+    prefix_dir.rename(target)
+    return {"kept": True, "node": node.name, "op_type": node.op_type, "nodes": k, "repro": run, "crashing": crashing,
+            "how": f"the graph's first {k} node(s): the shortest prefix that kills the process (the node alone, fed "
+                   "the reference's values, does not, or no reference can compute them)"}
+
+
 def _reference_values(proto, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """What :func:`_ort_values` gives, computed by onnx's reference evaluator (every node output
     exposed): for a valid graph onnxruntime has no kernel for."""
@@ -1375,6 +1492,8 @@ def record_fields(directory: Path, nodeid: str, record: dict[str, Any], log: str
         "full_removed": meta.get("full_removed"),
         "export_valid": check.get("valid"), "onnxruntime_matches_torch": check.get("onnxruntime_matches_torch")}}
     op = _single_op(folder / "reduced" if reduced.get("kept") else folder)
+    if not op and isinstance(reduced.get("crashing"), dict):  # a crash: the node whose prefix first dies
+        op = reduced["crashing"].get("op_type")
     if op:
         out["reproducer"]["op"] = op
     said = meta.get("aidge_said")
@@ -1570,8 +1689,10 @@ def complete_pending(run_dir: Path, nodeid: str, record: dict[str, Any], log: st
     meta["export_check"] = export_check(folder / "model.onnx", dict(zip(data_inputs, inputs)), None, rtol, atol)
     meta["repro"] = run_repro(folder, timeout=60)
     meta["reproduces"] = _reproduces(meta["repro"])
-    meta["reduced"] = {"kept": False, "why": "a crash: not reduced (the node alone would need the process to die "
-                                              "the same way; the full graph is the reproducer)"}
+    try:
+        meta["reduced"] = reduce_crash(folder, proto, data_inputs, inputs, rtol, atol, meta)
+    except Exception as err:  # noqa: BLE001 - the full graph stays the reproducer, said so
+        meta["reduced"] = {"kept": False, "why": f"reduction failed: {_one_line(err)}"}
     meta["nodes"] = len(proto.graph.node)
     shutil.rmtree(pending, ignore_errors=True)
     _apply_size_bound(folder, meta)

@@ -431,3 +431,63 @@ def test_an_onnx_backend_test_whose_process_dies_gets_its_bundle_from_the_parent
                                                      "error": "crash: process killed by SIGSEGV during forward"})
     assert meta is not None and meta["inputs_from"] == "the test's data set 0" and meta["nodes"] == 1
     assert meta["expected_from"].startswith("onnxruntime") and meta["repro"]["exit"] == 1  # Dropout: wrong values
+
+
+def _crashing_bundle(tmp_path, nodes, inputs, feeds, initializers=()):
+    """A bundle folder holding a graph Aidge 0.10.1 dies on, and the meta a crash leaves."""
+    from onnx import helper, TensorProto
+
+    graph = helper.make_graph(nodes, "g", inputs, [helper.make_empty_tensor_value_info(nodes[-1].output[0])],
+                              initializer=list(initializers))
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    folder = tmp_path / "bundle"
+    names = [i.name for i in inputs]
+    reproducer._write_layout(folder, model, names, feeds, [], {
+        "CASE": "c", "WHAT": "crash", "PHASE": "forward", "CALLS": 1, "RTOL": 1e-5, "ATOL": 1e-8, "FAITHFUL": True,
+        "DATA_INPUTS": names, "N_OUTPUTS": 0, "PARAMS": [], "GRAD_OUTPUTS": []})
+    run = reproducer.run_repro(folder, timeout=60)
+    assert run["exit"] is not None and run["exit"] < 0, run  # the whole graph dies (the defect this test needs)
+    return folder, model, names, {"case": "c", "failure": "crash", "reproduces": True, "repro": run}
+
+
+def test_a_crash_is_reduced_to_the_node_that_kills_the_process_with_its_feeders(tmp_path):
+    """masked.normalize's graph: Max of a tensor and a 0-d ConstantOfShape output dies; the node alone,
+    its ConstantOfShape input made a constant, does not: the node with the nodes feeding it does."""
+    from onnx import helper, TensorProto, numpy_helper
+
+    x = np.random.default_rng(0).standard_normal((5, 5))
+    nodes = [helper.make_node("ReduceL1", ["x", "axes"], ["r"], keepdims=1),
+             helper.make_node("Cast", ["r"], ["c"], to=TensorProto.DOUBLE),
+             helper.make_node("ConstantOfShape", ["empty"], ["eps"],
+                              value=numpy_helper.from_array(np.array([1e-12]), "v")),
+             helper.make_node("Max", ["c", "eps"], ["m"]),
+             helper.make_node("Div", ["x", "m"], ["y"])]
+    inits = [numpy_helper.from_array(np.array([1], np.int64), "axes"),
+             numpy_helper.from_array(np.zeros((0,), np.int64), "empty")]
+    folder, model, names, meta = _crashing_bundle(
+        tmp_path, nodes, [helper.make_tensor_value_info("x", TensorProto.DOUBLE, [5, 5])], [x], inits)
+    out = reproducer.reduce_crash(folder, model, names, [x], 1e-5, 1e-8, meta)
+    assert out["kept"] and out["op_type"] == "Max" and out["crashing"]["op_type"] == "Max", out
+    assert out["nodes"] < len(nodes) and out["repro"]["exit"] < 0
+    assert _fresh(folder / "reduced").returncode < 0  # the kept graph dies in a fresh interpreter too
+    assert not (folder / ".prefix").exists()
+
+
+def test_a_crash_on_a_graph_no_reference_can_run_keeps_its_shortest_dying_prefix(tmp_path):
+    """nonzero(as_tuple) of a 0-d tensor: Split's sizes exceed its input's dim, so neither onnxruntime nor
+    onnx's reference computes the values; the graph's first nodes up to Split are the reproducer."""
+    from onnx import helper, TensorProto, numpy_helper
+
+    x = np.array(0.5, np.float32)
+    nodes = [helper.make_node("NonZero", ["x"], ["nz"]),
+             helper.make_node("Transpose", ["nz"], ["t"], perm=[1, 0]),
+             helper.make_node("Split", ["t", "sizes"], ["s"], axis=1),
+             helper.make_node("Squeeze", ["s", "axes"], ["y"])]
+    inits = [numpy_helper.from_array(np.array([1], np.int64), "sizes"),
+             numpy_helper.from_array(np.array([1], np.int64), "axes")]
+    folder, model, names, meta = _crashing_bundle(
+        tmp_path, nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [])], [x], inits)
+    out = reproducer.reduce_crash(folder, model, names, [x], 1e-5, 1e-8, meta)
+    assert out["kept"] and out["op_type"] == "Split" and out["nodes"] == 3, out
+    assert _fresh(folder / "reduced").returncode < 0
