@@ -476,7 +476,7 @@ def test_compare_factor_is_asvs_regression_threshold():
     readme = (ROOT / "README.md").read_text()
     factor = f"{1 + threshold:g}"
     # the README's compare and continuous commands use the site's largest threshold; nox -s compare
-    # sets each kind's own factor (COMPARE_FACTORS, never under the site's: tests/unit/test_issue49_asv_compare.py)
+    # sets each kind's own factor (COMPARE_FACTORS, never under the site's: tests/unit/test_asv_compare.py)
     assert re.search(rf"asv compare --factor {re.escape(factor)} ", readme), factor
     assert re.search(rf"asv continuous --factor {re.escape(factor)} ", readme), factor
     assert "_regression_factor(kind)" in (ROOT / "noxfile.py").read_text()
