@@ -1,6 +1,6 @@
 """Running a case as the suite does with a capture on, and its repro.py as an Aidge developer
-does: the two steps every reproducer test shares (tests/unit/test_reproducer.py and the issue-42
-tests). POSIX only (a forked child), as the tests that import it say with their own skip."""
+does: the two steps every reproducer test shares (tests/unit/test_reproducer.py and
+test_reproducer_*.py). POSIX only (a forked child), as the tests that import it say with their own skip."""
 from __future__ import annotations
 
 import json

@@ -6,7 +6,7 @@
 and the kinds its work added (every environment variable, a variable read but declared nowhere, a stop
 signal at each step of a run's end), each with the tests that make it happen.
 
-``python tests/unit/test_issue59_attacks.py [--json OUT]`` runs every kind of every round against HEAD in
+``python tests/unit/test_attack_table_injection.py [--json OUT]`` runs every kind of every round against HEAD in
 a fresh clone (``git clone`` of this checkout into a temporary folder) and prints, per kind, held or
 broke, and held / total by round and family. Under pytest, this module checks that every test the table
 names exists (the table cannot rot)."""
