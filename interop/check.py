@@ -29,6 +29,16 @@ record a findings run writes for that failure (:func:`ledger_record`: the check 
 the reproducer capture, the failure's fields and the reproducer's, the first diverging node
 included); a ledger file given, its title for that id. A difference verify attributes to float32 rounding (``precision``) is a note, not a blocker.
 
+Words are a porter's: torch and Aidge, never the suite's "model1 (...) and model2 (...)" (the
+messages of verify and ModelTester keep it, other code parses them: :func:`porter_words` says them
+again here). Values that differ are quoted where they differ: each place a blocker shows (the
+whole model, a leaf alone) says its own torch and Aidge values (``Blocker.words_at``,
+``Blocker.values_at``; :func:`mismatch_words`, :func:`values_of`), a leaf's are in its entry of
+``modules`` (``values``); a leaf checked once for an identical one elsewhere says so ("as ...")
+rather than quote values that are not its own. Words are cut at a word boundary, never inside a
+word (:data:`WORDS_LIMIT` each place), and the operator is named (the verdict's, else the leaf
+type's, else "operator unknown"), never ``?``.
+
 What it does not see: a blocker inside a functional call (``torch.cat``, ``F.interpolate`` in a
 ``forward``) hidden behind an earlier failure of the whole model that pass 3 cannot remove;
 the gradients of a leaf whose forward differs (its backward is run, not compared).
@@ -52,7 +62,7 @@ from typing import Any, Sequence
 
 __all__ = ["Blocker", "CheckReport", "check", "load_factory", "parse_shape", "parse_dtype", "import_gaps",
            "make_inputs", "backward_verdict", "ModelError", "load_model", "probe_forward", "check_input_size",
-           "check_timeout", "input_bytes_limit"]
+           "check_timeout", "input_bytes_limit", "porter_words", "mismatch_words", "values_of"]
 
 #: ``'node' (ONNX op X)`` in the bridge's import error: one per node without an Aidge operator
 _GAP = re.compile(r"'([^']+)' \(ONNX op (\w+)\)")
@@ -81,6 +91,19 @@ class Blocker:
     #: how ``defect_id`` was computed, or why there is none (``"the run's record"``: the record a
     #: findings run writes for this failure, built the run's way, :func:`ledger_record`)
     defect_id_how: str | None = None
+    #: each place's own words (``where`` -> words; a place not in it says ``words``): one defect
+    #: shows in the whole model and in a leaf alone with different values, and each place's line
+    #: quotes its own (:func:`_merge` fills it)
+    words_at: dict[str, str] = dataclasses.field(default_factory=dict)
+    #: each place's torch and Aidge values where they differ (``where`` -> :func:`values_of`)
+    values_at: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
+
+    def said(self) -> list[tuple[list[str], str]]:
+        """``[(places, words), ...]``: the places grouped by their own words, in ``where``'s order."""
+        groups: dict[str, list[str]] = {}
+        for w in self.where:
+            groups.setdefault(self.words_at.get(w, self.words), []).append(w)
+        return [(places, words) for words, places in groups.items()] or [([], self.words)]
 
     def line(self) -> str:
         what = f"{self.phase or 'phase unknown'}: {self.operator or 'operator unknown'}"
@@ -91,7 +114,8 @@ class Blocker:
         defect = f" [{self.defect_id}" + (f": {self.known}" if self.known else "") + "]" if self.defect_id else ""
         by = self.attribution if self.attribution and self.attribution != "aidge" else None
         said = ", ".join(x for x in (self.category, by) if x)
-        return f"{what}{node}{defect}{' ' + said if said else ''}; in {', '.join(self.where)}: {self.words}"
+        places = "; ".join(f"in {', '.join(where)}: {words}" for where, words in self.said())
+        return f"{what}{node}{defect}{' ' + said if said else ''}; {places}"
 
     def as_dict(self) -> dict[str, Any]:
         out = dataclasses.asdict(self)
@@ -142,7 +166,8 @@ class CheckReport:
                 "modules": self.modules, "replaced": self.replaced,
                 "verdict": {"outcome": self.verdict.outcome, "category": self.verdict.category,
                             "phase": self.verdict.phase, "operator": self.verdict.operator,
-                            "summary": self.verdict.summary}}
+                            "summary": porter_words(self.verdict.summary),
+                            "values": values_of(self.verdict.mismatch, _call_of(self.verdict))}}
 
 
 # --------------------------------------------------------------------------------------
@@ -386,9 +411,95 @@ def _shorten(text: str, limit: int = WORDS_LIMIT) -> str:
 
 def _words(message: str) -> str:
     """Aidge's words: the message without the bridge's ``Aidge <phase> failed (...):`` prefix,
-    whitespace collapsed, shortened at a word boundary (:func:`_shorten`)."""
-    text = " ".join(str(message or "").split())
+    in a porter's words (:func:`porter_words`: torch and Aidge, never the suite's model1 and
+    model2), whitespace collapsed, shortened at a word boundary (:func:`_shorten`)."""
+    text = " ".join(porter_words(str(message or "")).split())
     return _shorten(re.sub(r"^Aidge \w+ failed \([^)]*\):\s*", "", text))
+
+
+#: the suite's wording of a comparison (ModelTester's and verify's messages, which other code
+#: parses: they keep it) -> a porter's: torch is the reference (``expected``), Aidge the one checked
+#: (``actual``)
+_SUITE_WORDS = (
+    (re.compile(r"^\[[^\]]*, call (\d+)\] (.+?) differs between model1 \([^()]*\) and model2 \([^()]*\)"
+                r"(?: \[seed (\d+)\])?", re.M),
+     lambda m: f"{m[2]} (call {m[1]}) differs between torch and Aidge" + (f" (seed {m[3]}):" if m[3] else ":")),
+    (re.compile(r"between model1 \([^()]*\) and model2 \([^()]*\)"), "between torch and Aidge"),
+    (re.compile(r"\bmodel1(?: \([^()]*\))?"), "torch"),
+    (re.compile(r"\bmodel2(?: \([^()]*\))?"), "Aidge"),
+    (re.compile(r"\bactual (\([^()]*\)|\S+?),? (vs |, )?expected (\([^()]*\)|[^\s,;]+)"), r"torch \3, Aidge \1"),
+    (re.compile(r"\bAidgeModule\b"), "Aidge"),
+)
+
+
+def porter_words(text: str) -> str:
+    """``text`` (a verdict's message) in a porter's words: "between torch and Aidge" for the
+    suite's "between model1 (torch) and model2 (AidgeModule)", "torch E, Aidge A" for the
+    comparator's "actual A, expected E" (and "actual (shape) vs expected (shape)")."""
+    for pattern, said in _SUITE_WORDS:
+        text = pattern.sub(said, text)
+    return text
+
+
+def _number(value: Any, digits: int = 6) -> str:
+    return f"{value:.{digits}g}" if isinstance(value, (int, float)) and not isinstance(value, bool) else str(value)
+
+
+def values_of(mismatch: dict | None, call: int | None = None) -> dict[str, Any] | None:
+    """A verdict's mismatch figures (:attr:`~interop.equivalence.verdict.Verdict.mismatch`, the
+    comparator's ``worst_expected``/``worst_actual``) in a porter's names: ``at`` (what differs:
+    ``output``, ``grad of weight``...), ``call``, ``index`` and the ``torch`` and ``Aidge`` values
+    there (the worst element), ``mismatched`` of ``elements``, ``max_abs``, ``max_rel``, ``rtol``,
+    ``atol``. None without figures (no mismatch, or shapes that differ: said in the words)."""
+    if not mismatch or mismatch.get("n_mismatched") is None:
+        return None
+    return {"at": mismatch.get("path"), "call": call, "index": mismatch.get("worst_index"),
+            "torch": mismatch.get("worst_expected"), "Aidge": mismatch.get("worst_actual"),
+            "mismatched": mismatch.get("n_mismatched"), "elements": mismatch.get("n_total"),
+            "max_abs": mismatch.get("max_abs"), "max_rel": mismatch.get("max_rel"),
+            "rtol": mismatch.get("rtol"), "atol": mismatch.get("atol")}
+
+
+#: the first line of verify's mismatch message: ``[verify, call 1] output differs between ...``
+_MISMATCH_HEAD = re.compile(r"^\[[^\]]*, call (\d+)\] (.+?) differs between ")
+#: the comparator's lines a mismatch's words rebuild from its figures (the rest is kept: the
+#: attribution, a first diverging layer, non-finite counts, dtypes)
+_COMPARATOR_LINE = re.compile(r"^(Tensors are not close|Mismatched elements|Worst mismatch|"
+                              r"Greatest (absolute|relative) difference|Tolerance:)")
+
+
+def _call_of(verdict) -> int | None:
+    head = _MISMATCH_HEAD.match(str(verdict.message or ""))
+    return int(head.group(1)) if head else None
+
+
+def mismatch_words(verdict) -> str | None:
+    """The words of a verdict whose values differ, quoting the place's own torch and Aidge values
+    (:func:`values_of`: the worst element, how many differ, the tolerance), then what the message
+    says past the comparator's figures (the attribution, a first diverging layer), in a porter's
+    words and shortened at a word boundary. None when the verdict has no figures (the caller says
+    its message in :func:`_words`)."""
+    message = str(verdict.message or "")
+    head = _MISMATCH_HEAD.match(message)
+    values = values_of(verdict.mismatch, int(head.group(1)) if head else None)
+    if values is None:
+        return None
+    what = head.group(2) if head else values["at"] or "a tensor"
+    when = f" (call {values['call']})" if values["call"] is not None else ""
+    index = values["index"]
+    index = f"[{', '.join(map(str, index))}]" if isinstance(index, (list, tuple)) else f" {index}" if index else ""
+    figures = (f"{what}{when} differs between torch and Aidge: at {values['at'] or what}{index}, torch "
+               f"{_number(values['torch'])}, Aidge {_number(values['Aidge'])}; {values['mismatched']} of "
+               f"{values['elements']} elements beyond rtol {_number(values['rtol'])} / atol {_number(values['atol'])}, "
+               f"greatest absolute difference {_number(values['max_abs'], 3)}, relative "
+               f"{_number(values['max_rel'], 3)}")
+    lines = message.splitlines()[1:] if head else message.splitlines()
+    more = sum(1 for line in lines if line.startswith(("Tensors are not close", "Shapes do not match"))) - 1
+    if more > 0:
+        figures += f" (and {more} more tensor(s) differ)"
+    rest = [line.strip() for line in lines if line.strip() and not _COMPARATOR_LINE.match(line.strip())]
+    rest = [line for line in rest if not line.startswith("Shapes do not match") or more > 0]
+    return _shorten(" ".join(porter_words("; ".join([figures] + rest)).split()))
 
 
 def _operator_of(verdict, leaf_type: str | None) -> tuple[str | None, str | None]:
@@ -415,11 +526,13 @@ def _blockers_of(verdict, where: str, leaf_type: str | None = None) -> list[Bloc
                         message=f"Aidge has no native operator for 1 node(s): '{node}' (ONNX op {op})",
                         operator_from="verdict")
                 for node, op in gaps]
-    words = _words(verdict.message or verdict.summary)
+    words = mismatch_words(verdict) or _words(verdict.message or verdict.summary)
     if verdict.outcome == "crash":
         words = f"crash ({verdict.signal or verdict.category}): {words}"
+    values = values_of(verdict.mismatch, _call_of(verdict))
     return notes + [Blocker(verdict.phase, operator, verdict.node, verdict.category, verdict.attribution, words,
-                            [where], message=verdict.message or verdict.summary, operator_from=source)]
+                            [where], message=verdict.message or verdict.summary, operator_from=source,
+                            words_at={where: words}, values_at={where: values} if values else {})]
 
 
 #: the test id a check's record goes by (the ledger counts no record of ``tests/unit/``)
@@ -532,12 +645,18 @@ def _ledger_titles(ledger: str | Path | None) -> dict[str, str]:
 
 def _merge(blockers: list[Blocker]) -> list[Blocker]:
     """One blocker per defect (its id, else its phase, operator, category and words): the places
-    it showed are joined; the first one's words are kept."""
+    it showed are joined, each with its own words (``words_at``: a value mismatch's values differ
+    from place to place) and values (``values_at``); ``words`` is the first one's."""
     out: dict[tuple, Blocker] = {}
     for b in blockers:
+        b.words_at = {w: b.words_at.get(w, b.words) for w in b.where}  # each place keeps its own words
         key = (b.defect_id,) if b.defect_id else (b.phase, b.operator, b.category, b.words)
         if key in out:
             out[key].where.extend(w for w in b.where if w not in out[key].where)
+            for w in b.where:
+                out[key].words_at.setdefault(w, b.words_at[w])
+                if w in b.values_at:
+                    out[key].values_at.setdefault(w, b.values_at[w])
             if not out[key].operator and b.operator:  # one place named the operator: the defect's
                 out[key].operator, out[key].operator_from = b.operator, b.operator_from
         else:
@@ -860,7 +979,11 @@ def check(model, *inputs, backward: bool = True, modules: bool = True, ledger: s
             if sig in seen:
                 entry.update(outcome=seen[sig]["outcome"], summary=f"as {seen[sig]['path']}")
                 for b in seen[sig]["blockers"]:  # the same leaf elsewhere: one more place it shows
-                    b.where.append(f"{call['path']} ({entry['type']})")
+                    here = f"{call['path']} ({entry['type']})"
+                    b.where.append(here)
+                    if b.values_at:  # checked once, on the first one's inputs: those values are not this one's
+                        b.words_at[here] = f"as {b.where[0]} (the same type, attributes and input shapes: " \
+                                           "checked once, on its inputs)"
                 if seen[sig]["blocked"] and call["output"] is not None and call["count"] == 1:
                     blocked_paths.append(call["path"])
                     outputs[call["path"]] = call["output"]
@@ -874,14 +997,17 @@ def check(model, *inputs, backward: bool = True, modules: bool = True, ledger: s
                 leaf = _on_cloned_inputs(leaf)
             where = f"{call['path']} ({entry['type']})"
             v = verify(leaf, *call["args"], backward=backward, timeout=timeout)
-            entry.update(outcome=v.outcome, summary=v.summary)
+            entry.update(outcome=v.outcome, summary=porter_words(v.summary))
+            values = values_of(v.mismatch, _call_of(v))
+            if values:  # the leaf's own torch and Aidge values where they differ
+                entry["values"] = values
             mine = _blockers_of(v, where, entry["type"])
             sources.update({id(b): ("verify", leaf, call["args"]) for b in mine})
             if backward and v.outcome == "fail" and v.phase == "forward":
                 # the forward differs, so verify stopped before the backward: whether the leaf's
                 # backward runs in Aidge is a second verdict, so a blocker behind it still shows
                 second = backward_verdict(leaf, *call["args"], timeout=timeout)
-                entry["backward"] = {"outcome": second.outcome, "summary": second.summary}
+                entry["backward"] = {"outcome": second.outcome, "summary": porter_words(second.summary)}
                 behind = _blockers_of(second, where, entry["type"])
                 sources.update({id(b): ("backward", leaf, call["args"]) for b in behind})
                 mine += behind
@@ -905,7 +1031,7 @@ def check(model, *inputs, backward: bool = True, modules: bool = True, ledger: s
             else:
                 v = verify(stand_in, *fed, backward=backward, timeout=timeout)
                 where = "model with " + ", ".join(blocked_paths) + " replaced by torch's values"
-                replaced = {"replaced": blocked_paths, "outcome": v.outcome, "summary": v.summary}
+                replaced = {"replaced": blocked_paths, "outcome": v.outcome, "summary": porter_words(v.summary)}
                 past = _blockers_of(v, where)
                 sources.update({id(b): ("verify", stand_in, fed) for b in past})
                 found += past

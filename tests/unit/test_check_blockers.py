@@ -44,6 +44,15 @@ def test_a_train_mode_batchnorm_lists_its_forward_mismatch_and_its_missing_backw
     bn = next(m for m in report.modules if m["type"] == "BatchNorm2d")
     assert bn["outcome"] == "fail" and bn["backward"]["outcome"] == "error"
     assert model.training and model[1].training  # the caller's modes are kept
+    # the forward line quotes the BatchNorm's own torch and Aidge values at its place (before: the
+    # whole model's, in the suite's "model1 (torch) and model2 (AidgeModule)")
+    forward = found[("forward", "outputs_differ")]
+    values = bn["values"]
+    assert forward.values_at["1 (BatchNorm2d)"] == values and values["elements"] == 2 * 4 * 8 * 8
+    own = f"torch {values['torch']:.6g}, Aidge {values['Aidge']:.6g}"
+    assert own in forward.words_at["1 (BatchNorm2d)"], forward.words_at
+    assert f"in 1 (BatchNorm2d): output (call {values['call']}) differs between torch and Aidge" in forward.line()
+    assert not any(w in line for line in report.lines() for w in ("model1", "model2", "AidgeModule")), report.lines()
 
 
 def test_the_second_verdict_says_when_the_backward_runs(monkeypatch):
