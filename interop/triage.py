@@ -53,11 +53,14 @@ def main(argv: list[str] | None = None) -> int:
     reg = sub.add_parser("registry", help="registry entries for the defects the table names and the registry lacks")
     reg.add_argument("--table", type=Path, default=None)
     reg.add_argument("--write", action="store_true", help="add them to interop/registry/defects.json")
+    reg.add_argument("--run", type=Path, default=None, metavar="RUN_DIR",
+                     help="take each entry from this findings run's ledger (the records' own signature: the "
+                          "reproducer's Aidge operator and import kind) where it holds the id; else from the rows")
     args = parser.parse_args(argv)
 
     try:
         if args.command == "registry":
-            return _registry(args.table, args.write)
+            return _registry(args.table, args.write, args.run)
         if args.command == "diff":
             print(tt.release_diff(args.old, args.new, args.table, None if args.backend == "all" else args.backend,
                                   args.all_runs))
@@ -92,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if proposal.files else 0
 
 
-def _registry(table: Path | None, write: bool) -> int:
+def _registry(table: Path | None, write: bool, run: Path | None = None) -> int:
     import json
 
     from . import registry
@@ -100,7 +103,7 @@ def _registry(table: Path | None, write: bool) -> int:
     from .reporting.ledger import registry_entries_from_table
     from .records.store import write_atomically
 
-    proposed = registry_entries_from_table(ft.load_table(table))
+    proposed = registry_entries_from_table(ft.load_table(table), ledger=_run_ledger(run) if run else None)
     if not write:
         print(json.dumps({"defects": proposed}, indent=1))
         return 1 if proposed else 0
@@ -110,6 +113,20 @@ def _registry(table: Path | None, write: bool) -> int:
     registry.load()  # what was written loads (ids unique, patterns compile)
     print(f"{registry.REGISTRY_PATH}: {len(proposed)} entr{'y' if len(proposed) == 1 else 'ies'} added")
     return 0
+
+
+def _run_ledger(run: Path) -> dict[str, dict]:
+    """id -> entry of a findings run's ledger (``defects.json``, written by the report)."""
+    import json
+
+    path = Path(run) / "defects.json"
+    if not path.is_file():
+        raise ValueError(f"{path}: no ledger (run python -m interop.reporting.ledger {run} first)")
+    data = json.loads(path.read_text(encoding="utf-8"))
+    entries = data.get("defects") if isinstance(data, dict) else data
+    if not isinstance(entries, list):
+        raise ValueError(f"{path}: key 'defects' must be a list")
+    return {str(e.get("id")): e for e in entries if isinstance(e, dict)}
 
 
 if __name__ == "__main__":

@@ -723,17 +723,9 @@ def import_kind(exc: BaseException) -> str | None:
     op = getattr(exc, "operator", None)
     if not op:
         return None
-    try:
-        from ..bridge import runtime as rt
+    from ..registry.identify import importer_kind
 
-        converters = rt.aidge_onnx().ONNX_NODE_CONVERTER_
-    except Exception:  # noqa: BLE001
-        return None
-    # a defaultdict: every op the importer met is a key, the missing ones mapped to the generic
-    # importer (its default_factory's value); a converter of its own is any other value
-    generic = converters.default_factory() if getattr(converters, "default_factory", None) else None
-    found = dict.get(converters, str(op).lower())
-    return "converter failure" if found is not None and found is not generic else "no converter"
+    return importer_kind(op)
 
 
 def _versions() -> dict[str, str]:
@@ -1506,8 +1498,10 @@ def record_fields(directory: Path, nodeid: str, record: dict[str, Any], log: str
     # a crash or a hang stays Aidge's (memory-unsafe: a graph onnx refuses is to be refused, not to kill
     # the process), as the table triage and the plain run say; before 2026-12-07 a findings run alone
     # moved them to the export (index_select of a 0-d tensor: Gather's SIGSEGV, 4 cases)
+    from ..oracle.attribution import invalid_graph_excuses
+
     if check.get("valid") is False and record.get("attribution") == "aidge" \
-            and record.get("category") not in ("crash", "hang"):
+            and invalid_graph_excuses(record.get("category")):
         refusal = check.get("checker") if check.get("checker") != "ok" else check.get("onnxruntime")
         out["attribution"] = "export"
         out["attribution_reason"] = f"the exported graph is invalid, so Aidge is not blamed: {refusal}"

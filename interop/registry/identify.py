@@ -20,7 +20,7 @@ from . import by_id, match
 from .components import component_of
 
 __all__ = ["KIND_OF_CATEGORY", "signature_of", "row_signature", "aidge_operator_named", "defect_id", "aidge_words",
-           "identify", "identify_row", "title_of", "proposed_defect"]
+           "identify", "identify_row", "title_of", "proposed_defect", "importer_kind"]
 
 #: failure category -> defect kind
 KIND_OF_CATEGORY = {
@@ -59,16 +59,35 @@ def _normalise(message: str) -> str:
     return text[:160].strip()
 
 
+def importer_kind(onnx_op: str) -> str | None:
+    """For an ONNX op Aidge imported as GenericOperator: ``converter failure`` when the installed
+    aidge_onnx has a converter of its own for it (it declined or raised on this node's attributes or
+    inputs), ``no converter`` when it has none; None when aidge_onnx cannot be asked. The one answer
+    the records, the reproducers and the registry give (a plain run has no reproducer to ask)."""
+    try:
+        from .._lazy import quiet_import
+
+        converters = quiet_import("aidge_onnx").ONNX_NODE_CONVERTER_
+    except Exception:  # noqa: BLE001
+        return None
+    # a defaultdict: every op the importer met is a key, the missing ones mapped to the generic
+    # importer (its default_factory's value); a converter of its own is any other value
+    generic = converters.default_factory() if getattr(converters, "default_factory", None) else None
+    found = dict.get(converters, str(onnx_op).lower())
+    return "converter failure" if found is not None and found is not generic else "no converter"
+
+
 def signature_of(record: dict[str, Any]) -> dict[str, Any]:
     """The fields that decide which defect a record belongs to."""
     category = record.get("category") or "unknown"
     kind = KIND_OF_CATEGORY.get(category, "error")
     repro = record.get("reproducer") if isinstance(record.get("reproducer"), dict) else {}
     error = str(record.get("error") or "")
-    if kind == "no importer" and repro.get("import_kind") == "converter failure":
-        kind = "converter failure"
     operator = None
     m = _ONNX_OP.search(error)
+    if kind == "no importer" and (repro.get("import_kind") or (importer_kind(m.group(1)) if m else None)) \
+            == "converter failure":
+        kind = "converter failure"
     if kind in ("no importer", "converter failure") and m:
         operator = m.group(1)
     first = record.get("first_diverging") if isinstance(record.get("first_diverging"), dict) else None
@@ -210,6 +229,9 @@ def row_signature(entry: Any) -> dict[str, Any]:
         dtype = dm.group(1) if dm else None
     words = "" if kind in ("no importer", "wrong values", "wrong shape") else quote
     operator = entry.operator
+    m = _ONNX_OP.search(quote)
+    if kind == "no importer" and m and importer_kind(m.group(1)) == "converter failure":
+        kind, operator = "converter failure", m.group(1)  # as signature_of decides it for the row's cases
     if _STALE.search(quote):
         kind, operator = "silently wrong result", "any operator on an empty tensor"
         words = "Aidge does not compute on empty tensors"

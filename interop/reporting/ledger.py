@@ -41,13 +41,15 @@ __all__ = ["row_signature", "is_aidge_finding", "triaged_releases", "ledger_head
            "slow_issue_text", "registry_entries_from_table", "proposed_entry", "torch_driven", "reached_text",
            "TORCH_EXPORTS"]
 
-def registry_entries_from_table(rows: Iterable[Any]) -> list[dict[str, Any]]:
+def registry_entries_from_table(rows: Iterable[Any], ledger: dict[str, dict] | None = None) -> list[dict[str, Any]]:
     """Registry entries for the defects the expected-failure table names (its rows' ``defect``
     ids) that the registry does not hold yet: one per id, from its rows' own words (kind,
     operators, phases, backend, their quotes as patterns), the component decided from evidence.
     Entries with the same title, kind and backend are one defect (the variants of one Aidge class:
     a node class name or an optional input in the message): merged, the other ids kept as
-    ``aliases``, so that the rows that name them still name the entry."""
+    ``aliases``, so that the rows that name them still name the entry. ``ledger`` (id -> entry of a
+    findings run's ledger): an id it holds is taken from there (:func:`proposed_entry`: the records'
+    own signature, which the reproducer refines, not the rows' words), merged by title alike."""
     from .. import registry
 
     held = {n for d in registry.load() for n in (d.id, *d.aliases)}
@@ -58,6 +60,18 @@ def registry_entries_from_table(rows: Iterable[Any]) -> list[dict[str, Any]]:
     by_title: dict[tuple, dict[str, Any]] = {}
     for did in sorted(groups):
         group = groups[did]
+        if ledger and did in ledger:
+            made = proposed_entry(ledger[did])
+            entry = by_title.get((made["title"], made["kind"], made["backend"]))
+            if entry is None:
+                by_title[(made["title"], made["kind"], made["backend"])] = dict(made, pattern=[made["pattern"]] if made["pattern"] else [], aliases=[])
+            else:
+                entry["aliases"].append(did)
+                entry["operators"] += [o for o in made["operators"] if o not in entry["operators"]]
+                entry["phases"] += [p for p in made["phases"] if p not in entry["phases"]]
+                if made["pattern"] and made["pattern"] not in entry["pattern"]:
+                    entry["pattern"].append(made["pattern"])
+            continue
         sigs = [row_signature(r) for r in group]
         first = sigs[0]
         words = [aidge_words(r.quotes[0]) for r in group if r.quotes] if first["message"] else []
