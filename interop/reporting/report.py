@@ -109,7 +109,10 @@ def repro_pointer(finding: dict[str, Any]) -> str | None:
     size = f"{r.get('reduced_nodes') or r.get('nodes')} node(s)"
     state = "reproduces" if r.get("reproduces") else "does not reproduce alone"
     node = finding.get("first_diverging") or {}
-    diverging = f", first diverging node {node.get('onnx_node')} ({node.get('op_type')})" if node else ""
+    # onnx's node tests name no node: the op alone, not an empty name before it
+    named = f"{node.get('onnx_node')} ({node.get('op_type')})" if node and node.get("onnx_node") else \
+        str((node or {}).get("op_type"))
+    diverging = f", first diverging node {named}" if node else ""
     return f"{where}: {size}, {state}{diverging}"
 
 
