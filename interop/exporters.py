@@ -40,10 +40,9 @@ def check_exporter(exporter: str) -> str:
 
 def default_exporter() -> str:
     """``$INTEROP_EXPORTER`` (checked), else ``"auto"``."""
-    raw = os.environ.get(EXPORTER_ENV, "").strip()
-    if raw and raw not in EXPORTER_CHOICES:
-        raise ValueError(f"environment variable {EXPORTER_ENV}={raw!r}: expected one of {EXPORTER_CHOICES}")
-    return raw or "auto"
+    from .env import read
+
+    return read(EXPORTER_ENV)  # declared in interop.env.VARIABLES: checked there, "auto" when unset
 
 
 _routes = threading.local()

@@ -122,7 +122,7 @@ def pytest_internalerror(excrepr, excinfo) -> bool | None:
     exc = getattr(excinfo, "value", None)
     if not isinstance(exc, OSError) or exc.errno not in _CANNOT_WRITE_ERRNOS or not exc.filename:
         return None
-    where = os.environ.get("INTEROP_RESULTS_DIR")
+    where = os.environ.get("INTEROP_RESULTS_DIR")  # the raw text, as given: the message quotes it, even when bad
     sys.stderr.write(f"ERROR: interop: cannot write the results folder: {exc.filename}: {exc.strerror} (make it "
                      f"writable, or point INTEROP_RESULTS_DIR elsewhere{f'; it is {where!r}' if where else ''})\n")
     sys.stderr.flush()

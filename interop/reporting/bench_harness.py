@@ -68,6 +68,9 @@ __all__ = ["BACKEND", "PHASES", "CaseSkipped", "PrecheckFailed", "Pair", "case_i
            "not_timed_entry", "BENCHMARKED", "only_cases", "warm_up", "on_skip"]
 
 #: the Aidge backend under test (``cpu``; ``cuda`` on a GPU machine)
+# read here, not through interop.env.read: this file is loaded by path beside another commit's interop
+# (asv benchmarking an earlier commit), whose env module may predate read(); the values are the ones
+# interop.env.VARIABLES declares, and env.check refuses a bad one before a suite runs
 BACKEND = os.environ.get("INTEROP_BACKEND", "cpu").strip().lower() or "cpu"
 PHASES = ("forward", "backward")
 RATIO_UNIT = "aidge/torch"
