@@ -550,7 +550,9 @@ def ledger_record(fn, args, directory: str | Path, nodeid: str, *, backward: boo
     check is :func:`~interop.equivalence.verdict.check_callable` (verify's), or with
     ``backward_only`` :func:`_backward_runs` (the second verdict of a leaf)."""
     from .bridge import capture
-    from .diagnostics.reproducer import bundle_folder, record_fields, write_bundle
+    from .diagnostics.repro_bundle import write_bundle
+    from .diagnostics.repro_fields import record_fields
+    from .diagnostics.repro_layout import bundle_folder
     from .equivalence.verdict import check_callable
     from .records.classify import finding_of
 

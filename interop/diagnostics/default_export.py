@@ -50,7 +50,7 @@ def run_in_aidge(proto, inputs: list[np.ndarray]) -> tuple[str, list[np.ndarray]
     """``("ok", outputs)``, or ``("<phase>: <Aidge's message>", None)``: the graph imported by
     aidge_onnx (a GenericOperator is a refusal), compiled for the CPU in float32 and run once."""
     from ..bridge import runtime as rt
-    from .reproducer import AidgeRefused, load_in_aidge
+    from .repro_aidge import AidgeRefused, load_in_aidge
 
     rt.load_backend("cpu")
     with rt.quiet_aidge():

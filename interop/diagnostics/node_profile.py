@@ -236,7 +236,8 @@ def profile_onnx(proto, inputs, *, name: str = "", rounds: int = DEFAULT_ROUNDS,
     import onnxruntime as ort
 
     from ..bridge.runtime import quiet_aidge
-    from .reproducer import _aidge_names, _ort_feeds, load_in_aidge
+    from .repro_aidge import _aidge_names, load_in_aidge
+    from .repro_reduce import _ort_feeds
 
     proto = _named(proto)
     feeds = _feeds(proto, inputs)
@@ -741,7 +742,7 @@ def profile_backward(model, args: Sequence, kwargs: dict | None = None, *, name:
 
 
 def _aidge_names_of(proto) -> dict[str, int]:
-    from .reproducer import _aidge_names
+    from .repro_aidge import _aidge_names
 
     return _aidge_names(proto)
 
@@ -1034,7 +1035,7 @@ def _node_alone(proto, inputs, node_name: str):
     the full graph on ``inputs`` (onnxruntime's): the node, then ``(model, data_inputs, arrays,
     expected)`` of the reproducer's :func:`~interop.diagnostics.reproducer._single_node_model`; a
     KeyError when the graph has no such node."""
-    from .reproducer import _ort_values, _single_node_model
+    from .repro_reduce import _ort_values, _single_node_model
 
     named = _named(proto)
     feeds = _feeds(named, inputs)
@@ -1061,7 +1062,7 @@ def time_node_alone(proto, node_name: str, inputs, *, rounds: int = ALONE_ROUNDS
     import torch
 
     from ..bridge.runtime import quiet_aidge
-    from .reproducer import load_in_aidge
+    from .repro_aidge import load_in_aidge
 
     node, model, data_inputs, arrays, expected = _node_alone(proto, inputs, node_name)
     names = [getattr(i, "name", i) for i in data_inputs]

@@ -38,7 +38,8 @@ from typing import Any
 
 import numpy as np
 
-from ..diagnostics.reproducer import bundle_facts, script_literal
+from ..diagnostics.repro_fields import bundle_facts
+from ..diagnostics.repro_script import script_literal
 from ..reading import UnsafeInputError, confined
 from ..records.store import write_atomically
 from . import text_escape
@@ -276,7 +277,7 @@ def _bare(items):
 
 def _settings_of(script: str) -> dict[str, Any]:
     """A generated repro.py's module-level settings, read as data (:func:`~interop.diagnostics.reproducer.script_settings`)."""
-    from ..diagnostics.reproducer import script_settings
+    from ..diagnostics.repro_script import script_settings
 
     return script_settings(script)
 
@@ -650,7 +651,7 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 def run_standalone(folder: Path, timeout: float = RUN_TIMEOUT_S) -> dict[str, Any]:
     """``folder/standalone.py`` run as its reader runs it, in a fresh interpreter (``python -I``, torch
     and interop unimportable): ``{"exit": status or None (timed out), "output": its output}``."""
-    from ..diagnostics.reproducer import run_fresh
+    from ..diagnostics.repro_run import run_fresh
 
     done = run_fresh(Path(folder) / "standalone.py", timeout)
     if done["exit"] is None:

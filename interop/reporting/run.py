@@ -833,7 +833,7 @@ def _rebuild_bundles(source: Path, records: list[dict], root: Path, run_dir: Pat
     that holds no settings to generate it from leaves its bundle without a script (its defect's report
     then says the bundle cannot be read). Every path lies in ``source`` and in ``run_dir``
     (:func:`interop.reading.confined`)."""
-    from ..diagnostics.reproducer import repro_script, script_settings
+    from ..diagnostics.repro_script import repro_script, script_settings
     from ..reading import read_confined
     from .defect_issue import _BODY_MARK
 

@@ -811,7 +811,7 @@ def aidge_operator_of(record: dict[str, Any], run_dir: str | Path | None = None)
     import_gap = signature["kind"] in ("no importer", "converter failure")
     if run_dir is not None and not import_gap and (operator is None or operator == repro.get("op")) \
             and isinstance(repro.get("path"), str) and repro.get("written"):
-        from ..diagnostics.reproducer import bundle_aidge_types
+        from ..diagnostics.repro_fields import bundle_aidge_types
 
         types_ = bundle_aidge_types(Path(run_dir) / repro["path"])
         if types_ and len(types_) == 1:
