@@ -215,3 +215,11 @@ def test_a_table_row_can_hold_for_some_routes_only(monkeypatch):
     assert covers()
     with pytest.raises(ValueError, match="key 'exporters'"):
         ExpectedFailure("Sign", "import", "unsupported_operator", "x", ("a:b",), kind="opinfo", exporters=("jit",))
+
+
+def test_the_declared_exporter_choices_are_the_exporters_module_s():
+    """interop.env declares INTEROP_EXPORTER's choices as a literal (interop.exporters reads the variable
+    through interop.env.read: importing it back would make a cycle); they must stay the same."""
+    from interop import env, exporters
+
+    assert env._exporters() == exporters.EXPORTER_CHOICES
