@@ -43,6 +43,7 @@ from ..cases.case import PHASES, normalized_label  # normalized_label: the one n
 from ..cases.expected_failures import disagreements, expected_failure, quotes_failure
 from ..records.store import RunRecords, load_run, write_atomically
 from ..registry.identify import identify, identify_row, signature_of
+from ..oracle.attribution import invalid_graph_excuses  # what an invalid graph does not excuse: the one rule
 from .ledger import is_aidge_finding
 from ..records.sources import with_imported_fields  # the one importer of records without case fields
 from .triage import quote_of
@@ -254,11 +255,11 @@ def _propose(run_dir: Path, run: RunRecords, table_dir, release) -> Proposal:
                 counts[finding] = counts.get(finding, 0) + 1
             repro = record.get("reproducer") if isinstance(record.get("reproducer"), dict) else {}
             # an error row only: a mismatch's attribution is the comparator's own (an EquivalenceError carries it,
-            # and a row that disagrees with it fails the case: expected_failures.disagreements). A crash or a hang
-            # stays Aidge's: a graph onnx refuses is to be refused by Aidge too, not to kill the process
+            # and a row that disagrees with it fails the case: expected_failures.disagreements). What an invalid
+            # graph does not excuse (a crash, a hang, a missing importer) is the oracle's one rule
             if outcome == "xfailed" and repro.get("export_valid") is False and row_attribution(entry.attribution, entry.category, entry.phase) == "aidge" \
                     and entry.category not in ("outputs_differ", "gradients_differ", "output_shape_differs",
-                                               "training_diverges", "crash", "hang"):
+                                               "training_diverges") and invalid_graph_excuses(entry.category):
                 refused.setdefault(id(entry), {"entry": entry, "cases": [],
                                                "why": record.get("attribution_reason") or ""})["cases"].append(case.id)
         if outcome not in ("failed", "error"):
