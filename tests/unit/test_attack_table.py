@@ -380,13 +380,19 @@ def main(argv: list[str] | None = None) -> int:
               + (f"  {r['not passed']}" if not r["held"] else ""))
         held, total = families.setdefault(r["family"], [0, 0])
         families[r["family"]] = [held + r["held"], total + 1]
+    return summary(head, started, families, results, args.json, "all")
+
+
+def summary(head: str, started: float, totals: dict[str, list[int]], results: list[dict], json_path: Path | None,
+            label: str) -> int:
+    """The runners' last lines (held of total per group, then all) and their JSON; the exit status."""
     print(f"\nHEAD {head}, {time.monotonic() - started:.0f} s, load {os.getloadavg()[0]:.1f}:")
-    for family, (held, total) in families.items():
-        print(f"  {family}: {held} of {total} held")
-    print(f"  all: {sum(r['held'] for r in results)} of {len(results)} kinds held, "
+    for key, (held, total) in totals.items():
+        print(f"  {key}: {held} of {total} held")
+    print(f"  {label}: {sum(r['held'] for r in results)} of {len(results)} kinds held, "
           f"{sum(r['items'] for r in results)} test items")
-    if args.json:
-        args.json.write_text(json.dumps({"head": head, "kinds": results}, indent=1) + "\n")
+    if json_path:
+        json_path.write_text(json.dumps({"head": head, "kinds": results}, indent=1) + "\n")
     return 0 if all(r["held"] for r in results) else 1
 
 

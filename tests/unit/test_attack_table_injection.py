@@ -12,8 +12,6 @@ broke, and held / total by round and family. Under pytest, this module checks th
 names exists (the table cannot rot)."""
 from __future__ import annotations
 
-import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -154,6 +152,8 @@ def run_all(clone: Path, timeout: float) -> list[dict]:
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
+    from test_attack_table import summary  # the runners' one summary
+
     parser = argparse.ArgumentParser(description="every round's kinds of attack against HEAD, in a fresh clone")
     parser.add_argument("--json", type=Path, help="where the per-kind results go")
     parser.add_argument("--timeout", type=float, default=3000.0)
@@ -175,14 +175,7 @@ def main(argv: list[str] | None = None) -> int:
         for key in (r["round"], f"{r['round']} / {r['family']}"):
             held, total = totals.setdefault(key, [0, 0])
             totals[key] = [held + r["held"], total + 1]
-    print(f"\nHEAD {head}, {time.monotonic() - started:.0f} s, load {os.getloadavg()[0]:.1f}:")
-    for key, (held, total) in totals.items():
-        print(f"  {key}: {held} of {total} held")
-    print(f"  all rounds: {sum(r['held'] for r in results)} of {len(results)} kinds held, "
-          f"{sum(r['items'] for r in results)} test items")
-    if args.json:
-        args.json.write_text(json.dumps({"head": head, "kinds": results}, indent=1) + "\n")
-    return 0 if all(r["held"] for r in results) else 1
+    return summary(head, started, totals, results, args.json, "all rounds")
 
 
 if __name__ == "__main__":
