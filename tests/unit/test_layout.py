@@ -254,13 +254,8 @@ def test_every_test_file_has_a_basename_of_its_own():
     assert not {n: p for n, p in names.items() if len(p) > 1}
 
 
-#: test files still named after an issue, each left to the engineer who was editing it when the others were
-#: renamed (issue 62): rename it, then remove it here
-ISSUE_NAMED_LEFT = {"test_issue49_check.py"}
-
-
 def test_no_test_file_is_named_after_an_issue():
     """A test file's name says which module or behaviour it tests (docs/testing.md lists where each
     module's tests live); the issue it came from is in its docstring and in ``git log --follow``."""
     named = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests").rglob("test_issue*"))
-    assert not [n for n in named if Path(n).name not in ISSUE_NAMED_LEFT], named
+    assert not named, named
