@@ -14,8 +14,7 @@ import torch
 
 from ..errors import AidgeError, OutputShapeError, aidge_error_from
 from ..threads_policy import aidge_dynamic_teams
-from . import events
-from .events import crash_phase
+from . import capture
 from . import runtime as rt
 
 __all__ = ["SHARE_INPUT_ELEMENTS", "read_tensor", "write_tensor", "unfinished_node"]
@@ -232,15 +231,12 @@ class _GraphRunner:
         return self._graph_inputs
 
     # -- forward -------------------------------------------------------------
-    @crash_phase("forward")  # the scheduler calls
     def forward(self, inputs: Sequence[torch.Tensor], share: bool = False) -> list[torch.Tensor]:
         with self.lock:
             return self._forward(inputs, share)
 
-    @crash_phase("forward")
     def _forward(self, inputs: Sequence[torch.Tensor], share: bool) -> list[torch.Tensor]:
-        if events.listening:
-            events.emit(events.CallMade(self, "forward", inputs))
+        capture.note_forward(self, inputs)
         tensors = self.load_inputs(inputs, share)
         with self._quiet:
             start = perf_counter()
@@ -248,8 +244,7 @@ class _GraphRunner:
                 self.run_forward(tensors)
             except Exception as exc:
                 self.invalidate()
-                if events.listening:
-                    events.emit(events.CallFailed(self))
+                capture.note_error(self)
                 raise self._error(exc, "forward") from exc
             self.last_forward_s = perf_counter() - start
         self.aidge_seconds += self.last_forward_s
@@ -292,8 +287,7 @@ class _GraphRunner:
                                f"shape than torch's; the bridge stops it instead of returning a wrong-sized tensor",
                     operator=node.type(), node=node.name())
                 error.outputs = outputs
-                if events.listening:
-                    events.emit(events.CallFailed(self))
+                capture.note_error(self)
                 raise error
 
     def _error(self, exc: Exception, phase: str) -> AidgeError:
@@ -316,11 +310,9 @@ class _GraphRunner:
             write_tensor(g, grad)
 
     # -- backward ------------------------------------------------------------
-    @crash_phase("backward")
     def backward(self, grad_outputs: Sequence[torch.Tensor | None], param_names: Sequence[str]):
         with self.lock, self._quiet:
-            if events.listening:
-                events.emit(events.CallMade(self, "backward", grad_outputs))
+            capture.note_backward(self, grad_outputs)
             self.set_output_grads(grad_outputs)
             # Aidge accumulates into every gradient it computes: start from zero.
             for name in param_names:
@@ -334,8 +326,7 @@ class _GraphRunner:
                 with aidge_dynamic_teams():
                     self.scheduler.backward()
             except Exception as exc:
-                if events.listening:
-                    events.emit(events.CallFailed(self))
+                capture.note_error(self)
                 raise self._error(exc, "backward") from exc
             self.last_backward_s = perf_counter() - start
             self.aidge_seconds += self.last_backward_s
