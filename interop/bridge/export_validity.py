@@ -39,11 +39,12 @@ def blame_invalid_export(exc: BaseException, exported: Any) -> BaseException:
     ``attribution = "export"`` and its reason when that graph is invalid; unchanged
     otherwise. Returns ``exc``."""
     from ..errors import AidgeError, UnsupportedOperatorError
+    from ..oracle.attribution import invalid_graph_excuses
 
-    # an operator Aidge has no importer for is Aidge's gap whatever else the graph holds (measured
-    # 2026-12-07: logsumexp of a 0-d tensor exports a ReduceLogSumExp onnx's checker refuses, yet the
-    # 5x5 sample's valid graph is refused alike); a graph Aidge imports and then refuses is judged here
-    if isinstance(exc, AidgeError) and not isinstance(exc, UnsupportedOperatorError) \
+    # what an invalid graph does not excuse (a missing importer: Aidge's gap whatever else the graph
+    # holds) is the oracle's one rule; a graph Aidge imports and then refuses is judged here
+    category = "unsupported_operator" if isinstance(exc, UnsupportedOperatorError) else "aidge_error"
+    if isinstance(exc, AidgeError) and invalid_graph_excuses(category) \
             and exc.attribution is None and exported is not None:
         refusal = export_refusal(exported)
         if refusal:
