@@ -255,45 +255,63 @@ def reduce_bundle(folder: Path, exc: BaseException, data_inputs, inputs, faithfu
     if len(proto.graph.node) <= 1:
         result.update(kept=False, why="the graph already has one node", nodes=len(proto.graph.node), how=how)
         return result
-    target = folder / "reduced"
     phase = meta.get("phase", "forward")
     want = phase_of((meta.get("repro") or {}).get("line"))
-    tried = set()
-    # the node alone, then with the nodes that feed it up to 1, 2, 3 steps back (at most 8 nodes)
+    settings = {"CASE": meta["case"], "WHAT": meta["failure"], "PHASE": phase, "CALLS": meta["calls"], "RTOL": rtol,
+                "ATOL": atol, "FAITHFUL": faithful, "PARAMS": []}
+    last, kept = _with_feeders(folder / "reduced", proto, node, ort, data_inputs, settings,
+                               lambda run: _reproduces(run) and phase_of(run.get("line")) == want,
+                               backward=phase == "backward")
+    if last is not None:
+        depth, around, run = last
+        result.update(node=node.name, op_type=node.op_type, nodes=len(around) + 1, how=how, repro=run)
+        if kept:
+            result["kept"] = True
+            if around:
+                result["how"] = f"{how}, with the nodes feeding it up to {depth} step(s) back (the node alone does " \
+                                "not fail the same way)"
+            return result
+    result.update(kept=False, nodes=1, why="the node alone, and with the nodes feeding it up to 3 steps back, does not "
+                                           "fail the same way (state across calls, graph-level shape inference or "
+                                           "memory: the full graph is the reproducer)")
+    return result
+
+
+def _with_feeders(target: Path, proto, node, values: dict[str, np.ndarray], data_inputs, settings: dict[str, Any],
+                  accept, *, backward: bool = False, timeout: float = REPRO_TIMEOUT_S):
+    """``node`` alone, then with the nodes that feed it up to 1, 2, 3 steps back (at most 8 nodes, each
+    graph once), extracted with the ``values`` it received (:func:`_single_node_model`) into ``target``
+    and run in a fresh interpreter. ``settings``: the script's settings but its inputs, outputs and
+    output gradients (``CASE`` gets the reduction's name; ``backward``: every floating output's gradient
+    is ones). Returns ``((depth, around, run) of the last graph tried or None, whether ``accept(run)``
+    took it)``: ``target`` holds the taken graph, or is removed."""
+    tried, last = set(), None
     for depth in range(0, 4):
         around = _feeders(proto, node, depth)
         if len(around) + 1 > 8 or (depth and len(around) in tried):
             continue
         tried.add(len(around))
         try:
-            model, names, values, expected = _single_node_model(proto, node, ort, set(data_inputs), around)
+            model, names, vals, expected = _single_node_model(proto, node, values, set(data_inputs), around)
         except ValueError:
             continue
         shutil.rmtree(target, ignore_errors=True)
         grads = None
-        if phase == "backward":
+        if backward:
             grads = {"grad_outputs": [np.ones_like(e) if np.issubdtype(e.dtype, np.floating) else None
                                       for e in expected]}
         what = f"node {node.name or node.op_type!r}, {node.op_type}" + (
             f", and the {len(around)} node(s) feeding it" if around else "")
-        settings = {"CASE": meta["case"] + f" (reduced to {what})", "WHAT": meta["failure"], "PHASE": phase,
-                    "CALLS": meta["calls"], "RTOL": rtol, "ATOL": atol, "FAITHFUL": faithful, "DATA_INPUTS": names,
-                    "N_OUTPUTS": len(expected), "PARAMS": [],
-                    "GRAD_OUTPUTS": [k for k, g in enumerate((grads or {}).get("grad_outputs", [])) if g is not None]}
-        _write_layout(target, model, names, values, expected, settings, grads)
-        run = run_repro(target)
-        result.update(node=node.name, op_type=node.op_type, nodes=len(around) + 1, how=how, repro=run)
-        if _reproduces(run) and phase_of(run.get("line")) == want:
-            result["kept"] = True
-            if around:
-                result["how"] = f"{how}, with the nodes feeding it up to {depth} step(s) back (the node alone does " \
-                                "not fail the same way)"
-            return result
+        _write_layout(target, model, names, vals, expected,
+                      dict(settings, CASE=settings["CASE"] + f" (reduced to {what})", DATA_INPUTS=names,
+                           N_OUTPUTS=len(expected),
+                           GRAD_OUTPUTS=[k for k, g in enumerate((grads or {}).get("grad_outputs", [])) if g is not None]),
+                      grads)
+        last = (depth, around, run_repro(target, timeout=timeout))
+        if accept(last[2]):
+            return last, True
     shutil.rmtree(target, ignore_errors=True)
-    result.update(kept=False, nodes=1, why="the node alone, and with the nodes feeding it up to 3 steps back, does not "
-                                           "fail the same way (state across calls, graph-level shape inference or "
-                                           "memory: the full graph is the reproducer)")
-    return result
+    return last, False
 
 
 #: the prefixes of a crashing graph run, at most (each is one fresh-interpreter run)
@@ -368,41 +386,25 @@ def reduce_crash(folder: Path, proto, data_inputs, inputs, rtol: float, atol: fl
                 "line": f"the process dies in node {node.name or node.op_type!r} ({node.op_type}): the graph up to it "
                         "dies, the graph before it does not"}
     feeds = dict(zip(data_inputs, inputs))
-    values = None
+    values, source = None, "onnxruntime"
     try:
         values = _ort_values(proto, feeds)
     except Exception:  # noqa: BLE001 - onnx's reference evaluator, on a small graph
         if len(nodes) <= REFERENCE_MAX_NODES:
             try:
-                values = _reference_values(proto, feeds)
+                values, source = _reference_values(proto, feeds), "onnx's reference evaluator"
             except Exception:  # noqa: BLE001 - then the dying prefix is the reproducer
                 values = None
     if values is not None:
-        for depth in range(0, 4):
-            around = _feeders(proto, node, depth)
-            if len(around) + 1 > 8:
-                break
-            try:
-                model, names, vals, expected = _single_node_model(proto, node, values, set(data_inputs), around)
-            except ValueError:
-                break
-            shutil.rmtree(target, ignore_errors=True)
-            what = f"node {node.name or node.op_type!r}, {node.op_type}" + (
-                f", and the {len(around)} node(s) feeding it" if around else "")
-            settings = dict(base, CASE=meta["case"] + f" (reduced to {what})", DATA_INPUTS=names,
-                            N_OUTPUTS=len(expected))
-            _write_layout(target, model, names, vals, expected, settings)
-            one = run_repro(target, timeout=30)
-            if _dies(one):
-                shutil.rmtree(prefix_dir, ignore_errors=True)
-                return {"kept": True, "node": node.name, "op_type": node.op_type, "nodes": len(around) + 1,
-                        "repro": one, "crashing": crashing,
-                        "how": "the node whose prefix first kills the process" + (
-                            f", with the nodes feeding it up to {depth} step(s) back" if around else " alone")
-                        + ", fed the values " + ("onnxruntime" if "onnxruntime" in str(meta.get("export_check"))
-                                                 and (meta.get("export_check") or {}).get("onnxruntime") == "ok"
-                                                 else "the reference") + " gives it"}
-        shutil.rmtree(target, ignore_errors=True)
+        last, kept = _with_feeders(target, proto, node, values, data_inputs, base, _dies, timeout=30)
+        if kept:
+            depth, around, one = last
+            shutil.rmtree(prefix_dir, ignore_errors=True)
+            return {"kept": True, "node": node.name, "op_type": node.op_type, "nodes": len(around) + 1,
+                    "repro": one, "crashing": crashing,
+                    "how": "the node whose prefix first kills the process" + (
+                        f", with the nodes feeding it up to {depth} step(s) back" if around else " alone")
+                    + f", fed the values {source} gives it"}
     if found is None:
         return {"kept": False, "nodes": 1, "crashing": None,
                 "why": "no prefix of the graph kills the process (memory corrupted across nodes): the full graph is "
