@@ -405,10 +405,11 @@ def reduce_crash(folder: Path, proto, data_inputs, inputs, rtol: float, atol: fl
                     "how": "the node whose prefix first kills the process" + (
                         f", with the nodes feeding it up to {depth} step(s) back" if around else " alone")
                     + f", fed the values {source} gives it"}
-    if found is None:
-        return {"kept": False, "nodes": 1, "crashing": None,
-                "why": "no prefix of the graph kills the process (memory corrupted across nodes): the full graph is "
-                       "the reproducer"}
+    if found is None:  # no shorter prefix dies: the whole graph is the shortest, its last node the one that kills
+        return {"kept": False, "nodes": len(nodes), "crashing": crashing,
+                "why": f"no shorter prefix kills the process, so its last node {node.name or node.op_type!r} does; that "
+                       "node alone, fed the reference's values, does not (or no reference can compute them): the full "
+                       "graph is the reproducer"}
     prefix_dir.rename(target)
     return {"kept": True, "node": node.name, "op_type": node.op_type, "nodes": k, "repro": run, "crashing": crashing,
             "how": f"the graph's first {k} node(s): the shortest prefix that kills the process (the node alone, fed "

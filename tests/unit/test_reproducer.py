@@ -491,3 +491,26 @@ def test_a_crash_on_a_graph_no_reference_can_run_keeps_its_shortest_dying_prefix
     out = reproducer.reduce_crash(folder, model, names, [x], 1e-5, 1e-8, meta)
     assert out["kept"] and out["op_type"] == "Split" and out["nodes"] == 3, out
     assert _fresh(folder / "reduced").returncode < 0
+
+
+def test_a_crash_in_the_last_node_names_it_though_no_shorter_prefix_dies(tmp_path):
+    """Max last (no node after it): no prefix shorter than the graph dies, so the last node is the one
+    that kills the process, and it is named (before, ``crashing`` was None and the reason blamed memory
+    corrupted across nodes). Measured: as the graph's output, Max with its feeders does not die alone,
+    so the full graph stays the reproducer."""
+    from onnx import helper, TensorProto, numpy_helper
+
+    x = np.random.default_rng(0).standard_normal((5, 5))
+    nodes = [helper.make_node("ReduceL1", ["x", "axes"], ["r"], keepdims=1),
+             helper.make_node("Cast", ["r"], ["c"], to=TensorProto.DOUBLE),
+             helper.make_node("ConstantOfShape", ["empty"], ["eps"],
+                              value=numpy_helper.from_array(np.array([1e-12]), "v")),
+             helper.make_node("Max", ["c", "eps"], ["m"])]
+    inits = [numpy_helper.from_array(np.array([1], np.int64), "axes"),
+             numpy_helper.from_array(np.zeros((0,), np.int64), "empty")]
+    folder, model, names, meta = _crashing_bundle(
+        tmp_path, nodes, [helper.make_tensor_value_info("x", TensorProto.DOUBLE, [5, 5])], [x], inits)
+    out = reproducer.reduce_crash(folder, model, names, [x], 1e-5, 1e-8, meta)
+    assert out["crashing"]["op_type"] == "Max", out
+    if not out["kept"]:
+        assert out["nodes"] == len(nodes) and "its last node 'Max' does" in out["why"], out
