@@ -369,8 +369,6 @@ def _onnxruntime_refuses(test: OnnxTest, inputs: list) -> str | None:
 def run_onnx_backend_case(case: Case) -> dict:
     """The verdict of one case, in this process: raises Aidge's error or an ``EquivalenceError``
     (see the module docstring); returns ``{"data_sets": n, "outputs": m}``."""
-    import numpy as np
-
     from ..bridge.onnx_backend import AidgeBackend
     from ..equivalence.tester import EquivalenceError
     from ..errors import AidgeError
@@ -400,20 +398,15 @@ def run_onnx_backend_case(case: Case) -> dict:
             _blame_refused(exc, test, inputs)
             raise
         found = []
-        tolerances = []
-        for i, (out, want) in enumerate(zip(outputs, expected)):
-            want = np.asarray(want)
-            tol = case_tolerance(test, want.dtype)
-            rtol, atol = (tol.rtol, tol.atol) if tol is not None else (None, None)
-            tolerances.append((rtol, atol))
+        tolerances = _output_tolerances(test, expected)
+        for i, (out, want, (rtol, atol)) in enumerate(zip(outputs, expected, tolerances)):
             found += compare_outputs(_plain(out), _plain(want), rtol=rtol, atol=atol, name=f"output [{i}]")
         if len(outputs) != len(expected):
             found.append(None)
         if not found:
             checked += 1
             continue
-        rtol = max((r for r, _ in tolerances if r is not None), default=None)
-        atol = max((a for _, a in tolerances if a is not None), default=None)
+        rtol, atol = _loosest(tolerances)
         with stage("attribution"):
             attribution, why = attribute_forward(
                 aidge_out=[_plain(o) for o in outputs], torch_out=[_plain(e) for e in expected], exact=None,
@@ -442,12 +435,27 @@ def _note(test: OnnxTest, k: int) -> None:
     if capture.current() is None or not test.data_sets:
         return
     inputs, expected = test.data_sets[k]
-    tols = [case_tolerance(test, _plain(e).dtype) for e in expected]
-    rtol = max((t.rtol for t in tols if t is not None), default=0.0)
-    atol = max((t.atol for t in tols if t is not None), default=0.0)
-    names = list(_feeds(test, inputs))
-    capture.note_onnx(test.model, names, list(inputs), [_plain(e) for e in expected],
-                      rtol=rtol, atol=atol, data_set=k)
+    rtol, atol = _loosest(_output_tolerances(test, expected))
+    capture.note_onnx(test.model, list(_feeds(test, inputs)), list(inputs), [_plain(e) for e in expected],
+                      rtol=rtol or 0.0, atol=atol or 0.0, data_set=k)
+
+
+def _output_tolerances(test: OnnxTest, expected: list) -> list[tuple[float | None, float | None]]:
+    """``(rtol, atol)`` each expected output is compared at (:func:`case_tolerance` of its own dtype,
+    an ml_dtypes one included; None, None where the oracle has no default)."""
+    import numpy as np
+
+    out = []
+    for want in expected:
+        tol = case_tolerance(test, np.asarray(want).dtype)
+        out.append((tol.rtol, tol.atol) if tol is not None else (None, None))
+    return out
+
+
+def _loosest(tolerances: list[tuple[float | None, float | None]]) -> tuple[float | None, float | None]:
+    """The loosest ``(rtol, atol)`` of a data set's outputs: what its attribution and its reproducer use."""
+    return (max((r for r, _ in tolerances if r is not None), default=None),
+            max((a for _, a in tolerances if a is not None), default=None))
 
 
 def _blame_refused(exc, test: OnnxTest, inputs: list) -> None:
