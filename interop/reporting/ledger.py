@@ -59,39 +59,17 @@ def registry_entries_from_table(rows: Iterable[Any], ledger: dict[str, dict] | N
             groups.setdefault(row.defect, []).append(row)
     by_title: dict[tuple, dict[str, Any]] = {}
     for did in sorted(groups):
-        group = groups[did]
-        if ledger and did in ledger:
-            made = proposed_entry(ledger[did])
-            entry = by_title.get((made["title"], made["kind"], made["backend"]))
-            if entry is None:
-                by_title[(made["title"], made["kind"], made["backend"])] = dict(made, pattern=[made["pattern"]] if made["pattern"] else [], aliases=[])
-            else:
-                entry["aliases"].append(did)
-                entry["operators"] += [o for o in made["operators"] if o not in entry["operators"]]
-                entry["phases"] += [p for p in made["phases"] if p not in entry["phases"]]
-                if made["pattern"] and made["pattern"] not in entry["pattern"]:
-                    entry["pattern"].append(made["pattern"])
-            continue
-        sigs = [row_signature(r) for r in group]
-        first = sigs[0]
-        words = [aidge_words(r.quotes[0]) for r in group if r.quotes] if first["message"] else []
-        proposed = proposed_defect(first, words[0] if words else "", did)
-        component, evidence = proposed["component"], proposed["evidence"]
-        patterns = sorted({_pattern_of(w) for w in words if w})
-        key = (title_of(first), first["kind"], first["backend"])
+        made = _entry_from_ledger(ledger[did]) if ledger and did in ledger else _entry_from_rows(did, groups[did])
+        key = (made["title"], made["kind"], made["backend"])
         entry = by_title.get(key)
         if entry is None:
-            entry = by_title[key] = {"id": did, "title": title_of(first), "component": component, "evidence": evidence,
-                                     "operators": [], "kind": first["kind"], "phases": [], "backend": first["backend"],
-                                     "pattern": [], "aliases": []}
+            entry = by_title[key] = {"id": did, "title": made["title"], "component": made["component"],
+                                     "evidence": made["evidence"], "operators": [], "kind": made["kind"], "phases": [],
+                                     "backend": made["backend"], "pattern": [], "aliases": []}
         else:
             entry["aliases"].append(did)
-        for sig in sigs:
-            if sig["operator"] not in entry["operators"]:
-                entry["operators"].append(sig["operator"])
-            if sig["phase"] not in (None, "?") and sig["phase"] not in entry["phases"]:
-                entry["phases"].append(sig["phase"])
-        entry["pattern"] += [p for p in patterns if p not in entry["pattern"]]
+        for name in ("operators", "phases", "pattern"):
+            entry[name] += [v for v in made[name] if v not in entry[name]]
     out = []
     for entry in by_title.values():
         pats = entry["pattern"]
@@ -100,6 +78,27 @@ def registry_entries_from_table(rows: Iterable[Any], ledger: dict[str, dict] | N
             del entry["aliases"]
         out.append(entry)
     return out
+
+
+def _entry_from_ledger(found: dict[str, Any]) -> dict[str, Any]:
+    """A registry entry's fields from a findings run's ledger entry (:func:`proposed_entry`), its
+    pattern as a list (the merge's form)."""
+    made = proposed_entry(found)
+    return dict(made, pattern=[made["pattern"]] if made["pattern"] else [])
+
+
+def _entry_from_rows(did: str, group: list[Any]) -> dict[str, Any]:
+    """A registry entry's fields from the rows that name ``did``: their signatures' operators and
+    phases, their quotes as patterns (a list), the component decided from evidence."""
+    sigs = [row_signature(r) for r in group]
+    first = sigs[0]
+    words = [aidge_words(r.quotes[0]) for r in group if r.quotes] if first["message"] else []
+    proposed = proposed_defect(first, words[0] if words else "", did)
+    operators = list(dict.fromkeys(sig["operator"] for sig in sigs))
+    phases = list(dict.fromkeys(sig["phase"] for sig in sigs if sig["phase"] not in (None, "?")))
+    return {"title": title_of(first), "component": proposed["component"], "evidence": proposed["evidence"],
+            "operators": operators, "kind": first["kind"], "phases": phases, "backend": first["backend"],
+            "pattern": sorted({_pattern_of(w) for w in words if w})}
 
 
 _VARYING = re.compile(r"'[^']*'|(?<![\w.])-?\d+(?:\.\d+)?(?:e-?\d+)?(?![\w])")
