@@ -4,12 +4,26 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import sys
 import threading
 import warnings
 from typing import Any, Callable, Iterable, Mapping
 
 _IMPORT_LOCK = threading.RLock()
+if hasattr(os, "register_at_fork"):
+    # A child forked while another thread of its parent held this lock (a first access importing a
+    # module) would wait on it forever at its own first lazy import: the holder does not exist in
+    # the child. interop.equivalence.isolation forks a child per case, and interop.bridge imports
+    # lazily, so the child makes a new one.
+    os.register_at_fork(after_in_child=lambda: globals().__setitem__("_IMPORT_LOCK", threading.RLock()))
+
+
+def import_lock() -> threading.RLock:
+    """The lock every first access of a lazy name imports under: held, no such import is half done
+    in another thread (interop.equivalence.isolation forks under it, so a child never inherits a
+    module another thread was still importing: that module's lock would never be released)."""
+    return _IMPORT_LOCK
 
 
 def quiet_import(name: str, package: str | None = None):

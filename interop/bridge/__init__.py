@@ -26,25 +26,34 @@ level), :mod:`~interop.bridge.cuda` (the CUDA probes); the third backend, ``expo
 (Aidge's generated C++): :mod:`~interop.bridge.export_wrapping` (its ``wrap``),
 :mod:`~interop.bridge.export_cpp` (generation, compilation, cache) and
 :mod:`~interop.bridge.export_module` (``ExportCppModule``: the compiled forward through ctypes).
+
+The package is imported lazily (as :mod:`interop` is): importing it, or its light modules
+(:mod:`~interop.bridge.events`, :mod:`~interop.bridge.capture`), loads no torch and no Aidge;
+the names below load their module on first access.
 """
 from __future__ import annotations
 
-from typing import Any
-
-# also re-exported: the names other modules of the library use from interop.bridge
-from .graph import _compile, _import_graph, check_dims_forwarded, generic_nodes  # noqa: F401
-from .export_module import ExportCppModule
-from .module import AidgeModule, AidgeSGD
-from .runner import SHARE_INPUT_ELEMENTS, read_tensor, write_tensor  # noqa: F401
-from .wrapping import normalize_input_sizes, wrap
+from .._lazy import lazy_attributes
 
 __all__ = ["wrap", "AidgeModule", "AidgeSGD", "ExportCppModule", "normalize_input_sizes"]
 
+_EXPORTS = {
+    "wrap": "wrapping",
+    "normalize_input_sizes": "wrapping",
+    "AidgeModule": "module",
+    "AidgeSGD": "module",
+    "ExportCppModule": "export_module",
+    # also here: the names other modules of the library use from interop.bridge
+    "_compile": "graph",
+    "_import_graph": "graph",
+    "check_dims_forwarded": "graph",
+    "generic_nodes": "graph",
+    "SHARE_INPUT_ELEMENTS": "runner",
+    "read_tensor": "runner",
+    "write_tensor": "runner",
+}
+_SUBMODULES = ("binding", "capture", "cuda", "events", "export_cpp", "export_module", "export_validity",
+               "export_wrapping", "graph", "known_defects", "module", "onnx_backend", "onnx_export", "ort", "runner",
+               "runtime", "single_node", "tensors", "value_check", "wrapping")
 
-def __getattr__(name: str) -> Any:
-    # tensors imports aidge_core at load time: loaded on first use (interop.bridge.tensors)
-    if name == "tensors":
-        from .._lazy import quiet_import
-
-        return quiet_import(f".{name}", __name__)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_attributes(__name__, _EXPORTS, _SUBMODULES)

@@ -4,12 +4,13 @@ second call may feed other values), the output gradients of its first and latest
 copy of the torch model as it was exported (for torch's expected values), and Aidge's own log.
 
 Off unless a caller turns it on (:func:`start`, the records plugin under ``nox -s report``):
-then every ``wrap`` of this process notes its export (:func:`note_export`), its compile mode,
-its runner, and every forward and backward of that runner, and Aidge's log goes to a file of
+then it listens to the bridge's events (:mod:`interop.bridge.events`; the bridge itself knows
+nothing of it) and every ``wrap`` of this process notes its export (:func:`note_export`), its
+runner, and every forward and backward of that runner, and Aidge's log goes to a file of
 the case instead of nowhere. Nothing here writes a bundle: :func:`failed` hands the capture to
 the writer the caller gave (:mod:`interop.diagnostics.reproducer`), once per case, in the
 process that saw the failure (the forked case child holds all of the above; its parent holds
-none of it). When off, each hook is one global read.
+none of it). When off, nothing listens: the bridge's events cost it one global read.
 """
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ import threading
 import warnings
 from pathlib import Path
 from typing import Any, Callable
+
+from . import events
 
 __all__ = ["Capture", "Entry", "start", "stop", "current", "suspended", "note_export",
            "note_runner", "note_forward", "note_backward", "note_error", "note_factory", "note_onnx", "failed",
@@ -136,6 +139,33 @@ class Capture:
 
 _STATE: Capture | None = None
 _LOCK = threading.Lock()
+_SUBSCRIPTION = None  # this module's listener of the bridge's events, while a capture is on
+
+
+def _on_event(event) -> None:
+    """The bridge's events, noted (:mod:`interop.bridge.events`)."""
+    kind = type(event)
+    if kind is events.CallMade:
+        if event.kind == "forward":
+            note_forward(event.runner, event.tensors)
+        else:
+            note_backward(event.runner, event.tensors)
+    elif kind is events.CallFailed:
+        note_error(event.runner)
+    elif kind is events.GraphExported:
+        note_export(event.traced, event.example_inputs, event.exported, event.backend)
+    elif kind is events.RunnerMade:
+        note_runner(event.runner, event.exported, event.param_producers)
+
+
+def _listen(on: bool) -> None:
+    global _SUBSCRIPTION
+    with _LOCK:
+        if on and _SUBSCRIPTION is None:
+            _SUBSCRIPTION = events.subscribe(_on_event)
+        elif not on and _SUBSCRIPTION is not None:
+            events.unsubscribe(_SUBSCRIPTION)
+            _SUBSCRIPTION = None
 
 
 class suspended:
@@ -162,6 +192,7 @@ def start(directory: Path, case: str, writer: Callable | None = None, log_path: 
     global _STATE
     _STATE = Capture(Path(directory), case, writer, Path(log_path) if log_path else None, tolerance,
                      pending=pending)
+    _listen(True)
     _route_log(_STATE)
     return _STATE
 
@@ -170,6 +201,7 @@ def stop() -> None:
     """Stop capturing; Aidge's log file is closed (Aidge logs to no file again)."""
     global _STATE
     state, _STATE = _STATE, None
+    _listen(False)
     if state is not None and state.log_set:
         core = sys.modules.get("aidge_core")
         if core is not None:

@@ -7,6 +7,7 @@ import copy
 
 from ..errors import AidgeError, UnsupportedOperatorError, aidge_error_from
 from . import runtime as rt
+from .events import crash_phase
 from .onnx_export import ExportedModel
 
 __all__ = ["generic_nodes", "check_dims_forwarded", "mark_dynamic_dims", "compile_with_own_dtypes"]
@@ -14,6 +15,7 @@ __all__ = ["generic_nodes", "check_dims_forwarded", "mark_dynamic_dims", "compil
 _GENERIC_OPERATOR = "GenericOperatorOp"
 
 
+@crash_phase("import")
 def _import_graph(exported: ExportedModel):
     onnx_import = rt.aidge_onnx().onnx_import
     core = rt.aidge_core()
@@ -48,6 +50,7 @@ def generic_nodes(graph) -> list:
     return [n for n in graph.get_nodes() if type(n.get_operator()).__name__ == _GENERIC_OPERATOR]
 
 
+@crash_phase("compile")
 def _compile(graph, backend: str, dims: list[list[int]], dtypes) -> None:
     """Compile ``graph`` for ``backend`` at input ``dims`` with the graph's own dtypes: the
     backend set, the input ``dtypes`` (torch dtypes) propagated by ``GraphView.forward_dtype``

@@ -16,7 +16,8 @@ from torch.utils import _pytree as pytree
 
 from ..errors import AidgeError, ExportError, ShapeSpecializedError, aidge_error_from
 from .export_validity import blame_invalid_export
-from . import capture
+from . import events
+from .events import crash_phase
 from . import runtime as rt
 from . import value_check as vc
 from .onnx_export import ExportedModel, attributes_preserved, default_input_names, graph_differences, unused_graph_inputs
@@ -29,6 +30,7 @@ class _AidgeFunction(torch.autograd.Function):
     """Autograd node: forward and backward both computed by Aidge."""
 
     @staticmethod
+    @crash_phase("forward")
     def forward(ctx, module: "AidgeModule", n_inputs: int, *args):
         inputs = args[:n_inputs]
         with module._runner.lock:  # the forward and the count that identifies it, together
@@ -47,6 +49,7 @@ class _AidgeFunction(torch.autograd.Function):
         return tuple(outputs)
 
     @staticmethod
+    @crash_phase("backward")
     def backward(ctx, *grad_outputs):
         module: AidgeModule = ctx.module
         if module._backward_defects and not vc.checks_are_deferred():
@@ -56,6 +59,7 @@ class _AidgeFunction(torch.autograd.Function):
             return _AidgeFunction._backward(ctx, module, grad_outputs)
 
     @staticmethod
+    @crash_phase("backward")
     def _backward(ctx, module: "AidgeModule", grad_outputs):
         runner = module._runner
         if runner.forward_count != ctx.forward_id or runner.backward_ran:
@@ -167,7 +171,8 @@ class AidgeModule(torch.nn.Module):
         self._trainable_producers = [self._param_producer[n] for n in self._train_names]
         self._train_params = [dict(self.named_parameters())[n] for n in self._train_names]
         _watch_wrapped_parameters(self, torch_model)  # a torch optimiser over them is named, not silent
-        capture.note_runner(self._runner, exported, self._trainable_producers)
+        if events.listening:
+            events.emit(events.RunnerMade(self._runner, exported, tuple(self._trainable_producers)))
         state = dict(self.named_parameters())
         state.update(self.named_buffers())
         self._copied_tensors = {prod: state[name] for prod, name in exported.initializer_to_state.items()
@@ -252,6 +257,7 @@ class AidgeModule(torch.nn.Module):
         return read_tensor(aidge_tensor)
 
     # -- the torch side --------------------------------------------------------
+    @crash_phase("forward")
     def forward(self, *inputs: torch.Tensor, **kwargs):
         try:
             return self._forward(*inputs, **kwargs)
@@ -597,6 +603,7 @@ class AidgeSGD:
     def zero_grad(self) -> None:
         self.module.zero_grad(set_to_none=True)
 
+    @crash_phase("step")
     def step(self) -> None:
         if not self._nodes:
             # A model without trainable parameters (ReLU alone): nothing to update, as with

@@ -30,6 +30,7 @@ import torch
 from ..errors import ExportError, StatefulModelError, TracingError
 from ..exporters import (AUTO_ORDER, EXPORTER_CHOICES, EXPORTER_ENV, EXPORTERS, check_exporter,  # noqa: F401
                          default_exporter, export_routes, note_routes)
+from .events import crash_phase
 
 __all__ = ["ExportedModel", "export_to_onnx", "EXPORTERS", "EXPORTER_CHOICES", "AUTO_ORDER", "check_exporter", "preserved_state", "attributes_preserved", "materialize_lazy", "has_lazy_state", "graph_differences", "check_value_dependence",
            "TracingWarning", "TRACE_WARNING_POLICIES", "default_exporter", "EXPORTER_ENV", "export_routes",
@@ -206,6 +207,7 @@ def _plain(text: str) -> str:
     return re.sub(r"\x1b\[[0-9;]*m", "", text).strip()
 
 
+@crash_phase("export")
 def export_to_onnx(
     model: torch.nn.Module,
     example_inputs: Sequence[torch.Tensor],
@@ -321,6 +323,7 @@ def materialize_lazy(model: torch.nn.Module, example_inputs: Sequence[torch.Tens
     return True
 
 
+@crash_phase("export")  # the body, under the export lock
 def _export_to_onnx(model, example_inputs, *, training, input_names, route) -> ExportedModel:
     mixed = False
     if training is None:

@@ -14,7 +14,8 @@ import torch
 
 from ..errors import AidgeError, OutputShapeError, aidge_error_from
 from ..threads_policy import aidge_dynamic_teams
-from . import capture
+from . import events
+from .events import crash_phase
 from . import runtime as rt
 
 __all__ = ["SHARE_INPUT_ELEMENTS", "read_tensor", "write_tensor", "unfinished_node"]
@@ -231,12 +232,15 @@ class _GraphRunner:
         return self._graph_inputs
 
     # -- forward -------------------------------------------------------------
+    @crash_phase("forward")  # the scheduler calls
     def forward(self, inputs: Sequence[torch.Tensor], share: bool = False) -> list[torch.Tensor]:
         with self.lock:
             return self._forward(inputs, share)
 
+    @crash_phase("forward")
     def _forward(self, inputs: Sequence[torch.Tensor], share: bool) -> list[torch.Tensor]:
-        capture.note_forward(self, inputs)
+        if events.listening:
+            events.emit(events.CallMade(self, "forward", inputs))
         tensors = self.load_inputs(inputs, share)
         with self._quiet:
             start = perf_counter()
@@ -244,7 +248,8 @@ class _GraphRunner:
                 self.run_forward(tensors)
             except Exception as exc:
                 self.invalidate()
-                capture.note_error(self)
+                if events.listening:
+                    events.emit(events.CallFailed(self))
                 raise self._error(exc, "forward") from exc
             self.last_forward_s = perf_counter() - start
         self.aidge_seconds += self.last_forward_s
@@ -287,7 +292,8 @@ class _GraphRunner:
                                f"shape than torch's; the bridge stops it instead of returning a wrong-sized tensor",
                     operator=node.type(), node=node.name())
                 error.outputs = outputs
-                capture.note_error(self)
+                if events.listening:
+                    events.emit(events.CallFailed(self))
                 raise error
 
     def _error(self, exc: Exception, phase: str) -> AidgeError:
@@ -310,9 +316,11 @@ class _GraphRunner:
             write_tensor(g, grad)
 
     # -- backward ------------------------------------------------------------
+    @crash_phase("backward")
     def backward(self, grad_outputs: Sequence[torch.Tensor | None], param_names: Sequence[str]):
         with self.lock, self._quiet:
-            capture.note_backward(self, grad_outputs)
+            if events.listening:
+                events.emit(events.CallMade(self, "backward", grad_outputs))
             self.set_output_grads(grad_outputs)
             # Aidge accumulates into every gradient it computes: start from zero.
             for name in param_names:
@@ -326,7 +334,8 @@ class _GraphRunner:
                 with aidge_dynamic_teams():
                     self.scheduler.backward()
             except Exception as exc:
-                capture.note_error(self)
+                if events.listening:
+                    events.emit(events.CallFailed(self))
                 raise self._error(exc, "backward") from exc
             self.last_backward_s = perf_counter() - start
             self.aidge_seconds += self.last_backward_s

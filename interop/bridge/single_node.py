@@ -23,6 +23,7 @@ import numpy as np
 
 from ..errors import AidgeError, aidge_error_from
 from . import runtime as rt
+from .events import crash_phase
 
 __all__ = ["build_node", "compile_node", "run_node", "run_single_node"]
 
@@ -37,6 +38,7 @@ def _fail(exc: BaseException, phase: str, operation: str) -> AidgeError:
     return aidge_error_from(exc, phase, operator=operation)
 
 
+@crash_phase("import")  # an Aidge operator built from its factory
 def build_node(operation: str, attributes: dict, arrays: Sequence[tuple[str, np.ndarray | None]]):
     """``(graph, operator)``: the node of ``operation`` with its inputs attached (phase import)."""
     core = rt.aidge_core()
@@ -70,6 +72,7 @@ def build_node(operation: str, attributes: dict, arrays: Sequence[tuple[str, np.
     return graph, op
 
 
+@crash_phase("compile")
 def compile_node(graph, operation: str, rank: int, backend: str = "cpu", dims_from_data: bool = False) -> None:
     """Data format, backend, dims and dtypes (phase compile). ``forward_dims`` returning
     False (it logs why, it does not raise) is a compile error, as in the bridge's
@@ -93,6 +96,7 @@ def compile_node(graph, operation: str, rank: int, backend: str = "cpu", dims_fr
                          operator=operation)
 
 
+@crash_phase("forward")
 def run_node(graph, op, operation: str) -> list[np.ndarray]:
     """The scheduler's forward and the node's outputs (phase forward)."""
     core = rt.aidge_core()

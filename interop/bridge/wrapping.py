@@ -11,12 +11,12 @@ from torch.utils import _pytree as pytree
 
 from ..errors import AidgeError, ExportError, StatefulModelError, TracingError
 from ..exporters import AUTO_ORDER, note_routes, routes_not_collected
-from ..stages import stage
-from . import capture
+from . import events
 from . import runtime as rt
 from .binding import BoundModule, CallBinding, needs_binding
 from .export_validity import blame_invalid_export
 from .known_defects import KnownDefectError, check_policy
+from .events import phase
 from .graph import _compile, _import_graph
 from .module import AidgeModule
 from .onnx_export import (ExportedModel, _model_name, _plain, check_exporter, check_value_dependence, default_exporter,
@@ -276,26 +276,28 @@ def _route_outcome(exc: BaseException) -> str:
 
 def _wrap_route(torch_model, traced, binding, example_inputs, *, backend, training, verbose, on_trace_warning,
                 exporter, known_defects):
-    with stage("export"):
+    with phase("export"):
         exported = export_to_onnx(traced, example_inputs, training=training, exporter=exporter)
-    capture.note_export(traced, example_inputs, exported, backend)
-    with stage("export: value check"):
+    if events.listening:
+        events.emit(events.GraphExported(exported=exported, traced=traced, example_inputs=example_inputs,
+                                         backend=backend))
+    with phase("export: value check"):
         check_value_dependence(traced, example_inputs, exported, on_trace_warning)
-    with stage("torch"):
+    with phase("torch"):
         out_spec, out_leaves = _output_structure(traced, example_inputs, exported, allow_none=True)
         none_leaves = [leaf is None for leaf in out_leaves]  # exported as torch does (dropped), given back as None
         out_leaves = [leaf for leaf in out_leaves if leaf is not None]
     with rt.quiet_aidge(verbose):
         try:
-            with stage("import"):
+            with phase("import"):
                 graph = _import_graph(exported)
-            with stage("import: known defects"):
+            with phase("import: known defects"):
                 backward_defects = _known_defects(exported, graph, known_defects)
-            with stage("compile"):
+            with phase("compile"):
                 _compile(graph, backend, [list(x.shape) for x in example_inputs], [x.dtype for x in example_inputs])
         except AidgeError as exc:
             raise blame_invalid_export(exc, exported)
-    with stage("module setup"):
+    with phase("module setup"):
         return AidgeModule(torch_model, exported, graph, backend=backend, verbose=verbose,
                            example_inputs=example_inputs, out_spec=out_spec,
                            reexport=lambda inputs: export_to_onnx(traced, inputs, training=exported.export_training,

@@ -8,8 +8,9 @@ by a signal raises :class:`interop.errors.AidgeCrash` in the parent, whose messa
 ``crash: process killed by SIGABRT during compile``. The phase is read from the Python stack
 that :mod:`faulthandler` writes when the child receives the fatal signal (a hung child: when the
 parent sends it SIGUSR1 at its timeout, before killing it, :func:`_dump_stacks`): the innermost
-frame in the bridge (``_import_graph`` -> import, ``_compile`` -> compile, ``forward``,
-``backward``, ``step``) or the ONNX exporter names it.
+frame the bridge marks with a phase names it (:func:`interop.bridge.events.crash_phase`:
+``_import_graph`` -> import, ``_compile`` -> compile, ``forward``, ``backward``, ``step``, the
+ONNX export).
 
 Why fork: torch and Aidge are already imported in the parent, so a child costs a few
 milliseconds (measured: see ``tests/unit/test_isolation.py``), and ``fn`` needs no pickling.
@@ -68,9 +69,10 @@ import time
 import traceback as _tb
 from typing import Any, Callable
 
+from .._lazy import import_lock
 from ..case_notes import case_notes, note as add_note
 from ..exporters import export_routes
-from ..stages import add_stage_times, collecting, stage, stage_times
+from ..stages import add_stage_times, collecting, phase_listener, stage, stage_times, while_collecting
 
 from ..categories import AIDGE_PHASES
 from ..errors import AidgeCrash, InteropError
@@ -81,32 +83,33 @@ __all__ = ["run_isolated", "IsolatedError", "phase_from_stack", "fork_available"
 _IN_CHILD = False
 
 
+def _time_the_bridge_phases():
+    """While a stage collector is open (the cost profile), the bridge's phases are its stages
+    (``export``, ``import``, ``compile``...): :func:`interop.stages.phase_listener` subscribed to
+    the bridge's events (:mod:`interop.bridge.events`, a light module), unsubscribed after."""
+    from ..bridge import events
+
+    handle = events.subscribe(phase_listener)
+    return handle.close
+
+
+while_collecting(_time_the_bridge_phases)
+
+
 def in_isolated_child() -> bool:
     """Whether this process is a child forked by :func:`run_isolated` (what it changes in its
     memory never reaches the parent)."""
     return _IN_CHILD
 
-#: (file name, function name) of the frames that name a phase; the innermost one wins.
-#: (file under interop/bridge/, function) -> the phase a crash in that frame belongs to
-_PHASE_FRAMES = {
-    ("bridge/onnx_export.py", "export_to_onnx"): "export",
-    ("bridge/onnx_export.py", "_export_to_onnx"): "export",  # the body, under the export lock
-    ("bridge/graph.py", "_import_graph"): "import",
-    ("bridge/graph.py", "_compile"): "compile",
-    ("bridge/runner.py", "forward"): "forward",  # the scheduler calls
-    ("bridge/runner.py", "_forward"): "forward",
-    ("bridge/runner.py", "backward"): "backward",
-    ("bridge/module.py", "forward"): "forward",  # AidgeModule, AidgeSGD
-    ("bridge/module.py", "backward"): "backward",
-    ("bridge/module.py", "_backward"): "backward",
-    ("bridge/module.py", "step"): "step",
-    ("bridge/single_node.py", "build_node"): "import",  # an Aidge operator built from its factory
-    ("bridge/single_node.py", "compile_node"): "compile",
-    ("bridge/single_node.py", "run_node"): "forward",
-    ("bridge/onnx_backend.py", "import_model"): "import",  # Aidge as an ONNX backend
-    ("bridge/onnx_backend.py", "_compile"): "compile",
-    ("bridge/onnx_backend.py", "_forward"): "forward",
-}
+def _phase_frames(load: bool = True) -> dict[tuple[str, str], str]:
+    """``{("bridge/<file>.py", function): phase}``: the frames that name a phase (the innermost one
+    wins), as the bridge marks them (:func:`interop.bridge.events.crash_phase`). ``load=False``:
+    the marks of the bridge modules this process imported (its own stack: nothing to import)."""
+    from ..bridge.events import crash_phase_frames
+
+    return crash_phase_frames(load)
+
+
 _FRAME_LINE = re.compile(r'File "(?P<file>[^"]+)", line \d+ in (?P<func>\S+)')
 
 
@@ -220,11 +223,12 @@ def _phase_of_traceback(exc: BaseException) -> tuple[str | None, str | None]:
         seen = seen.__cause__ or seen.__context__
     failed = max((i for i, e in enumerate(chain) if _out_of_memory(e, follow=False)), default=0)
     phase, innermost = None, None
+    frames = _phase_frames(load=False)  # this process's own stack (a child at its memory bound)
     for link in chain[:failed + 1]:  # outermost first: each one's frames lie below the previous one's
         for frame in _tb.extract_tb(link.__traceback__):
             base = os.path.basename(frame.filename)
             parent = os.path.basename(os.path.dirname(frame.filename))
-            phase = _PHASE_FRAMES.get((f"{parent}/{base}", frame.name), phase)
+            phase = frames.get((f"{parent}/{base}", frame.name), phase)
             innermost = f"{base}:{frame.name}"
     return phase, innermost
 
@@ -321,13 +325,15 @@ def fork_available() -> bool:
 
 def phase_from_stack(stack: str) -> tuple[str | None, str | None]:
     """``(phase, innermost frame)`` from a faulthandler dump (most recent call first)."""
-    innermost = None
+    innermost, frames = None, None
     for m in _FRAME_LINE.finditer(stack):
         base = os.path.basename(m.group("file"))
         if innermost is None:
             innermost = f"{base}:{m.group('func')}"
         parent = os.path.basename(os.path.dirname(m.group("file")))  # "bridge" for the bridge's own files
-        phase = _PHASE_FRAMES.get((f"{parent}/{base}", m.group("func")))
+        if frames is None:
+            frames = _phase_frames()
+        phase = frames.get((f"{parent}/{base}", m.group("func")))
         if phase:
             return phase, innermost
     return None, innermost
@@ -470,7 +476,7 @@ def _single_threaded_fork() -> int:
     """``os.fork()`` with every OpenMP pool (torch's and Aidge's) at one thread for the fork,
     restored in the parent afterwards (see the module's docstring). One fork at a time: the
     thread counts are process-wide."""
-    with _fork_lock:
+    with _fork_lock, import_lock():  # no lazy import half done in another thread (interop._lazy)
         torch = sys.modules.get("torch")
         torch_threads = torch.get_num_threads() if torch is not None else 1
         runtimes = [(lib, lib.omp_get_max_threads()) for lib in _openmp_runtimes()]
@@ -570,9 +576,10 @@ AFTER_RESULT_S = 600.0
 
 
 def _capturing() -> bool:
-    """Whether a reproducer capture is on (:mod:`interop.bridge.capture`; not imported: off)."""
-    module = sys.modules.get("interop.bridge.capture")
-    return module is not None and module.current() is not None
+    """Whether a reproducer capture is on (:mod:`interop.bridge.capture`: a light module)."""
+    from ..bridge import capture
+
+    return capture.current() is not None
 
 
 def _wait(pid: int, limit: float | None) -> tuple[int, int]:

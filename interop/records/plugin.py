@@ -463,8 +463,9 @@ class RecordsPlugin:
         if call.excinfo is not None and not report.passed and state["exc"] is None \
                 and not isinstance(call.excinfo.value, pytest.skip.Exception):
             state["exc"] = call.excinfo.value
-            if "interop.bridge.capture" in sys.modules:  # a case run in this process: its reproducer here
-                sys.modules["interop.bridge.capture"].failed(call.excinfo.value)
+            from ..bridge import capture  # light: no torch, no Aidge
+
+            capture.failed(call.excinfo.value)  # a case captured in this process: its reproducer here
         state["reports"].append(self._status_entry(report))
         if self.directory is None:
             return
