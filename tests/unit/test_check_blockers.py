@@ -14,7 +14,10 @@ import pytest
 import torch
 
 from interop import check as check_module
-from interop.check import Blocker, _leaf_calls, _words, check, make_inputs, parse_dtype
+from interop.check import Blocker, check, make_inputs, parse_dtype
+from interop.checking import passes as check_passes
+from interop.checking.leaves import _leaf_calls
+from interop.checking.words import _words
 from interop.equivalence import verdict as verdict_module
 from interop.equivalence.verdict import Verdict
 
@@ -174,7 +177,7 @@ def test_the_operator_is_never_a_question_mark(monkeypatch):
     monkeypatch.setattr(verdict_module, "verify", _fake_verify({
         "BatchNorm2d": Verdict("fail", category="outputs_differ", attribution="aidge", phase="forward",
                                summary="outputs_differ [aidge] output", message="output differs")}))
-    monkeypatch.setattr(check_module, "backward_verdict", lambda *a, **k: Verdict("pass", summary="runs"))
+    monkeypatch.setattr(check_passes, "backward_verdict", lambda *a, **k: Verdict("pass", summary="runs"))
     report = check(torch.nn.Sequential(torch.nn.BatchNorm2d(2)), (2, 2, 3, 3), ledger_ids=False)
     (b,) = report.blockers
     assert b.operator == "BatchNorm2D" and b.operator_from == "leaf type"

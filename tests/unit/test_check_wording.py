@@ -9,7 +9,9 @@ import json
 import torch
 
 from interop import check as check_module
-from interop.check import (Blocker, _merge, check, mismatch_words, porter_words, values_of)
+from interop.check import (Blocker, check, mismatch_words, porter_words, values_of)
+from interop.checking import passes as check_passes
+from interop.checking.report import _merge
 from interop.equivalence import verdict as verdict_module
 from interop.equivalence.verdict import Verdict
 
@@ -74,7 +76,7 @@ def _checked(monkeypatch, model, verdicts):
     def fake(fn, *args, **kwargs):
         return verdicts.get(type(fn).__name__, Verdict("pass", summary="pass"))
     monkeypatch.setattr(verdict_module, "verify", fake)
-    monkeypatch.setattr(check_module, "backward_verdict", lambda *a, **k: Verdict("pass", summary="runs"))
+    monkeypatch.setattr(check_passes, "backward_verdict", lambda *a, **k: Verdict("pass", summary="runs"))
     return check(model, (1, 3, 4, 4), ledger_ids=False)
 
 
