@@ -26,7 +26,7 @@ LAYERS = (
     ("interop.records",),
     ("interop.reporting",),
     ("interop", "interop.tensor_converter", "interop.pytest_plugin", "interop.triage", "interop.check",
-     "interop.__main__"),
+     "interop.checking", "interop.__main__"),
 )
 #: imports against the layering, each with its reason (kept to a minimum)
 UPWARD_ALLOWED = {
