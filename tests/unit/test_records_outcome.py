@@ -34,7 +34,10 @@ def test_an_old_runs_strict_xpass_is_read_as_xpassed_and_counted_as_pytest_did(t
 
 def test_the_readers_read_the_outcome_and_decide_nothing():
     readers = ["reporting/support.py", "reporting/table_triage.py", "reporting/backends.py", "records/progress.py",
-               "reporting/report.py", "reporting/porting.py"]
+               "reporting/report.py", "reporting/porting.py",
+               # table_triage's code (its facade re-exports these modules)
+               "reporting/triage_ranges.py", "reporting/triage_propose.py", "reporting/triage_apply.py",
+               "reporting/triage_changelog.py", "reporting/triage_operators.py"]
     for name in readers:
         text = (ROOT / "interop" / name).read_text(encoding="utf-8")
         assert not re.search(r"xpass_strict|outcome_of", text), name
