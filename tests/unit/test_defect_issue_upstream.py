@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from interop.diagnostics import reproducer
-from interop.reporting import defect_issue
+from interop.reporting import defect_issue, defect_issue_script
 
 PYTEST_ID = "tests/test_models.py::test_model[ResNet_train]"
 SUITE_WORDS = "output differs between model1 (torch) and model2 (AidgeModule)"
@@ -179,7 +179,8 @@ def test_a_fixed_defect_exits_0(tmp_path):
 
 
 def test_large_values_are_read_from_files_beside_it_and_the_issue_names_them(tmp_path, monkeypatch):
-    monkeypatch.setattr(defect_issue, "LITERAL_MAX_ELEMENTS", 16)  # x: 18 elements, y: 32, w: 16
+    # where standalone_parts and _graph_code look it up (defect_issue re-exports it)
+    monkeypatch.setattr(defect_issue_script, "LITERAL_MAX_ELEMENTS", 16)  # x: 18 elements, y: 32, w: 16
     run = tmp_path / "run"
     _conv_transpose_bundle(run / "reproducers" / "a")
     entry = _entry()
