@@ -202,7 +202,7 @@ def opinfo(session: nox.Session) -> None:
     triage/proposal.diff (python -m interop.triage)."""
     stack = cpu_stack(session)
     # --tb=no: no traceback text for the (~23,000) failures no row expects. pytest's own cost
-    # ~6 ms a failure in the workers (benchmarks/case_cost.py), and the controller printed them
+    # ~6 ms a failure in the workers (tools/case_cost.py), and the controller printed them
     # at ~5 a second after the tests had ended (measured 2026-12-03: more than an hour for the
     # FAILURES section alone). The report reads the records, made from the exceptions; -ra still
     # lists every failure with its message; a record's replay command reruns one case in full.
@@ -358,13 +358,13 @@ def _asv_session(session: nox.Session) -> Stack:
 
 @nox.session(venv_backend="none")
 def bench(session: nox.Session) -> None:
-    """asv run on HEAD (benchmarks/narrowed_run.py): every benchmark in asv's own environment (.asv/env);
+    """asv run on HEAD (tools/narrowed_run.py): every benchmark in asv's own environment (.asv/env);
     ``-- --bench REGEX`` only what REGEX selects, saved for HEAD, printing only the cases it ran (asv prints
     an n/a row for every case it did not select); ``-- -E existing --bench REGEX`` in the session's own
     environment instead (the working tree, no .asv/env to build; saved as HEAD's: --set-commit-hash HEAD
     added); a range given (``-- NEW``, ``-- main^!``) is kept."""
     stack = _asv_session(session)
-    stack.run("python", "benchmarks/narrowed_run.py", *session.posargs, env=TEST_ENV)
+    stack.run("python", "tools/narrowed_run.py", *session.posargs, env=TEST_ENV)
 
 
 @nox.session(name="bench-quick", venv_backend="none")
@@ -389,7 +389,7 @@ def bench_quick(session: nox.Session) -> None:
 
 
 #: the Aidge releases of the findings matrix: the one list, interop/aidge_releases.json (also read by
-#: benchmarks/aidge_matrix.py for asv and by the triage's release ranges), read as data
+#: tools/aidge_matrix.py for asv and by the triage's release ranges), read as data
 AIDGE_RELEASES = tuple(json.loads((ROOT / "interop" / "aidge_releases.json").read_text(encoding="utf-8"))["releases"])
 AIDGE_CPU_PACKAGES = ("aidge-core", "aidge-backend-cpu", "aidge-onnx", "aidge-learning")
 
@@ -418,16 +418,16 @@ def release_matrix(session: nox.Session, aidge: str) -> None:
 
 @nox.session(name="bench-matrix", venv_backend="none")
 def bench_matrix(session: nox.Session) -> None:
-    """HEAD against several Aidge releases (benchmarks/aidge_matrix.py), side by side."""
+    """HEAD against several Aidge releases (tools/aidge_matrix.py), side by side."""
     stack = _asv_session(session)
-    stack.run("python", "benchmarks/aidge_matrix.py", "run", *session.posargs, env=TEST_ENV)
+    stack.run("python", "tools/aidge_matrix.py", "run", *session.posargs, env=TEST_ENV)
 
 
 @nox.session(name="bench-export-cpp", venv_backend="none")
 def bench_export_cpp(session: nox.Session) -> None:
-    """HEAD on backend export_cpp in an asv environment of its own (benchmarks/backend_env.py)."""
+    """HEAD on backend export_cpp in an asv environment of its own (tools/backend_env.py)."""
     stack = _asv_session(session)
-    stack.run("python", "benchmarks/backend_env.py", "run", "export_cpp", *session.posargs, env=TEST_ENV)
+    stack.run("python", "tools/backend_env.py", "run", "export_cpp", *session.posargs, env=TEST_ENV)
 
 
 @nox.session(name="noise-floor", venv_backend="none")
@@ -435,7 +435,7 @@ def noise_floor(session: nox.Session) -> None:
     """Benchmark the working tree twice on a subset; print the run-to-run ratios per benchmark kind."""
     stack = cpu_stack(session)
     stack.run("asv", "machine", "--yes", silent=True)
-    stack.run("python", "benchmarks/noise_floor.py", *session.posargs, env=TEST_ENV)
+    stack.run("python", "tools/noise_floor.py", *session.posargs, env=TEST_ENV)
 
 
 @nox.session(venv_backend="none")
@@ -460,7 +460,7 @@ def publish(session: nox.Session) -> None:
                      "existing saves nothing without --set-commit-hash), then nox -s publish again")
     # a commit benchmarked on a local branch is graphed on its own line, not left out ("Couldn't
     # find <hash> in branches (main)"): a config with those branches added, when there are any
-    said = str(stack.run("python", "benchmarks/publish_offline.py", "--branch-config", silent=True) or "")
+    said = str(stack.run("python", "tools/publish_offline.py", "--branch-config", silent=True) or "")
     config = next((line.strip() for line in said.splitlines() if line.strip().endswith(".conf.json")), "")
     for line in said.splitlines():
         if line.strip() and line.strip() != config:
@@ -471,12 +471,12 @@ def publish(session: nox.Session) -> None:
         if config:
             Path(config).unlink(missing_ok=True)
     # cases.html, pair.html, support.html, porting.html, defects.html, the grid's dots and notes
-    stack.run("python", "benchmarks/case_index.py")
+    stack.run("python", "tools/case_index.py")
     if shutil.which("npm") is None:
         session.warn("npm not found: results/html still loads jQuery, flot... from their CDNs (needs the "
                      "network); install npm (Node.js) for a site that renders offline")
     else:
-        stack.run("python", "benchmarks/publish_offline.py")
+        stack.run("python", "tools/publish_offline.py")
     session.log(SERVE_HINT)
 
 
@@ -490,7 +490,7 @@ def site_check(session: nox.Session) -> None:
     if chromium is None:
         session.skip("no Chromium: apt-get install chromium (playwright's own browser download is not used)")
     session.install("-r", str(REQ / "site-check.txt"))
-    session.run("python", "benchmarks/check_site.py", "--chromium", chromium, *session.posargs)
+    session.run("python", "tools/check_site.py", "--chromium", chromium, *session.posargs)
 
 
 #: how to look at the site: over HTTP (a page opened from disk, file://, stays blank: the
@@ -542,7 +542,7 @@ def compare(session: nox.Session) -> None:
     had shown 3 ratio rows up to 2.68x; at load 12-20 it now shows nothing (docs/noise-floor.md)."""
     stack = _asv_session(session)
     factors = [f"--factor={kind}={_regression_factor(kind)}" for kind in COMPARE_FACTORS]
-    stack.run("python", "benchmarks/compare_changed.py", *(session.posargs or ["main", "HEAD"]), *factors)
+    stack.run("python", "tools/compare_changed.py", *(session.posargs or ["main", "HEAD"]), *factors)
     stack.run("python", "benchmarks/not_timed.py", "--examples", "2", env=TEST_ENV)
 
 

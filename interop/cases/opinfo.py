@@ -196,7 +196,7 @@ def _fast_sample_iteration():
     without reading their source (``inspect.stack()`` did: 15 ms a call, two calls per sample
     list), and ``set_rng_seed`` seeds the CPU generator, ``random`` and numpy as before but not
     through ``torch.manual_seed``, which also queues a CUDA seeding with a formatted stack on a
-    CPU-only process (~0.6 ms per sample). Measured by benchmarks/case_cost.py: the full OpInfo
+    CPU-only process (~0.6 ms per sample). Measured by tools/case_cost.py: the full OpInfo
     collection went from 64 s to 11 s; tests/unit/test_case_cost.py checks that the samples
     are the same both ways."""
     import torch.testing._internal.common_utils as cu

@@ -253,7 +253,7 @@ class Progress:
 
     def take(self, obj: dict) -> None:
         """Count one part line (a JSON object) as :meth:`poll` read it, at the clock's time now: a
-        ``collected`` line, a ``start`` line, or a ``record`` (``benchmarks/progress_eta.py
+        ``collected`` line, a ``start`` line, or a ``record`` (``tools/progress_eta.py
         --replay`` feeds a finished run's lines through it on a simulated clock)."""
         if obj.get("event") == "collected" and isinstance(obj.get("count"), int):
             if obj["count"] >= (self.collected or 0):

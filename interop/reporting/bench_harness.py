@@ -568,7 +568,7 @@ class _CaseBenchmark:
     # a dict lookup here), at least 10 samples, up to 200 or 0.3 s after a 0.05 s warm-up,
     # in 2 processes per (benchmark, case) so that asv compare/continuous see the
     # process-to-process spread too. Measured on 2 cores: a full run of ~1000 case-phases
-    # takes ~9 min (docs/benchmarks.md). benchmarks/noise_floor.py measured rounds=4 and
+    # takes ~9 min (docs/benchmarks.md). tools/noise_floor.py measured rounds=4 and
     # repeat=(50, 2000, 0.5) too: neither reduced the run-to-run spread on the shared VM, so
     # these stay (docs/noise-floor.md; asv.conf.json's regressions_thresholds follow it).
     warmup_time = 0.05

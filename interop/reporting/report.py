@@ -6,7 +6,7 @@ slowdowns vs torch, test-strategy issues, skips, benchmarks per operator.
 
 Slowdowns are Aidge's own time over torch's, ranked on the steadiest figure there is for a
 case: the run's timing pass (``timings.jsonl``: each case the run timed, timed again alone after
-the tests in asv's rounds on the thread's CPU time, :mod:`benchmarks.timing_pass`), else asv's
+the tests in asv's rounds on the thread's CPU time, :mod:`tools.timing_pass`), else asv's
 ``track_aidge_torch_ratio`` of the same commit (:mod:`.asv_results`), else the median ratio of
 ModelTester's repeated calls (``samples1``/``samples2`` say how many calls each median rests
 on; an older record, one call per epoch, is shown as a mean of its few calls). ModelTester's
@@ -151,7 +151,7 @@ def _ratio_ok(stats: Any) -> bool:
 def _bench_entry(record: dict[str, Any], phase: str, asv: AsvRatios | None = None,
                  timings: dict[tuple[str, str], dict[str, Any]] | None = None) -> dict[str, Any]:
     """One case and phase: ``ratio`` is the figure it is ranked on, ``figure`` says which:
-    ``alone`` (the run's timing pass, :mod:`benchmarks.timing_pass`: the case timed by itself
+    ``alone`` (the run's timing pass, :mod:`tools.timing_pass`: the case timed by itself
     after the tests), ``asv`` (asv's ratio of the same commit), ``median`` of ModelTester's
     calls, ``mean`` for an older record, or ``contended``: ModelTester's median taken while
     other pytest-xdist workers ran beside it (``test_workers`` > 1), shown but never ranked

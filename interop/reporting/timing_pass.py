@@ -2,7 +2,7 @@
 
 ``python -m interop.reporting.timing_pass --bench RUN/benchmarks.jsonl --out RUN/timings.jsonl``
 (what :mod:`interop.reporting.run` runs once pytest has ended, under its supervisor; importable
-and runnable from the installed package: ``benchmarks/timing_pass.py`` is a shim of this
+and runnable from the installed package: ``tools/timing_pass.py`` is a shim of this
 module). The cases are built and timed by asv's harness, which is the package's
 (:mod:`.bench_harness`, :data:`HARNESS`); where the current directory is a checkout with its own
 ``benchmarks/harness.py`` (:data:`CHECKOUT_HARNESS`: asv's thin user of the same module, or a

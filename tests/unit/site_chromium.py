@@ -1,5 +1,5 @@
 """The Chromium the site tests drive (headless, network blocked, through
-benchmarks/check_site.offline_page): its path, or the test skips, saying what is missing.
+tools/check_site.offline_page): its path, or the test skips, saying what is missing.
 Used by tests/unit/test_check_site_grid.py and test_support_page.py."""
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks import compare_changed  # noqa: E402
+from tools import compare_changed  # noqa: E402
 
 FACTORS = {"track_aidge_torch_ratio": 1.5, "time_bridge": 2.5, "time_aidge": 3.0, "time_torch": 3.5}
 

@@ -1,5 +1,5 @@
 """A narrowed benchmark run (issue 61): ``nox -s bench -- --bench REGEX`` saves its result for HEAD and
-prints only the cases it ran (benchmarks/narrowed_run.py).
+prints only the cases it ran (tools/narrowed_run.py).
 
 Before, ``nox -s bench -- --bench REGEX`` replaced the session's ``HEAD^!`` (asv then benchmarked the tip
 of main), ``asv run -E existing --bench REGEX`` saved nothing (asv needs ``--set-commit-hash`` to know
@@ -24,7 +24,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-from benchmarks import narrowed_run  # noqa: E402
+from tools import narrowed_run  # noqa: E402
 
 REGEX = "models.Forward.*'LeNet_eval'"
 
@@ -156,14 +156,14 @@ def test_asvs_selection_rule():
 
 # --- the script around a stand-in asv ----------------------------------------------------------------------
 def test_main_runs_asv_with_the_arguments_and_filters_its_output(tmp_path, capsys):
-    """benchmarks/narrowed_run.py runs the ``asv`` on PATH (a stand-in here that prints the real output
+    """tools/narrowed_run.py runs the ``asv`` on PATH (a stand-in here that prints the real output
     above and exits 2, asv's status for a failed benchmark) and exits with its status."""
     (tmp_path / "output.txt").write_text(ASV_OUTPUT, encoding="utf-8")
     asv = tmp_path / "asv"
     asv.write_text(f'#!/bin/sh\necho "$@" > "{tmp_path}/args.txt"\ncat "{tmp_path}/output.txt"\nexit 2\n')
     asv.chmod(asv.stat().st_mode | stat.S_IEXEC)
     env = dict(os.environ, PATH=f"{tmp_path}{os.pathsep}{os.environ.get('PATH', '')}")
-    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "narrowed_run.py"), "--bench", REGEX],
+    done = subprocess.run([sys.executable, str(ROOT / "tools" / "narrowed_run.py"), "--bench", REGEX],
                           capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
     assert done.returncode == 2, done.stderr
     assert (tmp_path / "args.txt").read_text().split() == ["run", "--bench", REGEX, "HEAD^!"]
@@ -218,4 +218,4 @@ def test_nox_bench_runs_the_narrowed_run_with_its_arguments(tmp_path, monkeypatc
     monkeypatch.setenv("INTEROP_NOX_ENV", str(env))
     session = _Session(posargs)
     getattr(noxfile.bench, "func", noxfile.bench)(session)
-    assert session.calls[-1] == (str(env / "bin" / "python"), "benchmarks/narrowed_run.py", *posargs)
+    assert session.calls[-1] == (str(env / "bin" / "python"), "tools/narrowed_run.py", *posargs)

@@ -19,7 +19,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from benchmarks import harness  # noqa: E402
-from benchmarks import publish_offline  # noqa: E402
+from tools import publish_offline  # noqa: E402
 
 
 # --- the cases: the pytest ids ---------------------------------------------------------------
@@ -311,7 +311,7 @@ def test_release_matrix_has_one_environment_per_release():
     from asv import environment
     from asv.config import Config
 
-    from benchmarks import aidge_matrix
+    from tools import aidge_matrix
 
     releases = ("0.9.1.post2", "0.10.1")
     matrix = Config.from_json(aidge_matrix.release_config(releases))
@@ -331,7 +331,7 @@ def test_backend_environment_differs_from_the_default_only_by_backend_and_its_pa
     from asv import environment
     from asv.config import Config
 
-    from benchmarks import backend_env
+    from tools import backend_env
 
     conf = Config.from_json(backend_env.backend_config("export_cpp"))
     (env,) = environment.iter_matrix(conf.environment_type, conf.pythons, conf)
@@ -500,9 +500,9 @@ def test_publish_offline_says_to_serve_the_site_over_http(tmp_path, capsys, monk
     assert f"python -m http.server -d {html} 8080" in out and "file://" in out
 
 
-# --- every case reachable (benchmarks/case_index.py) ----------------------------------------------------
+# --- every case reachable (tools/case_index.py) ----------------------------------------------------
 def test_case_index_links_every_case_of_every_operator(tmp_path):
-    from benchmarks import case_index
+    from tools import case_index
 
     ops = ["'ReLU_rank_1'", "'ReLU_rank_2'"] + [f"'Conv2D_c{i}'" for i in range(12)]
     index = {"project": "p", "benchmarks": {
@@ -543,11 +543,11 @@ def test_case_index_links_every_case_of_every_operator(tmp_path):
     assert (html_dir / "index.html").read_text().count('href="cases.html"') == 1
 
 
-# --- the noise floor (benchmarks/noise_floor.py) --------------------------------------------------------
+# --- the noise floor (tools/noise_floor.py) --------------------------------------------------------
 def test_noise_floor_selects_both_phases_of_its_cases_and_nothing_else():
     import re
 
-    from benchmarks import noise_floor
+    from tools import noise_floor
 
     regex = noise_floor.bench_regex(["ReLU_rank_2", "LeNet_train"])
     assert re.search(regex, "operators.Forward.time_aidge('ReLU_rank_2')")
@@ -559,7 +559,7 @@ def test_noise_floor_selects_both_phases_of_its_cases_and_nothing_else():
 
 
 def test_noise_floor_ratios_per_kind():
-    from benchmarks import noise_floor
+    from tools import noise_floor
 
     def run(scale):
         return {f"operators.Forward.{kind}('C{i}')": (v * scale if i == 0 else v, None, None)
@@ -573,9 +573,9 @@ def test_noise_floor_ratios_per_kind():
     assert "time_bridge                  0" in noise_floor.format_table(by_kind, [1.1, 2.0])
 
 
-# --- the report's timing pass (benchmarks/timing_pass.py) ------------------------------------------------
+# --- the report's timing pass (tools/timing_pass.py) ------------------------------------------------
 def test_the_timing_pass_times_each_case_the_run_timed_with_asvs_method(tmp_path):
-    from benchmarks import timing_pass
+    from tools import timing_pass
 
     stats = {"mean1": 1e-4, "mean2": 1e-3, "ratio": 10.0, "samples": 30}
     lines = [{"name": "Perceptron_eval", "forward": stats, "backward": None, "test_workers": 2,
@@ -602,7 +602,7 @@ def test_the_timing_pass_times_each_case_the_run_timed_with_asvs_method(tmp_path
 
 
 def test_the_timing_pass_times_models_first_then_operators_from_the_slowest_in_the_run():
-    from benchmarks import timing_pass
+    from tools import timing_pass
 
     def line(name, suite, ratio):
         stats = {"mean1": 1.0, "mean2": ratio, "ratio": ratio, "samples": 30}

@@ -3,7 +3,7 @@
 ``torch_tensor_to_aidge`` shares a contiguous CPU tensor with Aidge and keeps the torch
 memory alive exactly as long as the Python Aidge tensor lives, through a weak reference
 with a callback (it was a ``weakref.finalize``; the speed is measured in
-benchmarks/speed_bridge.py, never asserted here)."""
+tools/speed_bridge.py, never asserted here)."""
 from __future__ import annotations
 
 import gc

@@ -2,7 +2,7 @@
 timer (:mod:`interop.stages`, on a fake clock: no assertion here depends on elapsed time),
 stages coming back from a forked child, the samples kept for the children
 (:mod:`interop.cases.kept_samples`), the traceback text of expected failures made only when
-shown, and the profile script's own arithmetic (``benchmarks/case_cost.py``)."""
+shown, and the profile script's own arithmetic (``tools/case_cost.py``)."""
 from __future__ import annotations
 
 import os
@@ -186,7 +186,7 @@ def test_the_profile_tables_add_up():
     import importlib.util
     from pathlib import Path
 
-    path = Path(__file__).resolve().parents[2] / "benchmarks" / "case_cost.py"
+    path = Path(__file__).resolve().parents[2] / "tools" / "case_cost.py"
     spec = importlib.util.spec_from_file_location("case_cost_under_test", path)
     cost = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(cost)

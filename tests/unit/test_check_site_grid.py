@@ -1,5 +1,5 @@
 """Issue 49: site-check fails on a summary grid of empty boxes and on a panel that draws fewer
-points than the commits its summary holds (benchmarks/check_site.judge_grid); in headless
+points than the commits its summary holds (tools/check_site.judge_grid); in headless
 Chromium with the network blocked, on a tiny site built from asv's own pages (three panels, two
 commits), check_grid passes the mended grid and fails asv's own one-commit grid and a grid that
 drops a commit."""
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from site_chromium import chromium_path
 
-from benchmarks import case_index, check_site
+from tools import case_index, check_site
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -63,7 +63,7 @@ def _tiny_site(tmp_path: Path, name: str, commits: int, mend: bool = True, measu
     for the first ``measured`` (the others have no figure), the libraries asv loads from CDNs taken from the
     npm tarballs ``nox -s publish`` cached (skipped without them: a test does not use the network)."""
     asv = pytest.importorskip("asv")
-    from benchmarks import publish_offline
+    from tools import publish_offline
 
     site = tmp_path / name
     shutil.copytree(Path(asv.__file__).parent / "www", site)

@@ -1,7 +1,8 @@
 """The package layout: the import layering of ``interop`` (a package imports only from the
 layers below it, never a private name of another package), no import cycle (module-level and
-function-level imports alike), every subpackage shipped by pyproject.toml, and no code
-comment pointing outside the repository."""
+function-level imports alike), every subpackage shipped by pyproject.toml, no code comment
+pointing outside the repository, and ``benchmarks/`` holding asv's benchmarks only (the scripts
+are in ``tools/``)."""
 from __future__ import annotations
 
 import ast
@@ -186,7 +187,8 @@ def test_pyproject_ships_every_subpackage():
 def test_no_reference_to_files_outside_the_repository():
     pattern = re.compile(r"(?<![\w/])(?:\.\./)?shared/(?:AIDGE_NOTES|DESIGN)\.md")
     hits = [f"{p.relative_to(ROOT)}:{i}" for p in list(PACKAGE.rglob("*.py")) + list((ROOT / "tests").rglob("*.py"))
-            + list((ROOT / "benchmarks").rglob("*.py")) + [ROOT / "README.md", ROOT / "noxfile.py"]
+            + list((ROOT / "benchmarks").rglob("*.py")) + list((ROOT / "tools").rglob("*.py"))
+            + [ROOT / "README.md", ROOT / "noxfile.py"]
             for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if pattern.search(line)]
     assert not hits, f"references to notes outside the repository (use docs/aidge-notes.md): {hits}"
 
@@ -259,3 +261,74 @@ def test_no_test_file_is_named_after_an_issue():
     module's tests live); the issue it came from is in its docstring and in ``git log --follow``."""
     named = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests").rglob("test_issue*"))
     assert not named, named
+
+
+#: a name asv discovers as a benchmark: a module's function, or a method of a module's class
+ASV_BENCHMARK = re.compile(r"^(time|timeraw|mem|peakmem|track)_")
+#: the calls that build a benchmark class in benchmarks/ (benchmarks/harness.py, benchmarks/ort_column.py)
+BENCHMARK_FACTORIES = {"benchmark_class", "export_build_class", "with_ort"}
+
+
+def _defines_benchmarks(tree: ast.Module) -> bool:
+    """A function or a class method named as asv's benchmarks are, or a class built by a factory."""
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and ASV_BENCHMARK.match(node.name):
+            return True
+        if isinstance(node, ast.ClassDef) and any(isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+                                                  and ASV_BENCHMARK.match(item.name) for item in node.body):
+            return True
+        if isinstance(node, ast.Assign) and any(
+                isinstance(call, ast.Call) and getattr(call.func, "attr", getattr(call.func, "id", None))
+                in BENCHMARK_FACTORIES for call in ast.walk(node.value)):
+            return True
+    return False
+
+
+def _package_imports(tree: ast.Module, package: str) -> set[str]:
+    """The package's modules a module imports (``from . import x``, ``from .x import``, ``from
+    benchmarks import x``, ``from benchmarks.x import``, ``import benchmarks.x``), wherever the import sits."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if (node.level == 1 and not node.module) or (not node.level and node.module == package):
+                out |= {alias.name for alias in node.names}
+            elif node.level == 1 or (node.module or "").startswith(package + "."):
+                out.add((node.module or "").removeprefix(package + ".").split(".")[0])
+        elif isinstance(node, ast.Import):
+            out |= {a.name.split(".")[1] for a in node.names if a.name.startswith(package + ".")}
+    return out
+
+
+def not_asv_modules(folder: Path) -> list[str]:
+    """What in an asv ``benchmark_dir`` is neither a module asv discovers benchmarks in, nor a module
+    such a module imports (the harness, the onnxruntime column), nor the package's ``__init__.py``:
+    a script (or a subpackage) that belongs in ``tools/``. asv imports every module of the folder
+    when it discovers the benchmarks."""
+    trees = {p.stem: ast.parse(p.read_text(encoding="utf-8")) for p in sorted(folder.glob("*.py"))
+             if p.name != "__init__.py"}
+    discovered = {name for name, tree in trees.items() if _defines_benchmarks(tree)}
+    imported = set().union(set(), *(_package_imports(trees[name], folder.name) for name in discovered))
+    subfolders = [f"{p.name}/" for p in sorted(folder.iterdir()) if p.is_dir() and p.name != "__pycache__"]
+    return sorted(f"{name}.py" for name in trees if name not in discovered | imported) + subfolders
+
+
+def test_benchmarks_holds_only_what_asv_discovers():
+    """``benchmarks/`` (asv.conf.json's ``benchmark_dir``) holds asv's benchmarks, the modules they
+    import and ``__init__.py``; the scripts around them are in ``tools/`` (tools/README.md). Before
+    (issue 62 item 4), 17 scripts sat beside the benchmarks, each imported by asv's discovery."""
+    assert re.search(r'^\s*"benchmark_dir":\s*"benchmarks",', (ROOT / "asv.conf.json").read_text(encoding="utf-8"), re.M)
+    assert not_asv_modules(ROOT / "benchmarks") == []
+    assert {"harness.py", "operators.py", "models.py", "architectures.py"} <= {
+        p.name for p in (ROOT / "benchmarks").glob("*.py")}
+
+
+def test_the_benchmarks_folder_check_sees_a_script(tmp_path):
+    folder = tmp_path / "benchmarks"
+    folder.mkdir()
+    (folder / "__init__.py").write_text("")
+    (folder / "helper.py").write_text("def pair():\n    return 1\n")
+    (folder / "ops.py").write_text("from . import helper\n\nForward = helper.benchmark_class('operator')\n")
+    (folder / "counts.py").write_text("def track_count():\n    return 1\n")
+    (folder / "script.py").write_text("import argparse\n\n\ndef main():\n    argparse.ArgumentParser().parse_args()\n")
+    (folder / "sub").mkdir()
+    assert not_asv_modules(folder) == ["script.py", "sub/"]

@@ -111,7 +111,7 @@ def test_publishing_puts_the_run_s_scoreboard_on_the_site_with_the_site_s_naviga
     """case_index.py: conformance.html of the run the support matrix comes from, its defect links kept,
     the site's navigation in place of the run's; a run without it: a page saying so; index.html's
     navigation bar links it."""
-    from benchmarks import case_index
+    from tools import case_index
     from interop.reporting.ledger import write_ledger
     from interop.reporting.porting import link_run_pages
     from interop.reporting.support import support_matrix, write_support

@@ -227,7 +227,7 @@ def test_quoted_node_and_error_are_escaped(tmp_path):
 
 
 def test_porting_page_search_and_route_filter_in_headless_chromium(tmp_path):
-    """The page as a porter uses it: checked by benchmarks/check_site.check_porting_page in headless
+    """The page as a porter uses it: checked by tools/check_site.check_porting_page in headless
     Chromium with every request off the local server aborted (skips without Chromium)."""
     import shutil
 
@@ -235,7 +235,7 @@ def test_porting_page_search_and_route_filter_in_headless_chromium(tmp_path):
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if chromium is None:
         pytest.skip("no Chromium (apt-get install chromium)")
-    from benchmarks.check_site import check_porting_page, offline_page
+    from tools.check_site import check_porting_page, offline_page
 
     (tmp_path / "defects.json").write_text(RUN_DEFECTS.read_text())
     write_porting(tmp_path, porting_table(_run_records(RUN_RECORDS)))

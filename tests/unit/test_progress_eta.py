@@ -200,13 +200,13 @@ def test_the_fixed_cost_per_test_the_records_leave_out_is_added_to_each_weight(t
 
 
 def test_a_replayed_run_reads_as_its_part_files_did(tmp_path):
-    """benchmarks/progress_eta.py --replay rebuilds a finished run's start/record lines from its
+    """tools/progress_eta.py --replay rebuilds a finished run's start/record lines from its
     records.jsonl (start = time - duration_s) and feeds them through Progress.take on a simulated
     clock: the lines are those a live poll of the same part lines at the same moments says."""
     import datetime
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("progress_eta", Path(__file__).parents[2] / "benchmarks" / "progress_eta.py")
+    spec = importlib.util.spec_from_file_location("progress_eta", Path(__file__).parents[2] / "tools" / "progress_eta.py")
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
     prev = _previous(tmp_path, [("ops.py::t[0]", 1.0), ("ops.py::t[1]", 1.0), ("arch.py::t", 20.0)])

@@ -19,7 +19,7 @@ def test_the_releases_are_listed_once_and_everything_reads_that_list():
 
     sys.path.insert(0, str(ROOT))
     try:
-        from benchmarks import aidge_matrix
+        from tools import aidge_matrix
     finally:
         sys.path.remove(str(ROOT))
     assert table_triage.RELEASES == aidge_matrix.RELEASES == releases

@@ -1,6 +1,6 @@
 """Each nox session's environment holds what its code imports. ``nox -s site-check`` failed in a
 fresh clone with ``ModuleNotFoundError: No module named 'pydantic'``: requirements/site-check.txt
-held only playwright while benchmarks/check_site.py imports interop.reporting, whose package
+held only playwright while tools/check_site.py imports interop.reporting, whose package
 imports pydantic.
 
 Static: the noxfile is read for each session's environment (the requirements files and packages
@@ -27,7 +27,7 @@ from packaging.utils import canonicalize_name
 ROOT = Path(__file__).resolve().parents[2]
 REQ = ROOT / "requirements"
 NOXFILE = ROOT / "noxfile.py"
-PROJECT = {"interop", "benchmarks", "tests", "conftest", "noxfile"}
+PROJECT = {"interop", "benchmarks", "tools", "tests", "conftest", "noxfile"}
 
 
 # -- what a requirements file provides ------------------------------------------------------
@@ -258,13 +258,13 @@ SESSIONS = sessions()
 
 def test_the_noxfile_is_read():
     assert SESSIONS["site-check"]["requirements"] == ["requirements/site-check.txt"]
-    assert SESSIONS["site-check"]["entries"] == {"benchmarks/check_site.py"}
+    assert SESSIONS["site-check"]["entries"] == {"tools/check_site.py"}
     assert SESSIONS["tests-cpu"]["stack"] and "pytest" in SESSIONS["tests-cpu"]["entries"]
-    assert "benchmarks/case_index.py" in SESSIONS["publish"]["entries"]
+    assert "tools/case_index.py" in SESSIONS["publish"]["entries"]
 
 
 def test_the_check_follows_the_project_imports_to_pydantic():
-    found = third_party_imports(ROOT / "benchmarks" / "check_site.py")
+    found = third_party_imports(ROOT / "tools" / "check_site.py")
     assert "pydantic" in found and "playwright" in found  # module level through interop.reporting; the function's
     assert "pydantic" not in provided_modules(["playwright"])  # the old requirements/site-check.txt
 

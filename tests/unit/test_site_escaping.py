@@ -12,7 +12,7 @@ import subprocess
 
 import pytest
 
-from benchmarks import case_index
+from tools import case_index
 
 CRAFTED = '<img src=x onerror="alert(1)">'
 

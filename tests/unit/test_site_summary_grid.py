@@ -1,5 +1,5 @@
 """Issue 49: the summary grid of the published site draws with one benchmarked commit, and a
-panel without any figure says so (benchmarks/case_index.py mends asv's summarygrid.js);
+panel without any figure says so (tools/case_index.py mends asv's summarygrid.js);
 check_site.py counts what each panel draws."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import case_index, check_site
+from tools import case_index, check_site
 
 asv = pytest.importorskip("asv")
 ASV_GRID = Path(asv.__file__).parent / "www" / "summarygrid.js"
@@ -53,7 +53,7 @@ def test_a_commit_benchmarked_on_a_branch_is_graphed_on_that_branch(tmp_path):
     publish step adds the local branch that holds the commit; a commit on no branch is named."""
     import json
 
-    from benchmarks import publish_offline
+    from tools import publish_offline
 
     repo = tmp_path / "repo"
     repo.mkdir()

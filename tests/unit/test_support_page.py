@@ -1,7 +1,7 @@
 """Issue 49: the support matrix as a page people use (interop/reporting/support.py): torch rows
 before Aidge's own configurations, a search box and a source filter, failing case ids behind a
 disclosure, marks as text, a sticky header and first column, defect ids linked; checked in
-headless Chromium with the network blocked by benchmarks/check_site.check_support_page."""
+headless Chromium with the network blocked by tools/check_site.check_support_page."""
 from __future__ import annotations
 
 import json
@@ -75,7 +75,7 @@ def test_page_without_a_ledger_has_no_defect_links():
 
 def test_search_and_filter_in_headless_chromium_network_blocked(tmp_path):
     chromium = chromium_path()  # skips without playwright (requirements/site-check.txt) or a Chromium binary
-    from benchmarks.check_site import check_support_page, offline_page
+    from tools.check_site import check_support_page, offline_page
 
     _page(tmp_path)
     # offline_page: a request off 127.0.0.1 or a JavaScript error is a SiteError when the block ends
@@ -91,7 +91,7 @@ def test_publishing_renders_an_older_runs_matrix_again_and_adds_the_site_navigat
     """case_index.py: a run's support.html written before the page had its controls is rendered
     again from its support.json (defects matched by case id); the pages get the site's links;
     the ledger page and its reports come from the same run, another run's reports are removed."""
-    from benchmarks import case_index
+    from tools import case_index
 
     run = tmp_path / "run"
     run.mkdir()

@@ -1,6 +1,6 @@
 """threads_policy's scope around Aidge's calls (dynamic teams for the call, set back after): what it
 leaves on each thread's OpenMP runtimes. Its cost per call is measured, not asserted here:
-``benchmarks/speed_bridge.py --openmp-scope``, docs/openmp-threads.md."""
+``tools/speed_bridge.py --openmp-scope``, docs/openmp-threads.md."""
 from __future__ import annotations
 
 import threading

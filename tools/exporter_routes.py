@@ -1,6 +1,6 @@
 """torch's two routes to ONNX side by side, through the bridge (a script, not an asv module).
 
-    python benchmarks/exporter_routes.py [--only REGEX] [--repeat N]
+    python tools/exporter_routes.py [--only REGEX] [--repeat N]
 
 Models, each in eval mode: the four reference rows of docs/exporters.md (LeNet-5 of the zoo,
 ``nn.TransformerEncoderLayer(16, 2, 32, batch_first=True, dropout=0.0)`` on (2, 5, 16), a tiny

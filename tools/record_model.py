@@ -1,7 +1,7 @@
 """How long validating a run's records through the typed record takes (issue 46, item 2), and
 what the other candidate (msgspec) would take on the same lines; prints ratios, asserts nothing.
 
-    python benchmarks/record_model.py [RECORDS.jsonl] [--repeat N]
+    python tools/record_model.py [RECORDS.jsonl] [--repeat N]
 
 Each figure is the best and the median of ``--repeat`` passes over every line of the file:
 

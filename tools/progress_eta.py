@@ -1,6 +1,6 @@
 """How far the progress line's ETA is from the run's real end (issue 49).
 
-    python benchmarks/progress_eta.py [--every 5] [--cwd DIR] -- PYTEST ARGS
+    python tools/progress_eta.py [--every 5] [--cwd DIR] -- PYTEST ARGS
 
 Starts ``python -m interop.reporting.run PYTEST ARGS`` in ``DIR`` (default: here; its
 ``results/latest`` is the last run whose durations weigh the ETA), and while it runs reads the
@@ -11,7 +11,7 @@ each reading the predicted end (elapsed + ETA) over the real end, for both, and 
 1.00 is exact, 0.5 said the run would end at half its real time. Nothing is asserted; the
 run's own report is written as usual (in ``DIR/results``).
 
-    python benchmarks/progress_eta.py --replay RUN_DIR --previous PREV_RUN_DIR [--every 30] [--live LOG]
+    python tools/progress_eta.py --replay RUN_DIR --previous PREV_RUN_DIR [--every 30] [--live LOG]
 
 Replays a finished run instead (nothing is started, nothing written): its timeline is rebuilt from
 ``RUN_DIR/records.jsonl`` (a test's end: its record's ``time``; its start: that less its
@@ -176,7 +176,7 @@ def replay(run_dir: Path, previous: Path, every: float, log: Path | None) -> int
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python benchmarks/progress_eta.py", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python tools/progress_eta.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--every", type=float, default=None, help="seconds between readings (5; --replay: 30)")
     parser.add_argument("--cwd", type=Path, default=Path.cwd())
     parser.add_argument("--replay", type=Path, metavar="RUN_DIR")

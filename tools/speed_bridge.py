@@ -1,6 +1,6 @@
 """Side-by-side speed figures of the bridge itself (not an asv module: run it directly).
 
-    python benchmarks/speed_bridge.py [--threads N] [--samples N] [--upstream DIR]
+    python tools/speed_bridge.py [--threads N] [--samples N] [--upstream DIR]
 
 Prints, in one process with torch and Aidge pinned to the same thread count:
 
@@ -39,7 +39,7 @@ Targets (issue 10): forward ``module - raw`` <= 5 us at operator scale, ``module
 1.02 on LeNet-5; backward overhead measured and reported the same way.
 Beyond the public API (``wrap``, ``AidgeModule.graph``) only the raw scheduler is reached for
 (``AidgeModule._runner.scheduler`` where ``scheduler`` is an invalidating handle), so the script
-also measures an older checkout: ``PYTHONPATH=<old checkout> python benchmarks/speed_bridge.py``.
+also measures an older checkout: ``PYTHONPATH=<old checkout> python tools/speed_bridge.py``.
 """
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """Benchmark one commit on another Aidge backend in asv's own environments (a script, not an
 asv module), so that the asv site shows that backend beside ``cpu``.
 
-    python benchmarks/backend_env.py run export_cpp [--range HEAD^!] [ASV RUN ARGS]
-    python benchmarks/backend_env.py config export_cpp      # print the derived config
+    python tools/backend_env.py run export_cpp [--range HEAD^!] [ASV RUN ARGS]
+    python tools/backend_env.py config export_cpp      # print the derived config
     nox -s bench-export-cpp [-- --bench REGEX]
 
 ``asv.conf.json``'s matrix sets ``INTEROP_BACKEND=cpu`` (asv's virtualenvs override the
@@ -26,10 +26,10 @@ import argparse
 import sys
 from pathlib import Path
 
-if __package__ in (None, ""):  # run as a script: benchmarks/ is not a package on sys.path
+if __package__ in (None, ""):  # run as a script: tools/ is not a package on sys.path
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.aidge_matrix import CONFIG, ROOT, run_derived  # noqa: E402
+from tools.aidge_matrix import CONFIG, ROOT, run_derived  # noqa: E402
 
 #: what asv installs on top of asv.conf.json's matrix.req, per backend (asv's spelling)
 BACKEND_PACKAGES = {"export_cpp": {"aidge-export-cpp": ["==0.10.1"]}}

@@ -1,6 +1,6 @@
 """Check the published benchmark site in a real headless browser, with the network blocked.
 
-    python benchmarks/check_site.py [--html-dir results/html] [--chromium /usr/bin/chromium]
+    python tools/check_site.py [--html-dir results/html] [--chromium /usr/bin/chromium]
 
 Needs playwright (``pip install -r requirements/site-check.txt``) and a Chromium binary
 (Debian: ``apt-get install chromium``; playwright's own browser download is not used).
@@ -57,7 +57,7 @@ from urllib.parse import urlparse
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from benchmarks import case_index  # noqa: E402
+from tools import case_index  # noqa: E402
 from interop.reporting.report_text import sig3  # noqa: E402  (the standard library only: no torch needed)
 
 

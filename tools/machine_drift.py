@@ -1,6 +1,6 @@
 """How steady is this machine itself? (a script, not an asv module)
 
-    python benchmarks/machine_drift.py [--samples 30] [--pause 1.5]
+    python tools/machine_drift.py [--samples 30] [--pause 1.5]
 
 Times the same fixed pure-Python loop (300,000 multiply-adds, ~70 ms here) ``--samples`` times,
 ``--pause`` seconds apart, one thread, and prints each time and max/min. No benchmark can be

@@ -1,13 +1,13 @@
 """Where the suite's own time goes: a cost profile per case source and per stage (a script, and
 the pytest plugin it loads into the sessions it starts).
 
-    python benchmarks/case_cost.py [--sources NAME,...] [--json OUT.json] [--compare BEFORE.json]
+    python tools/case_cost.py [--sources NAME,...] [--json OUT.json] [--compare BEFORE.json]
                                    [--pytest-args "--tb=native ..."] [--load SAVED.json]
 
 For each source, one pytest session in a fresh process (no xdist, one thread:
 ``OMP_NUM_THREADS=1``, ``PYTHONHASHSEED=0``, no records), on a stable sample of the source's
 cases (``--shard 1/N``: every case whose id hashes into the first of N shards; the N of each
-source is in :data:`SOURCES`), with this module loaded as a plugin (``-p benchmarks.case_cost``):
+source is in :data:`SOURCES`), with this module loaded as a plugin (``-p tools.case_cost``):
 
 - **collection**: the seconds of pytest's collection of the source's file (building every case,
   expected failures attached, the shard selection), however many cases it then runs;
@@ -62,7 +62,7 @@ SOURCES: dict[str, tuple[str, dict[str, str], int]] = {
 WORKERS = 2
 
 
-# --- the plugin (loaded with -p benchmarks.case_cost into the sessions main() starts) ----------
+# --- the plugin (loaded with -p tools.case_cost into the sessions main() starts) ----------
 def _write(record: dict) -> None:
     path = os.environ.get(OUT_ENV)
     if path:
@@ -117,7 +117,7 @@ def _run_source(name: str, extra_args: list[str] = ()) -> dict:
         out = Path(tmp) / "cost.jsonl"
         env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONHASHSEED="0", **extra_env, **{OUT_ENV: str(out)})
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH", "")]))
-        cmd = [sys.executable, "-m", "pytest", "-p", "benchmarks.case_cost", "-p", "no:cacheprovider", "-p", "no:xdist",
+        cmd = [sys.executable, "-m", "pytest", "-p", "tools.case_cost", "-p", "no:cacheprovider", "-p", "no:xdist",
                "-q", "--no-header", "-rN", "--records", "none", "--shard", f"1/{n}", *extra_args, test_file]
         start = time.perf_counter()
         proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)

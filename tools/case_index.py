@@ -1,6 +1,6 @@
 """Every benchmark case one click away on the asv site (a script, not an asv module).
 
-    asv publish && python benchmarks/case_index.py [--html-dir results/html]
+    asv publish && python tools/case_index.py [--html-dir results/html]
 
 asv's graph of a parametrised benchmark draws at most 8 of its parameter values unless the
 URL selects others, and ``operators.Forward.time_aidge`` has one value per operator case
@@ -26,7 +26,7 @@ It also mends asv's summary grid (``summarygrid.js``, :func:`patch_summary_grid`
 panel as lines only, so with one benchmarked commit every panel is an empty box (one point, no
 line); the grid now marks each commit with a dot as well, and a panel whose benchmark has no
 figure at all (no case timed: skipped where Aidge cannot run it, e.g. the architectures'
-backward, or not run) says "no measurement" instead of staying blank. ``benchmarks/check_site.py`` fails when a panel
+backward, or not run) says "no measurement" instead of staying blank. ``tools/check_site.py`` fails when a panel
 with figures draws nothing.
 """
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """The Aidge-release matrix: benchmark one commit against several Aidge releases (a script,
 not an asv module).
 
-    python benchmarks/aidge_matrix.py run [--range HEAD^!] [ASV RUN ARGS, e.g. --bench REGEX]
-    python benchmarks/aidge_matrix.py config                # print the derived config
+    python tools/aidge_matrix.py run [--range HEAD^!] [ASV RUN ARGS, e.g. --bench REGEX]
+    python tools/aidge_matrix.py config                # print the derived config
     nox -s bench-matrix [-- --bench REGEX]
 
 Derives from ``asv.conf.json`` a configuration with the four Aidge CPU packages

@@ -1,6 +1,6 @@
 """Make the site of ``asv publish`` render offline (a script, not an asv module).
 
-    asv publish && python benchmarks/publish_offline.py [--html-dir results/html]
+    asv publish && python tools/publish_offline.py [--html-dir results/html]
 
 asv's ``index.html`` loads jQuery, flot, bootstrap... from CDNs. This script finds every
 ``<script src>`` and stylesheet ``<link href>`` of the published pages that points to the

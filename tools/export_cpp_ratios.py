@@ -4,7 +4,7 @@ asv benchmarks time them (:mod:`benchmarks.harness`: Aidge's own call, inputs pr
 outside it), in interleaved blocks, one thread. Also the export's generation and compile
 seconds per model (from the cache's record of the build).
 
-    OMP_NUM_THREADS=1 python -m benchmarks.export_cpp_ratios [--budget SECONDS] [--models LeNet,ResNet]
+    OMP_NUM_THREADS=1 python -m tools.export_cpp_ratios [--budget SECONDS] [--models LeNet,ResNet]
 
 Prints one line per model; writes nothing.
 """
@@ -21,7 +21,7 @@ from interop.cases.catalog import model_cases
 from interop.equivalence import timing
 from interop.oracle.outputs import compare_outputs
 
-from . import harness
+from benchmarks import harness
 
 BLOCKS = 8
 

@@ -17,10 +17,10 @@ Two things a plain narrowed ``asv run`` does that a newcomer did not expect (iss
   case in it (asv keeps an unselected case's earlier figure for that commit), and
   results/asv/benchmarks.json stays the whole list the site is drawn from.
 
-``python benchmarks/narrowed_run.py [ASV RUN ARGUMENTS]`` runs ``asv run`` (the ``asv`` on PATH)
+``python tools/narrowed_run.py [ASV RUN ARGUMENTS]`` runs ``asv run`` (the ``asv`` on PATH)
 with :func:`run_arguments` and the filter, and exits with asv's status. It imports the standard
-library only (asv imports every module of benchmarks/ when it discovers the benchmarks; nothing
-here is a benchmark).
+library only (nothing here is a benchmark: it lives in tools/, outside the benchmarks/ folder whose
+every module asv imports when it discovers the benchmarks).
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """A shim: the report's timing pass is :mod:`interop.reporting.timing_pass` (importable from the
 installed package; ``python -m interop.reporting.timing_pass``). Kept for
-``python -m benchmarks.timing_pass`` and ``from benchmarks import timing_pass``."""
+``python -m tools.timing_pass`` and ``from tools import timing_pass``."""
 from __future__ import annotations
 
 import sys

@@ -2,7 +2,7 @@
 row only where the two commits' time rows say so too (a script, not an asv module; ``nox -s
 compare`` runs it).
 
-    python benchmarks/compare_changed.py main HEAD --factor track_aidge_torch_ratio=1.5 \\
+    python tools/compare_changed.py main HEAD --factor track_aidge_torch_ratio=1.5 \\
         --factor time_bridge=2.5 --factor time_aidge=3 --factor time_torch=3.5 [--config asv.conf.json]
 
 ``asv compare`` takes one factor for every row and prints every row (``n/a`` ones included).

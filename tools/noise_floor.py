@@ -1,8 +1,8 @@
 """The noise floor of the asv benchmarks: the same commit benchmarked twice, side by side (a
 script, not an asv module).
 
-    python benchmarks/noise_floor.py [--cases ID ...] [--runs 2] [--factor 1.5] [-a ATTR=VALUE ...]
-    python benchmarks/noise_floor.py --analyse results/noise-floor/<stamp> [...]   # earlier runs, pooled
+    python tools/noise_floor.py [--cases ID ...] [--runs 2] [--factor 1.5] [-a ATTR=VALUE ...]
+    python tools/noise_floor.py --analyse results/noise-floor/<stamp> [...]   # earlier runs, pooled
     nox -s noise-floor [-- ARGS]
 
 Runs ``asv run`` ``--runs`` times (default 3) on the working tree's HEAD, in the calling Python's

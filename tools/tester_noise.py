@@ -1,7 +1,7 @@
 """How much ModelTester's Aidge/torch ratio moves from one test run to the next (a script, not
 an asv module).
 
-    python benchmarks/tester_noise.py [--cases ID ...] [--repeats 8]
+    python tools/tester_noise.py [--cases ID ...] [--repeats 8]
 
 Runs ModelTester as the suites do (3 epochs, 2 of warm-up: one timed epoch),
 ``--repeats`` times per case on fresh models, alternating two settings in one
