@@ -1,6 +1,6 @@
 """Where the time of a case goes: named stages, timed only when someone collects them.
 
-The suite's cost profile (``benchmarks/case_cost.py``) runs real cases of every source with a
+The suite's cost profile (``tools/case_cost.py``) runs real cases of every source with a
 collector active and reads, per case, the seconds spent in each stage (``export``,
 ``import``, ``compile``, ``aidge forward``, ``torch``, ``fork``...). Without a collector a
 stage costs one attribute read (nothing is timed), so the stages stay in the code that the

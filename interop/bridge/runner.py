@@ -21,7 +21,7 @@ from . import runtime as rt
 __all__ = ["SHARE_INPUT_ELEMENTS", "read_tensor", "write_tensor", "unfinished_node"]
 
 #: from this many elements on, a contiguous float32 CPU input is shared with Aidge instead of
-#: copied into the bridge's buffer (benchmarks/speed_bridge.py: at 2 MB the copy cost ~70 us,
+#: copied into the bridge's buffer (tools/speed_bridge.py: at 2 MB the copy cost ~70 us,
 #: sharing ~15 us; below 256 KB the copy is the cheaper one)
 SHARE_INPUT_ELEMENTS = 65536
 
@@ -77,7 +77,7 @@ def _data_ports(graph, n_inputs: int, input_names: Sequence[str] | None = None,
 class _GraphRunner:
     """Runs an Aidge graph: forward, backward, gradient reads. Not a torch object.
 
-    CPU fast path (measured in ``benchmarks/speed_bridge.py``): the graph inputs are Aidge
+    CPU fast path (measured in ``tools/speed_bridge.py``): the graph inputs are Aidge
     tensors allocated once per input signature (shapes and dtypes) and owned by Aidge; a
     torch view of each (``torch.from_numpy`` over the buffer) receives the caller's input
     with one ``copy_`` per call (which also converts a floating input to the graph's float dtype and gathers a
