@@ -375,6 +375,13 @@ VARIABLES: dict[str, Variable] = _declare(
 )
 
 
+def given(name: str, environ: Mapping[str, str] | None = None) -> str | None:
+    """The text a declared variable is set to, exactly as given (None: unset): what a message quotes,
+    and what a replay command carries. Every ``INTEROP_*`` read outside this module goes through
+    here or :meth:`Variable.read` (a test holds it)."""
+    return (os.environ if environ is None else environ).get(VARIABLES[name].name)
+
+
 def replay_variables() -> tuple[str, ...]:
     """The declared variables that select or shape the cases (``replay``), in declaration order."""
     return tuple(name for name, v in VARIABLES.items() if v.replay)

@@ -26,7 +26,7 @@ import pytest
 
 from .backends import BACKENDS  # what --backend accepts (names only: the plugin loads before anything Aidge)
 from .exporters import EXPORTER_CHOICES, EXPORTER_ENV
-from .env import TORCH_DEVICE_RE, check as check_environment, option_default
+from .env import TORCH_DEVICE_RE, check as check_environment, given, option_default
 from .errors import KERNEL_IMAGE_RE
 
 
@@ -122,7 +122,7 @@ def pytest_internalerror(excrepr, excinfo) -> bool | None:
     exc = getattr(excinfo, "value", None)
     if not isinstance(exc, OSError) or exc.errno not in _CANNOT_WRITE_ERRNOS or not exc.filename:
         return None
-    where = os.environ.get("INTEROP_RESULTS_DIR")  # the raw text, as given: the message quotes it, even when bad
+    where = given("INTEROP_RESULTS_DIR")  # the raw text, as given: the message quotes it, even when bad
     sys.stderr.write(f"ERROR: interop: cannot write the results folder: {exc.filename}: {exc.strerror} (make it "
                      f"writable, or point INTEROP_RESULTS_DIR elsewhere{f'; it is {where!r}' if where else ''})\n")
     sys.stderr.flush()
@@ -188,7 +188,7 @@ def pytest_configure(config: pytest.Config) -> None:
     backend = config.getoption("--backend", default="cpu")
     REPLAY_CONTEXT["options"] = [] if backend == "cpu" else [f"--backend={backend}"]
     exporter = config.getoption("--exporter", default="auto")
-    if exporter != "auto" or os.environ.get(EXPORTER_ENV):
+    if exporter != "auto" or given(EXPORTER_ENV):
         # every wrap() of the session (forked children and xdist workers inherit it) takes it
         os.environ[EXPORTER_ENV] = exporter
         REPLAY_CONTEXT["options"].append(f"--exporter={exporter}")
@@ -328,7 +328,7 @@ def pytest_runtest_makereport(item: pytest.Item, call):
 
     And a test with an xfail mark that raised: pytest's traceback text (``item.repr_failure``,
     which reads the source of every frame and formats the arguments: ~30 ms, measured by
-    benchmarks/case_cost.py) is made only when the report shows it. An expected failure that
+    tools/case_cost.py) is made only when the report shows it. An expected failure that
     held keeps one line (the exception's type and first line; its reason is
     ``report.wasxfail``, its record is made from the exception itself); any other outcome gets
     the very traceback pytest makes."""

@@ -16,7 +16,7 @@ from typing import Any
 import torch
 
 from ..bridge.value_check import checks_deferred
-from ..env import env_number, replay_variables  # noqa: F401  (env_number re-exported: interop.equivalence.tester.env_number)
+from ..env import env_number, given, replay_variables  # noqa: F401  (env_number re-exported: interop.equivalence.tester.env_number)
 from ..case_notes import note
 from ..stages import stage
 from . import timing
@@ -27,7 +27,7 @@ from ..oracle.compare import mismatch_figures
 from ..oracle.tolerance import tolerance_for
 
 #: interleaved blocks per model and timed epoch of :meth:`ModelTester._repeat_timed_calls`
-#: (measured with benchmarks/tester_noise.py, docs/noise-floor.md: 8 blocks kept the ratio of
+#: (measured with tools/tester_noise.py, docs/noise-floor.md: 8 blocks kept the ratio of
 #: microsecond cases steadier than 2 under load)
 REPEAT_BLOCKS = 8
 
@@ -90,21 +90,20 @@ class EquivalenceError(AssertionError):
 #: what a replay needs beyond the seed, filled by the pytest plugin: the rootdir pytest ran in
 #: and the command-line options that selected the case (``--backend=cuda``)
 REPLAY_CONTEXT: dict[str, Any] = {"rootdir": None, "options": []}
-#: environment variables that select or shape a case: carried into the replay when set (those
-#: declared ``replay`` in :data:`interop.env.VARIABLES`, and OpenMP's thread count; before
-#: 2026-12-07 a hand-kept list of 8 that missed the OpInfo, ModuleInfo, ONNX and table selectors)
-REPLAY_ENV_VARS = (*replay_variables(), "OMP_NUM_THREADS")
 
 
 def replay_command(seed: int | None, nodeid: str | None = None) -> str:
     """The shell command that reruns the current pytest test (or ``nodeid``) with the same
     seed (None: the test's own), from a fresh shell: the rootdir, the environment that
-    selected the case and the options included."""
+    selected the case (the variables declared ``replay`` in :data:`interop.env.VARIABLES`, and
+    OpenMP's thread count) and the options included."""
     if nodeid is None:
         current = os.environ.get("PYTEST_CURRENT_TEST", "")
         nodeid = current.rsplit(" (", 1)[0] if current else ""
     target = shlex.quote(nodeid) if nodeid else "<your test>"
-    env = [f"{name}={shlex.quote(os.environ[name])}" for name in REPLAY_ENV_VARS if os.environ.get(name)]
+    env = [f"{name}={shlex.quote(value)}" for name in replay_variables() if (value := given(name))]
+    if os.environ.get("OMP_NUM_THREADS"):
+        env.append(f"OMP_NUM_THREADS={shlex.quote(os.environ['OMP_NUM_THREADS'])}")
     options = [shlex.quote(o) for o in REPLAY_CONTEXT.get("options") or []]
     seed_env = [] if seed is None else [f"{SEED_ENV}={seed}"]
     command = " ".join([*env, *seed_env, "python -m pytest", *options, target])

@@ -43,7 +43,7 @@ from typing import Any
 
 import pytest
 
-from ..env import read as read_env, settings as env_settings
+from ..env import given, read as read_env, settings as env_settings
 from . import shard as _shard
 from ..reading import UnsafeInputError, confined
 from .model import checked, written
@@ -82,7 +82,7 @@ def reproducers_on() -> bool:
 
 def nested() -> bool:
     """Whether this (main) process is a session started from inside another session's test."""
-    return bool(os.environ.get("PYTEST_CURRENT_TEST") or os.environ.get(SESSION_ENV))
+    return bool(os.environ.get("PYTEST_CURRENT_TEST") or given(SESSION_ENV))
 
 
 def session_shard(config: pytest.Config) -> tuple[int, int] | None:
@@ -257,7 +257,7 @@ class RecordsPlugin:
             self.shard_rule = _shard.shard_rule(shard[1], self.shard_durations) if shard else None
         except ValueError as exc:
             raise pytest.UsageError(f"{_shard.DURATIONS_ENV}: {exc}") from None
-        if workerinput is None and directory is not None and not os.environ.get(SESSION_ENV):
+        if workerinput is None and directory is not None and not given(SESSION_ENV):
             os.environ[SESSION_ENV] = self.session_id  # what this session starts is nested
             self._marked = True
         self.is_controller = False
@@ -629,7 +629,7 @@ class RecordsPlugin:
             self._writer.close()
         if "interop.diagnostics.reproducer" in sys.modules:  # its fork server, if this process started one
             sys.modules["interop.diagnostics.reproducer"].stop_fresh_server()
-        if self._marked and os.environ.get(SESSION_ENV) == self.session_id:
+        if self._marked and given(SESSION_ENV) == self.session_id:
             del os.environ[SESSION_ENV]
         if getattr(self.config, "workerinput", None) is not None or self.directory is None:
             return  # a worker: the controller combines

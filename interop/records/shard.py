@@ -39,7 +39,7 @@ import zlib
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
-from ..env import SHARD_ENV, parse_k_of_n, read as env_shard
+from ..env import SHARD_ENV, given, parse_k_of_n, read as env_shard
 
 __all__ = ["SHARD_ENV", "OPINFO_SHARD_ENV", "DURATIONS_ENV", "HASHES", "shard_from_env", "opinfo_shard", "shard_of",
            "in_shard", "parse_shard", "balanced_plan", "load_durations", "durations_of_runs", "shard_rule", "plan_totals"]
@@ -72,9 +72,9 @@ def opinfo_shard(every_source: str | None = None) -> tuple[int, int] | None:
     selected = env_shard(OPINFO_SHARD_ENV)
     if selected is None:
         return None
-    other = every_source or (f"{SHARD_ENV}={os.environ[SHARD_ENV]!r}" if env_shard(SHARD_ENV) is not None else None)
+    other = every_source or (f"{SHARD_ENV}={given(SHARD_ENV)!r}" if env_shard(SHARD_ENV) is not None else None)
     if other:
-        raise ValueError(f"environment variables {OPINFO_SHARD_ENV}={os.environ[OPINFO_SHARD_ENV]!r} and {other} "
+        raise ValueError(f"environment variables {OPINFO_SHARD_ENV}={given(OPINFO_SHARD_ENV)!r} and {other} "
                          f"are both set: they shard by different hashes and together select almost nothing; set one "
                          f"({SHARD_ENV} or --shard shards every source, {OPINFO_SHARD_ENV} the OpInfo selection "
                          f"alone, as its table rows were made)")

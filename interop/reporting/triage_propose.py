@@ -20,6 +20,7 @@ from ..cases import failure_table as ft
 from ..cases.case import PHASES, normalized_label  # normalized_label: the one normalisation of labels
 from ..cases.expected_failures import disagreements, expected_failure, quotes_failure
 from ..records.store import RunRecords, load_run
+from ..env import given
 from ..registry.identify import identify
 from ..oracle.attribution import invalid_graph_excuses  # what an invalid graph does not excuse: the one rule
 from .ledger import is_aidge_finding
@@ -116,7 +117,7 @@ def propose(run_dir: str | Path, table_dir: str | Path | None = None, release: s
     if len(routes) > 1:
         raise ValueError(f"{run_dir}: its records come from sessions on several routes to ONNX ({routes}): "
                          "propose from each route's run on its own")
-    saved = os.environ.get(EXPORTER_ENV)
+    saved = given(EXPORTER_ENV)
     os.environ[EXPORTER_ENV] = routes[0] if routes else "auto"
     try:
         return _propose(run_dir, run, table_dir, release)
