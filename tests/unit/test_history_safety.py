@@ -104,32 +104,33 @@ def _project(tmp_path: Path, monkeypatch) -> Path:
     return project
 
 
-def _kill_at_the_report(run_module, monkeypatch):
-    """The run is killed as it writes report.json (as a SIGKILL would stop it there); returns the real
-    writer."""
-    real_write = run_module.write_atomically
+def _kill_at_the_report(analysis_module, monkeypatch):
+    """The run is killed as it writes report.json (as a SIGKILL would stop it there: the analysis,
+    :mod:`interop.reporting.run_analysis`, writes it); returns the real writer."""
+    real_write = analysis_module.write_atomically
 
     def killed_at_the_report(path, text, *args, **kwargs):
         if Path(path).name == "report.json":
             raise _Killed
         return real_write(path, text, *args, **kwargs)
 
-    monkeypatch.setattr(run_module, "write_atomically", killed_at_the_report)
+    monkeypatch.setattr(analysis_module, "write_atomically", killed_at_the_report)
     return real_write
 
 
 def test_a_run_killed_before_its_report_is_in_place_adds_no_history_line(tmp_path, monkeypatch):
     from interop.reporting import run as run_module
+    from interop.reporting import run_analysis
 
     project = _project(tmp_path, monkeypatch)
     results = project / "results"
-    real_write = _kill_at_the_report(run_module, monkeypatch)
+    real_write = _kill_at_the_report(run_analysis, monkeypatch)
     with pytest.raises(_Killed):
         run_module.main(["test_sample.py"], results=results, cwd=project)
     assert not (results / "history.jsonl").exists()  # before: a line naming the run that has no report
 
     # a run that is not killed: its line comes once report.json and run.json are there
-    monkeypatch.setattr(run_module, "write_atomically", real_write)
+    monkeypatch.setattr(run_analysis, "write_atomically", real_write)
     seen = []
     real_append = run_module.append_history
 
@@ -147,10 +148,11 @@ def test_a_run_killed_before_its_report_is_in_place_adds_no_history_line(tmp_pat
 
 def test_a_merge_killed_before_its_report_is_in_place_adds_no_history_line(tmp_path, monkeypatch):
     from interop.reporting import run as run_module
+    from interop.reporting import run_analysis
 
     results = tmp_path / "results"
     source = _run(tmp_path / "elsewhere")
-    _kill_at_the_report(run_module, monkeypatch)
+    _kill_at_the_report(run_analysis, monkeypatch)
     with pytest.raises(_Killed):
         run_module.main(["--merge", str(source)], results=results, cwd=tmp_path)
     assert not (results / "history.jsonl").exists()  # before: the merged run's line, and no report

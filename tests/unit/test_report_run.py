@@ -171,7 +171,7 @@ def test_ctrl_c_during_the_analysis_leaves_a_report_marked_incomplete_never_an_e
     # before: an empty report.txt next to a stale report.json; then (until 2026-12-03) no report at
     # all. Now: a report marked incomplete naming the Ctrl-C (pytest's totals), no report.json of
     # the half analysis, the previous run stays latest
-    from interop.reporting import run
+    from interop.reporting import run, run_analysis
 
     project = _suite(tmp_path, PASSING)
     results = project / "results"
@@ -181,7 +181,7 @@ def test_ctrl_c_during_the_analysis_leaves_a_report_marked_incomplete_never_an_e
     def interrupted(report):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(run, "format_report", interrupted)
+    monkeypatch.setattr(run_analysis, "format_report", interrupted)  # where the analysis looks it up
     monkeypatch.setenv("PYTHONPATH", str(ROOT))
     assert run.main(["test_sample.py"], results=results, cwd=project) == 3
     second = [r for r in _runs(project) if r != first][0]

@@ -251,16 +251,17 @@ def test_a_stop_signal_during_the_analysis_leaves_a_report_marked_incomplete(tmp
     # report at all, only run.json saying why; SIGTERM and SIGHUP were not seen before the end.
     # Now each cuts the analysis short and the report says so (pytest's totals, the signal named)
     from interop.reporting import run as run_module
+    from interop.reporting import run_analysis
 
     project = _project(tmp_path)
-    real = run_module.format_report
+    real = run_analysis.format_report
 
     def signalled(report):  # the signal arrives while the report is being built
         os.kill(os.getpid(), sig)
         time.sleep(5)  # the handler runs before this ends
         return real(report)
 
-    monkeypatch.setattr(run_module, "format_report", signalled)
+    monkeypatch.setattr(run_analysis, "format_report", signalled)  # where the analysis looks it up
     for name, value in _env().items():
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("INTEROP_RESULTS_DIR", raising=False)
