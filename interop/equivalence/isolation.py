@@ -49,6 +49,12 @@ leave it (a subprocess, a fork, an onnxruntime or Aidge helper). A descendant th
 session of its own (``setsid``) is out of this child's reach once it crashed; under ``nox -s
 report`` the run's supervisor, a subreaper as well (:mod:`interop.reporting.supervisor`), kills
 and reaps it when the run ends.
+
+The fork path lives here (:func:`run_isolated`, :func:`_single_threaded_fork`, :func:`_child`, the
+result sent back through the pipe and rebuilt, the flag :func:`in_isolated_child` reads); this module
+is also where the rest is imported from, by what each part does: :mod:`.isolation_phase` (the phase of a
+crash or a hang, read from the child's stack), :mod:`.isolation_memory` (the memory bound) and
+:mod:`.isolation_processes` (the child's descendants, its process group, its wait and reaping).
 """
 from __future__ import annotations
 
@@ -58,7 +64,6 @@ import gc
 import importlib
 import os
 import pickle
-import re
 import resource
 import select
 import signal as _signal
@@ -74,8 +79,14 @@ from ..case_notes import case_notes, note as add_note
 from ..exporters import export_routes
 from ..stages import add_stage_times, collecting, phase_listener, stage, stage_times, while_collecting
 
-from ..categories import AIDGE_PHASES
-from ..errors import AidgeCrash, InteropError
+from ..errors import InteropError
+from .isolation_memory import (MEMORY_ENV, _NEAR_BOUND, _NOT_AIDGE_MEMORY, _OUT_OF_MEMORY, _at_bound,  # noqa: F401
+                               _bound_memory, _memory_crash, _mib, _out_of_memory, _peak, _status_bytes,
+                               _unbound_memory, _vm_data, _with_peak, memory_bound)
+from .isolation_phase import (_FRAME_LINE, _crash, _phase_frames, _phase_of_traceback, _signal_name,  # noqa: F401
+                              phase_from_stack)
+from .isolation_processes import (DUMP_WAIT_S, _PR_SET_CHILD_SUBREAPER, _PRCTL, _descendants,  # noqa: F401
+                                  _dump_stacks, _end_descendants, _kill_all, _prctl, _reap, _wait)
 
 __all__ = ["run_isolated", "IsolatedError", "phase_from_stack", "fork_available", "in_isolated_child",
            "memory_bound", "MEMORY_ENV"]
@@ -101,242 +112,14 @@ def in_isolated_child() -> bool:
     memory never reaches the parent)."""
     return _IN_CHILD
 
-def _phase_frames(load: bool = True) -> dict[tuple[str, str], str]:
-    """``{("bridge/<file>.py", function): phase}``: the frames that name a phase (the innermost one
-    wins), as the bridge marks them (:func:`interop.bridge.events.crash_phase`). ``load=False``:
-    the marks of the bridge modules this process imported (its own stack: nothing to import)."""
-    from ..bridge.events import crash_phase_frames
-
-    return crash_phase_frames(load)
-
-
-_FRAME_LINE = re.compile(r'File "(?P<file>[^"]+)", line \d+ in (?P<func>\S+)')
-
 
 class IsolatedError(InteropError):
     """An exception raised in the isolated child that cannot be rebuilt in the parent with
     its own type; the message starts with the child's exception type."""
 
 
-#: the variable of the memory bound of a case child (:func:`memory_bound`)
-MEMORY_ENV = "INTEROP_CASE_MEMORY"
-#: what an allocation that failed says (Python, pybind11's std::bad_alloc, torch's CPU allocator, errno 12)
-_OUT_OF_MEMORY = re.compile(r"can't allocate memory|Cannot allocate memory|std::bad_alloc|out of memory|"
-                            r"DefaultCPUAllocator", re.IGNORECASE)
-#: what a memory-bound failure with no Aidge phase on its stack adds (interop.categories.case_memory decides)
-_NOT_AIDGE_MEMORY = "; no Aidge phase was running: the case's own memory, not Aidge's"
-#: the share of its bound a dead child must have grown by for its death to be called memory's
-_NEAR_BOUND = 0.75
-
-
-def memory_bound() -> int | None:
-    """Bytes of memory a case child may add to what it inherits: ``$INTEROP_CASE_MEMORY``
-    (``8G``, ``512M``, ``1.5GiB``, bytes; ``0``/``off``/``none``: None, no bound), default half the
-    physical memory (None where it is unknown). Anything else is a ValueError naming the variable."""
-    from ..env import read
-
-    return read(MEMORY_ENV)  # parsed and defaulted by its declaration (interop.env.VARIABLES)
-
-
-def _mib(n: float) -> str:
-    return f"{n / (1 << 20):,.0f} MiB"
-
-
-def _status_bytes(*keys: str) -> int:
-    """The sum of ``keys`` (``VmData``, ``RssAnon``...) of /proc/self/status in bytes; 0 where /proc
-    is not there."""
-    total = 0
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                key, _, value = line.partition(":")
-                if key in keys:
-                    total += int(value.split()[0]) * 1024
-    except (OSError, ValueError, IndexError):
-        return 0
-    return total
-
-
-def _vm_data() -> int:
-    """This process's private writable memory in bytes (``VmData``, what ``RLIMIT_DATA`` counts)."""
-    return _status_bytes("VmData")
-
-
-def _bound_memory(bound: int | None) -> None:
-    """In the child: ``RLIMIT_DATA`` at its private writable memory now (the parent's) plus ``bound``.
-    RLIMIT_DATA and not RLIMIT_AS: it counts what malloc, torch and Aidge allocate, and not the
-    address space a runtime only reserves (CUDA's, glibc's arenas), which RLIMIT_AS would count
-    and which made CUDA fail to start under it."""
-    if bound is None:
-        return
-    size = _vm_data()
-    if not size:
-        return
-    _, hard = resource.getrlimit(resource.RLIMIT_DATA)
-    soft = size + bound
-    if hard != resource.RLIM_INFINITY:
-        soft = min(soft, hard)
-    with contextlib.suppress(ValueError, OSError):
-        resource.setrlimit(resource.RLIMIT_DATA, (soft, hard))
-
-
-def _at_bound(start: tuple[int, int] | None, bound: int | None) -> bool:
-    """Whether this child's memory grew to its bound (a leak: its peak resident memory, or its private
-    writable memory now, over the child's own baseline ``start``), not one allocation too large for
-    any bound (Aidge's std::bad_alloc of a wrong shape stays the Aidge error it is). Both measures:
-    a fork inherits its parent's peak, which may lie above what the child then grows to."""
-    if not bound or start is None:
-        return False
-    peak0, data0 = start
-    grown = max(_peak(resource.getrusage(resource.RUSAGE_SELF)) - peak0, _vm_data() - data0)
-    return grown >= _NEAR_BOUND * bound
-
-
-def _unbound_memory() -> None:
-    """In the child, once ``fn`` ended: the bound lifted (sending the result back must not fail for it)."""
-    with contextlib.suppress(ValueError, OSError):
-        _, hard = resource.getrlimit(resource.RLIMIT_DATA)
-        resource.setrlimit(resource.RLIMIT_DATA, (hard, hard))
-
-
-def _out_of_memory(exc: BaseException, follow: bool = True) -> bool:
-    """Whether ``exc`` (or, with ``follow``, what it was raised from) is an allocation that failed."""
-    seen = 0
-    while exc is not None and seen < 8:
-        if isinstance(exc, MemoryError) or _OUT_OF_MEMORY.search(str(exc)[:2000]):
-            return True
-        if not follow:
-            return False
-        exc, seen = exc.__cause__ or exc.__context__, seen + 1
-    return False
-
-
-def _phase_of_traceback(exc: BaseException) -> tuple[str | None, str | None]:
-    """``(phase, innermost frame)`` of the stack on which an allocation failed, from a raised
-    exception: the phase of the innermost bridge frame (as :func:`phase_from_stack`) and the
-    innermost frame as ``file.py:function``. The stack is that of the exception and of what it was
-    raised from, down to the deepest failed allocation of the chain (the bridge's AidgeError raised
-    ``from`` Aidge's ``std::bad_alloc``: the allocation failed where the inner one was raised)."""
-    chain, seen = [], exc
-    while seen is not None and len(chain) < 8:
-        chain.append(seen)
-        seen = seen.__cause__ or seen.__context__
-    failed = max((i for i, e in enumerate(chain) if _out_of_memory(e, follow=False)), default=0)
-    phase, innermost = None, None
-    frames = _phase_frames(load=False)  # this process's own stack (a child at its memory bound)
-    for link in chain[:failed + 1]:  # outermost first: each one's frames lie below the previous one's
-        for frame in _tb.extract_tb(link.__traceback__):
-            base = os.path.basename(frame.filename)
-            parent = os.path.basename(os.path.dirname(frame.filename))
-            phase = frames.get((f"{parent}/{base}", frame.name), phase)
-            innermost = f"{base}:{frame.name}"
-    return phase, innermost
-
-
-def _memory_crash(info: dict[str, Any], bound: int) -> AidgeCrash:
-    """The crash of a child whose allocation failed at its bound, placed by the failed allocation's
-    stack (``info["phase"]``: in an Aidge phase it is Aidge's; outside one, the case's own memory,
-    :func:`interop.categories.case_memory`)."""
-    phase = info.get("phase") or "unknown"
-    where = f"during {phase}" if info.get("phase") else "outside the bridge's phases"
-    if info.get("frame"):
-        where += f" (innermost Python frame {info['frame']})"
-    owner = "" if phase in AIDGE_PHASES else _NOT_AIDGE_MEMORY
-    message = (f"crash: process ran out of memory {where}: the case child reached its memory bound "
-               f"({_mib(bound)} over what it inherited; {MEMORY_ENV} sets it, 0 turns it off){owner}: "
-               f"{info['qualname']}: {info['message'][:300]}")
-    crash = AidgeCrash(phase, message, traceback=info.get("traceback", ""))
-    crash.memory_bound_hit = True
-    return crash
-
-
-#: prctl(2)'s PR_SET_CHILD_SUBREAPER: the orphans of a process's descendants become its children
-_PR_SET_CHILD_SUBREAPER = 36
-_PRCTL: list = []  # [prctl or None], looked up once in the parent (nothing is imported in a child)
-
-
-def _prctl():
-    if not _PRCTL:
-        fn = None
-        if sys.platform.startswith("linux"):
-            try:
-                import ctypes
-
-                fn = ctypes.CDLL(None, use_errno=True).prctl
-            except (OSError, AttributeError):
-                fn = None
-        _PRCTL.append(fn)
-    return _PRCTL[0]
-
-
-def _descendants(pid: int) -> list[int]:
-    """The living descendants of ``pid`` (read from /proc; none where it is not there)."""
-    parents: dict[int, list[int]] = {}
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return []
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if fields and fields[0] not in ("Z", "X"):
-            parents.setdefault(int(fields[1]), []).append(int(entry))
-    out, todo = [], [pid]
-    while todo:
-        for kid in parents.get(todo.pop(), []):
-            if kid not in out:
-                out.append(kid)
-                todo.append(kid)
-    return out
-
-
-def _kill_all(pids: list[int]) -> None:
-    for pid in pids:
-        with contextlib.suppress(OSError):
-            os.kill(pid, _signal.SIGKILL)
-
-
-def _end_descendants() -> None:
-    """In the child, as it ends: every process the case started, and theirs, killed and reaped (a
-    callable that started a long-lived process left it running after ``verify`` returned). The
-    child is a subreaper (:func:`_child`): an orphan of its descendants, a daemon that forked
-    twice, is its child too. One ``waitpid`` when there is none (the usual case)."""
-    for _ in range(200):
-        try:
-            done, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return  # no descendant left
-        except OSError:
-            return
-        if done:
-            continue
-        _kill_all(_descendants(os.getpid()))
-        time.sleep(0.005)
-
-
 def fork_available() -> bool:
     return hasattr(os, "fork") and sys.platform != "win32"
-
-
-def phase_from_stack(stack: str) -> tuple[str | None, str | None]:
-    """``(phase, innermost frame)`` from a faulthandler dump (most recent call first)."""
-    innermost, frames = None, None
-    for m in _FRAME_LINE.finditer(stack):
-        base = os.path.basename(m.group("file"))
-        if innermost is None:
-            innermost = f"{base}:{m.group('func')}"
-        parent = os.path.basename(os.path.dirname(m.group("file")))  # "bridge" for the bridge's own files
-        if frames is None:
-            frames = _phase_frames()
-        phase = frames.get((f"{parent}/{base}", m.group("func")))
-        if phase:
-            return phase, innermost
-    return None, innermost
 
 
 def run_isolated(fn: Callable[..., Any], *args: Any, timeout: float | None = None, **kwargs: Any) -> Any:
@@ -409,42 +192,6 @@ def run_isolated(fn: Callable[..., Any], *args: Any, timeout: float | None = Non
     if payload.get("out_of_memory") and bound is not None:
         raise _memory_crash(payload, bound)
     raise _rebuild(payload)
-
-
-#: how long a hung child is given to write its threads' stacks before it is killed
-DUMP_WAIT_S = 2.0
-
-
-def _dump_stacks(pid: int, stack_file) -> None:
-    """Have a hung child write every thread's Python stack (``faulthandler`` answers SIGUSR1 from
-    its signal handler, even while a thread is stuck in C++), and wait until it has (the file grew,
-    then stayed the same for 50 ms) or :data:`DUMP_WAIT_S` passed. Before this, a hang had no stack:
-    its record said "outside the bridge's phases", attribution ``unknown``, wherever it hung."""
-    try:
-        size = os.fstat(stack_file.fileno()).st_size
-        os.kill(pid, _signal.SIGUSR1)
-    except (OSError, AttributeError):
-        return
-    start, deadline, settled = size, time.monotonic() + DUMP_WAIT_S, 0
-    while time.monotonic() < deadline and settled < 5:
-        time.sleep(0.01)
-        now = os.fstat(stack_file.fileno()).st_size
-        settled = settled + 1 if now == size and now > start else 0
-        size = now
-
-
-def _with_peak(crash: AidgeCrash, grown: int, bound: int | None) -> AidgeCrash:
-    """A dead child's crash with its memory beside its bound: near the bound, the death is called
-    memory's (``memory_bound_hit``), with the variable that sets it."""
-    if bound is None or grown < _NEAR_BOUND * bound:  # far from it: the crash's words stay as they are
-        return crash
-    note = (f"memory: the case child grew by {_mib(grown)} at its peak (resident), its bound is {_mib(bound)} "
-            f"({MEMORY_ENV}, 0 turns it off): it died at its memory bound, most likely of it"
-            f"{'' if crash.phase in AIDGE_PHASES else _NOT_AIDGE_MEMORY}")
-    crash = AidgeCrash(crash.phase, f"{crash.aidge_message}; {note}", signal=crash.signal,
-                       timed_out=crash.timed_out, traceback=crash.traceback)
-    crash.memory_bound_hit = True
-    return crash
 
 
 # --------------------------------------------------------------------------------------
@@ -582,39 +329,6 @@ def _capturing() -> bool:
     return capture.current() is not None
 
 
-def _wait(pid: int, limit: float | None) -> tuple[int, int]:
-    """(the child's exit status, its peak resident memory in bytes); after ``limit`` seconds
-    (None: no limit) it is killed first. Reaped by :func:`_reap`."""
-    if limit is not None:
-        deadline = time.monotonic() + limit
-        delay = 0.0005
-        while os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
-            if time.monotonic() > deadline:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, _signal.SIGKILL)
-                break
-            time.sleep(delay)
-            delay = min(delay * 2, 0.05)
-    return _reap(pid)
-
-
-def _reap(pid: int) -> tuple[int, int]:
-    """The ended child's (exit status, peak resident memory in bytes). Before it is reaped (while
-    its pid, its group's id, cannot be anyone else's), its process group is killed: what the case
-    started and left there when the child died before its own clean-up (a crash, a kill, an
-    interruption; nothing is left when it ended on its own)."""
-    os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
-    with contextlib.suppress(OSError):
-        os.killpg(pid, _signal.SIGKILL)
-    _, status, usage = os.wait4(pid, 0)
-    return status, _peak(usage)
-
-
-def _peak(usage) -> int:
-    """ru_maxrss in bytes (kilobytes on Linux, bytes on macOS)."""
-    return int(usage.ru_maxrss) * (1 if sys.platform == "darwin" else 1024)
-
-
 def _read_all(fd: int, timeout: float | None, pid: int | None = None) -> tuple[bytes, bool]:
     """What the child sends, up to the pipe's end or ``timeout``; (data, timed out). With ``pid``
     (where ``os.pidfd_open`` exists) the child's exit ends the read too: a process the case
@@ -648,23 +362,6 @@ def _read_all(fd: int, timeout: float | None, pid: int | None = None) -> tuple[b
     finally:
         if pidfd is not None:
             os.close(pidfd)
-
-
-def _signal_name(signum: int) -> str:
-    try:
-        return _signal.Signals(signum).name
-    except ValueError:
-        return f"signal {signum}"
-
-
-def _crash(what: str, stack: str, *, signal: str | None = None, timed_out: bool = False) -> AidgeCrash:
-    phase, frame = phase_from_stack(stack)
-    where = f"during {phase}" if phase else "outside the bridge's phases"
-    message = f"crash: process {what} {where}"
-    if frame:
-        message += f" (innermost Python frame {frame})"
-    tb = f"Python stack of the child when it died:\n{stack.strip()}" if stack.strip() else ""
-    return AidgeCrash(phase or "unknown", message, signal=signal, timed_out=timed_out, traceback=tb)
 
 
 def _describe(exc: BaseException) -> dict[str, Any]:
