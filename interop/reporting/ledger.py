@@ -19,7 +19,9 @@ component decided from evidence). The same defect has the same id from run to ru
 shards and sources (an OpInfo sample and a ModuleInfo sample of one padding Slice
 land in one entry). :func:`build_ledger` returns the entries by impact (cases, sources), each with
 a title, expected against actual, Aidge's words, the smallest reproducer and every affected case;
-:func:`write_ledger` writes ``defects.json`` and ``defects.md`` into the run directory.
+:func:`write_ledger` writes ``defects.json``, ``defects.md`` and ``defects.html`` into the run directory
+(the pages: :mod:`.ledger_pages`, from templates; the slow nodes of a per-node profile:
+:mod:`.ledger_slow`).
 """
 from __future__ import annotations
 
@@ -30,10 +32,14 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..categories import kind_of, row_attribution
-from ..registry.identify import aidge_words, defect_id, identify, proposed_defect, row_signature, signature_of, title_of
+from ..registry.identify import aidge_words, identify, proposed_defect, row_signature, signature_of, title_of
 from ..records.sources import NOT_AIDGE
 from ..records.store import write_atomically
 from . import text_escape
+# the pages (ledger_pages) and the slow nodes (ledger_slow) moved out of this module: their names said here still
+from .ledger_pages import format_ledger_html, format_ledger_md, reached_text
+from .ledger_slow import (SLOW_PROFILE, profile_ort_ratios, read_slow_profile, slow_entries,  # noqa: F401
+                          slow_id, slow_issue_text, slow_signature, write_slow_issues)
 
 __all__ = ["row_signature", "is_aidge_finding", "triaged_releases", "ledger_headline",
            "format_ledger_html", "build_ledger", "write_ledger", "format_ledger_md", "ledger_summary",
@@ -342,18 +348,6 @@ def _reached_from_torch(entry: dict[str, Any], table: dict[str, int]) -> None:
     entry["torch_export"] = None if entry["reached_from_torch"] else TORCH_EXPORTS.get(entry["id"])
 
 
-def reached_text(e: dict[str, Any]) -> str:
-    """One line for a page: whether torch-driven cases reach the entry, how many, and the table's
-    torch-driven rows; for an ONNX-only defect, what was measured of torch's exporters."""
-    if e.get("reached_from_torch") is None:
-        return "-"
-    rows = ", ".join(f"{s} {n}" for s, n in (e.get("torch_rows") or {}).items())
-    if e["reached_from_torch"]:
-        return (f"yes: {e.get('torch_cases') or 0} torch-driven case(s) in this run"
-                + (f"; table rows of {rows}" if rows else ""))
-    return "no" + (f" (torch's exporters, measured: {e['torch_export']})" if e.get("torch_export") else "")
-
-
 def build_ledger(records: Iterable[dict[str, Any]], *, table_dir: str | Path | None = None,
                  release: str | None = None) -> list[dict[str, Any]]:
     """The distinct Aidge defects of ``records``, by impact (cases, architectures and models blocked,
@@ -459,149 +453,6 @@ def ledger_headline(ledger: list[dict[str, Any]], records: Iterable[dict[str, An
     return text + ("" if complete else " (run incomplete: what it saw)")
 
 
-def format_ledger_md(ledger: list[dict[str, Any]], *, complete: bool = True, headline: str | None = None) -> str:
-    """defects.md. Every record-borne field goes through :mod:`.text_escape` (prose escaped, quoted
-    text in code spans, control characters as escapes): a message's ``<script>``, a ``|`` or an ESC
-    byte stays text in the page and in a terminal."""
-    md, code = text_escape.text, text_escape.code
-
-    def link(e: dict[str, Any]) -> str:
-        return f"[{md(e['id'])}](#{text_escape.anchor(e['id'])})"
-
-    lines = ["# Aidge defects of this run", ""] + ([md(headline), ""] if headline else [])
-    if not complete:
-        lines += ["**This run is incomplete: the ledger lists what it saw, not every defect.**", ""]
-    by_kind: dict[str, int] = {}
-    for e in ledger:
-        by_kind[e["kind"]] = by_kind.get(e["kind"], 0) + 1
-    lines.append(f"{len(ledger)} distinct defect(s) in {sum(len(e['cases']) for e in ledger)} case(s): "
-                 + ", ".join(f"{md(k)} {n}" for k, n in sorted(by_kind.items(), key=lambda kv: -kv[1])))
-    unexpected = [e for e in ledger if e["new"] and not e["known"]]
-    if unexpected:
-        lines += ["", f"**Not in the expected-failure table ({len(unexpected)}): new in this run, listed first.**"]
-    news = [e for e in ledger if (e.get("since") or "").startswith("new since")]
-    if news:
-        lines += ["", f"{md(news[0]['since'].capitalize())} (by the table's rows; {len(news)}): "
-                  + ", ".join(f"{link(e)} {md(e['title'])}" for e in news[:20])
-                  + (f" and {len(news) - 20} more" if len(news) > 20 else "")]
-    lines += ["", "| id | component | defect | cases | blocks | releases | sources | from torch | reproducer |",
-              "|---|---|---|---|---|---|---|---|---|"]
-    for e in ledger:
-        sources = ", ".join(f"{md(s)} {n}" for s, n in sorted(e["sources"].items()))
-        repro = f"{code(e['reproducer'], table=True)} ({md(e['reproducer_nodes'])} node(s))" \
-            if e.get("reproducer") else "none"
-        blocks = e.get("blocks") or {}
-        blocked = len(blocks.get("architectures") or ()) + len(blocks.get("models") or ())
-        lines.append(f"| {link(e)} | {md(e['component'])} | {md(e['title'])} | {len(e['cases'])} | "
-                     f"{blocked or ''} | {', '.join(md(r) for r in e.get('releases') or [])} | {sources} | "
-                     f"{_torch_cell(e)} | {repro} |")
-    lines.append("")
-    for e in ledger:
-        lines += [f"## {md(e['id'])}: {md(e['title'])}", "",
-                  f"- kind: {md(e['kind'])}; component: {md(e['component'])}; phase: {md(e['phase'])}; "
-                  f"backend: {md(e['backend'])}" + (f"; dtype: {md(e['dtype'])}" if e.get("dtype") else ""),
-                  f"- component from: {md(e.get('evidence') or 'the signature')}",
-                  ("- in the registry (interop/registry/defects.json)" if e.get("registered") else
-                   "- **proposed**: no registry entry holds it yet (`python -m interop.triage registry` after the "
-                   "table names it)"),
-                  f"- cases: {len(e['cases'])} ({e['known']} known, {e['new']} new)",
-                  f"- the suite saw: {code(e['error'])}"]
-        if e.get("aidge_said"):
-            lines.append(f"- Aidge said: {code(e['aidge_said'])}")
-        if e.get("reproducer") and e["kind"] == "slow":
-            lines.append(f"- timing reproducer: {code(str(e['reproducer']) + '/time_aidge.py')} (Aidge alone, then "
-                         "onnxruntime)")
-        elif e.get("reproducer"):
-            lines.append(f"- reproducer: {code(str(e['reproducer']) + '/repro.py')}: "
-                         + (code(e['repro_line']) if e.get('repro_line') else ""))
-        if e.get("issue"):
-            lines.append(f"- upstream report: {code(e['issue'])}" + (f", one-file script {code(e['standalone'])}"
-                                                                      if e.get("standalone") else ""))
-        blocks = e.get("blocks") or {}
-        if blocks.get("architectures") or blocks.get("models"):
-            lines.append("- blocks: " + ", ".join(md(b) for b in list(blocks.get("architectures") or [])
-                                                  + list(blocks.get("models") or [])))
-        if e.get("releases"):
-            lines.append(f"- releases (the table): {', '.join(md(r) for r in e['releases'])}"
-                         + (f"; {md(e['since'])}" if e.get("since") else "")
-                         + (f"; rows {', '.join(md(r) for r in e['rows'])}" if e.get("rows") else ""))
-        if e.get("reached_from_torch") is not None:
-            lines.append(f"- reached from torch: {md(reached_text(e))}")
-        lines.append("- affected: " + ", ".join(code(c) for c in e["cases"][:12])
-                     + (f" and {len(e['cases']) - 12} more" if len(e["cases"]) > 12 else ""))
-        lines.append("")
-    return "\n".join(lines)
-
-
-def _torch_cell(e: dict[str, Any]) -> str:
-    """The ledger table's "from torch" cell: ``yes N`` (this run's torch-driven cases), ``no``, or ``-``."""
-    if e.get("reached_from_torch") is None:
-        return "-"
-    return f"yes {e.get('torch_cases') or 0}" if e["reached_from_torch"] else "no"
-
-
-_HTML_STYLE = """body{font-family:sans-serif;margin:1em;max-width:100%}table{border-collapse:collapse;width:100%}
-th,td{border:1px solid #bbb;padding:3px 6px;text-align:left;vertical-align:top;font-size:13px}
-th{background:#eee;position:sticky;top:0}tr:target{background:#ffd}code{font-size:12px;word-break:break-all}
-.kind{white-space:nowrap}.n{text-align:right}details{margin:2px 0}#q{width:30em;font-size:14px;padding:3px}
-.warn{color:#a00;font-weight:bold}nav a,nav b{margin-right:1em}"""
-_HTML_SCRIPT = """function f(){var q=document.getElementById('q').value.toLowerCase(),
-k=document.getElementById('k').value;var n=0;document.querySelectorAll('tbody tr').forEach(function(r){
-var ok=r.textContent.toLowerCase().indexOf(q)>=0&&(!k||r.dataset.kind==k);r.style.display=ok?'':'none';if(ok)n++;});
-document.getElementById('shown').textContent=n;}"""
-
-
-def format_ledger_html(ledger: list[dict[str, Any]], *, complete: bool = True, headline: str | None = None,
-                       title: str = "Aidge defects") -> str:
-    """One self-contained page (no script, style or font from the network): a row per defect, with
-    an anchor per id (``defects.html#D-xxxxxxxx``), a search box and a filter by kind."""
-    import html
-
-    from .porting import nav_html  # the links between a run's pages, as the support matrix and porting page have
-
-    esc = html.escape
-    kinds = sorted({e["kind"] for e in ledger})
-    out = ["<!DOCTYPE html><html><head><meta charset='utf-8'>",
-           f"<title>{esc(title)}</title><style>{_HTML_STYLE}</style><script>{_HTML_SCRIPT}</script></head><body>",
-           nav_html("defects.html"), f"<h1>{esc(title)}</h1>"]
-    if not complete:
-        out.append("<p class='warn'>This run is incomplete: the ledger lists what it saw, not every defect.</p>")
-    if headline:
-        out.append(f"<p>{esc(headline)}</p>")
-    out.append("<p><label>Search <input id='q' oninput='f()' placeholder='operator, kind, case, id...'></label> "
-               "<label>Kind <select id='k' onchange='f()'><option value=''>all</option>"
-               + "".join(f"<option>{esc(k)}</option>" for k in kinds)
-               + f"</select></label> <span id='shown'>{len(ledger)}</span> of {len(ledger)} shown</p>")
-    out.append("<table><thead><tr><th>id</th><th>component</th><th>kind</th><th>defect</th><th>cases</th>"
-               "<th>blocks</th><th>releases</th><th>from torch</th><th>report</th></tr></thead><tbody>")
-    for e in ledger:
-        blocks = e.get("blocks") or {}
-        blocked = ", ".join(list(blocks.get("architectures") or []) + list(blocks.get("models") or []))
-        cases = e.get("cases") or []
-        sources = ", ".join(f"{s} {n}" for s, n in sorted((e.get("sources") or {}).items()))
-        report = []
-        if e.get("issue"):
-            report.append(f"<a href='{esc(e['issue'])}'>ISSUE.md</a>")
-        if e.get("standalone"):
-            report.append(f"<a href='{esc(e['standalone'])}'>standalone.py</a>")
-        if e.get("reproducer"):
-            report.append(f"<code>{esc(str(e['reproducer']))}</code> ({esc(str(e.get('reproducer_nodes')))} node(s))")
-        said = e.get("aidge_said") or e.get("error") or ""
-        out.append(
-            f"<tr id='{esc(e['id'])}' data-kind='{esc(e['kind'])}'><td><a href='#{esc(e['id'])}'>{esc(e['id'])}</a></td>"
-            f"<td>{esc(e['component'])}</td><td class='kind'>{esc(e['kind'])}</td>"
-            f"<td>{esc(e['title'])}<details><summary>Aidge said</summary><code>{esc(said)}</code></details></td>"
-            f"<td class='n'>{len(cases)}<details><summary>{esc(sources)}</summary>"
-            + "<br>".join(f"<code>{esc(str(c))}</code>" for c in cases) + "</details></td>"
-            f"<td>{esc(blocked)}</td><td>{esc(', '.join(e.get('releases') or []))}"
-            f"{'<br>' + esc(e['since']) if e.get('since') else ''}</td>"
-            f"<td title='{esc(reached_text(e))}'>{esc(_torch_cell(e))}"
-            + (f"<details><summary>why</summary>{esc(reached_text(e))}</details>"
-               if e.get("reached_from_torch") is not None else "") + f"</td><td>{' '.join(report)}</td></tr>")
-    out.append("</tbody></table></body></html>")
-    return "\n".join(out)
-
-
 def ledger_summary(ledger: list[dict[str, Any]], *, complete: bool = True, top: int = 15,
                    records: Iterable[dict[str, Any]] = ()) -> dict[str, Any]:
     """What the report says of the ledger: its headline (:func:`ledger_headline`, with the run's
@@ -624,184 +475,6 @@ def ledger_summary(ledger: list[dict[str, Any]], *, complete: bool = True, top: 
                      for e in ledger if e.get("kind") == "slow"] or None}
 
 
-# ---------------------------------------------------------------------------------------------
-# Slow nodes (issue 47): an operator at a shape class where Aidge is over a threshold slower than
-# onnxruntime on the same node of the same graph, from the run's per-node profile
-# (interop.diagnostics.node_profile --run-dir RUN: RUN/node-profile/node_profile.json)
-# ---------------------------------------------------------------------------------------------
-#: the run's per-node profile, relative to the run (node_profile.PROFILE_DIR)
-SLOW_PROFILE = "node-profile/node_profile.json"
-
-
-def slow_signature(entry: dict[str, Any]) -> dict[str, Any]:
-    """:func:`interop.diagnostics.node_profile.slow_signature` (the profile says what a slow entry is)."""
-    from ..diagnostics.node_profile import slow_signature as signature
-
-    return signature(entry)
-
-
-def slow_id(entry: dict[str, Any]) -> str:
-    """The ledger id of a slow entry: :func:`defect_id` of its :func:`slow_signature` (the profile's
-    CLI names the timing reproducers' folders by it: node_profile.slow_id, the same hash)."""
-    return defect_id(slow_signature(entry))
-
-
-def read_slow_profile(run_dir: Path) -> dict[str, Any] | None:
-    """The run's per-node profile (``RUN/node-profile/node_profile.json``), read under the rule of a
-    run's files; None when the run has none. A profile that cannot be read is a ValueError naming it."""
-    from ..reading import MAX_LOG_BYTES, UnsafeInputError, read_confined
-
-    path = Path(run_dir) / SLOW_PROFILE
-    if not path.exists():
-        return None
-    try:
-        data = json.loads(read_confined(path, Path(run_dir), max_bytes=MAX_LOG_BYTES).decode("utf-8"))
-    except (OSError, ValueError, UnsafeInputError) as exc:
-        raise ValueError(f"{path}: the run's per-node profile cannot be read ({exc})") from exc
-    if not isinstance(data, dict) or not isinstance(data.get("slow"), list):
-        raise ValueError(f"{path}: no 'slow' list (not a node_profile.json)")
-    return data
-
-
-def _us_text(seconds: Any) -> str:
-    if not isinstance(seconds, (int, float)):
-        return "-"
-    us = seconds * 1e6
-    return f"{us:.0f} us" if us >= 100 else f"{us:.1f} us"
-
-
-def _slowtitle_of(e: dict[str, Any]) -> str:
-    shapes = " ".join(str(x).replace(" ", "") for x in e.get("input_shapes") or [])
-    attrs = ", ".join(f"{k}={v}" for k, v in (e.get("attributes") or {}).items()
-                      if k in ("mode", "coordinate_transformation_mode", "kernel_shape", "strides", "group", "axis"))
-    return (f"{e['operator']} is {e['ratio_ort']:.0f}x slower than onnxruntime on {shapes}"
-            + (f" ({attrs})" if attrs else ""))
-
-
-def slow_entries(profile: dict[str, Any] | None, *, release: str | None = None) -> list[dict[str, Any]]:
-    """The ledger entries of kind ``slow`` of a per-node profile (``node_profile.json``): one per
-    entry of its ``slow`` list (an operator, attributes and input shapes where Aidge took more than
-    the threshold times onnxruntime's time on the same node), with the ratio against onnxruntime
-    (in the graph: the profile's median over the entry's nodes) and against torch's equivalent op
-    (the node alone, where one is mapped), the Aidge time it costs each model (``models``: model ->
-    share of its Aidge node time, cost), sorted by the time it costs. The entries carry the keys
-    the ledger's pages read (``cases`` are the profiled nodes, ``model: node``)."""
-    if not profile:
-        return []
-    meta = profile.get("meta") if isinstance(profile.get("meta"), dict) else {}
-    out = []
-    for raw in profile.get("slow") or []:
-        if not isinstance(raw, dict) or not isinstance(raw.get("occurrences"), list):
-            continue
-        sig = slow_signature(raw)
-        alone = raw.get("alone") if isinstance(raw.get("alone"), dict) else {}
-        models: dict[str, dict[str, float]] = {}
-        for o in raw["occurrences"]:
-            m = models.setdefault(str(o.get("model")), {"share": 0.0, "cost_s": 0.0, "nodes": 0})
-            m["share"] += float(o.get("share") or 0.0)
-            m["cost_s"] += float(o.get("aidge_s") or 0.0) - float(o.get("ort_s") or 0.0)
-            m["nodes"] += 1
-        entry = {"id": raw.get("id") or defect_id(sig), **sig, "op_type": raw.get("op_type"),
-                 "attributes": raw.get("attributes") or {}, "input_shapes": raw.get("input_shapes"),
-                 "ratio_ort": float(raw.get("ratio") or 0.0), "threshold": raw.get("threshold"),
-                 "cost_s": float(raw.get("cost_s") or 0.0), "models": models,
-                 "ratio_torch": alone.get("ratio_torch"), "torch_op": alone.get("torch_op"),
-                 "aidge_alone_s": alone.get("aidge_s"), "ort_alone_s": alone.get("ort_s"),
-                 "ort_optimized_alone_s": alone.get("ort_optimized_s"), "torch_alone_s": alone.get("torch_s"),
-                 "ratio_ort_optimized_alone": alone.get("ratio_ort_optimized"),
-                 "alone_rounds": alone.get("rounds"), "alone_error": raw.get("alone_error"),
-                 "occurrences": raw["occurrences"], "profiled": {k: meta.get(k) for k in
-                                                                 ("started", "command", "uptime_at_end", "rounds")},
-                 "cases": [f"{o.get('model')}: {o.get('node')}" for o in raw["occurrences"]],
-                 "sources": {"node-profile": len(raw["occurrences"])}, "source_kinds": ["node-profile"],
-                 "known": 0, "new": 0, "rows": [], "table_defects": [], "blocks": {"architectures": [], "models": []},
-                 "releases": [release] if release else [], "first_seen": release, "since": None,
-                 "aidge_said": None, "detected_by": "per-node profile (interop.diagnostics.node_profile)",
-                 "reproducer": raw.get("reproducer"), "reproducer_nodes": 1 if raw.get("reproducer") else None,
-                 "reproducer_error": raw.get("reproducer_error"), "reproducer_root": None}
-        entry["title"] = _slowtitle_of(entry)
-        entry["error"] = (f"Aidge {_us_text(sum(o.get('aidge_s') or 0 for o in raw['occurrences']))} against "
-                          f"onnxruntime {_us_text(sum(o.get('ort_s') or 0 for o in raw['occurrences']))} on "
-                          f"{len(raw['occurrences'])} node(s) (x{entry['ratio_ort']:.1f}, over the "
-                          f"x{raw.get('threshold') or 3:g} threshold)")
-        out.append(entry)
-    return sorted(out, key=lambda e: -e["cost_s"])
-
-
-def slow_issue_text(e: dict[str, Any], *, versions: dict[str, str] | None = None) -> str:
-    """The Markdown of an upstream report for one slow entry: what is slow, by how much against
-    onnxruntime and torch, what it costs each model, and how to time it without the suite."""
-    versions = versions or {}
-    md, code = text_escape.text, text_escape.code
-    aidge = ", ".join(f"{k} {v}" for k, v in sorted(versions.items()) if k.startswith("aidge"))
-    shapes = " ".join(str(x).replace(" ", "") for x in e.get("input_shapes") or [])
-    lines = [f"# [{md(e['component'])}] {md(e['title'])}", "",
-             f"Found by aidge_torch_interop's per-node profile ({md(e['id'])}: slow, phase forward, backend cpu, one "
-             f"thread).", "", f"**Versions**: {md(aidge or 'see the run')}.", "", "## What happens", "",
-             f"ONNX {code(e.get('op_type'))} (Aidge {code(e['operator'])}), inputs {md(shapes)}, attributes "
-             f"{code(json.dumps(e.get('attributes') or {}, sort_keys=True))}.", "",
-             f"- In the model's graph (each runtime's own per-node records, median of the profile's rounds): "
-             f"Aidge/onnxruntime x{e['ratio_ort']:.1f} (threshold x{e.get('threshold') or 3:g}).",
-             ]
-    if e.get("aidge_alone_s"):
-        lines.append(f"- The node alone ({e.get('alone_rounds')} interleaved rounds, thread CPU time): Aidge "
-                     f"{_us_text(e['aidge_alone_s'])}, onnxruntime {_us_text(e.get('ort_alone_s'))} (optimised "
-                     f"{_us_text(e.get('ort_optimized_alone_s'))}), torch's {code(e.get('torch_op'))} "
-                     f"{_us_text(e.get('torch_alone_s'))}"
-                     + (f": Aidge/torch x{e['ratio_torch']:.1f}" if e.get("ratio_torch") else "") + ".")
-    elif e.get("alone_error"):
-        lines.append(f"- Not timed alone: {code(e['alone_error'])}")
-    lines += ["", "## What it costs", "", "| model | nodes | share of Aidge's node time | Aidge time over onnxruntime |",
-              "|---|---:|---:|---:|"]
-    for model, m in sorted((e.get("models") or {}).items(), key=lambda kv: -kv[1]["cost_s"]):
-        lines.append(f"| {md(model)} | {m['nodes']} | {m['share']:.1%} | {_us_text(m['cost_s'])} |")
-    lines += ["", "## Reproduce", ""]
-    if e.get("reproducer"):
-        lines += [f"{code(str(e['reproducer']) + '/')}: `model.onnx` (the node alone), `inputs.npz` (what it "
-                  "receives in the model), `time_aidge.py` (needs numpy, onnx, aidge_core, aidge_backend_cpu, "
-                  "aidge_onnx; times Aidge alone, then onnxruntime when installed):", "",
-                  *text_escape.fence(f"python {e['reproducer']}/time_aidge.py"), ""]
-    else:
-        lines += [f"No timing reproducer: {md(e.get('reproducer_error') or 'only the costliest entries get one')}.",
-                  ""]
-    prof = e.get("profiled") or {}
-    lines += [f"Profiled {md(prof.get('started'))}, {code(prof.get('command'))}, {md(prof.get('rounds'))} rounds; "
-              f"`uptime` at the end: {code(prof.get('uptime_at_end'))}.", ""]
-    return "\n".join(lines)
-
-
-def _write_slow_issues(run_dir: Path, slow: list[dict[str, Any]], *, versions: dict[str, str]) -> None:
-    from ..reading import confined
-    from .defect_issue import ISSUES_DIR
-
-    for e in slow:
-        folder = confined(run_dir / ISSUES_DIR / e["id"], run_dir, kind="dir", missing_ok=True)
-        folder.mkdir(parents=True, exist_ok=True)
-        write_atomically(folder / "ISSUE.md", slow_issue_text(e, versions=versions))
-        e["issue"] = f"{ISSUES_DIR}/{e['id']}/ISSUE.md"
-
-
-def _profile_ort_ratios(report: dict[str, Any], profile: dict[str, Any] | None) -> None:
-    """The report's slowdown entries of a profiled model (``LeNet_eval``: the zoo's LeNet;
-    ``arch_monai_X_eval``: architecture monai_X) without asv's Aidge/onnxruntime get the profile's
-    (Aidge over onnxruntime with its default optimisations, median of the rounds' ratios, one
-    thread): ``ort_ratio``, ``ort_figure`` "node profile". In place."""
-    totals = {}
-    for p in (profile or {}).get("profiles") or []:
-        ratio = ((p.get("total") or {}).get("ratio_optimized") or {}).get("median") if isinstance(p, dict) else None
-        if isinstance(ratio, (int, float)) and ratio > 0:
-            totals[str(p.get("name"))] = ratio
-    if not totals:
-        return
-    bench = report.get("benchmarks") or {}
-    for e in list(report.get("slowdowns_vs_torch") or []) + list(bench.get("worst_forward") or []):
-        if not isinstance(e, dict) or e.get("ort_ratio") or e.get("phase") != "forward":
-            continue
-        m = re.fullmatch(r"(?:arch_)?(.+)_eval", str(e.get("name") or ""))
-        if m and m.group(1) in totals:
-            e.update(ort_ratio=totals[m.group(1)], ort_figure="node profile")
-
-
 def refresh_run(run_dir: Path) -> str:
     """A findings run's ledger and report rebuilt after its per-node profile was added (the
     profile's CLI, ``--run-dir``): ``defects.*`` from its records and profile, and the report's
@@ -818,7 +491,7 @@ def refresh_run(run_dir: Path) -> str:
     if report_path.is_file():
         report = json.loads(report_path.read_text(encoding="utf-8"))
         report["defects"] = ledger_summary(ledger, complete=run.complete, records=run.records)
-        _profile_ort_ratios(report, read_slow_profile(run_dir))
+        profile_ort_ratios(report, read_slow_profile(run_dir))
         if (run_dir / "porting.json").is_file():  # its speed columns, from the profile now beside it
             from .porting import porting_table, write_porting
 
@@ -852,7 +525,7 @@ def write_ledger(run_dir: Path, records: list[dict[str, Any]], *, complete: bool
         slow = slow_entries(read_slow_profile(run_dir), release=_installed())
     except ValueError as exc:  # the profile's own fault: said in the ledger, the run's defects still listed
         slow, slow_error = [], str(exc)
-    _write_slow_issues(run_dir, slow, versions=versions_of(run_dir))
+    write_slow_issues(run_dir, slow, versions=versions_of(run_dir))
     ledger = ledger + slow
     headline = ledger_headline(ledger, records, complete=complete)
     write_atomically(run_dir / "defects.json",

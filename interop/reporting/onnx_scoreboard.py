@@ -20,7 +20,6 @@ Nothing is printed but the paths written; nothing is written outside RUN_DIR.
 from __future__ import annotations
 
 import collections
-import html
 import json
 import re
 import sys
@@ -28,6 +27,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from . import text_escape
+from .pages import render
 
 __all__ = ["scoreboard", "render_markdown", "render_html", "write_scoreboard", "main", "CONFORMANCE_FILES"]
 
@@ -128,53 +128,27 @@ def _linkable(defect: str, linked: set[str] | None) -> bool:
     return linked is not None and defect in linked and bool(_SAFE_ID.fullmatch(defect))
 
 
-def _md_defects(ids: Iterable[str], linked: set[str] | None) -> str:
-    """Defect ids for a Markdown cell: each one the ledger holds linked to its row of ``defects.html``."""
-    out = [f"[{text_escape.text(i)}](defects.html#{i})" if _linkable(i, linked) else text_escape.text(i)
-           for i in ids]
-    return " ".join(out) or "-"
+def _page_rows(counts: dict[str, dict], linked: set[str] | None) -> list[dict[str, Any]]:
+    """A page's rows (test groups, operators): name, verdict, counts, failures in words, defect ids
+    (each with whether it links to the ledger's row)."""
+    return [{"name": name, "verdict": _verdict(c), "passed": c["passed"], "run": c["run"], "skipped": c["skipped"],
+             "failed": _failed_text(c["failed"]), "defects": [{"id": i, "linked": _linkable(i, linked)}
+                                                              for i in c["defects"]]}
+            for name, c in counts.items()]
+
+
+def _page(board: dict, linked: set[str] | None) -> dict[str, Any]:
+    t = board["totals"]
+    return {"totals": {"passed": t["passed"], "run": t["run"], "skipped": t["skipped"],
+                       "failed": _failed_text(t["failed"])},
+            "groups": _page_rows(board["groups"], linked), "operators": _page_rows(board["operators"], linked),
+            "skipped": list(board["skipped"].items())}
 
 
 def render_markdown(board: dict, *, linked: set[str] | None = None, lines: Iterable[str] = ()) -> str:
     """``conformance.md``: every record-borne word through :mod:`.text_escape`; ``linked``: the ids the
-    run's ledger holds (each one a link to ``defects.html#<id>``)."""
-    md = text_escape.text
-    t = board["totals"]
-    out = ["# ONNX backend conformance: Aidge", ""] + [x for line in lines for x in (md(line), "")]
-    out += [f"{t['passed']} passed of {t['run']} run ({t['skipped']} skipped): {md(_failed_text(t['failed']))}.", "",
-            "| group | passed / run | failed by category | skipped |", "|---|---|---|---|"]
-    for group, c in board["groups"].items():
-        out.append(f"| {md(group)} | {c['passed']} / {c['run']} | {md(_failed_text(c['failed']))} | {c['skipped']} |")
-    out += ["", "Skipped, by reason:", ""] + ([f"- {md(reason)}: {n}" for reason, n in board["skipped"].items()]
-                                             or ["- none"])
-    out += ["", "## Node tests per ONNX operator", "",
-            "| operator | passed / run | failed by category | skipped | defects |", "|---|---|---|---|---|"]
-    for op, c in board["operators"].items():
-        out.append(f"| {md(op)} | {c['passed']} / {c['run']} | {md(_failed_text(c['failed']))} | {c['skipped']} | "
-                   f"{_md_defects(c['defects'], linked)} |")
-    return "\n".join(out) + "\n"
-
-
-_STYLE = """body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}nav a,nav b,nav span{margin-right:1em}
-table{border-collapse:collapse;font-size:13px;margin-bottom:1.5em}th,td{border:1px solid #ccc;padding:3px 6px;
-vertical-align:top;text-align:left}th{background:#f3f3f3;position:sticky;top:0}td.n{text-align:right}
-tr.ok td.score{background:#e6f6e6}tr.some td.score{background:#fff4d6}tr.bad td.score{background:#fbe3e3}
-a.defect{font-family:monospace;white-space:nowrap;margin-right:.6em}"""
-
-
-def _h(value: Any) -> str:
-    """Record text for HTML: controls escaped (:func:`text_escape.controls`), then HTML's characters."""
-    return html.escape(text_escape.controls(value), quote=True)
-
-
-def _html_defects(ids: Iterable[str], linked: set[str] | None) -> str:
-    out = []
-    for i in ids:
-        if _linkable(i, linked):
-            out.append(f'<a class="defect" href="defects.html#{_h(i)}">{_h(i)}</a>')
-        else:
-            out.append(f'<span class="defect" title="no entry of this run\'s ledger">{_h(i)}</span>')
-    return " ".join(out) or "-"
+    run's ledger holds (each one a link to ``defects.html#<id>``; ``templates/conformance.md.j2``)."""
+    return render("conformance.md.j2", lines=list(lines), **_page(board, linked))
 
 
 def _verdict(c: dict) -> str:
@@ -184,36 +158,11 @@ def _verdict(c: dict) -> str:
 def render_html(board: dict, *, linked: set[str] | None = None, lines: Iterable[str] = (),
                 title: str = "ONNX backend conformance: Aidge") -> str:
     """``conformance.html``: one self-contained page (inline style, no script, nothing fetched), the
-    run's navigation at the top, each defect id the ledger holds linked to ``defects.html#<id>``."""
-    from .porting import nav_html
-
-    t = board["totals"]
-    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-           f"<title>{_h(title)}</title><style>{_STYLE}</style></head><body>", nav_html("conformance.html"),
-           f"<h1>{_h(title)}</h1>"]
-    out += [f"<p>{_h(line)}</p>" for line in lines]
-    out.append(f"<p id='totals'>{t['passed']} passed of {t['run']} run ({t['skipped']} skipped): "
-               f"{_h(_failed_text(t['failed']))}.</p>")
-    out.append("<p>onnx's own backend tests (node tests from <code>collect_testcases</code>, the model tests it "
-               "ships), Aidge as an ONNX backend; a failure the table expects counts as a failure. Defect ids link "
-               "to the run's ledger (Defects page).</p>")
-    out.append("<h2>Test groups</h2><table id='groups'><thead><tr><th>group</th><th>passed / run</th>"
-               "<th>failed by category</th><th>skipped</th><th>defects</th></tr></thead><tbody>")
-    for group, c in board["groups"].items():
-        out.append(f"<tr class='{_verdict(c)}'><td>{_h(group)}</td><td class='score n'>{c['passed']} / {c['run']}</td>"
-                   f"<td>{_h(_failed_text(c['failed']))}</td><td class='n'>{c['skipped']}</td>"
-                   f"<td>{_html_defects(c['defects'], linked)}</td></tr>")
-    out.append("</tbody></table><h2>Skipped, by reason</h2><ul>"
-               + ("".join(f"<li>{_h(reason)}: {n}</li>" for reason, n in board["skipped"].items()) or "<li>none</li>")
-               + "</ul>")
-    out.append("<h2>Node tests per ONNX operator</h2><table id='operators'><thead><tr><th>operator</th>"
-               "<th>passed / run</th><th>failed by category</th><th>skipped</th><th>defects</th></tr></thead><tbody>")
-    for op, c in board["operators"].items():
-        out.append(f"<tr class='{_verdict(c)}' id='op-{_h(text_escape.anchor(op))}'><td><code>{_h(op)}</code></td>"
-                   f"<td class='score n'>{c['passed']} / {c['run']}</td><td>{_h(_failed_text(c['failed']))}</td>"
-                   f"<td class='n'>{c['skipped']}</td><td>{_html_defects(c['defects'], linked)}</td></tr>")
-    out.append("</tbody></table></body></html>")
-    return "\n".join(out) + "\n"
+    run's navigation at the top, each defect id the ledger holds linked to ``defects.html#<id>``
+    (``templates/conformance.html.j2``); record text with its controls escaped
+    (:func:`text_escape.controls`), then HTML's characters."""
+    return render("conformance.html.j2", page="conformance.html", title=text_escape.controls(title),
+                  lines=[text_escape.controls(line) for line in lines], **_page(board, linked))
 
 
 def write_scoreboard(run_dir: Path, records: Iterable[dict] | None = None, *, lines: Iterable[str] = ()) -> list[Path]:

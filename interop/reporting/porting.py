@@ -35,7 +35,6 @@ Nothing here imports torch or Aidge; :func:`write_porting` writes ``porting.json
 from __future__ import annotations
 
 import argparse
-import html
 import json
 import re
 import sys
@@ -44,6 +43,8 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from . import text_escape
+# the links between a run's pages moved to .pages (NAV_OPTIONAL, nav_html: said here still)
+from .pages import NAV, NAV_OPTIONAL, macro, nav_html, render  # noqa: F401
 from .text_escape import terminal
 
 __all__ = ["porting_table", "format_markdown", "format_html", "write_porting", "PORTING_FILES", "main",
@@ -51,6 +52,7 @@ __all__ = ["porting_table", "format_markdown", "format_html", "write_porting", "
            "link_run_pages", "defect_links", "NAV", "load_speeds", "attach_speeds"]
 
 PORTING_FILES = ("porting.json", "porting.md", "porting.html")
+_DEFECT_LINKS = macro("macros.html.j2", "defect_links")
 _PHASE_ORDER = ("export", "import", "compile", "forward", "backward", "step")
 _RAN = ("passed", "failed", "error", "xfailed", "xpassed")
 _QUOTE = 160
@@ -323,71 +325,19 @@ def headline(table: dict[str, Any]) -> list[str]:
 def format_markdown(table: dict[str, Any], *, title: str = "Porting readiness", lines: Iterable[str] = (),
                     limit: int | None = None) -> str:
     """The table as Markdown (``limit``: the first rows only, for the README); record-borne text
-    (architectures, routes, blocking errors, defect ids) through :mod:`.text_escape`."""
-    md = text_escape.text
-    out = [f"## {md(title)}", ""] + [f"{md(line)}  " for line in lines]
-    out += [f"- {md(line)}" for line in headline(table)] + [""]
-    out.append("| architecture | route | exports | Aidge import | forward | backward | Aidge/torch / Aidge/onnxruntime "
-               "| blocked by | defects |")
-    out.append("|---|---|---|---|---|---|---|---|---|")
-    rows = table["rows"] if limit is None else table["rows"][:limit]
-    for row in rows:
+    (architectures, routes, blocking errors, defect ids) through :mod:`.text_escape`
+    (``templates/porting.md.j2``)."""
+    rows = []
+    for row in table["rows"] if limit is None else table["rows"][:limit]:
         for route in table["routes"]:
             cell = row["routes"].get(route)
-            if cell is None:
-                continue
-            out.append(f"| {md(row['architecture'])} | {md(route)} | {md(cell['exports'])} | {md(cell['import'])} | "
-                       f"{md(_forward_text(cell['forward']))} | {md(cell['backward'] or '')} | "
-                       f"{md(_speed_text(row.get('speed')))} | {_blocking_text(cell['blocking'], markdown=True)} | "
-                       f"{' '.join(md(d) for d in cell.get('defects') or [])} |")
-    return "\n".join(out) + "\n"
-
-
-_STYLE = """body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
-nav a,nav b{margin-right:1em}
-table{border-collapse:collapse;font-size:13px}th,td{border:1px solid #ccc;padding:3px 6px;vertical-align:top}
-th{background:#f3f3f3;position:sticky;top:0;z-index:1}td.ok{background:#e6f6e6}td.bad{background:#fbe3e3}
-td.blocked{min-width:24em;max-width:40em;overflow-wrap:anywhere}
-details pre{white-space:pre-wrap;overflow-wrap:anywhere;margin:.3em 0}details{font-size:12px;color:#444}
-code{font-size:12px}a.defect{font-family:monospace;white-space:nowrap;display:block}
-#controls{margin:.8em 0}#controls label{margin-right:1.2em;white-space:nowrap}#q{width:20em}tr[hidden]{display:none}"""
-
-#: search (architecture, operator, node, error, defect id) and a filter by route; inline, nothing
-#: fetched; without scripts the whole table shows and the controls stay hidden
-_SCRIPT = r"""(function () {
-  var q = document.getElementById("q"), route = document.getElementById("route");
-  var rows = Array.prototype.slice.call(document.querySelectorAll("#porting tbody tr"));
-  var text = rows.map(function (r) { return r.textContent.toLowerCase(); });
-  function apply() {
-    var words = q.value.toLowerCase().split(/\s+/).filter(Boolean), n = 0;
-    rows.forEach(function (r, i) {
-      var keep = (!route.value || r.getAttribute("data-route") === route.value) &&
-        words.every(function (w) { return text[i].indexOf(w) >= 0; });
-      r.hidden = !keep; if (keep) n++;
-    });
-    document.getElementById("shown").textContent = n + " of " + rows.length + " rows shown";
-  }
-  q.addEventListener("input", apply); route.addEventListener("change", apply);
-  document.getElementById("controls").hidden = false; apply();
-})();"""
-
-#: the run's other pages, linked from the top of each (the published site holds the same names)
-NAV = (("support.html", "Support matrix"), ("porting.html", "Porting readiness"), ("defects.html", "Defects"),
-       ("conformance.html", "ONNX conformance"))
-#: pages only some runs have, linked once :func:`link_run_pages` finds them (the ONNX conformance
-#: scoreboard: a run of onnx's backend tests); a page written before that names them without a link
-NAV_OPTIONAL = ("conformance.html",)
-
-
-def nav_html(current: str, present: Iterable[str] | None = None) -> str:
-    """The links between the run's pages (``current`` is not a link). ``present``: the pages the
-    folder holds (default: NAV but NAV_OPTIONAL); one it lacks is named without a link (a run without an
-    architecture case has no ``porting.html``: the link led nowhere)."""
-    present = ({page for page, _ in NAV if page not in NAV_OPTIONAL} if present is None else set(present)) | {current}
-    return "<nav>" + "".join(f"<b>{html.escape(label)}</b>" if page == current else
-                             f'<a href="{page}">{html.escape(label)}</a>' if page in present else
-                             f'<span title="not in this folder">{html.escape(label)}</span>'
-                             for page, label in NAV) + "</nav>"
+            if cell is not None:
+                rows.append({"architecture": row["architecture"], "route": route, "exports": cell["exports"],
+                             "imported": cell["import"], "forward": _forward_text(cell["forward"]),
+                             "backward": cell["backward"] or "", "speed": _speed_text(row.get("speed")),
+                             "blocking": _blocking_text(cell["blocking"], markdown=True),
+                             "defects": cell.get("defects") or []})
+    return render("porting.md.j2", title=title, lines=list(lines), headline=headline(table), rows=rows)
 
 
 def link_run_pages(directory: Path) -> None:
@@ -408,60 +358,37 @@ def link_run_pages(directory: Path) -> None:
 
 def defect_links(ids: Iterable[str], page: str = "defects.html") -> str:
     """Links to the ledger's entries on the Defects page (``defects.html#D-xxxxxxxx``)."""
-    esc = html.escape
-    return "".join(f'<a class="defect" href="{esc(page)}#{esc(i)}">{esc(i)}</a>' for i in ids)
+    return str(_DEFECT_LINKS(list(ids), page))
+
+
+def _td(value: str | None, good: bool | None = None) -> dict[str, str | None]:
+    """A cell of the page: its text and its class (``ok``, ``bad``, none)."""
+    return {"text": value or "", "cls": None if good is None else ("ok" if good else "bad")}
 
 
 def format_html(table: dict[str, Any], *, title: str = "Porting readiness", lines: Iterable[str] = ()) -> str:
-    """One self-contained page (inline style, no script, nothing fetched)."""
-    esc = html.escape
-    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-           f"<title>{esc(title)}</title><style>{_STYLE}</style></head><body>", nav_html("porting.html"),
-           f"<h1>{esc(title)}</h1>"]
-    out += [f"<p>{esc(line)}</p>" for line in lines]
-    out.append("<ul>" + "".join(f"<li>{esc(line)}</li>" for line in headline(table)) + "</ul>")
-    nrows = sum(1 for row in table["rows"] for route in table["routes"] if route in row["routes"])
-    out.append('<div id="controls" hidden><label>Search <input id="q" type="search" autocomplete="off" '
-               'placeholder="architecture, operator, node, error, defect id"></label><label>Route <select id="route">'
-               '<option value="">all</option>' + "".join(f"<option>{esc(r)}</option>" for r in table["routes"])
-               + f'</select></label><span id="shown">{nrows} of {nrows} rows shown</span></div>')
-    out.append('<table id="porting"><thead><tr><th>architecture</th><th>route</th><th>exports</th>'
-               "<th>Aidge import</th><th>forward</th><th>backward</th>"
-               "<th title='forward, one thread, from the run&#39;s per-node profile'>Aidge/torch</th>"
-               "<th title='the same ONNX graph, onnxruntime with its default optimisations'>Aidge/onnxruntime</th>"
-               "<th>blocked by</th><th>defects</th>"
-               "</tr></thead><tbody>")
-
-    def td(value: str | None, good: bool | None = None) -> str:
-        cls = "" if good is None else (' class="ok"' if good else ' class="bad"')
-        return f"<td{cls}>{esc(value or '')}</td>"
-
-    def blocked(blocking: dict | None) -> str:
-        if not blocking:
-            return '<td class="blocked"></td>'
-        text = esc(_blocking_text(blocking, error=not blocking.get("full_error")))
-        full = blocking.get("full_error")
-        if full:  # the whole error, never clipped, one click away
-            text += f"<details><summary>{esc(blocking['error'] or 'error')}</summary><pre>{esc(full)}</pre></details>"
-        return f'<td class="blocked">{text}</td>'
-
+    """One self-contained page (inline style and script, nothing fetched; ``templates/porting.html.j2``)."""
+    rows = []
     for row in table["rows"]:
+        speed = row.get("speed") or {}
         for route in table["routes"]:
             cell = row["routes"].get(route)
             if cell is None:
                 continue
             forward_ok = all(v == "ok" for v in cell["forward"].values()) if cell["forward"] else None
-            out.append(f'<tr data-route="{esc(route)}"><td><code>{esc(row["architecture"])}</code></td>'
-                       f"<td>{esc(route)}</td>"
-                       + td(cell["exports"], cell["exports"] not in ("no", "?"))
-                       + td(cell["import"], cell["import"] == "ok")
-                       + td(_forward_text(cell["forward"]), forward_ok)
-                       + td(cell["backward"], cell["backward"] == "ok" if cell["backward"] else None)
-                       + "".join(td(f"x{(row.get('speed') or {})[k]:.3g}" if k in (row.get("speed") or {}) else "-")
-                                 for k in ("torch", "ort"))
-                       + blocked(cell["blocking"]) + f"<td>{defect_links(cell.get('defects') or [])}</td></tr>")
-    out.append(f"</tbody></table><script>{_SCRIPT}</script></body></html>")
-    return "\n".join(out) + "\n"
+            blocking = cell["blocking"]
+            rows.append({"architecture": row["architecture"], "route": route, "defects": cell.get("defects") or [],
+                         "cells": [_td(cell["exports"], cell["exports"] not in ("no", "?")),
+                                   _td(cell["import"], cell["import"] == "ok"),
+                                   _td(_forward_text(cell["forward"]), forward_ok),
+                                   _td(cell["backward"], cell["backward"] == "ok" if cell["backward"] else None)]
+                         + [_td(f"x{speed[k]:.3g}" if k in speed else "-") for k in ("torch", "ort")],
+                         # the whole error, never clipped, one click away
+                         "blocking": None if not blocking else {
+                             "text": _blocking_text(blocking, error=not blocking.get("full_error")),
+                             "full": blocking.get("full_error"), "summary": blocking["error"] or "error"}})
+    return render("porting.html.j2", page="porting.html", title=title, lines=list(lines), headline=headline(table),
+                  routes=table["routes"], rows=rows)
 
 
 def write_porting(directory: Path, table: dict[str, Any], *, lines: Iterable[str] = (),

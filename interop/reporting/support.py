@@ -22,11 +22,12 @@ backward where they train; the headline counts them.
 """
 from __future__ import annotations
 
-import html
 import json
 from collections import Counter
 from pathlib import Path
 from typing import Any, Iterable
+
+from .pages import render
 
 __all__ = ["support_matrix", "operator_status", "headline", "write_support", "format_markdown", "format_html",
            "SUPPORT_FILES"]
@@ -202,72 +203,15 @@ def _grid(matrix: dict[str, Any]) -> tuple[list[dict[str, str]], list[tuple[str,
 
 def format_markdown(matrix: dict[str, Any], *, title: str = "Aidge support matrix", lines: list[str] = ()) -> str:
     """support.md; record-borne text (operators, sources, categories, Aidge names) through
-    :mod:`.text_escape` (prose escaped, ``|`` kept in its cell, control characters as escapes)."""
-    from .text_escape import code, text as md
-
-    columns, rows, index = _grid(matrix)
-    out = [f"# {md(title)}", "", *[md(line) for line in lines], ""] if lines else [f"# {md(title)}", ""]
-    if not matrix["cells"]:
-        return "\n".join(out + ["No case of the case database ran in this run (only other tests)."]) + "\n"
-    for backend in matrix["operators"]:
-        out.append(f"- {md(headline(matrix, backend))}")
-    out += ["", "| operator | source | " + " | ".join(md(_column_name(c)) for c in columns) + " |",
-            "|---|---|" + "---|" * len(columns)]
-    for operator, source in rows:
-        cells = [_cell_text(index.get((operator, source, c["phase"], c["backend"], c["dtype"]))) for c in columns]
-        out.append(f"| {code(operator, table=True)} | {md(source)} | " + " | ".join(md(t) for t in cells) + " |")
-    return "\n".join(out) + "\n"
-
-
-_STYLE = """body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}nav a,nav b{margin-right:1em}
-#controls{margin:.8em 0;display:flex;flex-wrap:wrap;gap:.6em 1.5em;align-items:center}
-#controls fieldset{border:1px solid #ccc;padding:.2em .6em}#controls label{white-space:nowrap;margin-right:.6em}
-#q{width:22em;padding:3px}
-.wrap{overflow:auto;max-height:80vh;border:1px solid #ccc}
-table{border-collapse:separate;border-spacing:0;font-size:13px}
-th,td{border-right:1px solid #ccc;border-bottom:1px solid #ccc;padding:3px 6px;vertical-align:top;background:#fff}
-td.cell{min-width:12em}
-thead th{background:#f3f3f3;position:sticky;top:0;z-index:2}
-td.op{position:sticky;left:0;z-index:1;background:#fafafa;min-width:16em}thead th.op{left:0;z-index:3}
-tr[hidden]{display:none}tr.group td{background:#e8eef7;font-weight:bold;position:sticky;left:0}
-td.ok{background:#e6f6e6}td.bad{background:#fbe3e3}td.some{background:#fff4d6}td.none{color:#999}
-.mark{display:inline-block;min-width:2.6em;text-align:center;border-radius:3px;padding:0 .3em;font-size:11px;
-font-weight:bold;color:#fff;text-transform:uppercase}
-.ok .mark{background:#2e7d32}.bad .mark{background:#c62828}.some .mark{background:#a35f00}
-code{font-size:12px}.why{color:#333}.defects a{font-family:monospace;margin-right:.4em;white-space:nowrap}
-details{font-size:11px;color:#555}details ul{margin:.2em 0;padding-left:1.2em}"""
-
-#: the page's filter: search words (operator, source, case ids), sources, rows with a failure.
-#: Plain DOM, inline, nothing fetched; without scripts the whole table shows and the controls stay hidden.
-_SCRIPT = r"""(function () {
-  var controls = document.getElementById("controls");
-  var q = document.getElementById("q"), failing = document.getElementById("failing-only");
-  var shown = document.getElementById("shown");
-  var boxes = Array.prototype.slice.call(document.querySelectorAll("#sources input"));
-  var rows = Array.prototype.slice.call(document.querySelectorAll("#support tbody tr.row"));
-  var groups = Array.prototype.slice.call(document.querySelectorAll("#support tbody tr.group"));
-  var text = rows.map(function (r) { return r.textContent.toLowerCase(); });
-  function apply() {
-    var words = q.value.toLowerCase().split(/\s+/).filter(Boolean);
-    var on = {};
-    boxes.forEach(function (b) { on[b.value] = b.checked; });
-    var n = 0, seen = {};
-    rows.forEach(function (r, i) {
-      var keep = on[r.getAttribute("data-source")] !== false &&
-        (!failing.checked || r.getAttribute("data-failing") === "1") &&
-        words.every(function (w) { return text[i].indexOf(w) >= 0; });
-      r.hidden = !keep;
-      if (keep) { n++; seen[r.getAttribute("data-group")] = true; }
-    });
-    groups.forEach(function (g) { g.hidden = !seen[g.getAttribute("data-group")]; });
-    shown.textContent = n + " of " + rows.length + " rows shown";
-  }
-  q.addEventListener("input", apply);
-  failing.addEventListener("change", apply);
-  boxes.forEach(function (b) { b.addEventListener("change", apply); });
-  controls.hidden = false;
-  apply();
-})();"""
+    :mod:`.text_escape` (prose escaped, ``|`` kept in its cell, control characters as escapes;
+    ``templates/support.md.j2``)."""
+    columns, rows, index = _grid(matrix) if matrix["cells"] else ([], [], {})
+    return render("support.md.j2", title=title, lines=list(lines),
+                  headlines=[headline(matrix, b) for b in matrix["operators"]],
+                  columns=[_column_name(c) for c in columns],
+                  rows=[{"operator": operator, "source": source,
+                         "cells": [_cell_text(index.get((operator, source, c["phase"], c["backend"], c["dtype"])))
+                                   for c in columns]} for operator, source in rows])
 
 
 def _defect_ids(cell: dict[str, Any], by_case: dict[str, list[str]]) -> list[str]:
@@ -282,63 +226,33 @@ def format_html(matrix: dict[str, Any], *, title: str = "Aidge support matrix", 
     """One self-contained page (inline style and script, nothing fetched): torch rows first, a
     search box and a filter by source, the failing case ids behind a disclosure, the ledger's
     defect ids linked (``defects``: pytest node id -> ids), marks as text on coloured badges,
-    a sticky header and first column in a scrolling box."""
-    from .porting import defect_links, nav_html
-
+    a sticky header and first column in a scrolling box (``templates/support.html.j2``)."""
     columns, rows, index = _grid(matrix)
     by_case = defects or {}
-    esc = html.escape
-    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-           f"<title>{esc(title)}</title><style>{_STYLE}</style></head><body>", nav_html("support.html"),
-           f"<h1>{esc(title)}</h1>"]
-    out += [f"<p>{esc(line)}</p>" for line in lines]
-    out.append("<ul>" + "".join(f"<li>{esc(headline(matrix, b))}</li>" for b in matrix["operators"]) + "</ul>")
     sources: dict[str, int] = {}
     for _, source in rows:
         sources[source] = sources.get(source, 0) + 1
-    out.append('<div id="controls" hidden><label>Search <input id="q" type="search" '
-               'placeholder="operator, model, source or case id" autocomplete="off"></label>'
-               '<fieldset id="sources"><legend>Sources</legend>'
-               + "".join(f'<label><input type="checkbox" value="{esc(src)}" checked> {esc(src)} ({n})</label>'
-                         for src, n in sorted(sources.items(), key=lambda kv: (row_group("", kv[0]), kv[0].lower())))
-               + '</fieldset><label><input type="checkbox" id="failing-only"> only rows with a failure</label>'
-               f'<span id="shown">{len(rows)} of {len(rows)} rows shown</span></div>')
-    out.append('<p class="legend">Each cell: cases passed of those run, <span class="ok"><span class="mark">pass</span>'
-               '</span> all, <span class="some"><span class="mark">part</span></span> some, <span class="bad">'
-               '<span class="mark">fail</span></span> none; then the categories of the failures, the defect ids of '
-               "the ledger (Defects page), and the failing cases behind the disclosure.</p>")
-    out.append('<div class="wrap"><table id="support"><thead><tr><th class="op">operator</th><th>source</th>'
-               + "".join(f"<th>{esc(_column_name(c))}</th>" for c in columns) + "</tr></thead><tbody>")
-    group = None
+    out, group = [], None
     for operator, source in rows:
         g = row_group(operator, source)
-        if g != group:
-            group = g
-            out.append(f'<tr class="group" data-group="{g}"><td colspan="{len(columns) + 2}">'
-                       f"{esc(GROUP_NAMES[g])}</td></tr>")
+        header, group = (GROUP_NAMES[g] if g != group else None), g
         tds, failing_row = [], False
         for c in columns:
             cell = index.get((operator, source, c["phase"], c["backend"], c["dtype"]))
             if cell is None or cell["total"] == 0:
-                tds.append(f'<td class="cell none">{esc(_cell_text(cell))}</td>')
+                tds.append({"verdict": None, "text": _cell_text(cell)})
                 continue
             verdict = _verdict(cell)
             failing_row = failing_row or verdict != "ok"
-            detail = _cell_detail(cell)
-            body = (f'<span class="mark">{MARK_WORDS[verdict]}</span> {cell["passed"]}/{cell["total"]}'
-                    + (f' <span class="why">{esc(detail)}</span>' if detail else ""))
-            ids = _defect_ids(cell, by_case)
-            if ids:
-                body += f'<div class="defects">{defect_links(ids)}</div>'
-            if cell["failing"]:
-                n = len(cell["failing"])
-                body += (f"<details><summary>{n} failing case{'s' if n != 1 else ''}</summary><ul>"
-                         + "".join(f"<li>{esc(case)}</li>" for case in cell["failing"]) + "</ul></details>")
-            tds.append(f'<td class="cell {verdict}">{body}</td>')
-        out.append(f'<tr class="row" data-group="{g}" data-source="{esc(source)}" data-failing="{int(failing_row)}">'
-                   f'<td class="op"><code>{esc(operator)}</code></td><td>{esc(source)}</td>{"".join(tds)}</tr>')
-    out.append(f"</tbody></table></div><script>{_SCRIPT}</script></body></html>")
-    return "\n".join(out) + "\n"
+            tds.append({"verdict": verdict, "mark": MARK_WORDS[verdict], "passed": cell["passed"],
+                        "total": cell["total"], "detail": _cell_detail(cell), "defects": _defect_ids(cell, by_case),
+                        "failing": cell["failing"]})
+        out.append({"header": header, "group": g, "operator": operator, "source": source,
+                    "failing": int(failing_row), "cells": tds})
+    return render("support.html.j2", page="support.html", title=title, lines=list(lines),
+                  headlines=[headline(matrix, b) for b in matrix["operators"]],
+                  sources=sorted(sources.items(), key=lambda kv: (row_group("", kv[0]), kv[0].lower())),
+                  columns=[_column_name(c) for c in columns], rows=out)
 
 
 def write_support(directory: Path, matrix: dict[str, Any], *, lines: list[str] = (), meta: dict | None = None) -> list[Path]:
