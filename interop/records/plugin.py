@@ -31,6 +31,11 @@ given ``--records``: one run never touches another's files.
   to its end; a session killed before that is combined by whoever reads it next, as incomplete.
 - ``--shard K/N`` (or ``INTEROP_SHARD=K/N`` for a top-level session: an inner session a test
   starts runs what it is given) deselects the tests of the other shards (:mod:`interop.records.shard`).
+
+The plugin (:class:`RecordsPlugin`, its hooks) lives here; this module is also where the rest is
+imported from, by what each part does: :mod:`.plugin_session` (the session's settings: its records
+folder, its shard, nested or not, reproducers on or not, the keys carried to xdist's workers) and
+:mod:`.plugin_fields` (what is read of one test: its case's fields, its export routes, its outcome).
 """
 from __future__ import annotations
 
@@ -48,195 +53,13 @@ from . import shard as _shard
 from ..reading import UnsafeInputError, confined
 from .model import checked, written
 from .store import PARTS_DIR, SCHEMA, PartWriter, combine, line_of, now
+from .plugin_session import (COUNTED, FIELDS_PROPERTY, RECORD_PROPERTY, RECORDS_ENV, REPRODUCERS_ENV,  # noqa: F401
+                             SESSION_ENV, _DURATIONS_KEY, _SESSION_KEY, _SHARD_KEY, _WORKER_KEY, _records_error,
+                             config_backend, nested, records_directory, reproducers_on, session_shard)
+from .plugin_fields import (_case_of, _fields_or_error, _new_state, _outcome, _signal_of, _skip_reason,  # noqa: F401
+                            _statuses, case_fields, route_fields)
 
 __all__ = ["RecordsPlugin", "records_directory", "case_fields", "route_fields"]
-
-RECORDS_ENV = "INTEROP_RECORDS_DIR"
-_WORKER_KEY = "interop_records_dir"
-_SESSION_KEY = "interop_records_session"
-_SHARD_KEY = "interop_shard"
-_DURATIONS_KEY = "interop_shard_durations"
-#: the ``user_properties`` entries that carry the records from the process that ran the test to the
-#: one that writes (issue 46): the setup report's the case's fields, the teardown report's the record
-FIELDS_PROPERTY = "interop_case_fields"
-RECORD_PROPERTY = "interop_record"
-#: set by a records session's main process for what it starts: a pytest session that finds it
-#: (pytester's inner sessions, in-process or not) is nested, and writes records only when given
-#: ``--records`` (``PYTEST_CURRENT_TEST`` alone misses an in-process inner session started after
-#: another one in the same test: pytest removes the variable at each test's end)
-SESSION_ENV = "INTEROP_RECORDS_SESSION"
-#: pytest's summary words (the terminal reporter's stats keys) a session's counts keep
-COUNTED = ("passed", "failed", "error", "skipped", "xfailed", "xpassed", "deselected")
-
-
-REPRODUCERS_ENV = "INTEROP_REPRODUCERS"
-
-
-def reproducers_on() -> bool:
-    """Whether failing cases leave reproducer bundles (``$INTEROP_REPRODUCERS``; ``nox -s report``
-    turns it on, a plain session leaves it off: each bundle costs a few seconds)."""
-    from ..env import read
-
-    return read(REPRODUCERS_ENV)
-
-
-def nested() -> bool:
-    """Whether this (main) process is a session started from inside another session's test."""
-    return bool(os.environ.get("PYTEST_CURRENT_TEST") or given(SESSION_ENV))
-
-
-def session_shard(config: pytest.Config) -> tuple[int, int] | None:
-    """The shard this session runs: ``--shard K/N``, else ``$INTEROP_SHARD`` for a top-level
-    session (an inner session started by a test, pytester's, runs what it is given: the outer
-    session's shard is not its own); an xdist worker gets its controller's."""
-    workerinput = getattr(config, "workerinput", None)
-    if workerinput is not None:
-        raw = workerinput.get(_SHARD_KEY) or ""
-        return _shard.parse_shard(raw, "--shard") if raw else None
-    explicit = config.getoption("--shard", default=None)
-    if explicit:
-        selected = _shard.parse_shard(explicit, "--shard")
-        if not nested():  # with INTEROP_OPINFO_SHARD beside it: a ValueError naming both
-            _shard.opinfo_shard(every_source=f"option --shard={explicit!r}")
-        return selected
-    return None if nested() else _shard.shard_from_env()
-
-
-def records_directory(config: pytest.Config) -> Path | None:
-    """Where this session's records go (see the module docstring), None for none."""
-    workerinput = getattr(config, "workerinput", None)
-    if workerinput is not None:
-        value = workerinput.get(_WORKER_KEY)
-        return Path(value) if value else None
-    explicit = config.getoption("--records", default=None)
-    if explicit:
-        return None if explicit == "none" else Path(explicit)
-    if nested():
-        # started from inside another session's test (pytester): the variables below are the
-        # outer session's, and its records are not this session's to write
-        return None
-    return read_env(RECORDS_ENV) or read_env("INTEROP_RESULTS_DIR")  # a file there: a ValueError naming the variable
-
-
-def config_backend(config: pytest.Config) -> str:
-    """The backend the session tests (``--backend``)."""
-    return config.getoption("--backend", default="cpu")
-
-
-def _case_of(item: pytest.Item) -> tuple[Any, str | None]:
-    """(the Case the test runs, its backend). The fixture values come first: an operator case's
-    fixture holds the case as it runs (on the backend under test, with that backend's expected
-    failure), its parameter the catalog's (``cpu``). The backend: the case run's (an operator
-    that forces its own), else the ``aidge_backend`` fixture's, else None (the ``--backend``)."""
-    from ..cases.case import Case
-
-    funcargs = getattr(item, "funcargs", {}) or {}
-    values = list(funcargs.values()) + list(getattr(getattr(item, "callspec", None), "params", {}).values())
-    for value in values:
-        inner = value if isinstance(value, Case) else getattr(value, "case", None)
-        if isinstance(inner, Case):
-            backend = None if isinstance(value, Case) else getattr(value, "backend", None)
-            fixture = funcargs.get("aidge_backend")
-            return inner, backend or (fixture if isinstance(fixture, str) else None)
-    return None, None
-
-
-def case_fields(item: pytest.Item) -> dict[str, Any]:
-    """The record's fields of the test's case, read from the case object (issue 46: nothing is
-    parsed back from its id): source, case id, kind, operator, torch operator, label, dtype,
-    backend, phases. A test that runs no case (a unit test, a tensor test) is named by its file
-    and its test name (:func:`~interop.records.sources.caseless_fields`)."""
-    from .sources import caseless_fields
-
-    case, backend = _case_of(item)
-    if case is None:
-        return caseless_fields(item.nodeid)
-    config_file = case.source if isinstance(case.source, str) and case.source.endswith(".json") else None
-    out: dict[str, Any] = dict(
-        source=case.suite, case=case.id, kind=case.kind, operator=case.operator or None, torch_op=case.torch_op,
-        label=case.label, aidge_types=list(case.aidge_types), config_file=config_file, case_key=case.path or None,
-        backend=backend or config_backend(item.config), dtype=case.dtype, phases=list(case.phases))
-    if case.expected_failure is not None:
-        from .classify import entry_fields
-
-        out["expected"] = entry_fields(case.expected_failure)
-    return out
-
-
-def _fields_or_error(item: pytest.Item) -> dict[str, Any]:
-    try:
-        return case_fields(item)
-    except Exception as exc:  # a record without case fields rather than a lost test
-        return {"fields_error": f"{type(exc).__name__}: {exc}"}
-
-
-def _skip_reason(report) -> str | None:
-    longrepr = report.longrepr
-    if isinstance(longrepr, tuple) and len(longrepr) == 3:
-        reason = str(longrepr[2])
-        return reason[len("Skipped: "):] if reason.startswith("Skipped: ") else reason
-    return str(longrepr) if longrepr else None
-
-
-def _signal_of(worker) -> str | None:
-    """The signal that ended an xdist worker (its process is a child of the controller)."""
-    import signal as _signal
-
-    popen = getattr(getattr(getattr(worker, "gateway", None), "_io", None), "popen", None)
-    if popen is None:
-        return None
-    try:
-        code = popen.wait(timeout=10)
-    except Exception:
-        return None
-    if code is None or code >= 0:
-        return None
-    try:
-        return _signal.Signals(-code).name
-    except ValueError:
-        return f"signal {-code}"
-
-
-def _new_state() -> dict[str, Any]:
-    """What the plugin gathers of one test while it runs: its reports, its exception, its case,
-    the export routes its wraps took (:func:`interop.exporters.export_routes`)."""
-    return {"reports": [], "exc": None, "fields": {}, "routes": [], "notes": {}}
-
-
-def route_fields(routes: list, exporter: str) -> dict[str, Any]:
-    """The record's export fields: ``exporter`` (the session's choice), ``export_route`` (the
-    route of the test's first export: the graph its case ran; None when no route exported),
-    ``export_failed_routes`` (route -> torch's error, first line, for the routes that export
-    tried and failed), ``onnx_nodes`` (the node count of the graph that route made)."""
-    out: dict[str, Any] = {"exporter": exporter}
-    if routes:
-        route, failed, nodes = (tuple(routes[0]) + (None,))[:3]
-        out["export_route"] = route
-        if nodes is not None:
-            out["onnx_nodes"] = nodes
-        if failed:
-            out["export_failed_routes"] = {r: (e.strip().splitlines() or [""])[0][:300] for r, e in failed.items()}
-    return out
-
-
-def _records_error(directory: Path, exc: BaseException) -> str:
-    """A records folder or file that could not be made or written, in one line naming it."""
-    if isinstance(exc, UnsafeInputError):
-        return f"interop records: {exc}"
-    where = getattr(exc, "filename", None) or directory
-    return f"interop records: cannot write {where}: {getattr(exc, 'strerror', None) or exc}"
-
-
-def _statuses(reports: Any) -> bool:
-    """Whether ``reports`` is the plugin's list of per-phase statuses (what :func:`_outcome` reads)."""
-    return isinstance(reports, list) and all(isinstance(r, dict) and isinstance(r.get("status"), (str, type(None)))
-                                             for r in reports)
-
-
-def _outcome(reports: list[dict[str, Any]]) -> str:
-    """The test's outcome: its first status other than passed (pytest's words), else passed."""
-    statuses = [r["status"] for r in reports if r["status"]]
-    return next((s for s in statuses if s != "passed"), "passed" if statuses else "error")
 
 
 class RecordsPlugin:

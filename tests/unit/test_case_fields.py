@@ -107,7 +107,8 @@ def _called(path: Path, names: set[str]) -> list[str]:
 
 def test_the_records_plugin_and_the_triage_read_fields_never_ids():
     parsers = {"split_opinfo_id", "operator_of", "source_of", "case_id"}
-    files = [ROOT / "interop" / "records" / "plugin.py", ROOT / "interop" / "reporting" / "triage.py"]
+    files = [ROOT / "interop" / "records" / "plugin.py", ROOT / "interop" / "records" / "plugin_fields.py",
+             ROOT / "interop" / "records" / "plugin_session.py", ROOT / "interop" / "reporting" / "triage.py"]
     assert [c for p in files for c in _called(p, parsers)] == []
     triage_propose = ast.parse((ROOT / "interop" / "reporting" / "triage_propose.py").read_text())  # table_triage's
     case_of = next(n for n in triage_propose.body if isinstance(n, ast.FunctionDef) and n.name == "_case_of")
