@@ -2,6 +2,11 @@
 models (a torch reference and usually an :class:`~interop.bridge.AidgeModule`), with timings.
 
 Every verdict goes through :mod:`interop.oracle.compare`; every timing through :mod:`interop.equivalence.timing`.
+
+:class:`ModelTester` and :class:`EquivalenceError` live here; this module is also where the rest is imported
+from, by what each part does: :mod:`.tester_replay` (the replay command, :data:`REPLAY_CONTEXT`),
+:mod:`.tester_aidge_time` (Aidge's own seconds in a model and the timing line's other fields) and
+:mod:`.tester_steppers` (each model's SGD step).
 """
 from __future__ import annotations
 
@@ -10,13 +15,12 @@ import datetime
 import logging
 import math
 import os
-import shlex
 from typing import Any
 
 import torch
 
 from ..bridge.value_check import checks_deferred
-from ..env import env_number, given, replay_variables  # noqa: F401  (env_number re-exported: interop.equivalence.tester.env_number)
+from ..env import env_number  # noqa: F401  (env_number re-exported: interop.equivalence.tester.env_number)
 from ..case_notes import note
 from ..stages import stage
 from . import timing
@@ -25,6 +29,9 @@ from . import policy
 from .policy import rounding_note
 from ..oracle.compare import mismatch_figures
 from ..oracle.tolerance import tolerance_for
+from .tester_replay import REPLAY_CONTEXT, SEED_ENV, replay_command  # noqa: F401  (re-exported)
+from .tester_aidge_time import _aidge_seconds, _aidge_version, _own_seconds, _test_workers
+from .tester_steppers import _AidgeStepper, _TorchSGD, _stepper_for  # noqa: F401  (re-exported)
 
 #: interleaved blocks per model and timed epoch of :meth:`ModelTester._repeat_timed_calls`
 #: (measured with tools/tester_noise.py, docs/noise-floor.md: 8 blocks kept the ratio of
@@ -34,8 +41,6 @@ REPEAT_BLOCKS = 8
 __all__ = ["ModelTester", "EquivalenceError", "replay_command", "resolve_log_path", "append_jsonl", "env_number"]
 
 logger = logging.getLogger("interop.equivalence.tester")
-
-SEED_ENV = policy.SEED_ENV
 
 
 class EquivalenceError(AssertionError):
@@ -85,30 +90,6 @@ class EquivalenceError(AssertionError):
         if what.startswith(("input grad", "grad")):
             return "gradients_differ"
         return "output_shape_differs" if shape else "outputs_differ"
-
-
-#: what a replay needs beyond the seed, filled by the pytest plugin: the rootdir pytest ran in
-#: and the command-line options that selected the case (``--backend=cuda``)
-REPLAY_CONTEXT: dict[str, Any] = {"rootdir": None, "options": []}
-
-
-def replay_command(seed: int | None, nodeid: str | None = None) -> str:
-    """The shell command that reruns the current pytest test (or ``nodeid``) with the same
-    seed (None: the test's own), from a fresh shell: the rootdir, the environment that
-    selected the case (the variables declared ``replay`` in :data:`interop.env.VARIABLES`, and
-    OpenMP's thread count) and the options included."""
-    if nodeid is None:
-        current = os.environ.get("PYTEST_CURRENT_TEST", "")
-        nodeid = current.rsplit(" (", 1)[0] if current else ""
-    target = shlex.quote(nodeid) if nodeid else "<your test>"
-    env = [f"{name}={shlex.quote(value)}" for name in replay_variables() if (value := given(name))]
-    if os.environ.get("OMP_NUM_THREADS"):
-        env.append(f"OMP_NUM_THREADS={shlex.quote(os.environ['OMP_NUM_THREADS'])}")
-    options = [shlex.quote(o) for o in REPLAY_CONTEXT.get("options") or []]
-    seed_env = [] if seed is None else [f"{SEED_ENV}={seed}"]
-    command = " ".join([*env, *seed_env, "python -m pytest", *options, target])
-    rootdir = REPLAY_CONTEXT.get("rootdir")
-    return f"cd {shlex.quote(str(rootdir))} && {command}" if rootdir else command
 
 
 class ModelTester:
@@ -531,80 +512,6 @@ class ModelTester:
             "test": os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" (", 1)[0] or None,
             "time": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         }
-
-
-def _test_workers() -> int:
-    """How many pytest-xdist workers run tests in this session (1 outside xdist or pytest)."""
-    try:
-        return max(1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1))
-    except ValueError:
-        return 1
-
-
-def _aidge_seconds(model) -> float | None:
-    """Seconds spent in Aidge's scheduler so far by ``model`` (an AidgeModule) or by the
-    AidgeModules inside it (a wrapper such as the operator suite's input-range module);
-    None when it holds none."""
-    from ..bridge import AidgeModule, ExportCppModule
-
-    backends = (AidgeModule, ExportCppModule)  # ExportCppModule: the compiled model_forward's own time
-    if isinstance(model, backends):
-        return model.aidge_time_s
-    if not isinstance(model, torch.nn.Module):
-        return None
-    found = [m.aidge_time_s for m in model.modules() if isinstance(m, backends)]
-    return sum(found) if found else None
-
-
-def _own_seconds(model, before: float | None) -> float | None:
-    """Aidge's scheduler seconds spent by ``model`` since ``before`` (from
-    :func:`_aidge_seconds`), or None."""
-    after = _aidge_seconds(model)
-    return None if before is None or after is None else after - before
-
-
-def _aidge_version() -> str | None:
-    try:
-        from importlib.metadata import version
-
-        return version("aidge_core")
-    except Exception:
-        return None
-
-
-class _TorchSGD:
-    def __init__(self, model, lr):
-        params = [p for p in model.parameters() if p.requires_grad]
-        self._opt = torch.optim.SGD(params, lr=lr) if params else None
-        self._model = model
-
-    def zero_grad(self, set_to_none=True):
-        self._model.zero_grad(set_to_none=set_to_none)
-
-    def step(self):
-        if self._opt is not None:
-            self._opt.step()
-
-
-class _AidgeStepper:
-    def __init__(self, module, lr):
-        if module.optimizer is None:
-            module.attach_optimizer(lr=lr)
-        self._module = module
-
-    def zero_grad(self, set_to_none=True):
-        self._module.zero_grad(set_to_none=set_to_none)
-
-    def step(self):
-        self._module.optimizer_step()
-
-
-def _stepper_for(model, lr):
-    from ..bridge import AidgeModule
-
-    if isinstance(model, AidgeModule):
-        return _AidgeStepper(model, lr)
-    return _TorchSGD(model, lr)
 
 
 def _as_list(x) -> list:
