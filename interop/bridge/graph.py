@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 
 from ..errors import AidgeError, UnsupportedOperatorError, aidge_error_from
+from ..import_gaps import generic_nodes_message
 from . import runtime as rt
 from .events import crash_phase
 from .onnx_export import ExportedModel
@@ -32,12 +33,10 @@ def _import_graph(exported: ExportedModel):
 
         order = aidge_node_indices(exported.proto)
         generic.sort(key=lambda n: (order.get(n.name(), len(order)), n.name()))
-        details = ", ".join(f"{n.name()!r} (ONNX op {n.type()})" for n in generic)
         first = generic[0]
         raise UnsupportedOperatorError(
             "import",
-            f"Aidge has no native operator for {len(generic)} node(s): {details}; "
-            "they were imported as GenericOperator and cannot run",
+            generic_nodes_message([(n.name(), n.type()) for n in generic]),
             operator=first.type(),
             node=first.name(),
         )

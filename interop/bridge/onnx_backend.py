@@ -34,6 +34,7 @@ import numpy as np
 from onnx.backend.base import Backend, BackendRep
 
 from ..errors import AidgeError, UnsupportedOperatorError, aidge_error_from
+from ..import_gaps import generic_nodes_message
 from . import runtime as rt
 
 __all__ = ["AidgeBackend", "AidgeBackendRep", "prepare", "run_model", "supports_device"]
@@ -207,10 +208,8 @@ def import_model(model):
         generic = generic_nodes(graph)
         if generic:
             generic.sort(key=lambda n: n.name())
-            details = ", ".join(f"{n.name()!r} (ONNX op {n.type()})" for n in generic)
             raise UnsupportedOperatorError(
-                "import", f"Aidge has no native operator for {len(generic)} node(s): {details}; "
-                          "they were imported as GenericOperator and cannot run",
+                "import", generic_nodes_message([(n.name(), n.type()) for n in generic]),
                 operator=generic[0].type(), node=generic[0].name())
         core.remove_flatten(graph)
     return graph

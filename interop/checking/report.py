@@ -5,13 +5,11 @@ gap per node, :func:`import_gaps`; the operator named from the verdict, else fro
 from __future__ import annotations
 
 import dataclasses
-import re
 from typing import Any
 
+from ..import_gaps import import_gaps as _gaps_named
 from .words import _call_of, _words, mismatch_words, porter_words, values_of
 
-#: ``'node' (ONNX op X)`` in the bridge's import error: one per node without an Aidge operator
-_GAP = re.compile(r"'([^']+)' \(ONNX op (\w+)\)")
 PHASES = ("export", "import", "compile", "forward", "backward")
 
 
@@ -118,7 +116,7 @@ class CheckReport:
 
 def import_gaps(message: str) -> list[tuple[str, str]]:
     """``[(node, onnx_op), ...]`` of an import error that lists the nodes without an Aidge operator."""
-    return _GAP.findall(message or "")
+    return _gaps_named(message)
 
 
 #: a leaf module's type -> the Aidge operator (else the ONNX op) its export becomes: what a line

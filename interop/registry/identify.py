@@ -16,6 +16,7 @@ import json
 import re
 from typing import Any
 
+from ..import_gaps import onnx_ops_named
 from . import by_id, match
 from .components import component_of
 
@@ -41,7 +42,6 @@ KIND_OF_CATEGORY = {
 }
 _COMPONENT = {"no importer": "aidge_onnx", "converter failure": "aidge_onnx", "no kernel": "aidge_backend_cpu",
               "no backward": "aidge_backend_cpu"}
-_ONNX_OP = re.compile(r"\(ONNX op (\w+)\)")
 #: the bridge's words for what Aidge does on an empty input: nothing, the previous outputs stay (runner.py)
 _STALE = re.compile(r"Aidge does not compute on empty tensors")
 _KEY_DTYPE = re.compile(r'registrar key: "\[(\w+)')
@@ -84,12 +84,12 @@ def signature_of(record: dict[str, Any]) -> dict[str, Any]:
     repro = record.get("reproducer") if isinstance(record.get("reproducer"), dict) else {}
     error = str(record.get("error") or "")
     operator = None
-    m = _ONNX_OP.search(error)
-    if kind == "no importer" and (repro.get("import_kind") or (importer_kind(m.group(1)) if m else None)) \
+    named = (onnx_ops_named(error) or [None])[0]
+    if kind == "no importer" and (repro.get("import_kind") or (importer_kind(named) if named else None)) \
             == "converter failure":
         kind = "converter failure"
-    if kind in ("no importer", "converter failure") and m:
-        operator = m.group(1)
+    if kind in ("no importer", "converter failure") and named:
+        operator = named
     first = record.get("first_diverging") if isinstance(record.get("first_diverging"), dict) else None
     if operator is None and first:  # Aidge's name for it, as the cases without ONNX (Aidge's configurations) say
         operator = first.get("aidge_type") or first.get("op_type")
@@ -229,9 +229,9 @@ def row_signature(entry: Any) -> dict[str, Any]:
         dtype = dm.group(1) if dm else None
     words = "" if kind in ("no importer", "wrong values", "wrong shape") else quote
     operator = entry.operator
-    m = _ONNX_OP.search(quote)
-    if kind == "no importer" and m and importer_kind(m.group(1)) == "converter failure":
-        kind, operator = "converter failure", m.group(1)  # as signature_of decides it for the row's cases
+    named = (onnx_ops_named(quote) or [None])[0]
+    if kind == "no importer" and named and importer_kind(named) == "converter failure":
+        kind, operator = "converter failure", named  # as signature_of decides it for the row's cases
     if _STALE.search(quote):
         kind, operator = "silently wrong result", "any operator on an empty tensor"
         words = "Aidge does not compute on empty tensors"

@@ -31,6 +31,7 @@ import sys
 from pathlib import Path
 from typing import Any, Iterable
 
+from ..import_gaps import onnx_ops_named
 from ..categories import kind_of, row_attribution
 from ..registry.identify import aidge_words, identify, proposed_defect, row_signature, signature_of, title_of
 from ..records.sources import NOT_AIDGE
@@ -149,7 +150,7 @@ def _repro_fits(repro: dict[str, Any], sig: dict[str, Any]) -> bool:
     if sig["kind"] not in ("no importer", "converter failure"):
         return True
     line = str(repro.get("line") or "")
-    named = re.findall(r"\(ONNX op (\w+)\)", line)
+    named = onnx_ops_named(line)
     return not named or sig["operator"] in named
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..import_gaps import onnx_ops_named
 from .aidge_files import format_aidge_files
 from .backends import format_backend_matrix
 from .history import format_trend
@@ -101,7 +102,6 @@ def _clip(text: str | None, width: int = 160) -> str:
     return text if len(text) <= width else text[:width - 3] + "..."
 
 
-_GAP_OP = re.compile(r"\(ONNX op ([A-Za-z0-9_]+)\)")
 #: what a crash on an invalid export is, beside the export's fault (issue 49)
 CRASH_CATEGORIES = ("crash",)
 
@@ -113,7 +113,7 @@ def aidge_operator_words(bug: dict[str, Any], operator: str) -> str:
     expected-failure row's, not Aidge's) is not given as Aidge's; a crash without a node says so."""
     name = bug.get("aidge_operator")
     if bug.get("category") == "unsupported_operator":
-        ops = list(dict.fromkeys(_GAP_OP.findall(bug.get("error") or "")))
+        ops = list(dict.fromkeys(onnx_ops_named(bug.get("error") or "")))
         if ops:
             return f" -> no Aidge operator for ONNX {', '.join(ops)}"
     torch_name = str(operator).rsplit(".", 1)[-1]

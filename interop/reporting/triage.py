@@ -18,6 +18,7 @@ from typing import Any
 
 from ..cases.failure_table import EXPORT_CATEGORY  # the table's one category that is not Aidge's
 from ..categories import kind_of
+from ..import_gaps import onnx_ops_named
 from .pytest_output import PytestRun
 from ..records.sources import split_opinfo_id, with_imported_fields  # noqa: F401 - split_opinfo_id: its old name here
 
@@ -32,9 +33,6 @@ _NEGATIVE_STEP = re.compile(r"(Step \(-\d+\) is negative, we must have End \()\d
 #: the comparator's line of a mismatch: what the table quotes for a value category
 _COMPARATOR = re.compile(r"Shapes do not match at [^:\n]+?(?=:)|Tensors are not close at [^!\n]+!")
 _VALUE_CATEGORIES = ("outputs_differ", "output_shape_differs", "gradients_differ")
-#: UnsupportedOperatorError lists its GenericOperator nodes in an order (and with node names)
-#: that change from run to run (docs/aidge-notes.md): a row quotes one "(ONNX op X)"
-_ONNX_OP = re.compile(r"\(ONNX op (\w+)\)")
 #: a node whose dims compile could not forward: the dims after the node's name change per case
 _DIMS = re.compile(r"(Aidge cannot compute the output dims of node '[^']*').*$", re.S)
 _CAPACITY = re.compile(r"(Number of elements to copy is above implementation current capacity) \(\d+B > \d+B\)")
@@ -114,7 +112,9 @@ def quote_of(record: dict[str, Any], default_operator: str | None = None) -> tup
     if category in ("crash", "hang") and not error.startswith("crash: ") and f"crash: {error}" in message:
         error = f"crash: {error}"  # AidgeCrash's own words, as the table quotes them
     if category == "unsupported_operator":
-        ops = sorted(set(_ONNX_OP.findall(error)))
+        ops = sorted(set(onnx_ops_named(error)))
+        # UnsupportedOperatorError lists its GenericOperator nodes in an order (and with node names)
+        # that change from run to run (docs/aidge-notes.md): a row quotes one "(ONNX op X)",
         if ops:  # the alphabetically first ONNX op: in every run's list, whatever its order
             operator, error = ops[0], f"(ONNX op {ops[0]})"
     if category in _VALUE_CATEGORIES:

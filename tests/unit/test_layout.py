@@ -16,7 +16,7 @@ PACKAGE = ROOT / "interop"
 #: a subpackage or a top-level module; the top (the package itself, its facades, the pytest plugin
 #: and the triage command) may import anything.
 LAYERS = (
-    ("interop._lazy", "interop.errors", "interop.env", "interop.reading", "interop.backends", "interop.case_notes",
+    ("interop._lazy", "interop.errors", "interop.import_gaps", "interop.env", "interop.reading", "interop.backends", "interop.case_notes",
      "interop.categories", "interop.exporters", "interop.stages", "interop.threads_policy", "interop.registry"),
     ("interop.oracle",),
     ("interop.bridge",),
