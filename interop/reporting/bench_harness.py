@@ -41,14 +41,20 @@ Fairness: torch gets the thread count Aidge's OpenMP runtime has (``OMP_NUM_THRE
 set by asv.conf.json), recorded by the ``track_threads`` benchmark and in the asv
 environment name; with ``INTEROP_BACKEND=cuda`` every timed call ends with a CUDA
 synchronisation.
+
+The cases, the precheck, the memoised pairs and the benchmark classes live here; this module is
+also where the rest is imported from, by what each part does: :mod:`.bench_pair` (:class:`Pair`,
+the ratio's rounds, :func:`pin_threads`) and :mod:`.bench_calls` (the calls a pair is made of,
+:func:`warm_up`). Loaded by its path, it loads them by theirs (:func:`_beside`).
 """
 from __future__ import annotations
 
 import dataclasses
 import functools
+import importlib.util
 import os
-import statistics
 import sys
+from pathlib import Path
 from typing import Any, Callable
 
 import torch
@@ -63,6 +69,36 @@ from interop.cases.expected_failures import expected_failure
 from interop.equivalence import policy, timing
 from interop.errors import AidgeNotImplementedError, UnsupportedOperatorError
 
+
+def _beside(name: str):
+    """The part ``name`` of this harness loaded by its path from this file's folder, under
+    ``<this module>_<name>``: where this file is loaded by its path (benchmarks/harness.py: the
+    installed interop is another commit's, which may lack the part or hold its own), its parts
+    are this file's neighbours too."""
+    qualified = f"{__name__}_{name}"
+    if qualified not in sys.modules:
+        spec = importlib.util.spec_from_file_location(qualified, Path(__file__).resolve().with_name(f"{name}.py"))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[qualified] = module  # (a dataclass reads its module there)
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            sys.modules.pop(qualified, None)
+            raise
+    return sys.modules[qualified]
+
+
+if __name__ == "interop.reporting.bench_harness":  # the package's module: its parts are the package's
+    from interop.reporting import bench_calls as _calls, bench_pair as _pair
+else:  # loaded by its path beside another commit's interop
+    _calls, _pair = _beside("bench_calls"), _beside("bench_pair")
+RATIO_BUDGET_S, RATIO_BLOCK_S, RATIO_MIN_ROUNDS, RATIO_MAX_ROUNDS = (
+    _pair.RATIO_BUDGET_S, _pair.RATIO_BLOCK_S, _pair.RATIO_MIN_ROUNDS, _pair.RATIO_MAX_ROUNDS)
+Pair, pin_threads = _pair.Pair, _pair.pin_threads
+warm_up, raw_aidge_call, _seeded_inputs, _as_list, _architecture_call, _synced = (
+    _calls.warm_up, _calls.raw_aidge_call, _calls._seeded_inputs, _calls._as_list, _calls._architecture_call,
+    _calls._synced)
+
 __all__ = ["BACKEND", "PHASES", "CaseSkipped", "PrecheckFailed", "Pair", "case_ids", "cases", "pair",
            "pin_threads", "benchmark_class", "export_build_class", "RATIO_UNIT", "NotTimed", "not_timed",
            "not_timed_entry", "BENCHMARKED", "only_cases", "warm_up", "on_skip"]
@@ -74,35 +110,11 @@ __all__ = ["BACKEND", "PHASES", "CaseSkipped", "PrecheckFailed", "Pair", "case_i
 BACKEND = os.environ.get("INTEROP_BACKEND", "cpu").strip().lower() or "cpu"
 PHASES = ("forward", "backward")
 RATIO_UNIT = "aidge/torch"
-#: seconds of calls (both sides) behind one Aidge/torch ratio, in rounds of a torch block and an
-#: Aidge block of about RATIO_BLOCK_S each (docs/noise-floor.md: measured, these rounds keep the
-#: ratio of one case within 1.06-1.11x over fresh processes, where 5 blocks of 40 ms per side
-#: spread 1.08-1.40x)
-RATIO_BUDGET_S = 0.4
-RATIO_BLOCK_S = 0.002
-RATIO_MIN_ROUNDS = 10
-RATIO_MAX_ROUNDS = 100
 
 
 #: called with the line that says a case is skipped (:func:`pair`), or None: nothing is said
 #: (asv's benchmarks/harness.py sets it to a line on stderr)
 on_skip: Callable[[str], None] | None = None
-
-
-def warm_up() -> None:
-    """Import (and exercise once) what every benchmark process needs, here, in the process
-    asv forks them from: each fork then skips ~1 s of imports (aidge_backend_cpu; sympy,
-    which torch loads on the first TRAINING export and on the first backward with explicit
-    gradients). Single-threaded work only (no OpenMP pool exists before the fork). A CUDA
-    backend is not loaded (CUDA must not be initialised before a fork)."""
-    from interop.bridge import runtime as rt
-    from interop.bridge.onnx_export import export_to_onnx
-
-    rt.aidge_core(), rt.aidge_onnx(), rt.load_backend("cpu")  # (no aidge_learning: no optimiser here)
-    for training in (False, True):
-        export_to_onnx(torch.nn.Linear(2, 2), [torch.zeros(1, 2)], training=training)
-    x = torch.zeros(1, 2, requires_grad=True)
-    torch.autograd.backward([x * 2], [torch.ones(1, 2)])  # loads torch's symbolic shapes
 
 
 class CaseSkipped(NotImplementedError):
@@ -275,87 +287,8 @@ def _cpu_listing(kind: str) -> tuple[Case, ...]:
 
 
 # ---------------------------------------------------------------------------------------
-# Threads
-# ---------------------------------------------------------------------------------------
-def pin_threads() -> int:
-    """Give torch the thread count Aidge's OpenMP runtime uses; returns it."""
-    n = timing.thread_count()
-    if torch.get_num_threads() != n:
-        torch.set_num_threads(n)
-    return n
-
-
-# ---------------------------------------------------------------------------------------
 # Pairs
 # ---------------------------------------------------------------------------------------
-@dataclasses.dataclass
-class Pair:
-    """One case, one phase, ready to time; each call runs the phase once (CUDA-synchronised
-    on the cuda backend):
-
-    - ``torch_call``: the torch module on torch tensors (forward), or
-      ``torch.autograd.backward`` through a retained graph (backward);
-    - ``aidge_call``: Aidge itself, timed the way torch is: the scheduler's
-      ``forward(False, inputs)`` on inputs already held in Aidge tensors, or its
-      ``backward()`` with the output gradients already set. Nothing else runs inside it (no
-      conversion, no copy, no Python frame: a ``functools.partial`` of the bound method);
-      this is ``time_aidge`` and the numerator of the Aidge/torch ratio;
-    - ``bridge_call``: what a user of ``wrap`` pays end to end: the full
-      :class:`~interop.bridge.AidgeModule` call (input copy, the scheduler, output copy) for
-      ``forward``; for ``backward`` one training step through it (that forward, then the
-      backward through its autograd node, gradients handed back to torch), since Aidge needs
-      a fresh forward before each backward: ``time_bridge``. The bridge's share of a
-      backward is ``time_bridge(backward) - time_aidge(forward) - time_aidge(backward)``.
-    """
-
-    case_id: str
-    phase: str
-    backend: str
-    threads: int
-    torch_call: Callable[[], Any]
-    aidge_call: Callable[[], Any]
-    bridge_call: Callable[[], Any] | None = None
-    #: the AidgeModule behind both Aidge calls
-    module: Any = None
-
-    @property
-    def cuda(self) -> bool:
-        return self.backend == "cuda"
-
-    def ratio(self, budget_s: float = RATIO_BUDGET_S) -> float:
-        """Aidge/torch: the median, over rounds, of one round's ratio, rounded to 3 significant
-        digits. A round times a block of torch calls, then a block of Aidge calls (each block
-        about :data:`RATIO_BLOCK_S` long, one clock reading per block, so that the clock's own
-        cost stays out of microsecond cases), and divides the two per-call times: both sides of
-        one round run within milliseconds of each other, so the CPU's own speed drift
-        (docs/noise-floor.md) cancels in each round's ratio; :data:`RATIO_MIN_ROUNDS` to
-        :data:`RATIO_MAX_ROUNDS` rounds, as many as ``budget_s`` allows."""
-        rounds = self.ratio_rounds(budget_s)
-        # asv prints and stores a track_ value as returned: 3 significant digits, not 4.253227378618111
-        return timing.round_sig(statistics.median(a / t for t, a in rounds), 3)
-
-    def ratio_rounds(self, budget_s: float = RATIO_BUDGET_S, clock: Callable[[], float] | None = None
-                     ) -> list[tuple[float, float]]:
-        """The rounds behind :meth:`ratio`: (torch's, Aidge's) seconds per call in each, on
-        ``clock`` (the wall clock unless given: the report's timing pass reads the thread's
-        CPU time)."""
-        pin_threads()
-        cuda = self.cuda
-        calls = (self.torch_call, self.aidge_call)
-        for call in calls:
-            timing.measure(call, warmup=3, repeat=0, cuda=cuda)
-        once = [min(timing.measure(call, warmup=0, repeat=3, cuda=cuda)) for call in calls]
-        counts = [max(1, int(RATIO_BLOCK_S / max(t, 1e-7))) for t in once]
-        round_s = sum(n * t for n, t in zip(counts, once))
-        rounds = max(RATIO_MIN_ROUNDS, min(RATIO_MAX_ROUNDS, int(budget_s / max(round_s, 1e-9))))
-        out = []
-        for _ in range(rounds):
-            torch_s = timing.block_time(self.torch_call, counts[0], cuda=cuda, clock=clock)
-            aidge_s = timing.block_time(self.aidge_call, counts[1], cuda=cuda, clock=clock)
-            out.append((torch_s, aidge_s))
-        return out
-
-
 _PAIRS: dict[tuple[str, str, str], Pair | BaseException] = {}
 
 
@@ -376,21 +309,6 @@ def pair(kind: str, case_id: str, phase: str) -> Pair:
     if isinstance(value, BaseException):
         raise value
     return value
-
-
-def _seeded_inputs(case_id: str, sizes, ranges) -> list[torch.Tensor]:
-    inputs = policy.seeded_inputs(policy.seed_for(case_id), sizes)  # ModelTester's first epoch's
-    if ranges:
-        from interop.cases.suite import InputRange
-
-        padded = list(ranges) + [None] * (len(inputs) - len(ranges))
-        with torch.no_grad():  # the suites' own map onto the operator's input ranges
-            inputs = list(InputRange(padded, lambda *xs: xs)(*inputs))
-    return inputs
-
-
-def _as_list(out) -> list[torch.Tensor]:
-    return list(out) if isinstance(out, (tuple, list)) else [out]
 
 
 def _fail(case: Case, phase: str, found: policy.Difference) -> None:
@@ -462,47 +380,6 @@ def _bridge_checked_once(case: Case, phase: str, bridge_call: Callable[[], Any])
 
         return refuse
     return bridge_call
-
-
-def _architecture_call(case: Case):
-    """``(module, tensors)`` of an architecture case (:func:`interop.cases.architectures.architecture_of`:
-    the zoo's architectures and the shared-tensor models): the model in the case's mode, called as
-    its example call binds it, with its tensor arguments (token ids included) as the module's
-    inputs (:func:`interop.equivalence.verdict.as_module`)."""
-    from interop.cases.architectures import architecture_of
-    from interop.equivalence.verdict import as_module
-
-    arch = architecture_of(case)
-    model = arch.build().train(bool(case.training))
-    args, kwargs = arch.inputs()
-    module, tensors = as_module(model, args, kwargs)
-    return module, [x.detach() for x in tensors]
-
-
-def raw_aidge_call(aidge_model, inputs, phase: str, grad_outputs=None) -> Callable[[], Any]:
-    """Aidge's own call for ``phase``, prepared outside the timed call: the inputs are loaded
-    into the graph's Aidge tensors and one forward has run (dims forwarded); for
-    ``backward`` the output gradients are set too. Returns
-    ``functools.partial(scheduler.forward, False, tensors)`` or ``scheduler.backward``."""
-    if isinstance(aidge_model, interop.bridge.ExportCppModule):  # backend export_cpp: forward only
-        return aidge_model.raw_forward(inputs)
-    runner = aidge_model._runner
-    tensors = runner.load_inputs(inputs)
-    runner.invalidate()
-    runner.run_forward(tensors)
-    if phase == "forward":
-        return functools.partial(runner.scheduler.forward, False, tensors)
-    runner.set_output_grads(grad_outputs)
-    return runner.scheduler.backward
-
-
-def _synced(call: Callable[[], Any]) -> Callable[[], Any]:
-    def run():
-        result = call()
-        timing.synchronize(True)
-        return result
-
-    return run
 
 
 def _forward_calls(case: Case, model, aidge_model, inputs):
