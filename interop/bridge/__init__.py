@@ -53,7 +53,8 @@ _EXPORTS = {
     "write_tensor": "runner",
 }
 _SUBMODULES = ("binding", "capture", "cuda", "events", "export_cpp", "export_module", "export_validity",
-               "export_wrapping", "graph", "known_defects", "module", "onnx_backend", "onnx_export", "ort", "runner",
+               "export_wrapping", "graph", "known_defects", "module", "module_checks", "module_params", "onnx_backend",
+               "onnx_export", "onnx_export_dynamo", "onnx_export_graph", "onnx_export_state", "ort", "runner",
                "runtime", "single_node", "tensors", "value_check", "wrapping")
 
 __getattr__, __dir__ = lazy_attributes(__name__, _EXPORTS, _SUBMODULES)
