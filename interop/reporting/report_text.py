@@ -2,11 +2,11 @@
 returns, one section per question. Nothing here prints or writes files."""
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from ..import_gaps import onnx_ops_named
 from .aidge_files import format_aidge_files
+from .text_escape import controls
 from .backends import format_backend_matrix
 from .history import format_trend
 from .pytest_output import OUTCOMES
@@ -15,25 +15,15 @@ __all__ = ["format_report", "format_summary", "sig3", "escape_controls"]
 
 from ..records.benchmarks import MIN_ROBUST_SAMPLES
 
-#: what must never reach a terminal or a text file raw from the data: C0 and C1 control
-#: characters (ESC starts the terminal's escape sequences), DEL, and the bidirectional
-#: overrides and isolates that reorder what a line shows
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-
-
-def _visible(ch: str) -> str:
-    code = ord(ch)
-    return _NAMED.get(ch) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
-
-
 def escape_controls(text: str) -> str:
     """``text`` with every control character written as a visible escape (ESC -> ``\\x1b``, a
     newline -> ``\\n``, U+202E -> ``\\u202e``): a configuration file's name or a record's field
     holding a terminal escape sequence used to reach ``report.txt`` and the console raw (issue
     44). Applied to every line the report and the summary write (:func:`_lines`), whatever
-    formatter wrote it: the report's own words hold no control character."""
-    return _CONTROL.sub(lambda m: _visible(m.group()), text)
+    formatter wrote it: the report's own words hold no control character. The one escape of
+    the reports' writers (:func:`interop.reporting.text_escape.controls`: C0 and C1 controls, DEL,
+    the bidirectional overrides and isolates, every other non-printable character)."""
+    return controls(text)
 
 
 def _lines(out: list[str]) -> str:
