@@ -112,7 +112,7 @@ def support_matrix(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
                     if named and category != "not_reached":
                         cell["aidge_operators"].add(named)
     out = []
-    for key in sorted(cells, key=lambda k: (k[0].lower(), k[1], k[3], k[4], k[2])):
+    for key in sorted(cells, key=lambda k: (k[0].lower(), k[1], k[3], k[4], k[2], k[0])):
         cell = cells[key]
         out.append(dict(cell, categories=dict(sorted(cell["categories"].items())), failing=sorted(cell["failing"]),
                         failing_nodeids=sorted(cell["failing_nodeids"]),
@@ -136,7 +136,7 @@ def operator_status(cells: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     for ops in out.values():
         for entry in ops.values():
             entry["passes"] = entry["forward"] is True and entry["backward"] in (True, None)
-    return {b: dict(sorted(ops.items(), key=lambda kv: kv[0].lower())) for b, ops in sorted(out.items())}
+    return {b: dict(sorted(ops.items(), key=lambda kv: (kv[0].lower(), kv[0]))) for b, ops in sorted(out.items())}
 
 
 def headline(matrix: dict[str, Any], backend: str) -> str:
@@ -197,7 +197,7 @@ def _grid(matrix: dict[str, Any]) -> tuple[list[dict[str, str]], list[tuple[str,
     columns = matrix["columns"]
     index = {(c["operator"], c["source"], c["phase"], c["backend"], c["dtype"]): c for c in matrix["cells"]}
     rows = sorted({(c["operator"], c["source"]) for c in matrix["cells"]},
-                  key=lambda r: (row_group(*r), r[0].lower(), r[1]))
+                  key=lambda r: (row_group(*r), r[0].lower(), r[1], r[0]))  # torch.T before torch.t, every run
     return columns, rows, index
 
 

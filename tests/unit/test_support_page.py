@@ -52,6 +52,22 @@ def test_torch_rows_first_aidge_configurations_last():
                      "aidge.abs", "aidge.conv"]
 
 
+def test_operators_differing_only_in_case_have_one_order():
+    """torch.T and torch.t (one source) tied on the row key, so the pages listed them in a set's
+    iteration order, which changed with PYTHONHASHSEED: two runs of the same records differed."""
+    import os
+    import subprocess
+    import sys
+
+    script = ("import json, sys; from interop.reporting.support import format_markdown, support_matrix; "
+              "recs = json.loads(sys.argv[1]); md = format_markdown(support_matrix(recs)); "
+              "print([l.split('`')[1] for l in md.splitlines() if l.startswith('| `')])")
+    pair = json.dumps([_rec("torch.t", "OpInfo", case="t_1"), _rec("torch.T", "OpInfo", case="T_1")])
+    orders = {subprocess.run([sys.executable, "-c", script, pair], capture_output=True, text=True, check=True,
+                             env=dict(os.environ, PYTHONHASHSEED=str(seed))).stdout.strip() for seed in range(6)}
+    assert orders == {"['torch.T', 'torch.t']"}
+
+
 def test_page_marks_disclosures_defects_escaping(tmp_path):
     page = _page(tmp_path)
     for emoji in ("\u2705", "\u274c", "\u26a0"):
