@@ -28,6 +28,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from .reporting.models import page_entries
+
 __all__ = ["main"]
 
 
@@ -123,10 +125,10 @@ def _run_ledger(run: Path) -> dict[str, dict]:
     if not path.is_file():
         raise ValueError(f"{path}: no ledger (run python -m interop.reporting.ledger {run} first)")
     data = json.loads(path.read_text(encoding="utf-8"))
-    entries = data.get("defects") if isinstance(data, dict) else data
-    if not isinstance(entries, list):
+    if not isinstance(data.get("defects") if isinstance(data, dict) else data, list):
         raise ValueError(f"{path}: key 'defects' must be a list")
-    return {str(e.get("id")): e for e in entries if isinstance(e, dict)}
+    # each entry typed (reporting.models.DefectEntry): a wrong one names the file, its id and the key
+    return {e["id"]: e for e in page_entries(data, path)}
 
 
 if __name__ == "__main__":

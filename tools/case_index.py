@@ -333,12 +333,10 @@ def rerendered_support(run_dir: Path) -> str | None:
     matched to the ledger by their case id); None when the run has no readable ``support.json``."""
     sys.path.insert(0, str(ROOT))
     from interop.reporting.porting import load_defects
-    from interop.reporting.support import format_html
+    from interop.reporting.support import format_html, load_support
 
-    try:
-        data = json.loads((run_dir / "support.json").read_text(encoding="utf-8"))
-        matrix = {"cells": data["cells"], "columns": data["columns"], "operators": data["operators"]}
-    except (OSError, ValueError, KeyError, TypeError):
+    matrix = load_support(run_dir)  # its cells typed: a wrong one names the file, the cell and the key
+    if matrix is None:
         return None
     by_case: dict[str, list[str]] = {}
     for entry in load_defects(run_dir):

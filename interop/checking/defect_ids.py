@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..reporting.models import page_entries
 from .leaves import _backward_runs
 from .report import Blocker, import_gaps
 from .words import _shorten
@@ -117,5 +118,5 @@ def _ledger_titles(ledger: str | Path | None) -> dict[str, str]:
         data = read_user_json(ledger)
     except (OSError, ValueError, UnsafeInputError):
         return {}
-    entries = data.get("defects", []) if isinstance(data, dict) else data
-    return {e["id"]: e.get("title", "") for e in entries if isinstance(e, dict) and "id" in e}
+    # each entry typed (reporting.models.DefectEntry): a wrong one is a ValueError naming the file, its id and the key
+    return {e["id"]: e.get("title", "") for e in page_entries(data, ledger, page="defects.json")}

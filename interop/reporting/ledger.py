@@ -41,6 +41,7 @@ from . import text_escape
 from .ledger_pages import format_ledger_html, format_ledger_md, reached_text
 from .ledger_slow import (SLOW_PROFILE, profile_ort_ratios, read_slow_profile, slow_entries,  # noqa: F401
                           slow_id, slow_issue_text, slow_signature, write_slow_issues)
+from .models import DefectEntry, checked_all
 
 __all__ = ["row_signature", "is_aidge_finding", "triaged_releases", "ledger_headline",
            "format_ledger_html", "build_ledger", "write_ledger", "format_ledger_md", "ledger_summary",
@@ -411,10 +412,10 @@ def build_ledger(records: Iterable[dict[str, Any]], *, table_dir: str | Path | N
         entry["source_kinds"] = sorted({str(kinds.get(s) or s) for s in entry["sources"]})
         _releases_of(entry, rows, triaged, installed, checked)
         _reached_from_torch(entry, by_table.get(entry["id"], {}))
-    # what is new first (failures no row says: this run's news), then by impact
-    return sorted(entries.values(), key=lambda e: (0 if e["new"] and not e["known"] else 1, -len(e["cases"]),
-                                                   -len(e["blocks"]["architectures"]) - len(e["blocks"]["models"]),
-                                                   -len(e["sources"]), e["id"]))
+    # what is new first (failures no row says: this run's news), then by impact; each entry typed (models)
+    return checked_all(DefectEntry, sorted(entries.values(), key=lambda e: (
+        0 if e["new"] and not e["known"] else 1, -len(e["cases"]),
+        -len(e["blocks"]["architectures"]) - len(e["blocks"]["models"]), -len(e["sources"]), e["id"])))
 
 
 def _installed() -> str | None:
@@ -527,7 +528,8 @@ def write_ledger(run_dir: Path, records: list[dict[str, Any]], *, complete: bool
     except ValueError as exc:  # the profile's own fault: said in the ledger, the run's defects still listed
         slow, slow_error = [], str(exc)
     write_slow_issues(run_dir, slow, versions=versions_of(run_dir))
-    ledger = ledger + slow
+    # the entries as written (their issue and standalone files named), each typed (models.DefectEntry)
+    ledger = checked_all(DefectEntry, ledger + slow, where=run_dir / "defects.json")
     headline = ledger_headline(ledger, records, complete=complete)
     write_atomically(run_dir / "defects.json",
                      json.dumps({"complete": complete, "headline": headline, "defects": ledger}

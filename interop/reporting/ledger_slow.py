@@ -15,6 +15,7 @@ from typing import Any
 from ..registry.identify import defect_id
 from ..records.store import write_atomically
 from . import text_escape
+from .models import DefectEntry, checked_all
 
 __all__ = ["SLOW_PROFILE", "slow_signature", "slow_id", "read_slow_profile", "slow_entries", "slow_issue_text",
            "write_slow_issues", "profile_ort_ratios"]
@@ -115,7 +116,7 @@ def slow_entries(profile: dict[str, Any] | None, *, release: str | None = None) 
                           f"{len(raw['occurrences'])} node(s) (x{entry['ratio_ort']:.1f}, over the "
                           f"x{raw.get('threshold') or 3:g} threshold)")
         out.append(entry)
-    return sorted(out, key=lambda e: -e["cost_s"])
+    return checked_all(DefectEntry, sorted(out, key=lambda e: -e["cost_s"]))  # each typed (models)
 
 
 def slow_issue_text(e: dict[str, Any], *, versions: dict[str, str] | None = None) -> str:

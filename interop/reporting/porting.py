@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from . import text_escape
+from .models import PortingRow, checked_all, page_entries
 # the links between a run's pages moved to .pages (NAV_OPTIONAL, nav_html: said here still)
 from .pages import NAV, NAV_OPTIONAL, macro, nav_html, render  # noqa: F401
 from .text_escape import terminal
@@ -138,7 +139,7 @@ def porting_table(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
         rows.append({"architecture": name, "library": meta[name]["library"], "routes": cells})
     order = [r for r in ("torchscript", "dynamo", "auto") if r in routes] + [r for r in routes
                                                                          if r not in ("torchscript", "dynamo", "auto")]
-    return {"routes": order, "rows": rows, "architectures": len(rows),
+    return {"routes": order, "rows": checked_all(PortingRow, rows), "architectures": len(rows),
             "summary": _summary(rows, order)}
 
 
@@ -236,13 +237,15 @@ def _blocking_text(blocking: dict | None, *, error: bool = True, markdown: bool 
 
 
 def load_defects(directory: Path) -> list[dict[str, Any]]:
-    """The ledger's entries (``defects.json`` in ``directory``; [] when absent or unreadable)."""
+    """The ledger's entries (``defects.json`` in ``directory``; [] when absent or not JSON), each
+    validated (:class:`.models.DefectEntry`): a wrong entry is a :class:`.models.PageFileError`
+    naming the file, its id and the key."""
+    path = Path(directory) / "defects.json"
     try:
-        data = json.loads((Path(directory) / "defects.json").read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return []
-    entries = data.get("defects") if isinstance(data, dict) else data
-    return [e for e in entries or [] if isinstance(e, dict) and isinstance(e.get("id"), str)]
+    return page_entries(data, path)
 
 
 def defects_by_case(defects: Iterable[dict[str, Any]]) -> dict[str, list[str]]:
@@ -403,6 +406,7 @@ def write_porting(directory: Path, table: dict[str, Any], *, lines: Iterable[str
     # the run's ledger, when written before the table
     attach_defects(table, load_defects(directory) if defects is None else defects)
     attach_speeds(table, load_speeds(directory))
+    checked_all(PortingRow, table["rows"], where=directory / "porting.json")  # as written: defects, speed
     write_atomically(directory / "porting.json", json.dumps(table, indent=1, ensure_ascii=False) + "\n")
     write_atomically(directory / "porting.md", format_markdown(table, lines=lines))
     write_atomically(directory / "porting.html", format_html(table, lines=lines))
@@ -444,7 +448,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.defects.name != "defects.json" or not args.defects.is_file():
             sys.stderr.write(f"interop.reporting.porting: --defects {args.defects}: no such defects.json\n")
             return 2
-        ledger = load_defects(args.defects.parent)
+        try:
+            ledger = load_defects(args.defects.parent)
+        except ValueError as exc:  # an entry of the wrong type: the file, its id and the key named
+            sys.stderr.write(f"interop.reporting.porting: {terminal(exc)}\n")
+            return 2
     if ledger is not None:
         attach_defects(table, ledger)
     if args.write:

@@ -27,10 +27,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Iterable
 
+from .models import SupportCell, checked, checked_all, page_entries
 from .pages import render
 
 __all__ = ["support_matrix", "operator_status", "headline", "write_support", "format_markdown", "format_html",
-           "SUPPORT_FILES"]
+           "SUPPORT_FILES", "load_support"]
 
 SUPPORT_FILES = ("support.json", "support.md", "support.html")
 _FORWARD_PHASES = ("export", "import", "compile", "forward")
@@ -119,7 +120,8 @@ def support_matrix(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
                         aidge_operators=sorted(cell["aidge_operators"]), routes=dict(sorted(cell["routes"].items()))))
     columns = sorted({(c["phase"], c["backend"], c["dtype"]) for c in out},
                      key=lambda c: (c[1], c[2] != "float32", c[2], c[0] != "forward"))
-    return {"cells": out, "columns": [{"phase": p, "backend": b, "dtype": d} for p, b, d in columns],
+    return {"cells": checked_all(SupportCell, out),  # each cell typed (models.SupportCell)
+            "columns": [{"phase": p, "backend": b, "dtype": d} for p, b, d in columns],
             "operators": operator_status(out)}
 
 
@@ -266,8 +268,23 @@ def write_support(directory: Path, matrix: dict[str, Any], *, lines: list[str] =
     by_case = defects_by_case(load_defects(directory))
     for cell in matrix["cells"]:
         cell["defects"] = _defect_ids(cell, by_case)
+        checked(SupportCell, cell, where=directory / "support.json")
     data = dict(meta or {}, headlines={b: headline(matrix, b) for b in matrix["operators"]}, **matrix)
     write_atomically(directory / "support.json", json.dumps(data, indent=1, ensure_ascii=False) + "\n")
     write_atomically(directory / "support.md", format_markdown(matrix, lines=list(lines)))
     write_atomically(directory / "support.html", format_html(matrix, lines=list(lines), defects=by_case))
     return [directory / name for name in SUPPORT_FILES]
+
+
+def load_support(directory: Path) -> dict[str, Any] | None:
+    """The matrix of ``support.json`` in ``directory`` (its ``cells``, ``columns`` and ``operators``),
+    None when absent, not JSON or without them; each cell validated (:class:`.models.SupportCell`): a
+    wrong cell is a :class:`.models.PageFileError` naming the file, the cell and the key."""
+    path = Path(directory) / "support.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        matrix = {"cells": data["cells"], "columns": data["columns"], "operators": data["operators"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    page_entries(data, path)
+    return matrix
