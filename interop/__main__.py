@@ -86,6 +86,8 @@ def main(argv: list[str] | None = None) -> int:
 def _run(args, write) -> int:
     from .check import (ModelError, check, check_input_size, check_timeout, load_model, make_inputs, parse_dtype,
                         parse_shape, probe_forward)
+    from .checking.defect_ids import ledger_titles
+    from .reporting.models import PageFileError
 
     if "" not in sys.path and "." not in sys.path:
         sys.path.insert(0, "")  # module:factory names a module of the current directory too
@@ -113,9 +115,13 @@ def _run(args, write) -> int:
         inputs = make_inputs(model, shapes, dtypes)
     except (ValueError, TypeError, RuntimeError) as exc:
         return _usage(f"the inputs cannot be made: {str(exc).splitlines()[0] if str(exc) else exc}")
+    ledger = args.ledger or (_LATEST if _LATEST.is_file() else None)
+    try:  # the ledger whose titles to quote, read first: a wrong entry is a usage error (file, entry, key)
+        ledger_titles(ledger)
+    except PageFileError as exc:
+        return _usage(f"--ledger: {exc}")
     try:
         probe_forward(model, inputs, timeout)  # torch's own forward, in a child: its error is the model's
-        ledger = args.ledger or (_LATEST if _LATEST.is_file() else None)
         report = check(model, *inputs, backward=not args.no_backward, modules=not args.no_modules, ledger=ledger,
                        timeout=timeout)
     except ModelError as exc:

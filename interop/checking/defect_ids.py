@@ -1,7 +1,7 @@
 """A blocker's defect id, as the ledger gives it: the record a findings run writes for the failure
 (:func:`ledger_record`, built again in a child under the reproducer capture), else the record of
 the verdict's fields alone (:func:`_verdict_id`); the titles of a ledger file
-(:func:`_ledger_titles`)."""
+(:func:`ledger_titles`)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -109,7 +109,10 @@ def _verdict_id(b: Blocker) -> str | None:
     return _named(b, identify(record)) if is_aidge_finding(record) else None
 
 
-def _ledger_titles(ledger: str | Path | None) -> dict[str, str]:
+def ledger_titles(ledger: str | Path | None) -> dict[str, str]:
+    """``{defect id: title}`` of a ``defects.json`` (none: {}; a file that cannot be read or is not
+    JSON: {}); a wrong entry is a :class:`~interop.reporting.models.PageFileError` naming the file,
+    its id and the key."""
     if not ledger:
         return {}
     from ..reading import UnsafeInputError, read_user_json

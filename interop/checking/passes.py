@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Sequence
 
-from .defect_ids import _ledger_id, _ledger_titles, _verdict_id
+from .defect_ids import _ledger_id, ledger_titles, _verdict_id
 from .inputs import check_timeout, make_inputs
 from .leaves import (_leaf_calls_isolated, _on_cloned_inputs, _signature, _with_stand_ins, _writes_in_place_isolated,
                      backward_verdict)
@@ -112,7 +112,7 @@ def check(model, *inputs, backward: bool = True, modules: bool = True, ledger: s
                 past = _blockers_of(v, where)
                 sources.update({id(b): ("verify", stand_in, fed) for b in past})
                 found += past
-    titles = _ledger_titles(ledger)
+    titles = ledger_titles(ledger)
     for b in found:
         if b.attribution == "precision":
             b.defect_id_how = "float32 rounding: no Aidge defect"

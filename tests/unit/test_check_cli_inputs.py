@@ -172,3 +172,12 @@ def test_the_library_check_refuses_a_bad_timeout_and_a_huge_shape():
         _leaf_calls_isolated(Raises(), [torch.ones(2, 3)], 30)
     calls = _leaf_calls_isolated(torch.nn.Sequential(torch.nn.ReLU()), [torch.ones(2, 3)], 30)
     assert [c["path"] for c in calls] == ["0"] and calls[0]["output"].shape == (2, 3)
+
+
+def test_a_ledger_with_a_wrong_entry_is_refused_in_one_line(models, tmp_path):
+    """--ledger's entries are typed (interop.reporting.models.DefectEntry): a wrong one is a usage
+    error naming the file, the entry and the key, before any check runs (not a traceback at the end)."""
+    ledger = tmp_path / "defects.json"
+    ledger.write_text('{"defects": [{"id": "D-0000abcd", "title": 3}]}')
+    done = _cli(models, "cli_tiny_models:ForwardRaises", "--input-shape", "2,3", "--ledger", str(ledger))
+    _one_line(done, "--ledger", str(ledger), "D-0000abcd", "'title'")
