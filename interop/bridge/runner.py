@@ -214,6 +214,7 @@ class _GraphRunner:
         self._signature = signature
         return self._in_tensors
 
+    @crash_phase("forward")  # the innermost frame of a crash in a kernel: a dump cut short still names it
     def run_forward(self, tensors: list[Any]) -> None:
         """The scheduler's forward on loaded inputs: ``forward(False, tensors)``, the call the
         benchmarks time as Aidge's; dims are forwarded only after :meth:`invalidate`.
