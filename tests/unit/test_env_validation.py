@@ -1,4 +1,4 @@
-"""Issue 44, the environment: a seed out of every generator's range, a switch that is no
+"""The environment: a seed out of every generator's range, a switch that is no
 switch, a results directory that is a file: each a ``ValueError`` naming the variable, raised
 where it is read (:mod:`interop.env`)."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 45, the operator configurations as the documentation describes them: the form
+"""The operator configurations as the documentation describes them: the form
 ``specs_to_kwargs`` gets (the documented list of merged specs; by name only for a function
 that declares a ``dict``/``Mapping`` parameter, docs/differences.md) and a
 ``test_configurations`` entry that is itself a complete case."""
