@@ -22,10 +22,10 @@ LAYERS = (
     ("interop.bridge",),
     ("interop.zoo",),
     ("interop.equivalence",),
-    ("interop.diagnostics",),
+    ("interop.diagnostics", "interop.reproducers", "interop.node_profile"),
     ("interop.cases",),
     ("interop.records",),
-    ("interop.reporting",),
+    ("interop.console", "interop.reporting"),
     ("interop", "interop.tensor_converter", "interop.pytest_plugin", "interop.triage", "interop.check",
      "interop.checking", "interop.__main__"),
 )
