@@ -20,6 +20,11 @@ JSONL files there are read one bounded line at a time (:func:`confined_json_line
 
 Everything here raises :class:`UnsafeInputError` (a ``ValueError``) naming the file; each reader
 turns it into its own error (``ConfigError``, ``UnreadableInput``...). Standard library only.
+
+What a typed model (a record, a page's entry) refuses in what was read is worded once,
+:func:`validation_problem`: the key by its path, what it must be, what it is
+(``key 'routes.torchscript.nodes': an integer, got str``); each reader puts the file and the
+line or entry in front.
 """
 from __future__ import annotations
 
@@ -31,7 +36,8 @@ from typing import Any, Callable
 
 __all__ = ["MAX_FILE_BYTES", "MAX_LOG_BYTES", "MAX_JSON_DEPTH", "UnsafeInputError", "read_user_bytes",
            "read_user_json", "loads_json", "json_depth_error", "json_lines", "UnreadableInput", "read_text",
-           "MAX_LINE_BYTES", "confined", "open_confined", "read_confined", "read_confined_json", "confined_json_lines"]
+           "MAX_LINE_BYTES", "confined", "open_confined", "read_confined", "read_confined_json", "confined_json_lines",
+           "validation_problem", "TYPE_WORDS"]
 
 #: the largest configuration / golden metadata file read: 8 MiB (the largest of Aidge's 92
 #: shipped files is 37,898 bytes, ours 5,700; a 50 MB file of 600,000 cases took over 5 minutes
@@ -183,6 +189,62 @@ def read_text(path: str | Path) -> str:
     if b"\x00" in data[:4096]:
         raise UnreadableInput(f"{path}: binary file, not text")
     return data.decode("utf-8", errors="replace")
+
+
+# -- what a typed model refuses, in words --------------------------------------------------------
+#: a JSON value's type in words, by its Python type
+TYPE_WORDS = {str: "a string", int: "an integer", float: "a number", bool: "true or false", list: "a list",
+              dict: "an object", type(None): "null"}
+#: what a value must be, by pydantic's error type (another type: pydantic's own message)
+_MUST_BE = {"string_type": TYPE_WORDS[str], "int_type": TYPE_WORDS[int], "float_type": TYPE_WORDS[float],
+            "bool_type": TYPE_WORDS[bool], "list_type": TYPE_WORDS[list], "dict_type": TYPE_WORDS[dict],
+            "model_type": TYPE_WORDS[dict], "model_attributes_type": TYPE_WORDS[dict],
+            "extra_forbidden": "no key of the page (a misspelt key?)", "missing": "required"}
+#: a value's type in JSON's words (a type JSON does not have keeps its Python name: ``dtype``)
+_JSON_NAMES = {"NoneType": "null", "dict": "object"}
+
+
+def _data_path(loc: tuple, obj: Any, kind: str) -> tuple:
+    """The part of a pydantic error's ``loc`` that is a path in ``obj`` (keys, indices): it stops
+    at a union member's tag (``('duration_s', 'int')``: ``('duration_s',)``); a missing key is kept."""
+    path, node = [], obj
+    for i, part in enumerate(loc):
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int) and -len(node) <= part < len(node):
+            node = node[part]
+        elif not (kind == "missing" and i == len(loc) - 1):
+            break
+        path.append(part)
+    return tuple(path)
+
+
+def validation_problem(exc: Any, obj: Any) -> str:
+    """The first wrong key of a pydantic ``ValidationError`` ``exc`` raised on ``obj``, named by its
+    path: ``key 'k.0': <what it must be>, got <what it is>`` (a missing key: ``key 'k': required``;
+    a key the model forbids, as only the pages' models do: ``key 'k': no key of the page (a
+    misspelt key?)``). A union says each of its kinds once (``int | float``: ``a number``).
+    Duck-typed on ``exc.errors()``: no pydantic here."""
+    errors = exc.errors(include_url=False)
+    first = errors[0]
+    path = _data_path(tuple(first["loc"]), obj, first["type"])
+    key = ".".join(str(part) for part in path) or "?"
+    if first["type"] in ("extra_forbidden", "missing"):
+        return f"key {key!r}: {_MUST_BE[first['type']]}"
+    members = [e for e in errors if tuple(e["loc"][:len(path)]) == path] if len(first["loc"]) > len(path) else [first]
+    words: list[str] = []
+    for error in members:
+        if error["type"] == "is_instance_of":
+            cls = (error.get("ctx") or {}).get("class", "")
+            word = {"dict": TYPE_WORDS[dict], "list": TYPE_WORDS[list]}.get(cls, error["msg"])
+        else:
+            word = _MUST_BE.get(error["type"], error["msg"])
+        if word not in words:
+            words.append(word)
+    if "a number" in words and "an integer" in words:  # an integer or a number: a number
+        words.remove("an integer")
+    got = type(first["input"]).__name__
+    return f"key {key!r}: {' or '.join(words)}, got {_JSON_NAMES.get(got, got)}"
 
 
 # -- the files of a run directory, of results/ and of the expected-failure table ---------------

@@ -3,7 +3,8 @@
 
 The records plugin builds each record through it when writing (:func:`written`), and the store
 validates each line it reads through it (:func:`problem_of`, :func:`checked`): a field of the
-wrong type is named (``key 'backend': a string or null, got list``), and the outcome is said
+wrong type is named (``key 'aidge_types.1': a string, got int``: the words of
+:func:`interop.reading.validation_problem`, the pages' too), and the outcome is said
 once, by :func:`interop.records.outcome.outcome_of` (a strict XPASS is ``xpassed``), applied by
 the model's validator whichever way a record comes in. The JSON on disk is unchanged
 (``docs/records.md``): a record is still a JSON object of these keys, absent keys stay absent,
@@ -16,12 +17,11 @@ keeps the keys it does not list (msgspec's ``Struct`` drops them), and validatin
 """
 from __future__ import annotations
 
-import types
-import typing
 from typing import Any, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, InstanceOf, ValidationError, model_validator
 
+from ..reading import TYPE_WORDS, validation_problem
 from .outcome import outcome_of
 
 __all__ = ["Record", "written", "checked", "problem_of", "FIELDS", "ValidationError"]
@@ -113,29 +113,8 @@ class Record(BaseModel):
 FIELDS: dict[str, Any] = {(f.alias or name): f.annotation for name, f in Record.model_fields.items()}
 
 
-def _describe(kind: Any) -> str:
-    """A field's type in words (``a string or null``): the words of the problems the tools list."""
-    origin = typing.get_origin(kind)
-    if origin is typing.Annotated:  # InstanceOf[dict]
-        return _describe(typing.get_args(kind)[0])
-    if origin in (typing.Union, types.UnionType):
-        kinds = [k for k in typing.get_args(kind) if k is not type(None)]
-        if int in kinds and float in kinds:  # an integer or a number: a number
-            kinds.remove(int)
-        return " or ".join(_describe(k) for k in kinds) + (" or null" if type(None) in typing.get_args(kind) else "")
-    if origin is list:
-        inner = typing.get_args(kind)[0]
-        if typing.get_origin(inner) is typing.Annotated:
-            inner = typing.get_args(inner)[0]
-        return f"a list of {_PLURAL.get(typing.get_origin(inner) or inner, 'values')}"
-    if origin is dict:
-        return "an object"
-    return _NAMES.get(kind, getattr(kind, "__name__", str(kind)))
-
-
-_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false", list: "a list",
-          dict: "an object", type(None): "null"}
-_PLURAL = {str: "strings", dict: "objects", int: "integers"}
+#: a type in words (records.store words session.json's fields with them): the reading policy's
+_NAMES = TYPE_WORDS
 
 
 def problem_of(obj: Any, need_nodeid: bool = True) -> str | None:
@@ -161,16 +140,8 @@ def checked(obj: Any, need_nodeid: bool = True) -> dict[str, Any]:
     try:
         rec = Record.model_validate(obj)
     except ValidationError as exc:
-        raise _NotARecord(_first_problem(exc, obj)) from None
+        raise _NotARecord(validation_problem(exc, obj)) from None
     return obj if rec.outcome == obj.get("outcome") else {**obj, "outcome": rec.outcome}
-
-
-def _first_problem(exc: ValidationError, obj: dict[str, Any]) -> str:
-    """The first wrong field of ``exc``, named: ``key 'k': <its type in words>, got <what it is>``."""
-    error = exc.errors(include_url=False)[0]
-    key = str(error["loc"][0]) if error["loc"] else "?"
-    value = obj.get(key)
-    return f"key {key!r}: {_describe(FIELDS.get(key))}, got {type(value).__name__}"
 
 
 def written(fields: dict[str, Any], need_nodeid: bool = True) -> dict[str, Any]:

@@ -9,7 +9,8 @@ through :func:`checked` (a key of the wrong type, or a key the model does not li
 :class:`PageFileError` before anything is written); the readers of the files validate what they
 read through :func:`page_entries` / :func:`read_page`, and a wrong entry is refused naming the
 file, the entry (its id) and the key: ``RUN/defects.json: defect D-0000abcd: key 'known': an
-integer, got str``. As :mod:`interop.records.model` does for records: ``strict`` (no
+integer, got str`` (worded by :func:`interop.reading.validation_problem`, as a record's
+wrong field is). As :mod:`interop.records.model` does for records: ``strict`` (no
 coercion), the dicts themselves are kept (the JSON written is byte for byte what it was), and a
 key added later is optional (None: null, or absent), so that an older run's files still read.
 ``extra="forbid"``: the key sets are closed (a misspelt key is refused).
@@ -21,6 +22,8 @@ from pathlib import Path
 from typing import Any, Iterable, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ..reading import validation_problem
 
 __all__ = ["DefectEntry", "SupportCell", "PortingRow", "PortingCell", "PortingBlocking", "PageFileError",
            "checked", "checked_all", "page_entries", "read_page", "PAGE_LISTS"]
@@ -183,14 +186,6 @@ class PageFileError(ValueError):
     and the key named."""
 
 
-_WORDS = {"string_type": "a string", "int_type": "an integer", "float_type": "a number",
-          "bool_type": "true or false", "list_type": "a list", "dict_type": "an object", "model_type": "an object",
-          "model_attributes_type": "an object", "extra_forbidden": "no key of the page (a misspelt key?)",
-          "missing": "required"}
-_JSON_NAMES = {"str": "str", "NoneType": "null", "dict": "object", "list": "list", "bool": "bool", "int": "int",
-               "float": "float"}
-
-
 def _label(model: type[BaseModel], obj: Any, index: int | None) -> str:
     """How an entry is named: its id (a defect), its row key (a cell), its architecture (a row)."""
     where = f" {index}" if index is not None else ""
@@ -206,17 +201,6 @@ def _label(model: type[BaseModel], obj: Any, index: int | None) -> str:
     return f"entry{where}"
 
 
-def _problem(exc: ValidationError) -> str:
-    """The first wrong key of ``exc``, named: ``key 'k': <what it must be>, got <what it is>``."""
-    error = exc.errors(include_url=False)[0]
-    key = ".".join(str(part) for part in error["loc"]) or "?"
-    words = _WORDS.get(error["type"], error["msg"])
-    if error["type"] in ("extra_forbidden", "missing"):
-        return f"key {key!r}: {words}"
-    got = type(error["input"]).__name__
-    return f"key {key!r}: {words}, got {_JSON_NAMES.get(got, got)}"
-
-
 def checked(model: type[BaseModel], obj: Any, *, where: str | Path | None = None,
             index: int | None = None) -> dict[str, Any]:
     """``obj`` validated through ``model``: itself (the dict, its keys in their order: what is written
@@ -227,7 +211,7 @@ def checked(model: type[BaseModel], obj: Any, *, where: str | Path | None = None
     try:
         model.model_validate(obj)
     except ValidationError as exc:
-        raise PageFileError(f"{prefix}{_label(model, obj, index)}: {_problem(exc)}") from None
+        raise PageFileError(f"{prefix}{_label(model, obj, index)}: {validation_problem(exc, obj)}") from None
     return obj
 
 
