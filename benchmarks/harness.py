@@ -28,6 +28,11 @@ _FILE = _ROOT / "interop" / "reporting" / "bench_harness.py"
 
 
 def _load():
+    """The harness: the package's module where the installed interop is this checkout's, else this
+    checkout's file loaded by its path. Not one loader with the harness's ``_beside`` (which loads
+    its parts by path the same way), because this one runs before any of the checkout's interop
+    code is loaded (an earlier commit's installed interop has no such function to lend it), and
+    while it runs ``benchmarks.harness`` is the harness being loaded, so the harness cannot import it."""
     try:
         spec = importlib.util.find_spec("interop.reporting.bench_harness")
     except ImportError:

@@ -74,7 +74,10 @@ def _beside(name: str):
     """The part ``name`` of this harness loaded by its path from this file's folder, under
     ``<this module>_<name>``: where this file is loaded by its path (benchmarks/harness.py: the
     installed interop is another commit's, which may lack the part or hold its own), its parts
-    are this file's neighbours too."""
+    are this file's neighbours too. Not one loader with benchmarks/harness.py's ``_load`` (which
+    loads this file by path the same way), because that one runs before this file exists as a
+    module (an earlier commit's installed interop has no loader to lend it), and while it loads
+    this file ``benchmarks.harness`` is this file, so this file cannot import it either."""
     qualified = f"{__name__}_{name}"
     if qualified not in sys.modules:
         spec = importlib.util.spec_from_file_location(qualified, Path(__file__).resolve().with_name(f"{name}.py"))
