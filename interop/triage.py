@@ -19,7 +19,7 @@ before anything is written; then every file is written, or none.
       the defect registry's entries for the ids the table's rows name that it does not hold
       (interop/registry/defects.json): printed as JSON, or added to the file with --write
 
-What a proposal holds and how it is made: :mod:`interop.reporting.table_triage`.
+What a proposal holds and how it is made: :mod:`interop.reporting.triage_propose`.
 Exit status: 0 done, 1 the proposal has changes (update without --apply), 2 bad input.
 """
 from __future__ import annotations
@@ -34,7 +34,9 @@ __all__ = ["main"]
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .reporting import table_triage as tt
+    from .reporting.triage_apply import PROPOSAL_FILE, apply_proposal, write_proposal
+    from .reporting.triage_changelog import release_diff
+    from .reporting.triage_propose import propose
 
     parser = argparse.ArgumentParser(prog="python -m interop.triage", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -64,25 +66,25 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "registry":
             return _registry(args.table, args.write, args.run)
         if args.command == "diff":
-            print(tt.release_diff(args.old, args.new, args.table, None if args.backend == "all" else args.backend,
-                                  args.all_runs))
+            print(release_diff(args.old, args.new, args.table, None if args.backend == "all" else args.backend,
+                               args.all_runs))
             return 0
         if args.command == "apply" or args.apply:
-            path = args.proposal if args.command == "apply" else args.run_dir / "triage" / tt.PROPOSAL_FILE
+            path = args.proposal if args.command == "apply" else args.run_dir / "triage" / PROPOSAL_FILE
             if not path.exists():
                 print(f"{path}: no proposal here (run `python -m interop.triage update RUN_DIR` first)",
                       file=sys.stderr)
                 return 2
             from .cases.failure_table import table_dir
 
-            written = tt.apply_proposal(path, args.table or table_dir())
+            written = apply_proposal(path, args.table or table_dir())
             print(f"applied {path}: {len(written)} file(s) written" + "".join(f"\n  {w}" for w in written))
             return 0
-        proposal = tt.propose(args.run_dir, args.table, args.release)
+        proposal = propose(args.run_dir, args.table, args.release)
     except (OSError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    data, diff_path = tt.write_proposal(proposal)
+    data, diff_path = write_proposal(proposal)
     counts = proposal.counts()
     if proposal.incomplete:
         print(f"RUN INCOMPLETE ({proposal.incomplete}): what it did not reach is not in this proposal")

@@ -2,7 +2,7 @@
 phase, the category, the quote without what changes from sample to sample, the attribution of
 a failed test's record), and :func:`propose_opinfo_rows`, the run's failed OpInfo cases grouped
 into one proposed row per reason. The tool that proposes the table's changes from a run, for
-every source, is :mod:`interop.reporting.table_triage` (``python -m interop.triage``).
+every source, is :mod:`interop.reporting.triage_propose` (``python -m interop.triage``).
 
 A row is proposed only where its quote is found in the failure message of each of its cases,
 in a category the table takes (an Aidge category, or an export error). A failure that does not
@@ -19,7 +19,6 @@ from typing import Any
 from ..cases.failure_table import EXPORT_CATEGORY  # the table's one category that is not Aidge's
 from ..categories import kind_of
 from ..import_gaps import onnx_ops_named
-from .pytest_output import PytestRun
 from ..records.sources import split_opinfo_id, with_imported_fields  # noqa: F401 - split_opinfo_id: its old name here
 
 __all__ = ["ProposedRow", "propose_opinfo_rows", "split_opinfo_id", "quote_of"]
@@ -63,12 +62,11 @@ class Triage:
 
 def propose_opinfo_rows(run) -> Triage:
     """Rows for every OpInfo case of ``run`` (its records, :class:`~interop.records.store.RunRecords`,
-    or a console output, :class:`~interop.reporting.pytest_output.PytestRun`) that failed without
+    or a console output's rows, :class:`~interop.reporting.report.TextRun`) that failed without
     an expected failure."""
-    from .console import rows_from_console
     from .report import row_of
 
-    rows = rows_from_console(run) if isinstance(run, PytestRun) else run.records
+    rows = run.records
     groups: dict[tuple, ProposedRow] = {}
     left_out: list[tuple[str, str]] = []
     for result in map(row_of, rows):

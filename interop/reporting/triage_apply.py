@@ -1,8 +1,10 @@
 """A triage proposal written and applied: :func:`write_proposal` (``proposal.json`` and the
 ``proposal.diff`` a maintainer reads, in the run's folder) and :func:`apply_proposal` (the reviewed
 proposal into the table, all its files or none, every file checked first; :class:`ProposalError` for a
-proposal it refuses). Part of :mod:`.table_triage` (``python -m interop.triage``); the proposal is
-made by :mod:`.triage_propose`.
+proposal it refuses: naming the proposal and the key, a file outside the table folder or reached through
+a link, a file that changed since, rows the table's own validator refuses, a proposal nested too deeply;
+nothing is written until every file is checked). Part of the table triage (``python -m interop.triage``);
+the proposal is made by :mod:`.triage_propose`.
 """
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The changelog of the expected-failure table from one Aidge release to another, as defects
-(:func:`release_diff`, ``python -m interop.triage diff OLD NEW``). Part of :mod:`.table_triage`.
+(:func:`release_diff`, ``python -m interop.triage diff OLD NEW``). Part of the table triage (:mod:`.triage_propose`).
 """
 from __future__ import annotations
 

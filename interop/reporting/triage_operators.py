@@ -2,7 +2,7 @@
 torch name): :func:`aidge_operator_of` (the operator a failure's record blames), :func:`row_operators`
 (per row, the operators its cases' records name), :func:`operator_changes` and
 :func:`apply_operator_changes` (the rows renamed or split, written into the table). Part of
-:mod:`.table_triage`.
+the table triage (:mod:`.triage_propose`).
 """
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def aidge_operator_of(record: dict[str, Any], run_dir: str | Path | None = None)
     import_gap = signature["kind"] in ("no importer", "converter failure")
     if run_dir is not None and not import_gap and (operator is None or operator == repro.get("op")) \
             and isinstance(repro.get("path"), str) and repro.get("written"):
-        from ..diagnostics.repro_fields import bundle_aidge_types
+        from ..reproducers.fields import bundle_aidge_types
 
         types_ = bundle_aidge_types(Path(run_dir) / repro["path"])
         if types_ and len(types_) == 1:

@@ -1,8 +1,28 @@
-"""The proposal of the expected-failure table's changes from one run's records (:func:`propose`): the
-:class:`Proposal` (add, widen, edit, fixed, unreached rows; what it means for the ledger's defects), the
-records read as cases (:func:`selector_of`, the selector a new row gives a case) and the rows that say a
-failure. Part of :mod:`.table_triage` (``python -m interop.triage``); the proposal is written and applied
-by :mod:`.triage_apply`.
+"""Keeping the expected-failure table from a run's records (``python -m interop.triage``): the proposal.
+
+:func:`propose` reads one run (``records.jsonl`` + ``session.json``) against the table
+(:mod:`interop.cases.failure_table`) for the run's Aidge release and proposes, never applies:
+
+- **add**: new rows for the run's unexpected failures, of every source and backend, one row per
+  reason (Aidge operator, phase, category, quote, attribution, backend, dtype); the quote is
+  stripped of per-sample shapes, byte counts and addresses (:func:`.triage.quote_of`); OpInfo
+  selectors say ``s*_`` for the sample index;
+- **widen**: where a row of another release already says exactly this (same case, phase,
+  category, its quote in the message), its ``aidge`` range is widened to the run's release
+  instead of a new row;
+- **edit**: a row whose case now fails with another message (Aidge reworded it), or in another
+  category or phase, gets the new quote / category / phase;
+- **fixed**: a row whose every case the run reached passed (strict XPASS): its range stops
+  before the run's release ("fixed in X"), or the row goes when no release is left; a selector
+  that only passing cases matched is dropped;
+- **unreached**: rows of the release that no case of the run reached (listed, kept: the run may
+  be a selection).
+
+Here: the :class:`Proposal` (those rows; what they mean for the ledger's defects), the records read as
+cases (:func:`selector_of`, the selector a new row gives a case) and the rows that say a failure. The
+triage's other parts: :mod:`.triage_apply` (the proposal written and applied), :mod:`.triage_ranges` (a
+row's release range widened or narrowed), :mod:`.triage_changelog` (the changelog from one release to
+another) and :mod:`.triage_operators` (a row's Aidge operator from its cases' records).
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The Aidge release ranges of the expected-failure table's rows, as triage edits them: :func:`widen` (a
 range made to hold one more release), :func:`narrow` (a range without a release that fixed the row), and
 :data:`RELEASES`, the releases the project follows, that a narrowed range is checked against. Part of
-:mod:`.table_triage` (``python -m interop.triage``).
+the table triage (:mod:`.triage_propose`, ``python -m interop.triage``).
 """
 from __future__ import annotations
 

@@ -110,7 +110,7 @@ def test_the_records_plugin_and_the_triage_read_fields_never_ids():
     files = [ROOT / "interop" / "records" / "plugin.py", ROOT / "interop" / "records" / "plugin_fields.py",
              ROOT / "interop" / "records" / "plugin_session.py", ROOT / "interop" / "reporting" / "triage.py"]
     assert [c for p in files for c in _called(p, parsers)] == []
-    triage_propose = ast.parse((ROOT / "interop" / "reporting" / "triage_propose.py").read_text())  # table_triage's
+    triage_propose = ast.parse((ROOT / "interop" / "reporting" / "triage_propose.py").read_text())
     case_of = next(n for n in triage_propose.body if isinstance(n, ast.FunctionDef) and n.name == "_case_of")
     calls = {getattr(n.func, "id", None) or getattr(n.func, "attr", None)
              for n in ast.walk(case_of) if isinstance(n, ast.Call)}

@@ -16,7 +16,10 @@ import pytest
 
 from interop.cases import failure_table as ft
 from interop.cases.expected_failures import expected_failure
-from interop.reporting import table_triage as tt
+from interop.reporting.triage_apply import apply_proposal, write_proposal
+from interop.reporting.triage_changelog import release_diff
+from interop.reporting.triage_propose import _case_of, propose
+from interop.reporting.triage_ranges import narrow, widen
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -96,14 +99,14 @@ def test_rows_apply_to_their_releases_and_the_lookup_uses_the_index(tmp_path, mo
 
 
 def test_release_ranges_widen_and_narrow():
-    assert tt.widen(">=0.10.1", "0.10.0.post3") == ">=0.10.0.post3"
-    assert tt.widen(">=0.10.1,<0.11", "0.12") == [">=0.10.1,<0.11", "==0.12"]
-    assert tt.widen(">=0.10.1", "0.10.2") == ">=0.10.1"  # already held
-    assert tt.narrow(">=0.10.1", "0.10.1") is None  # fixed where it was seen: the row goes
-    assert tt.narrow(">=0.10.0.post3", "0.10.1") == ">=0.10.0.post3,<0.10.1"  # fixed in 0.10.1
-    assert tt.narrow(">=0.9.1.post2", "0.10.0.post3") == ">=0.9.1.post2,!=0.10.0.post3"
-    assert tt.narrow([">=0.10.1", "==0.9.1.post2"], "0.9.1.post2") == ">=0.10.1"
-    assert tt.narrow(">=0.10.0.post3", "0.10.0.post3") == ">=0.10.1"  # a widened row narrowed back
+    assert widen(">=0.10.1", "0.10.0.post3") == ">=0.10.0.post3"
+    assert widen(">=0.10.1,<0.11", "0.12") == [">=0.10.1,<0.11", "==0.12"]
+    assert widen(">=0.10.1", "0.10.2") == ">=0.10.1"  # already held
+    assert narrow(">=0.10.1", "0.10.1") is None  # fixed where it was seen: the row goes
+    assert narrow(">=0.10.0.post3", "0.10.1") == ">=0.10.0.post3,<0.10.1"  # fixed in 0.10.1
+    assert narrow(">=0.9.1.post2", "0.10.0.post3") == ">=0.9.1.post2,!=0.10.0.post3"
+    assert narrow([">=0.10.1", "==0.9.1.post2"], "0.9.1.post2") == ">=0.10.1"
+    assert narrow(">=0.10.0.post3", "0.10.0.post3") == ">=0.10.1"  # a widened row narrowed back
 
 
 def test_the_release_diff_lists_defects_fixed_new_and_changed(tmp_path):
@@ -119,7 +122,7 @@ def test_the_release_diff_lists_defects_fixed_new_and_changed(tmp_path):
     (root / "0.10.0.post3").mkdir()
     (root / "0.10.0.post3" / "operator.backward_not_implemented.json").write_text(
         ft.format_rows("0.10.0.post3", [fixed, old_words]))
-    text = tt.release_diff("0.10.0.post3", "0.10.1", root)
+    text = release_diff("0.10.0.post3", "0.10.1", root)
     assert text.startswith("Aidge defects on 0.10.0.post3: 3 (3 rows); on 0.10.1: 3 (3 rows). Fixed in 0.10.1: 1; "
                            "new in 0.10.1: 1; holding on both: 2, 1 of them changed")
     assert "the 1 rows attributed to the export or to precision are no Aidge defect" in text
@@ -137,7 +140,7 @@ def test_a_row_without_a_defect_id_is_its_own_signature_s_defect(tmp_path):
     (root / "0.10.0.post3" / "operator.backward_not_implemented.json").write_text(
         ft.format_rows("0.10.0.post3", [dict(ROW, operator="Neg", cases=["Neg:*"], aidge="==0.10.0.post3")]))
     (entry,) = [e for e in ft.load_table(root) if e.operator == "Abs"]
-    text = tt.release_diff("0.10.0.post3", "0.10.1", root)
+    text = release_diff("0.10.0.post3", "0.10.1", root)
     assert f"| {defect_id(row_signature(entry))} |" in text.split("Defects new in 0.10.1")[1]
 
 
@@ -147,7 +150,7 @@ def test_a_source_the_older_release_never_checked_is_left_out_of_the_diff(tmp_pa
     (root / "0.10.0.post3").mkdir()
     (root / "0.10.0.post3" / "operator.backward_not_implemented.json").write_text(
         ft.format_rows("0.10.0.post3", [dict(ROW, aidge="==0.10.0.post3")]))
-    text = tt.release_diff("0.10.0.post3", "0.10.1", root)
+    text = release_diff("0.10.0.post3", "0.10.1", root)
     assert "left out, as no run of 0.10.0.post3 checked them: architecture" in text and "Erf" not in text
 
 
@@ -215,7 +218,7 @@ def _case(key: str, kind: str = "operator"):
 
 def test_deleted_rows_are_proposed_back_and_the_applied_table_decides_their_cases(run_with_ten_rows_deleted):
     run, table, deleted = run_with_ten_rows_deleted
-    proposal = tt.propose(run, table)
+    proposal = propose(run, table)
     added = [c["after"] for c in proposal.changes if c["action"] == "add"]
     assert added and not proposal.left_out
     originals = [ft.entry_of(r) for r in deleted]
@@ -228,7 +231,7 @@ def test_deleted_rows_are_proposed_back_and_the_applied_table_decides_their_case
             assert (row["phase"], row["category"]) == (original.phase, original.category), row
             assert row["quote"] in original.error or original.error in row["quote"], (row["quote"], original.error)
     # the diff is what a maintainer reads; --apply writes it; the table then decides each case as before
-    data, diff = tt.write_proposal(proposal)
+    data, diff = write_proposal(proposal)
     assert data.parent == run / "triage" and "+   \"cases\": [" in diff.read_text()
     applied = tmp = table.parent / "applied"
     shutil.copytree(table, tmp)
@@ -236,7 +239,7 @@ def test_deleted_rows_are_proposed_back_and_the_applied_table_decides_their_case
     moved["files"] = {k.replace(str(table), str(tmp)): v for k, v in moved["files"].items()}
     moved["table_dir"] = str(tmp)
     (run / "moved.json").write_text(json.dumps(moved))
-    tt.apply_proposal(run / "moved.json")
+    apply_proposal(run / "moved.json")
     entries = ft.applicable(ft.load_table(applied), "0.10.1")
     for row in added:
         for key in row["cases"]:
@@ -246,7 +249,7 @@ def test_deleted_rows_are_proposed_back_and_the_applied_table_decides_their_case
 
 def test_a_row_whose_cases_all_pass_is_proposed_for_deletion(run_with_ten_rows_deleted):
     run, table, _ = run_with_ten_rows_deleted
-    proposal = tt.propose(run, table)
+    proposal = propose(run, table)
     (fixed,) = [c for c in proposal.changes if c["action"] == "fixed"]
     assert fixed["operator"] == "Conv2D" and fixed["after"] is None and fixed["cases"] == [
         "Conv2D_attributes_kernel_square"]
@@ -256,7 +259,7 @@ def test_a_row_whose_cases_all_pass_is_proposed_for_deletion(run_with_ten_rows_d
 
 def test_a_reworded_message_is_proposed_as_an_edit(run_with_ten_rows_deleted):
     run, table, _ = run_with_ten_rows_deleted
-    proposal = tt.propose(run, table)
+    proposal = propose(run, table)
     edits = [c for c in proposal.changes if c["action"] == "edit"]
     assert [(c["operator"], c["before"], c["after"]) for c in edits] == [
         ("LayerNorm", {"quote": REWORDED}, {"quote": "Backward not yet implemented for LayerNorm_Op on backend cpu"})]
@@ -268,7 +271,7 @@ def test_a_row_of_another_release_is_widened_instead_of_added(run_with_ten_rows_
     shutil.copytree(table, other)
     old = [dict(r, aidge="==0.10.0.post3") for r in deleted]
     ft.write_table_file(other / "0.10.0.post3" / "operator.mixed.json", "0.10.0.post3", old)
-    proposal = tt.propose(run, other)
+    proposal = propose(run, other)
     actions = {c["action"] for c in proposal.changes}
     assert "add" not in actions, [c for c in proposal.changes if c["action"] == "add"]
     widened = [c for c in proposal.changes if c["action"] == "widen"]
@@ -305,8 +308,8 @@ def test_a_proposal_from_an_interrupted_run_says_so(run_with_ten_rows_deleted, t
     session = json.loads((partial / "session.json").read_text())
     session.update(complete=False, ended="interrupted (KeyboardInterrupt or a signal): the records are partial")
     (partial / "session.json").write_text(json.dumps(session))
-    assert tt.propose(run, table).incomplete is None
-    assert tt.propose(partial, table).incomplete.startswith("interrupted")
+    assert propose(run, table).incomplete is None
+    assert propose(partial, table).incomplete.startswith("interrupted")
     proc = subprocess.run([sys.executable, "-m", "interop.triage", "update", str(partial), "--table", str(table)],
                           capture_output=True, text=True, timeout=120)
     assert proc.stdout.startswith("RUN INCOMPLETE (interrupted"), proc.stdout
@@ -338,11 +341,11 @@ def test_an_error_row_whose_exports_onnxruntime_refuses_is_proposed_as_the_expor
                   and r.get("category") == "backward_not_implemented" and r.get("aidge_operator") == "ReduceMean"}
     assert len(reduce_mean) > 1
     refused = _with_refused_exports(run, tmp_path / "all", reduce_mean)
-    attributed = [c for c in tt.propose(refused, table).changes if c["action"] == "attribute"]
+    attributed = [c for c in propose(refused, table).changes if c["action"] == "attribute"]
     assert [(c["operator"], c["after"]) for c in attributed] == [("ReduceMean", {"attribution": "export"})]
     assert "INVALID_GRAPH" in attributed[0]["why"] and sorted(attributed[0]["cases"])
     partly = _with_refused_exports(run, tmp_path / "part", set(sorted(reduce_mean)[1:]))
-    assert [c for c in tt.propose(partly, table).changes if c["action"] == "attribute"] == []
+    assert [c for c in propose(partly, table).changes if c["action"] == "attribute"] == []
 
 
 def test_the_proposal_speaks_in_defects(run_with_ten_rows_deleted):
@@ -350,8 +353,8 @@ def test_the_proposal_speaks_in_defects(run_with_ten_rows_deleted):
     from interop.records.store import load_run
 
     run, table, deleted = run_with_ten_rows_deleted
-    proposal = tt.propose(run, table)
-    failed = [(tt._case_of(r), r) for r in load_run(run).records if r.get("outcome") in ("failed", "error")]
+    proposal = propose(run, table)
+    failed = [(_case_of(r), r) for r in load_run(run).records if r.get("outcome") in ("failed", "error")]
     added = [c for c in proposal.changes if c["action"] == "add"]
     listed = {d["id"] for bucket in ("new", "changed") for d in proposal.defects[bucket]}
     assert added

@@ -57,7 +57,7 @@ def test_every_opinfo_row_without_a_run_is_reached_by_the_default_selection(monk
 
 def test_the_triage_lists_a_named_run_row_as_unreached_only_from_a_run_that_collects_its_cases():
     from interop.records.store import RunRecords
-    from interop.reporting.table_triage import _run_collects
+    from interop.reporting.triage_propose import _run_collects
 
     entry = ft.entry_of(_row(run="opinfo 2 samples"))
     default = RunRecords(records=[{"kind": "opinfo", "operator": "sigmoid", "case_key": "s0_20", "backend": "cpu"}],

@@ -179,7 +179,7 @@ def _rec(row_ref, torch_op, key, error, outcome="xfailed", **more):
 
 
 def test_a_row_takes_the_operator_its_records_name_and_splits_only_where_each_selector_is_one_operator(tmp_path):
-    from interop.reporting.table_triage import apply_operator_changes, operator_changes, row_operators
+    from interop.reporting.triage_operators import apply_operator_changes, operator_changes, row_operators
 
     folder = tmp_path / "0.10.1"
     folder.mkdir()

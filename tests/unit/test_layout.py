@@ -168,7 +168,7 @@ def test_no_import_from_a_higher_layer():
 def test_the_layering_check_sees_an_upward_import(tmp_path):
     assert _layer_of("interop.cases.expected_failures") > _layer_of("interop.categories")
     assert _layer_of("interop.equivalence.verdict") < _layer_of("interop.cases.case")
-    assert _layer_of("interop.reporting.table_triage") > _layer_of("interop.records.store")
+    assert _layer_of("interop.reporting.triage_propose") > _layer_of("interop.records.store")
 
 
 def test_no_private_name_crosses_a_package():

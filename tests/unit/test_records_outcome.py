@@ -33,9 +33,9 @@ def test_an_old_runs_strict_xpass_is_read_as_xpassed_and_counted_as_pytest_did(t
 
 
 def test_the_readers_read_the_outcome_and_decide_nothing():
-    readers = ["reporting/support.py", "reporting/table_triage.py", "reporting/backends.py", "records/progress.py",
+    readers = ["reporting/support.py", "reporting/backends.py", "records/progress.py",
                "reporting/report.py", "reporting/porting.py",
-               # table_triage's code (its facade re-exports these modules)
+               # the table triage
                "reporting/triage_ranges.py", "reporting/triage_propose.py", "reporting/triage_apply.py",
                "reporting/triage_changelog.py", "reporting/triage_operators.py"]
     for name in readers:

@@ -15,14 +15,14 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_the_releases_are_listed_once_and_everything_reads_that_list():
     releases = tuple(json.loads((ROOT / "interop" / "aidge_releases.json").read_text())["releases"])
-    from interop.reporting import table_triage
+    from interop.reporting import triage_ranges
 
     sys.path.insert(0, str(ROOT))
     try:
         from tools import aidge_matrix
     finally:
         sys.path.remove(str(ROOT))
-    assert table_triage.RELEASES == aidge_matrix.RELEASES == releases
+    assert triage_ranges.RELEASES == aidge_matrix.RELEASES == releases
     # the noxfile reads the data file (it cannot import the package): no literal list of releases left in it
     tree = ast.parse((ROOT / "noxfile.py").read_text())
     lists = [n for n in ast.walk(tree) if isinstance(n, (ast.Tuple, ast.List))
