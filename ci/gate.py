@@ -17,6 +17,12 @@ defects and every unexpected outcome, copies the run's report files (not its rep
   (not with ``--complete-only``: the full OpInfo and ModuleInfo selections, whose failures the table
   does not all hold, are triage material, ``triage/proposal.diff``);
 - 0 otherwise.
+
+The ledger (``defects.json``) is read through the typed model the pages use
+(:func:`interop.reporting.models.page_entries`, :class:`~interop.reporting.models.DefectEntry`): a
+malformed entry stops the gate naming the file, the entry and the key, as the pages do. So the gate
+runs with the CPU stack's python (``.nox/cpu-stack/bin/python``, or a developer's venv), which has
+the package and pydantic.
 """
 from __future__ import annotations
 
@@ -25,6 +31,8 @@ import json
 import shutil
 import sys
 from pathlib import Path
+
+from interop.reporting.models import PageFileError, page_entries
 
 #: a run's files a merge request links (its reproducers stay in the shard jobs' artifacts)
 PUBLISHED = ("report.txt", "report.json", "support.html", "support.md", "support.json", "defects.md",
@@ -110,7 +118,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {defects.get('count')} distinct Aidge defect(s), {defects.get('cases')} case(s)")
     ledger = run / "defects.json"
     if ledger.exists():
-        new = [d for d in (_json(ledger).get("defects") or []) if d.get("new")]
+        try:
+            entries = page_entries(_json(ledger), ledger)
+        except PageFileError as exc:
+            raise SystemExit(f"ci/gate.py: {exc}") from None
+        new = [d for d in entries if d.get("new")]
         print(f"  defects with cases no expected failure holds (new): {len(new)}")
         for d in new[:SHOWN]:
             print(f"    {d.get('id')} {d.get('title')}: {d.get('new')} new case(s)")

@@ -251,6 +251,14 @@ def test_the_gate_fails_on_an_unexpected_outcome_only(tmp_path, outcomes, extra,
     assert "report.json" in published and "reproducers" not in published
 
 
+def test_the_gate_reads_the_ledger_through_the_pages_model_and_names_a_wrong_entry(tmp_path):
+    run = _merged_run(tmp_path, ["passed"])
+    (run / "defects.json").write_text(json.dumps({"defects": [{"id": "D-1", "title": "X fails", "new": "1"}]}))
+    proc = _gate(str(tmp_path / "runs"))
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stdout + proc.stderr
+    assert f"ci/gate.py: {run / 'defects.json'}: defect D-1: key 'new': an integer, got str" in proc.stderr
+
+
 def test_the_gate_fails_on_an_incomplete_run_and_on_a_refused_merge(tmp_path):
     _merged_run(tmp_path, ["passed"], complete=False, incomplete=["shard 2/2: 3 test(s) killed"])
     proc = _gate(str(tmp_path / "runs"), "--complete-only")
