@@ -274,7 +274,7 @@ def repro_check(session: nox.Session) -> None:
     20 bundles); the environment, numpy + onnx + Aidge at this stack's versions, is .nox/repro-venv."""
     stack = cpu_stack(session)
     args = session.posargs or [str(ROOT / "results" / "latest")]
-    stack.run("python", "-m", "interop.diagnostics.repro_check", *args, "--venv", str(ROOT / ".nox" / "repro-venv"))
+    stack.run("python", "-m", "interop.reproducers.check", *args, "--venv", str(ROOT / ".nox" / "repro-venv"))
 
 
 @nox.session(name="default-export", venv_backend="none")
@@ -282,7 +282,7 @@ def default_export(session: nox.Session) -> None:
     """What users export (torch.onnx.export with torch's defaults) beside the suite's export, every zoo model and
     architecture, both routes, through Aidge: one JSON line per model and route (docs/default-export.md)."""
     stack = cpu_stack(session)
-    stack.run("python", "-m", "interop.diagnostics.default_export", "--dynamo", *session.posargs, env=TEST_ENV)
+    stack.run("python", "-m", "interop.reproducers.default_export", "--dynamo", *session.posargs, env=TEST_ENV)
 
 
 def _gpu_absent_reason() -> str | None:

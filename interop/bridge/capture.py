@@ -8,7 +8,7 @@ then it listens to the bridge's events (:mod:`interop.bridge.events`; the bridge
 nothing of it) and every ``wrap`` of this process notes its export (:func:`note_export`), its
 runner, and every forward and backward of that runner, and Aidge's log goes to a file of
 the case instead of nowhere. Nothing here writes a bundle: :func:`failed` hands the capture to
-the writer the caller gave (:mod:`interop.diagnostics.reproducer`), once per case, in the
+the writer the caller gave (:mod:`interop.reproducers`), once per case, in the
 process that saw the failure (the forked case child holds all of the above; its parent holds
 none of it). When off, nothing listens: the bridge's events cost it one global read.
 """

@@ -20,16 +20,16 @@ def ledger_record(fn, args, directory: str | Path, nodeid: str, *, backward: boo
                   backward_only: bool = False) -> dict[str, Any] | None:
     """The record a findings run writes for the failure of ``fn(*args)``, built the way the run
     builds it (in this process: run it in a child): Aidge's run under the reproducer capture
-    (:mod:`interop.bridge.capture`, :func:`interop.diagnostics.reproducer.write_bundle` into
+    (:mod:`interop.bridge.capture`, :func:`interop.reproducers.bundle.write_bundle` into
     ``directory``), the failure's fields (:func:`interop.records.classify.finding_of`) and the
-    reproducer's (:func:`interop.diagnostics.reproducer.record_fields`: the first diverging node,
+    reproducer's (:func:`interop.reproducers.fields.record_fields`: the first diverging node,
     the one-node graph's op, an export the checker refuses). None when it does not fail. The
     check is :func:`~interop.equivalence.verdict.check_callable` (verify's), or with
     ``backward_only`` :func:`_backward_runs` (the second verdict of a leaf)."""
     from ..bridge import capture
-    from ..diagnostics.repro_bundle import write_bundle
-    from ..diagnostics.repro_fields import record_fields
-    from ..diagnostics.repro_layout import bundle_folder
+    from ..reproducers.bundle import write_bundle
+    from ..reproducers.fields import record_fields
+    from ..reproducers.layout import bundle_folder
     from ..equivalence.verdict import check_callable
     from ..records.classify import finding_of
 

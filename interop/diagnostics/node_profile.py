@@ -25,7 +25,7 @@ in eval mode). Each returns the profile as plain data (JSON-ready):
   (what a user of onnxruntime gets: fused Conv+Relu, NCHWc layouts) is timed too, unprofiled, for
   its total only.
 - **Matching**: aidge_onnx renames every node (``/conv1/Conv`` becomes ``conv1_Conv``);
-  :func:`interop.diagnostics.reproducer._aidge_names` maps an Aidge name back to its ONNX node's
+  :func:`interop.bridge.ort.aidge_node_indices` maps an Aidge name back to its ONNX node's
   index. An Aidge node whose name is not there is matched to the ONNX node whose Aidge name is
   the longest prefix of it (a node aidge_onnx splits); one matched to none is listed in
   ``unmatched_aidge`` and still counts in Aidge's total. An ONNX node Aidge does not run (Flatten,

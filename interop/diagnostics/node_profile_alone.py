@@ -191,17 +191,17 @@ def torch_equivalent(node, values: dict[str, np.ndarray], out_shape: Sequence[in
 def _node_alone(proto, inputs, node_name: str):
     """The node ``node_name`` of ``proto`` as a graph of its own, fed the values it receives in
     the full graph on ``inputs`` (onnxruntime's): the node, then ``(model, data_inputs, arrays,
-    expected)`` of the reproducer's :func:`~interop.diagnostics.reproducer._single_node_model`; a
+    expected)`` of the reproducer's :func:`~interop.reproducers.reduce.single_node_model`; a
     KeyError when the graph has no such node."""
-    from .repro_reduce import _ort_values, _single_node_model
+    from ..reproducers.reduce import ort_values, single_node_model
 
     named = _named(proto)
     feeds = _feeds(named, inputs)
     node = next((n for n in named.graph.node if n.name == node_name), None)
     if node is None:
         raise KeyError(f"no node {node_name!r} in the graph")
-    values = _ort_values(named, feeds)
-    return (node, *_single_node_model(named, node, values, set(_data_inputs(named))))
+    values = ort_values(named, feeds)
+    return (node, *single_node_model(named, node, values, set(_data_inputs(named))))
 
 
 #: interleaved rounds of :func:`time_node_alone`
@@ -220,7 +220,7 @@ def time_node_alone(proto, node_name: str, inputs, *, rounds: int = ALONE_ROUNDS
     import torch
 
     from ..bridge.runtime import quiet_aidge
-    from .repro_aidge import load_in_aidge
+    from ..reproducers.aidge import load_in_aidge
 
     node, model, data_inputs, arrays, expected = _node_alone(proto, inputs, node_name)
     names = [getattr(i, "name", i) for i in data_inputs]

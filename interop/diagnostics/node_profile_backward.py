@@ -143,6 +143,6 @@ def profile_backward(model, args: Sequence, kwargs: dict | None = None, *, name:
 
 
 def _aidge_names_of(proto) -> dict[str, int]:
-    from .repro_aidge import _aidge_names
+    from ..bridge.ort import aidge_node_indices
 
-    return _aidge_names(proto)
+    return aidge_node_indices(proto)

@@ -35,17 +35,18 @@ def profile_onnx(proto, inputs, *, name: str = "", rounds: int = DEFAULT_ROUNDS,
     :data:`MIN_ROUNDS`). ``torch_call``: the torch model's own forward on the same inputs, timed in
     the same rounds (one thread, thread CPU time; totals ``torch_s`` and ``ratio_torch``: Aidge/torch
     beside Aidge/onnxruntime). See the module's docstring for what each figure is. Raises
-    :class:`interop.diagnostics.reproducer.AidgeRefused` when Aidge cannot import or compile it."""
+    :class:`interop.reproducers.aidge.AidgeRefused` when Aidge cannot import or compile it."""
     import onnxruntime as ort
 
+    from ..bridge.ort import aidge_node_indices
     from ..bridge.runtime import quiet_aidge
-    from .repro_aidge import _aidge_names, load_in_aidge
-    from .repro_reduce import _ort_feeds
+    from ..reproducers.aidge import load_in_aidge
+    from ..reproducers.reduce import session_feeds
 
     proto = _named(proto)
     feeds = _feeds(proto, inputs)
     data_names = _data_inputs(proto)
-    names = _aidge_names(proto)  # on a renamed copy: proto keeps its ONNX names
+    names = aidge_node_indices(proto)  # on a renamed copy: proto keeps its ONNX names
     onnx_bytes = proto.SerializeToString()
     folder = Path(tempfile.mkdtemp(prefix="interop-node-profile-"))
     load = [round(os.getloadavg()[0], 2)]
@@ -63,8 +64,8 @@ def profile_onnx(proto, inputs, *, name: str = "", rounds: int = DEFAULT_ROUNDS,
                                          providers=["CPUExecutionProvider"])
             optimised = ort.InferenceSession(onnx_bytes, _ort_options(ort, profile_prefix=None, optimize=True),
                                              providers=["CPUExecutionProvider"])
-            ort_feeds = _ort_feeds(profiled, feeds)
-            opt_feeds = _ort_feeds(optimised, feeds)
+            ort_feeds = session_feeds(profiled, feeds)
+            opt_feeds = session_feeds(optimised, feeds)
             diagram = str(folder / "aidge")
 
             with _one_openmp_thread() as runtimes:

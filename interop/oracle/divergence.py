@@ -4,7 +4,7 @@ something else than the reference?
 - forward: :func:`first_diverging_output`, the first node, in the ONNX graph's order, one of whose
   outputs (as Aidge computed it) differs from the reference's value of the same name (onnxruntime
   on the same graph). The bridge's first-call check (:mod:`interop.bridge.value_check`) and the
-  reproducers' reduction (:mod:`interop.diagnostics.reproducer`) collect the two sides their own
+  reproducers' reduction (:mod:`interop.reproducers`) collect the two sides their own
   way (an Aidge graph that has just run; a bundle run in a child) and ask this function.
 - backward: :func:`first_diverging_backward`, walking from the outputs back, the first node whose
   input gradients differ from :func:`node_vjp`, a float64 reference of that node alone.

@@ -217,14 +217,16 @@ class RecordsPlugin:
                 if capturing:
                     self._stop_capture()
 
-    # -- reproducers (interop.diagnostics.reproducer) -----------------------------------------
+    # -- reproducers (interop.reproducers) -----------------------------------------
     def _start_capture(self, item: pytest.Item) -> bool:
         """Capture what this test's reproducer needs, when the session writes reproducers
         (``$INTEROP_REPRODUCERS``, on under ``nox -s report``) and records."""
         if self.is_controller or self.directory is None or not reproducers_on():
             return False
         from ..bridge import capture
-        from ..diagnostics.reproducer import bundle_folder, start_fresh_server, write_bundle, write_pending
+        from ..reproducers.bundle import write_bundle, write_pending
+        from ..reproducers.layout import bundle_folder
+        from ..reproducers.run import start_fresh_server
 
         start_fresh_server()
         case, _ = _case_of(item)
@@ -238,7 +240,7 @@ class RecordsPlugin:
         import shutil
 
         from ..bridge import capture
-        from ..diagnostics.reproducer import PENDING
+        from ..reproducers.bundle import PENDING
 
         capture.stop()
         try:
@@ -418,7 +420,7 @@ class RecordsPlugin:
             rec["replay"] = replay_command(rec.get("seed"), nodeid)
         if outcome in ("failed", "error", "xfailed") and self.directory is not None and reproducers_on():
             from ..bridge import capture
-            from ..diagnostics.reproducer import record_fields
+            from ..reproducers.fields import record_fields
 
             state = capture.current()
             log = capture.aidge_log_text(state) if state is not None else ""
@@ -450,8 +452,8 @@ class RecordsPlugin:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus) -> None:
         if self._writer is not None:
             self._writer.close()
-        if "interop.diagnostics.reproducer" in sys.modules:  # its fork server, if this process started one
-            sys.modules["interop.diagnostics.reproducer"].stop_fresh_server()
+        if "interop.reproducers.run" in sys.modules:  # its fork server, if this process started one
+            sys.modules["interop.reproducers.run"].stop_fresh_server()
         if self._marked and given(SESSION_ENV) == self.session_id:
             del os.environ[SESSION_ENV]
         if getattr(self.config, "workerinput", None) is not None or self.directory is None:

@@ -4,7 +4,7 @@ For each entry of the ledger (:mod:`interop.reporting.ledger`) that has a reprod
 directory gets ``defects/<id>/``:
 
 - ``standalone.py``: one file that needs numpy, onnx and Aidge only, written from the smallest
-  reproducer bundle (:mod:`interop.diagnostics.reproducer`): the graph as ``onnx.helper`` code
+  reproducer bundle (:mod:`interop.reproducers`): the graph as ``onnx.helper`` code
   (``make_node``, ``make_graph``, ``make_model``; constants as numpy literals), the inputs and the
   expected values as numpy literals (``np.array([...], dtype=np.float32).reshape(...)``) when each
   holds at most :data:`LITERAL_MAX_ELEMENTS` elements and the literals stay under

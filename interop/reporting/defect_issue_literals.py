@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ..diagnostics.repro_script import script_literal
+from ..reproducers.script import script_literal
 
 __all__ = ["array_literal"]
 

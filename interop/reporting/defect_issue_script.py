@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from ..diagnostics.repro_fields import bundle_facts
-from ..diagnostics.repro_script import script_literal
+from ..reproducers.fields import bundle_facts
+from ..reproducers.script import script_literal
 from ..reading import confined
 from .defect_issue_literals import _attribute_literal, _value_info_literal, array_literal
 
@@ -26,7 +26,7 @@ __all__ = ["standalone_parts", "standalone_script", "LITERAL_MAX_ELEMENTS", "LIT
 LITERAL_MAX_ELEMENTS = 4096
 #: the literals (graph and values) of one standalone.py, at most (characters); the largest go to files beyond
 LITERAL_MAX_CHARS = 200_000
-#: where the harness of a bundle's repro.py starts (repro_script writes this line above repro_body.py)
+#: where the harness of a bundle's repro.py starts (interop.reproducers.script writes this line above body.py)
 _BODY_MARK = "# ---- numpy, onnx and Aidge only from here"
 #: the harness's one file test that a literal value must answer too (grad_input_K.pb present?)
 _EXISTS = "if os.path.exists(path) and name in by_name:"
@@ -133,8 +133,8 @@ def _bare(items):
 
 
 def _settings_of(script: str) -> dict[str, Any]:
-    """A generated repro.py's module-level settings, read as data (:func:`~interop.diagnostics.reproducer.script_settings`)."""
-    from ..diagnostics.repro_script import script_settings
+    """A generated repro.py's module-level settings, read as data (:func:`~interop.reproducers.script.script_settings`)."""
+    from ..reproducers.script import script_settings
 
     return script_settings(script)
 

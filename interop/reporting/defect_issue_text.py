@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..diagnostics.repro_fields import bundle_facts
+from ..reproducers.fields import bundle_facts
 from ..reading import UnsafeInputError, confined
 from . import text_escape
 from .defect_issue_literals import _FLOATS, _INTS, _number

@@ -31,7 +31,7 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 def run_standalone(folder: Path, timeout: float = RUN_TIMEOUT_S) -> dict[str, Any]:
     """``folder/standalone.py`` run as its reader runs it, in a fresh interpreter (``python -I``, torch
     and interop unimportable): ``{"exit": status or None (timed out), "output": its output}``."""
-    from ..diagnostics.repro_run import run_fresh
+    from ..reproducers.run import run_fresh
 
     done = run_fresh(Path(folder) / "standalone.py", timeout)
     if done["exit"] is None:

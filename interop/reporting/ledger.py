@@ -1,7 +1,7 @@
 """Defects, not cases: one entry per distinct Aidge defect of a run (issue 43, first version).
 
 A run's Aidge findings (failed and xfailed records attributed to Aidge) are grouped by a
-*signature* read from the record and its reproducer (:mod:`interop.diagnostics.reproducer`):
+*signature* read from the record and its reproducer (:mod:`interop.reproducers`):
 
 - **kind**: no importer, converter failure, no kernel, no backward, wrong values, wrong shape,
   memory-unsafe, accepts invalid input, error (Aidge refuses a valid graph), silently wrong result

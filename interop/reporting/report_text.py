@@ -9,7 +9,7 @@ from .aidge_files import format_aidge_files
 from .text_escape import controls
 from .backends import format_backend_matrix
 from .history import format_trend
-from .pytest_output import OUTCOMES
+from ..records.store import COUNTED_OUTCOMES as OUTCOMES
 
 __all__ = ["format_report", "format_summary", "sig3", "escape_controls"]
 
@@ -398,7 +398,7 @@ def defects_line(defects: dict[str, Any]) -> str:
 
 
 def reproducers_line(repro: dict[str, Any]) -> str:
-    """One line: the reproducer bundles of the run (interop.diagnostics.reproducer)."""
+    """One line: the reproducer bundles of the run (interop.reproducers)."""
     sizes = ", ".join(f"{n} to {k}" for k, n in repro["smallest"].items() if n)
     return (f"Reproducers (results run dir, reproducers/): {repro['written']} of {repro['cases']} failing case(s) "
             f"written, {repro['reproducing']} fail the same way without this suite" + (f" (smallest graph: {sizes})"

@@ -286,7 +286,7 @@ def _run(args: list[str], cwd: Path, results: Path, run_dir: Path, commit: str, 
         env.pop(name, None)
     env.pop("INTEROP_RECORDS_SESSION", None)
     env.setdefault("OMP_NUM_THREADS", "1")
-    # every failing case leaves a reproducer bundle in the run (interop.diagnostics.reproducer);
+    # every failing case leaves a reproducer bundle in the run (interop.reproducers);
     # INTEROP_REPRODUCERS=0 turns them off
     env.setdefault("INTEROP_REPRODUCERS", "1")
     started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")

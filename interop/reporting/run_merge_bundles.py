@@ -35,14 +35,14 @@ def _bundle_folders(records: list[dict]) -> list[str]:
 def _rebuild_bundles(source: Path, records: list[dict], root: Path, run_dir: Path, problems: list[str]) -> None:
     """The bundles of ``records`` (:func:`_bundle_folders`) rebuilt under ``root`` from their data: the
     graph (``model.onnx``), the values (``test_data_set_0/{input,output,grad}_*.pb``) and ``meta.json``
-    copied as they are, and ``repro.py`` generated anew by :func:`interop.diagnostics.reproducer.repro_script`
+    copied as they are, and ``repro.py`` generated anew by :func:`interop.reproducers.script.repro_script`
     from the settings the source's repro.py holds, read as data
-    (:func:`~interop.diagnostics.reproducer.script_settings`). No script text of a source is copied: a
+    (:func:`~interop.reproducers.script.script_settings`). No script text of a source is copied: a
     repro.py that is not the one its settings generate (replaced, edited) is said in ``problems``, and one
     that holds no settings to generate it from leaves its bundle without a script (its defect's report
     then says the bundle cannot be read). Every path lies in ``source`` and in ``run_dir``
     (:func:`interop.reading.confined`)."""
-    from ..diagnostics.repro_script import repro_script, script_settings
+    from ..reproducers.script import repro_script, script_settings
     from ..reading import read_confined
     from .defect_issue import _BODY_MARK
 

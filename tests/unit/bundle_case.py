@@ -12,15 +12,15 @@ from pathlib import Path
 import pytest
 
 from interop.bridge import capture
-from interop.diagnostics import reproducer
 from interop.equivalence.isolation import run_isolated
+from interop.reproducers.bundle import write_bundle
 
 
 def captured_case(tmp_path: Path, name: str, fn, timeout: float = 120) -> tuple[dict, BaseException]:
     """``fn`` run as a suite runs a case (a forked child) with a capture on; the bundle's meta.json
     and the failure the case raised (``fn`` must fail)."""
     folder = tmp_path / name
-    capture.start(folder, name, reproducer.write_bundle, tmp_path / "logs" / f"{name}.log")
+    capture.start(folder, name, write_bundle, tmp_path / "logs" / f"{name}.log")
     try:
         with pytest.raises(Exception) as info:
             run_isolated(fn, timeout=timeout)

@@ -17,8 +17,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from interop.diagnostics import reproducer
 from interop.reporting import defect_issue, defect_issue_script
+from interop.reproducers.layout import _write_layout
+from interop.reproducers.run import run_repro
 
 PYTEST_ID = "tests/test_models.py::test_model[ResNet_train]"
 SUITE_WORDS = "output differs between model1 (torch) and model2 (AidgeModule)"
@@ -54,8 +55,8 @@ def _conv_transpose_bundle(folder: Path, *, wrong: bool = True) -> Path:
     settings = {"CASE": PYTEST_ID + " (reduced)", "WHAT": "forward: EquivalenceError: " + SUITE_WORDS,
                 "PHASE": "forward", "CALLS": 2, "RTOL": 1e-5, "ATOL": 1e-6, "FAITHFUL": True, "DATA_INPUTS": ["x"],
                 "N_OUTPUTS": 1, "PARAMS": [], "GRAD_OUTPUTS": []}
-    reproducer._write_layout(reduced, proto, ["x"], [x], [np.asarray(y)], settings)
-    run = reproducer.run_repro(reduced)
+    _write_layout(reduced, proto, ["x"], [x], [np.asarray(y)], settings)
+    run = run_repro(reduced)
     meta = {"repro": {"exit": 1, "line": WHOLE_LINE}, "reduced": {"kept": True, "nodes": 1, "repro": run},
             "versions": {"aidge_core": metadata.version("aidge-core"), "torch": "2.13.0+cpu"}, "calls": 2,
             "export_check": {"onnxruntime_matches_torch": True}}

@@ -21,8 +21,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from interop.diagnostics import reproducer
 from interop.reporting import defect_issue
+from interop.reproducers.bundle import write_factory_bundle
+from interop.reproducers.layout import _write_layout
+from interop.reproducers.run import FreshServer, verdict_of
+from interop.reproducers.script import repro_script, script_literal
 
 MARK_NAME = "INJECTED"
 
@@ -73,7 +76,7 @@ def _docstring_and_comments(text: str) -> tuple[str | None, list[str]]:
 
 def _settings_of(text: str) -> dict:
     """The script's module-level literal assignments (ast.literal_eval: data, never code)."""
-    from interop.diagnostics.reproducer import script_settings
+    from interop.reproducers.script import script_settings
 
     return script_settings(text)
 
@@ -88,10 +91,10 @@ def _exec_module(text: str, path: Path) -> dict:
 @pytest.mark.parametrize("kind, field, make, factory", GENERATORS, ids=[f"{g[0]}-{g[1]}" for g in GENERATORS])
 def test_every_field_of_every_repro_script_is_data(tmp_path, capsys, kind, field, make, factory):
     mark = tmp_path / MARK_NAME
-    neutral = reproducer.repro_script(make("neutral", field), factory=factory)
+    neutral = repro_script(make("neutral", field), factory=factory)
     fixed_doc, fixed_comments = _docstring_and_comments(neutral)
     for k, payload in enumerate(_payloads(mark)):
-        text = reproducer.repro_script(make(payload, field), factory=factory)
+        text = repro_script(make(payload, field), factory=factory)
         compile(text, "repro.py", "exec")  # before: SyntaxError on a backslash or NUL, code on a quote
         doc, comments = _docstring_and_comments(text)
         assert doc == fixed_doc and comments == fixed_comments, (k, "case text outside a literal")
@@ -112,22 +115,22 @@ def test_script_literal_round_trips_and_refuses_what_is_not_data():
     values = ["a\"\"\"b'''c\\N\x00\x1b\u2028", b"\x00\"\"\"", 1.5, -0.0, 3, True, None, [1, "x", None],
               ("t",), {"k": ["v"]}, np.float32(1e-5), np.int64(4), np.bool_(True)]
     for v in values:
-        text = reproducer.script_literal(v)
+        text = script_literal(v)
         assert ast.literal_eval(text) == (v.item() if isinstance(v, np.generic) else v), text
     for special in (float("nan"), float("inf"), -float("inf")):
-        got = eval(reproducer.script_literal(special), {"__builtins__": {"float": float}})  # noqa: S307
+        got = eval(script_literal(special), {"__builtins__": {"float": float}})  # noqa: S307
         assert (got != got) if special != special else got == special
 
     class Sneaky(str):
         def __repr__(self):
             return "__import__('os').system('true')"
 
-    assert ast.literal_eval(reproducer.script_literal(Sneaky("ok"))) == "ok"
+    assert ast.literal_eval(script_literal(Sneaky("ok"))) == "ok"
     for bad in (object(), {1: "x"}, {"k": object()}, np.zeros(2)):
         with pytest.raises(TypeError):
-            reproducer.script_literal(bad)
+            script_literal(bad)
     with pytest.raises(ValueError):
-        reproducer.repro_script({"CASE = 1\nimport os\nX": 1})
+        repro_script({"CASE = 1\nimport os\nX": 1})
 
 
 # --------------------------------------------------------------------------------------------------
@@ -147,7 +150,7 @@ def _relu_bundle(folder: Path, *, case: str = "t.py::test_relu", what: str = "fo
     y = np.maximum(x, 0) + (1.0 if wrong else 0.0)
     settings = {"CASE": case, "WHAT": what, "PHASE": "forward", "CALLS": 1, "RTOL": 1e-5, "ATOL": 1e-6,
                 "FAITHFUL": False, "DATA_INPUTS": ["x"], "N_OUTPUTS": 1, "PARAMS": [], "GRAD_OUTPUTS": []}
-    reproducer._write_layout(folder, proto, ["x"], [x], [y.astype(np.float32)], settings)
+    _write_layout(folder, proto, ["x"], [x], [y.astype(np.float32)], settings)
     return folder
 
 
@@ -167,7 +170,7 @@ def test_a_real_bundle_whose_case_and_message_are_hostile_runs_only_its_check(tm
     assert done.returncode == 0 and "FIXED" in done.stdout, done.stdout + done.stderr
     assert not mark.exists()
     assert "\x1b" not in done.stdout and "\x07" not in done.stdout and "\\x1b]0;t\\x07" in done.stdout
-    assert reproducer.verdict_of(done.returncode, done.stdout)["line"].startswith("FIXED")
+    assert verdict_of(done.returncode, done.stdout)["line"].startswith("FIXED")
     wrong = _run(_relu_bundle(tmp_path / "w", case=payload, what=payload, wrong=True))
     assert wrong.returncode == 1 and "DEFECT PRESENT: forward call 1" in wrong.stdout, wrong.stdout + wrong.stderr
     assert not mark.exists()
@@ -182,7 +185,7 @@ def test_a_factory_bundle_of_a_renamed_config_case_runs_only_its_check(tmp_path)
         factory={"operation": "ReLUOp", "attributes": {}, "arrays": [("x", x)], "rank": 4, "dims_from_data": False,
                  "negative": False, "expected": [np.maximum(x, 0) + 1]},
         directory=tmp_path / "f", case=payload, tolerance=None, log_path=None, log_set=False)
-    meta = reproducer.write_factory_bundle(state, RuntimeError(payload + "\\N\x00"))
+    meta = write_factory_bundle(state, RuntimeError(payload + "\\N\x00"))
     text = (tmp_path / "f" / "repro.py").read_text()
     compile(text, "repro.py", "exec")
     assert _settings_of(text)["CASE"] == payload
@@ -224,7 +227,7 @@ def test_an_unreadable_model_exits_2_not_defect_present(tmp_path, how):
     done = _run(folder)
     assert done.returncode == 2, done.stdout + done.stderr
     assert "cannot run the reproducer" in done.stdout and "DEFECT PRESENT" not in done.stdout, done.stdout
-    assert reproducer.verdict_of(done.returncode, done.stdout)["line"].startswith("cannot run")
+    assert verdict_of(done.returncode, done.stdout)["line"].startswith("cannot run")
 
 
 def test_every_cut_of_the_model_exits_2(tmp_path):
@@ -278,7 +281,7 @@ def test_run_repro_through_the_fork_server_keeps_the_exit_codes(tmp_path):
     """The suite's own runner (a fork server) sees the same 2 for an unreadable bundle."""
     folder = _relu_bundle(tmp_path / "b")
     (folder / "model.onnx").write_bytes(b"")
-    server = reproducer.FreshServer()
+    server = FreshServer()
     try:
         got = server.run(folder, 60)
     finally:

@@ -110,7 +110,7 @@ def _bundle(folder: Path, script: str | None = None) -> None:
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
-    from interop.diagnostics.reproducer import repro_script
+    from interop.reproducers.script import repro_script
 
     (folder / "test_data_set_0").mkdir(parents=True)
     node = helper.make_node("Slice", ["x", "starts", "ends"], ["y"])

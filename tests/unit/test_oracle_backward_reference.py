@@ -82,7 +82,7 @@ def test_on_aidge_a_wrong_node_behind_a_right_one_is_named(tmp_path):
     pytest.importorskip("aidge_core")
     from onnx import numpy_helper
 
-    from interop.diagnostics.reproducer import backward_divergence
+    from interop.reproducers.aidge import backward_divergence
 
     r = _rng()
     x, w = r.standard_normal((4, 5)).astype(np.float32), r.standard_normal((4, 5)).astype(np.float32)
@@ -103,7 +103,7 @@ def test_the_reduction_names_the_node_of_a_gradient_mismatch_no_forward_value_na
     pytest.importorskip("aidge_core")
     from onnx import numpy_helper
 
-    from interop.diagnostics.reproducer import _backward_node
+    from interop.reproducers.aidge import _backward_node
 
     r = _rng()
     x, w = r.standard_normal((4, 5)).astype(np.float32), r.standard_normal((4, 5)).astype(np.float32)
@@ -126,7 +126,7 @@ def test_a_wrong_sum_over_a_shared_tensor_is_said_where_every_node_agrees(tmp_pa
     pytest.importorskip("aidge_core")
     from onnx import numpy_helper
 
-    from interop.diagnostics.reproducer import backward_divergence
+    from interop.reproducers.aidge import backward_divergence
 
     r = _rng()
     x, gy = r.standard_normal((4, 5)).astype(np.float32), r.standard_normal((4, 5)).astype(np.float32)

@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-from interop.diagnostics import repro_check
+from interop.reproducers import check as repro_check
 
 
 def _bundle(run: Path, name: str, meta: dict) -> None:
@@ -82,7 +82,7 @@ def test_the_fork_server_gives_the_same_verdicts_and_passes_the_script_its_argum
 
 
 def test_a_bundle_killed_at_its_time_out_says_so_through_the_fork_server(tmp_path):
-    from interop.diagnostics.reproducer import FreshServer
+    from interop.reproducers.run import FreshServer
 
     (tmp_path / "repro.py").write_text("import time\ntime.sleep(30)\n")
     server = FreshServer(sys.executable)

@@ -1,4 +1,4 @@
-"""Reproducer bundles (interop.bridge.capture, interop.diagnostics.reproducer): what a failing case
+"""Reproducer bundles (interop.bridge.capture, interop.reproducers): what a failing case
 leaves for an Aidge developer, run as they would run it (a fresh interpreter where torch and this
 suite cannot be imported), on real Aidge defects of the installed release."""
 from __future__ import annotations
@@ -16,8 +16,15 @@ import torch
 
 from interop import wrap
 from interop.bridge import capture
-from interop.diagnostics import reproducer
 from interop.equivalence.isolation import run_isolated
+from interop.reproducers.aidge import _aidge_values
+from interop.reproducers.bundle import (PENDING, complete_pending, export_check, export_valid, import_kind,
+                                        write_bundle, write_pending)
+from interop.reproducers.fields import bundle_facts, record_fields
+from interop.reproducers.layout import MAX_MB_ENV, _write_layout, bundle_folder, max_bundle_bytes
+from interop.reproducers.reduce import reduce_crash
+from interop.reproducers.run import FreshServer, run_repro
+from interop.reproducers.script import BODY_PATH, ONNX_TEST_EXPECTED, repro_script
 
 from bundle_case import captured_case, fresh_repro
 
@@ -88,7 +95,7 @@ def test_mismatch_names_the_first_diverging_node_and_the_reduced_graph_compares_
     from onnx import numpy_helper
 
     x = numpy_helper.to_array(onnx.load_tensor(str(folder / "test_data_set_0/input_0.pb")))
-    values = run_isolated(reproducer._aidge_values, folder, [x], False)
+    values = run_isolated(_aidge_values, folder, [x], False)
     (node_type, outputs), = [v for v in values.values()]
     assert node_type == "BatchNorm2D"
     expected = onnx.load_tensor(str(folder / "test_data_set_0/output_0.pb"))
@@ -108,40 +115,40 @@ def test_an_export_onnx_forbids_is_not_blamed_on_aidge(tmp_path):
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
     path = tmp_path / "model.onnx"
     path.write_bytes(model.SerializeToString())
-    check = reproducer.export_check(path, {"x": np.zeros((1, 1, 4, 4), np.int64)}, None, 1.3e-6, 1e-5)
+    check = export_check(path, {"x": np.zeros((1, 1, 4, 4), np.int64)}, None, 1.3e-6, 1e-5)
     assert check["valid"] is False
     assert "int64" in (check["checker"] + check["onnxruntime"]).lower()
     # the record: attribution moves, with the refusal quoted
-    folder = reproducer.bundle_folder(tmp_path, "tests/t.py::test_x[int64]")
+    folder = bundle_folder(tmp_path, "tests/t.py::test_x[int64]")
     folder.mkdir(parents=True)
     (folder / "meta.json").write_text(json.dumps({"reproduces": True, "export_check": check, "reduced": {}}))
-    fields = reproducer.record_fields(tmp_path, "tests/t.py::test_x[int64]", {"attribution": "aidge"})
+    fields = record_fields(tmp_path, "tests/t.py::test_x[int64]", {"attribution": "aidge"})
     assert fields["attribution"] == "export"
     assert "exported graph is invalid" in fields["attribution_reason"]
     assert fields["reproducer"]["path"] == "reproducers/test_x_int64"
     # a crash on the same graph stays Aidge's (memory-unsafe), as the plain run and the triage say
-    died = reproducer.record_fields(tmp_path, "tests/t.py::test_x[int64]", {"attribution": "aidge", "category": "crash"})
+    died = record_fields(tmp_path, "tests/t.py::test_x[int64]", {"attribution": "aidge", "category": "crash"})
     assert "attribution" not in died or died["attribution"] == "aidge"
 
 
 def test_record_fields_say_why_there_is_no_bundle(tmp_path):
-    crash = reproducer.record_fields(tmp_path, "t.py::test_a", {"category": "crash"})
+    crash = record_fields(tmp_path, "t.py::test_a", {"category": "crash"})
     assert crash["reproducer"]["written"] is False and "died" in crash["reproducer"]["why"]
-    (reproducer.bundle_folder(tmp_path, "t.py::test_b")).mkdir(parents=True)
-    (reproducer.bundle_folder(tmp_path, "t.py::test_b") / "meta.json").write_text("[1, 2")
-    bad = reproducer.record_fields(tmp_path, "t.py::test_b", {})
+    (bundle_folder(tmp_path, "t.py::test_b")).mkdir(parents=True)
+    (bundle_folder(tmp_path, "t.py::test_b") / "meta.json").write_text("[1, 2")
+    bad = record_fields(tmp_path, "t.py::test_b", {})
     assert bad["reproducer"]["written"] is False and "meta.json" in bad["reproducer"]["why"]
 
 
 def test_bundle_folders_are_distinct_and_safe():
-    a = reproducer.bundle_folder(Path("/r"), "tests/x.py::test_a[" + "x" * 300 + "1]")
-    b = reproducer.bundle_folder(Path("/r"), "tests/x.py::test_a[" + "x" * 300 + "2]")
+    a = bundle_folder(Path("/r"), "tests/x.py::test_a[" + "x" * 300 + "1]")
+    b = bundle_folder(Path("/r"), "tests/x.py::test_a[" + "x" * 300 + "2]")
     assert a != b and a.parent == Path("/r/reproducers") and len(a.name) < 130
-    assert reproducer.bundle_folder(Path("/r"), "t.py::test[../../etc]").parent == Path("/r/reproducers")
+    assert bundle_folder(Path("/r"), "t.py::test[../../etc]").parent == Path("/r/reproducers")
 
 
 def test_the_script_imports_numpy_onnx_and_aidge_only():
-    tree = ast.parse(reproducer.BODY_PATH.read_text())
+    tree = ast.parse(BODY_PATH.read_text())
     modules = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -155,25 +162,25 @@ def test_the_script_imports_numpy_onnx_and_aidge_only():
 
 
 def test_size_bound_keeps_only_the_reduced_graph(tmp_path, monkeypatch):
-    monkeypatch.setenv(reproducer.MAX_MB_ENV, "0.000001")
+    monkeypatch.setenv(MAX_MB_ENV, "0.000001")
     meta = _run_case(tmp_path, "bn", _batchnorm_in_train_mode)
     folder = tmp_path / "bn"
     assert "over the bound" in meta["full_removed"] and "reduced graph is kept" in meta["full_removed"]
     assert not (folder / "model.onnx").exists() and (folder / "reduced" / "model.onnx").is_file()
-    monkeypatch.setenv(reproducer.MAX_MB_ENV, "lots")
-    with pytest.raises(ValueError, match=reproducer.MAX_MB_ENV):
-        reproducer.max_bundle_bytes()
+    monkeypatch.setenv(MAX_MB_ENV, "lots")
+    with pytest.raises(ValueError, match=MAX_MB_ENV):
+        max_bundle_bytes()
 
 
 def test_fork_server_and_a_new_interpreter_agree(tmp_path):
     _run_case(tmp_path, "maxpool1d", _padded_maxpool1d)
     folder = tmp_path / "maxpool1d"
-    server = reproducer.FreshServer()
+    server = FreshServer()
     try:
         by_server = server.run(folder, 60)
     finally:
         server.close()
-    by_process = reproducer.run_repro(folder)  # no server started in this process: a new interpreter
+    by_process = run_repro(folder)  # no server started in this process: a new interpreter
     assert by_server == by_process and by_server["exit"] == 1
 
 
@@ -190,10 +197,10 @@ def test_repro_check_runs_a_bundle_then_checks_it_against_aidge_s_own_outputs(tm
     """The checker behind ``nox -s repro-check`` (there in a venv of numpy, onnx and Aidge only; here
     with this interpreter): a mismatch bundle exits 1, and 0 once Aidge's outputs are the expected
     values; the run's own files are left as they were."""
-    from interop.diagnostics import repro_check
+    from interop.reproducers import check as repro_check
 
     run = tmp_path / "run"
-    capture.start(reproducer.bundle_folder(run, "t.py::test_bn"), "t.py::test_bn", reproducer.write_bundle,
+    capture.start(bundle_folder(run, "t.py::test_bn"), "t.py::test_bn", write_bundle,
                   tmp_path / "bn.log")
     try:
         with pytest.raises(Exception):
@@ -214,10 +221,10 @@ def test_onnxruntime_lacking_a_kernel_does_not_make_an_export_invalid():
     a file onnx's own checker refuses is the exporter's."""
     lacks = {"checker": "ok", "onnxruntime": "NotImplemented: [ONNXRuntimeError] : 9 : NOT_IMPLEMENTED : Could not "
                                              "find an implementation for Erf(13) node with name '/Erf'"}
-    assert reproducer.export_valid(lacks) is True
-    assert reproducer.export_valid({"checker": "InferenceError: [ShapeInferenceError] (op_type:MaxPool): X typestr: "
+    assert export_valid(lacks) is True
+    assert export_valid({"checker": "InferenceError: [ShapeInferenceError] (op_type:MaxPool): X typestr: "
                                                "T, has unsupported type: tensor(int64)", "onnxruntime": "ok"}) is False
-    assert reproducer.export_valid({"checker": "ok", "onnxruntime": "InvalidGraph: [ONNXRuntimeError] : 10 : "
+    assert export_valid({"checker": "ok", "onnxruntime": "InvalidGraph: [ONNXRuntimeError] : 10 : "
                                                                     "INVALID_GRAPH : type int64 is not allowed"}) is False
 
 
@@ -230,12 +237,12 @@ def test_an_op_without_a_converter_is_no_converter_even_after_the_importer_met_i
     assert meta["import_kind"] == "no converter"
     exc = UnsupportedOperatorError("import", "'MaxPool' (ONNX op MaxPool) imported as GenericOperator",
                                    operator="MaxPool")
-    assert reproducer.import_kind(exc) == "converter failure"
+    assert import_kind(exc) == "converter failure"
     # the record carries it inside its reproducer field, where the ledger reads it
-    folder = reproducer.bundle_folder(tmp_path / "run", "t.py::test_prelu")
+    folder = bundle_folder(tmp_path / "run", "t.py::test_prelu")
     folder.mkdir(parents=True)
     (folder / "meta.json").write_text(json.dumps(meta))
-    fields = reproducer.record_fields(tmp_path / "run", "t.py::test_prelu", {"attribution": "aidge"})
+    fields = record_fields(tmp_path / "run", "t.py::test_prelu", {"attribution": "aidge"})
     assert fields["reproducer"]["import_kind"] == "no converter" and fields["reproducer"]["reproduces"] is True
 
 
@@ -253,19 +260,19 @@ def test_a_case_whose_process_dies_gets_its_bundle_from_the_parent(tmp_path):
 
     run = tmp_path / "run"
     nodeid = "t.py::test_dies"
-    capture.start(reproducer.bundle_folder(run, nodeid), nodeid, reproducer.write_bundle, tmp_path / "log",
-                  pending=reproducer.write_pending)
+    capture.start(bundle_folder(run, nodeid), nodeid, write_bundle, tmp_path / "log",
+                  pending=write_pending)
     try:
         with pytest.raises(AidgeCrash):
             run_isolated(_dies_after_its_first_call, timeout=120)
-        fields = reproducer.record_fields(run, nodeid, {"category": "crash", "phase": "forward",
+        fields = record_fields(run, nodeid, {"category": "crash", "phase": "forward",
                                                          "error": "crash: process killed by SIGABRT"})
     finally:
         capture.stop()
-    folder = reproducer.bundle_folder(run, nodeid)
+    folder = bundle_folder(run, nodeid)
     meta = json.loads((folder / "meta.json").read_text())
     assert meta["expected_from"].startswith("onnxruntime")
-    assert not (folder / reproducer.PENDING).exists()
+    assert not (folder / PENDING).exists()
     assert fields["reproducer"]["written"] is True and fields["reproducer"]["reproduces"] is False
     assert _fresh(folder).returncode == 0  # Aidge computes onnxruntime's values: no defect to show
 
@@ -300,7 +307,7 @@ def test_a_case_built_from_aidge_s_factory_gets_a_bundle_too(tmp_path, case_id, 
 
 
 def test_the_factory_script_imports_numpy_onnx_and_aidge_only():
-    script = reproducer.repro_script({"CASE": "c", "WHAT": "w", "PHASE": "forward"}, factory=True)
+    script = repro_script({"CASE": "c", "WHAT": "w", "PHASE": "forward"}, factory=True)
     doc = ast.get_docstring(ast.parse(script))
     assert "Run: python repro.py" in doc and doc.count("Needs:") == 1 and "aidge_onnx" not in doc
     modules = set()
@@ -320,17 +327,17 @@ def test_a_factory_node_that_kills_the_process_gets_its_bundle_from_the_parent(t
     nodeid = "t.py::test_hann_window_negative_size"
     (case,) = [c for c in benchmark_cases() if c.id == "aidge.hann_window_error_negative_size"]
     run = tmp_path / "run"
-    capture.start(reproducer.bundle_folder(run, nodeid), nodeid, reproducer.write_bundle, tmp_path / "log",
-                  pending=reproducer.write_pending)
+    capture.start(bundle_folder(run, nodeid), nodeid, write_bundle, tmp_path / "log",
+                  pending=write_pending)
     try:
         with pytest.raises(Exception, match="SIGSEGV|crash"):
             run_isolated(check_benchmark_case, case, timeout=60)
     finally:
         capture.stop()
-    meta = reproducer.complete_pending(run, nodeid, {"category": "crash", "phase": "forward",
+    meta = complete_pending(run, nodeid, {"category": "crash", "phase": "forward",
                                                      "error": "crash: process killed by SIGSEGV during forward"})
     assert meta["reproduces"] and meta["factory"]["operation"] == "HannWindowOp" and meta["repro"]["exit"] < 0
-    assert not (reproducer.bundle_folder(run, nodeid) / reproducer.PENDING).exists()
+    assert not (bundle_folder(run, nodeid) / PENDING).exists()
 
 
 def _leaky_relu_backward():
@@ -399,7 +406,7 @@ def test_an_onnx_backend_test_gets_a_bundle_of_its_own_graph_and_expected_values
 
     meta = _run_case(tmp_path, name, _onnx_node_case(name))
     folder = tmp_path / name
-    assert meta["reproduces"] and meta["nodes"] == 1 and meta["expected_from"] == reproducer.ONNX_TEST_EXPECTED
+    assert meta["reproduces"] and meta["nodes"] == 1 and meta["expected_from"] == ONNX_TEST_EXPECTED
     test = onnx_test("node", name)
     assert open(folder / "model.onnx", "rb").read() == test.model.SerializeToString()
     want = test.data_sets[0][1][0]
@@ -408,7 +415,7 @@ def test_an_onnx_backend_test_gets_a_bundle_of_its_own_graph_and_expected_values
     np.testing.assert_array_equal(numpy_helper.to_array(load_tensor(str(folder / "test_data_set_0" / "output_0.pb"))),
                                   want)
     assert "the outputs onnx's backend test ships" in (folder / "repro.py").read_text()
-    assert reproducer.bundle_facts(folder)["expected_from"] == reproducer.ONNX_TEST_EXPECTED
+    assert bundle_facts(folder)["expected_from"] == ONNX_TEST_EXPECTED
     done = _fresh(folder)
     assert done.returncode == 1 and line in done.stdout, done.stdout + done.stderr
 
@@ -420,14 +427,14 @@ def test_an_onnx_backend_test_whose_process_dies_gets_its_bundle_from_the_parent
 
     nodeid = "t.py::test_onnx_backend[onnx_node_test_dropout_default_old]"
     run = tmp_path / "run"
-    capture.start(reproducer.bundle_folder(run, nodeid), nodeid, None, tmp_path / "log",
-                  pending=reproducer.write_pending)
+    capture.start(bundle_folder(run, nodeid), nodeid, None, tmp_path / "log",
+                  pending=write_pending)
     try:
         test = onnx_test("node", "test_dropout_default_old")
         capture.note_onnx(test.model, ["x"], test.data_sets[0][0], test.data_sets[0][1], rtol=1e-3, atol=1e-5)
     finally:
         capture.stop()
-    meta = reproducer.complete_pending(run, nodeid, {"category": "crash", "phase": "forward",
+    meta = complete_pending(run, nodeid, {"category": "crash", "phase": "forward",
                                                      "error": "crash: process killed by SIGSEGV during forward"})
     assert meta is not None and meta["inputs_from"] == "the test's data set 0" and meta["nodes"] == 1
     assert meta["expected_from"].startswith("onnxruntime") and meta["repro"]["exit"] == 1  # Dropout: wrong values
@@ -443,10 +450,10 @@ def _crashing_bundle(tmp_path, nodes, inputs, feeds, initializers=()):
     model.ir_version = 8
     folder = tmp_path / "bundle"
     names = [i.name for i in inputs]
-    reproducer._write_layout(folder, model, names, feeds, [], {
+    _write_layout(folder, model, names, feeds, [], {
         "CASE": "c", "WHAT": "crash", "PHASE": "forward", "CALLS": 1, "RTOL": 1e-5, "ATOL": 1e-8, "FAITHFUL": True,
         "DATA_INPUTS": names, "N_OUTPUTS": 0, "PARAMS": [], "GRAD_OUTPUTS": []})
-    run = reproducer.run_repro(folder, timeout=60)
+    run = run_repro(folder, timeout=60)
     assert run["exit"] is not None and run["exit"] < 0, run  # the whole graph dies (the defect this test needs)
     return folder, model, names, {"case": "c", "failure": "crash", "reproduces": True, "repro": run}
 
@@ -467,7 +474,7 @@ def test_a_crash_is_reduced_to_the_node_that_kills_the_process_with_its_feeders(
              numpy_helper.from_array(np.zeros((0,), np.int64), "empty")]
     folder, model, names, meta = _crashing_bundle(
         tmp_path, nodes, [helper.make_tensor_value_info("x", TensorProto.DOUBLE, [5, 5])], [x], inits)
-    out = reproducer.reduce_crash(folder, model, names, [x], 1e-5, 1e-8, meta)
+    out = reduce_crash(folder, model, names, [x], 1e-5, 1e-8, meta)
     assert out["kept"] and out["op_type"] == "Max" and out["crashing"]["op_type"] == "Max", out
     assert out["nodes"] < len(nodes) and out["repro"]["exit"] < 0
     assert _fresh(folder / "reduced").returncode < 0  # the kept graph dies in a fresh interpreter too
@@ -488,7 +495,7 @@ def test_a_crash_on_a_graph_no_reference_can_run_keeps_its_shortest_dying_prefix
              numpy_helper.from_array(np.array([1], np.int64), "axes")]
     folder, model, names, meta = _crashing_bundle(
         tmp_path, nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [])], [x], inits)
-    out = reproducer.reduce_crash(folder, model, names, [x], 1e-5, 1e-8, meta)
+    out = reduce_crash(folder, model, names, [x], 1e-5, 1e-8, meta)
     assert out["kept"] and out["op_type"] == "Split" and out["nodes"] == 3, out
     assert _fresh(folder / "reduced").returncode < 0
 
@@ -510,7 +517,7 @@ def test_a_crash_in_the_last_node_names_it_though_no_shorter_prefix_dies(tmp_pat
              numpy_helper.from_array(np.zeros((0,), np.int64), "empty")]
     folder, model, names, meta = _crashing_bundle(
         tmp_path, nodes, [helper.make_tensor_value_info("x", TensorProto.DOUBLE, [5, 5])], [x], inits)
-    out = reproducer.reduce_crash(folder, model, names, [x], 1e-5, 1e-8, meta)
+    out = reduce_crash(folder, model, names, [x], 1e-5, 1e-8, meta)
     assert out["crashing"]["op_type"] == "Max", out
     if not out["kept"]:
         assert out["nodes"] == len(nodes) and "its last node 'Max' does" in out["why"], out

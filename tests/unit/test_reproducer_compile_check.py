@@ -60,9 +60,9 @@ def test_a_graph_whose_dims_compile_computes_is_still_run(tmp_path):
 
 def test_the_script_s_check_skips_the_nodes_the_bridge_s_skips():
     """repro.py cannot import this suite, so its copy of the bridge's check
-    (interop/diagnostics/repro_body.py) keeps its own list of the node types whose output dims come
+    (interop/reproducers/body.py) keeps its own list of the node types whose output dims come
     from their first input's values: it must stay the bridge's list."""
     from interop.bridge import graph
-    from interop.diagnostics import repro_body
+    from interop.reproducers import body as repro_body
 
     assert repro_body._DIMS_FROM_INPUT_0_VALUES == graph._DIMS_FROM_INPUT_0_VALUES

@@ -9,7 +9,8 @@ import os
 import numpy as np
 import pytest
 
-from interop.diagnostics import reproducer
+from interop.reproducers.bundle import export_check
+from interop.reproducers.reduce import _reference_values, reduce_bundle
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 
@@ -45,9 +46,9 @@ def test_onnxruntime_has_no_float64_averagepool_and_the_reference_stands_in(tmp_
     x = np.random.default_rng(0).standard_normal((1, 2, 5, 5))
     path = tmp_path / "m.onnx"
     path.write_bytes(model.SerializeToString())
-    check = reproducer.export_check(path, {"x": x}, None, 1e-7, 1e-7)
+    check = export_check(path, {"x": x}, None, 1e-7, 1e-7)
     assert check["valid"] is True and "NOT_IMPLEMENTED" in check["onnxruntime"]
-    values = reproducer._reference_values(model, {"x": x})
+    values = _reference_values(model, {"x": x})
     # the reference is a real AveragePool: the corner averages its 2x2 window (count_include_pad=0)
     assert values["y"].shape == (1, 2, 5, 5)
     assert np.isclose(values["y"][0, 0, 0, 0], x[0, 0, :2, :2].mean())
@@ -56,7 +57,7 @@ def test_onnxruntime_has_no_float64_averagepool_and_the_reference_stands_in(tmp_
 def test_a_graph_that_computes_something_else_than_torch_is_the_exports_fault(tmp_path):
     model = _avgpool_f64()
     x = np.random.default_rng(1).standard_normal((1, 2, 5, 5))
-    reference = reproducer._reference_values(model, {"x": x})["y"]
+    reference = _reference_values(model, {"x": x})["y"]
     torch_like = reference * 9 / 2  # divisor_override=2 on a full 3x3 window: what the export dropped
     folder = _bundle(tmp_path, model, x, torch_like)
     meta = {"reproduces": True, "phase": "forward", "calls": 1, "case": "t", "failure": "forward: EquivalenceError",
@@ -64,7 +65,7 @@ def test_a_graph_that_computes_something_else_than_torch_is_the_exports_fault(tm
                              "onnxruntime": "NotImplemented: [ONNXRuntimeError] : 9 : NOT_IMPLEMENTED : AveragePool"},
             "repro": {"exit": 1, "line": "DEFECT PRESENT: forward call 1, output 0 (node 'AveragePool', "
                                           "PaddedAvgPooling2D): ..."}}
-    out = reproducer.reduce_bundle(folder, EquivalenceError("differs"), ["x"], [x], True, 1e-7, 1e-7, meta)
+    out = reduce_bundle(folder, EquivalenceError("differs"), ["x"], [x], True, 1e-7, 1e-7, meta)
     assert out["kept"] is False and out["reference_matches_torch"] is False, out
     assert out["reference"].startswith("onnx.reference")
     assert "export is at fault" in out["why"]
@@ -75,5 +76,5 @@ def test_a_graph_that_computes_something_else_than_torch_is_the_exports_fault(tm
 
 def test_an_invalid_export_says_so_rather_than_onnxruntime_cannot_run(tmp_path):
     meta = {"reproduces": True, "export_check": {"valid": False, "checker": "ValidationError: x"}}
-    out = reproducer.reduce_bundle(tmp_path, EquivalenceError("d"), [], [], False, 1e-5, 1e-5, meta)
+    out = reduce_bundle(tmp_path, EquivalenceError("d"), [], [], False, 1e-5, 1e-5, meta)
     assert out["kept"] is False and "export is invalid" in out["why"]

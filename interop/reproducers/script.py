@@ -1,9 +1,9 @@
 """A reproducer bundle's generated ``repro.py``: its text and the settings it holds.
 
 :func:`repro_script` writes the script (a fixed docstring, the settings as Python literals
-(:func:`script_literal`), then the body ``repro_body.py``, or for one Aidge node built from its
-factory ``repro_factory_body.py``); :func:`script_settings` reads the settings back as data. The
-bundle layout is described in :mod:`interop.diagnostics.reproducer`'s docstring.
+(:func:`script_literal`), then the body ``body.py``, or for one Aidge node built from its
+factory ``factory_body.py``); :func:`script_settings` reads the settings back as data. The
+bundle layout is described in :mod:`interop.reproducers`' docstring.
 """
 from __future__ import annotations
 
@@ -12,12 +12,12 @@ from typing import Any
 
 import numpy as np
 
-BODY_PATH = Path(__file__).with_name("repro_body.py")
+BODY_PATH = Path(__file__).with_name("body.py")
 
 #: ``meta["expected_from"]`` of a bundle whose expected values came with its ONNX model (onnx's backend tests)
 ONNX_TEST_EXPECTED = "onnx's backend test"
 
-FACTORY_BODY_PATH = Path(__file__).with_name("repro_factory_body.py")
+FACTORY_BODY_PATH = Path(__file__).with_name("factory_body.py")
 
 
 #: repro.py's docstring line of what it needs (an ONNX graph, or one node built from its factory): fixed text
@@ -83,8 +83,8 @@ _EXPECTED_TEXT = {"torch": "torch's outputs", ONNX_TEST_EXPECTED: "the outputs o
 def repro_script(settings: dict[str, Any], *, factory: bool = False, expected: str = "torch") -> str:
     """A ``repro.py``: a fixed docstring, its settings as Python literals (:func:`script_literal`:
     the case's label, node id and message are data, never code nor docstring text: ``--help``
-    prints them), then the body (``repro_body.py``; for one Aidge node built from its factory,
-    ``repro_body.py``'s helpers and main around the run() of ``repro_factory_body.py``)."""
+    prints them), then the body (``body.py``; for one Aidge node built from its factory,
+    ``body.py``'s helpers and main around the run() of ``factory_body.py``)."""
     header = ["#!/usr/bin/env python3",
               '"""Reproducer of one failing case (written by aidge_torch_interop; runs without it).',
               "",

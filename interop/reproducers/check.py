@@ -8,7 +8,7 @@ this suite), as that developer would:
 
 Usage::
 
-    python -m interop.diagnostics.repro_check RUN_DIR [--sample N | --all] [--seed S] [--venv DIR] [--json FILE]
+    python -m interop.reproducers.check RUN_DIR [--sample N | --all] [--seed S] [--venv DIR] [--json FILE]
                                               [--timeout S] [--fork-server]
 
 ``--all`` checks every reproducing bundle rather than a sample, and prints the run's counts
@@ -35,7 +35,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from .repro_run import phase_of, verdict_of
+from .run import phase_of, verdict_of
 
 __all__ = ["bundles_of", "make_venv", "check_bundle", "main", "PACKAGES", "run_counts"]
 
@@ -128,7 +128,7 @@ TIMEOUT_S = 300
 
 
 #: ``--fork-server``: one interpreter of the environment that imported numpy, onnx and Aidge, forked
-#: per bundle (reproducer.FreshServer), instead of a new interpreter per run (~2 s of imports each)
+#: per bundle (interop.reproducers.run.FreshServer), instead of a new interpreter per run (~2 s of imports each)
 _SERVER = None
 
 
@@ -173,7 +173,7 @@ def check_bundle(python: Path, bundle: dict[str, Any]) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     global TIMEOUT_S, _SERVER
-    parser = argparse.ArgumentParser(prog="python -m interop.diagnostics.repro_check", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m interop.reproducers.check", description=__doc__.split("\n")[0])
     parser.add_argument("run_dir", type=Path)
     parser.add_argument("--sample", type=int, default=20)
     parser.add_argument("--seed", type=int, default=0)
@@ -198,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         python = make_venv(args.venv)
         if args.fork_server:
-            from .repro_run import FreshServer
+            from .run import FreshServer
 
             _SERVER = FreshServer(python)
         results = [check_bundle(python, b) for b in picked]

@@ -8,7 +8,7 @@ parameter mapping needs every weight as a named initializer. A user who calls
 initializers (two equal LayerNorm biases become one, read through an ``Identity``), folds
 constants, and on the dynamo route runs onnxscript's optimiser. :func:`compare_exports` imports,
 compiles and runs both in Aidge and says where one is taken and not the other, with the graphs'
-differences (operator counts, initializers). ``python -m interop.diagnostics.default_export`` does
+differences (operator counts, initializers). ``python -m interop.reproducers.default_export`` does
 it for every zoo model and architecture and writes the table of docs/default-export.md.
 """
 from __future__ import annotations
@@ -50,7 +50,7 @@ def run_in_aidge(proto, inputs: list[np.ndarray]) -> tuple[str, list[np.ndarray]
     """``("ok", outputs)``, or ``("<phase>: <Aidge's message>", None)``: the graph imported by
     aidge_onnx (a GenericOperator is a refusal), compiled for the CPU in float32 and run once."""
     from ..bridge import runtime as rt
-    from .repro_aidge import AidgeRefused, load_in_aidge
+    from .aidge import AidgeRefused, load_in_aidge
 
     rt.load_backend("cpu")
     with rt.quiet_aidge():

@@ -1,5 +1,5 @@
 """Writing a failing case's reproducer bundle (the layout is described in
-:mod:`interop.diagnostics.reproducer`'s docstring): from the capture of a torch model
+:mod:`interop.reproducers`' docstring): from the capture of a torch model
 (:func:`write_bundle`), of one Aidge node built from its factory (:func:`write_factory_bundle`) or
 of an ONNX model run as it is (:func:`write_onnx_bundle`); the export check
 (:func:`export_check`, :func:`export_valid`), Aidge's own words (:func:`aidge_said`,
@@ -15,11 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from .repro_layout import (_apply_size_bound, _np, _one_line, _rtol_atol, _tensor_file, _versions, _what,
+from .layout import (_apply_size_bound, _np, _one_line, _rtol_atol, _tensor_file, _versions, _what,
                            _write_json, _write_layout, bundle_folder)
-from .repro_reduce import _ort_feeds, _ort_session, reduce_bundle, reduce_crash
-from .repro_run import _reproduces, run_repro
-from .repro_script import ONNX_TEST_EXPECTED, repro_script
+from .reduce import _ort_session, reduce_bundle, reduce_crash, session_feeds
+from .run import _reproduces, run_repro
+from .script import ONNX_TEST_EXPECTED, repro_script
 
 #: forward calls a reproducer makes at most (a defect seen on a later call: ConvTranspose's state)
 MAX_CALLS = 3
@@ -96,7 +96,7 @@ def export_check(model_path: Path, feeds: dict[str, np.ndarray], expected: list[
     if expected is None:
         return out
     try:
-        got = session.run(None, _ort_feeds(session, feeds))
+        got = session.run(None, session_feeds(session, feeds))
     except Exception as exc:  # noqa: BLE001
         out.update(onnxruntime=f"run: {_one_line(exc)}")
         return out
@@ -438,7 +438,7 @@ def complete_pending(run_dir: Path, nodeid: str, record: dict[str, Any], log: st
     outputs: list[np.ndarray] = []
     try:
         session = _ort_session(proto.SerializeToString())
-        outputs = [np.asarray(o) for o in session.run(None, _ort_feeds(session, dict(zip(data_inputs, inputs))))]
+        outputs = [np.asarray(o) for o in session.run(None, session_feeds(session, dict(zip(data_inputs, inputs))))]
     except Exception as exc:  # noqa: BLE001 - the repro then runs the graph without expected values
         meta["expected_error"] = f"onnxruntime could not compute the expected values: {_one_line(exc)}"
     settings = {"CASE": nodeid, "WHAT": error, "PHASE": "forward", "CALLS": 1, "RTOL": rtol, "ATOL": atol,

@@ -8,9 +8,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .repro_bundle import PENDING, complete_pending, export_valid
-from .repro_layout import bundle_folder
-from .repro_script import ONNX_TEST_EXPECTED
+from .bundle import PENDING, complete_pending, export_valid
+from .layout import bundle_folder
+from .script import ONNX_TEST_EXPECTED
 
 def bundle_aidge_types(folder: Path) -> list[str] | None:
     """The Aidge operator types (Producers left out, sorted) of a bundle's graph as aidge_onnx

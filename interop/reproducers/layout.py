@@ -3,7 +3,7 @@
 (:data:`MAX_MB_ENV`, :func:`_apply_size_bound`), where a test's bundle goes (:func:`bundle_folder`)
 and the small helpers every writer shares (tensors as numpy, a failure's one-line text, the
 tolerance, the package versions). The layout is described in
-:mod:`interop.diagnostics.reproducer`'s docstring.
+:mod:`interop.reproducers`' docstring.
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .repro_script import repro_script
+from .script import repro_script
 
 #: a bundle's size bound (MB), beyond which only its reduced graph is kept
 MAX_MB_ENV = "INTEROP_REPRO_MAX_MB"

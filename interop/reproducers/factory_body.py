@@ -2,7 +2,7 @@
 # Aidge's own benchmark configurations (``format: Aidge``) build one operator straight from its
 # factory, no ONNX. The generated ``repro.py`` of such a case is: its settings (OPERATION,
 # ATTRIBUTES_JSON, INPUT_NAMES, RANK, DIMS_FROM_DATA, NEGATIVE, ...), the helpers of
-# ``repro_body.py`` (loading, comparing), this run(), then repro_body's main(). It is never
+# ``body.py`` (loading, comparing), this run(), then body's main(). It is never
 # imported by the suite: it is text, kept as a Python file so that it is linted and read like code.
 # The steps are interop.bridge.single_node's (build_node, compile_node, run_node).
 import json  # noqa: E402

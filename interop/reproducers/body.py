@@ -1,8 +1,8 @@
 # ---- the reproducer's body: numpy, onnx and Aidge only (no torch, no interop) -------------------
 # This file is the part of every generated ``repro.py`` below its settings (the constants CASE,
-# PHASE, CALLS, RTOL, ATOL, FAITHFUL, DATA_INPUTS, N_OUTPUTS, PARAMS, GRAD_OUTPUTS and WHAT are written above it by interop.diagnostics.reproducer). It is never imported by the
+# PHASE, CALLS, RTOL, ATOL, FAITHFUL, DATA_INPUTS, N_OUTPUTS, PARAMS, GRAD_OUTPUTS and WHAT are written above it by interop.reproducers.script). It is never imported by the
 # suite: it is text, kept as a Python file so that it is linted and read like code.
-# The settings are Python literals (reproducer.script_literal); this body shows case text (CASE,
+# The settings are Python literals (interop.reproducers.script.script_literal); this body shows case text (CASE,
 # WHAT, Aidge's messages) through _shown() only: one line, control characters as escapes.
 import os
 import stat

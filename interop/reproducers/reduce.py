@@ -1,8 +1,8 @@
 """Reducing a failing bundle to the smallest graph that still fails (the reduction is described in
-:mod:`interop.diagnostics.reproducer`'s docstring): the reference values of every intermediate
-(onnxruntime's, :func:`_ort_values`, or onnx's reference evaluator's, :func:`_reference_values`),
+:mod:`interop.reproducers`' docstring): the reference values of every intermediate
+(onnxruntime's, :func:`ort_values`, or onnx's reference evaluator's, :func:`_reference_values`),
 the first node whose Aidge output differs (:func:`first_diverging_node`), one node extracted with
-the values it received (:func:`_single_node_model`), and the reductions of a mismatch or an error
+the values it received (:func:`single_node_model`), and the reductions of a mismatch or an error
 (:func:`reduce_bundle`) and of a crash (:func:`reduce_crash`).
 """
 from __future__ import annotations
@@ -16,9 +16,9 @@ import numpy as np
 
 from ..oracle.divergence import first_diverging_output
 from ..oracle.onnxruntime import ort_session
-from .repro_aidge import _aidge_names, _aidge_values, _backward_node, _onnx_node_for
-from .repro_layout import _one_line, _write_layout
-from .repro_run import REPRO_TIMEOUT_S, _reproduces, phase_of, run_repro
+from .aidge import _aidge_names, _aidge_values, _backward_node, _onnx_node_for
+from .layout import _one_line, _write_layout
+from .run import REPRO_TIMEOUT_S, _reproduces, phase_of, run_repro
 
 #: the largest graph whose intermediates onnx's (pure Python) reference evaluator computes when onnxruntime cannot
 REFERENCE_MAX_NODES = 64
@@ -26,7 +26,7 @@ REFERENCE_MAX_NODES = 64
 _ort_session = ort_session  # the one session factory (interop.oracle.onnxruntime)
 
 
-def _ort_feeds(session, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+def session_feeds(session, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     types = {"tensor(float)": np.float32, "tensor(double)": np.float64, "tensor(int64)": np.int64,
              "tensor(int32)": np.int32, "tensor(bool)": np.bool_, "tensor(float16)": np.float16}
     wanted = {i.name: types.get(i.type) for i in session.get_inputs()}
@@ -48,11 +48,11 @@ def _every_value_an_output(proto):
     return model
 
 
-def _ort_values(proto, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+def ort_values(proto, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Every intermediate value of ``proto`` on ``feeds``, computed by onnxruntime."""
     model = _every_value_an_output(proto)
     session = _ort_session(model.SerializeToString(), optimize=False)
-    values = session.run(None, _ort_feeds(session, feeds))
+    values = session.run(None, session_feeds(session, feeds))
     out = dict(feeds)
     out.update({o.name: np.asarray(v) for o, v in zip(session.get_outputs(), values)})
     from onnx import numpy_helper
@@ -135,7 +135,7 @@ def _diverging_without_intermediates(proto, meta: dict[str, Any]):
     return None
 
 
-def _single_node_model(proto, node, ort: dict[str, np.ndarray], data_names: set[str], around=()):
+def single_node_model(proto, node, ort: dict[str, np.ndarray], data_names: set[str], around=()):
     """``(model, data inputs, their values, outputs)``: ``node`` alone (with ``around``: the nodes that
     feed it, in the graph's order, before it). An input that depends on the graph's data inputs is a
     graph input fed with the value it received; one computed from constants only is an initializer
@@ -193,7 +193,7 @@ def reduce_bundle(folder: Path, exc: BaseException, data_inputs, inputs, faithfu
     proto = onnx.load(str(folder / "model.onnx"))
     result: dict[str, Any] = {}
     if check.get("onnxruntime") == "ok":
-        ort = _ort_values(proto, dict(zip(data_inputs, inputs)))
+        ort = ort_values(proto, dict(zip(data_inputs, inputs)))
     elif len(proto.graph.node) > REFERENCE_MAX_NODES:
         return {"kept": False, "why": f"onnxruntime cannot run the export, and its {len(proto.graph.node)} nodes are "
                                       f"more than onnx's reference evaluator is run on here ({REFERENCE_MAX_NODES}): "
@@ -280,7 +280,7 @@ def reduce_bundle(folder: Path, exc: BaseException, data_inputs, inputs, faithfu
 def _with_feeders(target: Path, proto, node, values: dict[str, np.ndarray], data_inputs, settings: dict[str, Any],
                   accept, *, backward: bool = False, timeout: float = REPRO_TIMEOUT_S):
     """``node`` alone, then with the nodes that feed it up to 1, 2, 3 steps back (at most 8 nodes, each
-    graph once), extracted with the ``values`` it received (:func:`_single_node_model`) into ``target``
+    graph once), extracted with the ``values`` it received (:func:`single_node_model`) into ``target``
     and run in a fresh interpreter. ``settings``: the script's settings but its inputs, outputs and
     output gradients (``CASE`` gets the reduction's name; ``backward``: every floating output's gradient
     is ones). Returns ``((depth, around, run) of the last graph tried or None, whether ``accept(run)``
@@ -292,7 +292,7 @@ def _with_feeders(target: Path, proto, node, values: dict[str, np.ndarray], data
             continue
         tried.add(len(around))
         try:
-            model, names, vals, expected = _single_node_model(proto, node, values, set(data_inputs), around)
+            model, names, vals, expected = single_node_model(proto, node, values, set(data_inputs), around)
         except ValueError:
             continue
         shutil.rmtree(target, ignore_errors=True)
@@ -388,7 +388,7 @@ def reduce_crash(folder: Path, proto, data_inputs, inputs, rtol: float, atol: fl
     feeds = dict(zip(data_inputs, inputs))
     values, source = None, "onnxruntime"
     try:
-        values = _ort_values(proto, feeds)
+        values = ort_values(proto, feeds)
     except Exception:  # noqa: BLE001 - onnx's reference evaluator, on a small graph
         if len(nodes) <= REFERENCE_MAX_NODES:
             try:
@@ -417,7 +417,7 @@ def reduce_crash(folder: Path, proto, data_inputs, inputs, rtol: float, atol: fl
 
 
 def _reference_values(proto, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """What :func:`_ort_values` gives, computed by onnx's reference evaluator (every node output
+    """What :func:`ort_values` gives, computed by onnx's reference evaluator (every node output
     exposed): for a valid graph onnxruntime has no kernel for."""
     from onnx import numpy_helper
     from onnx.reference import ReferenceEvaluator

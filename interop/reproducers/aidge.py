@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ..bridge.ort import aidge_node_indices
-from .repro_layout import _c_order, _one_line
+from .layout import _c_order, _one_line
 
 def _onnx_node_for(proto, aidge_name: str | None):
     """The ONNX node Aidge named ``aidge_name`` (see :func:`_aidge_names`), or None."""
