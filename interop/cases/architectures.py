@@ -75,7 +75,7 @@ def architecture_of(case: Case):
 
 def run_architecture_case(case: Case) -> dict:
     """The check of one architecture case, in this process."""
-    from ..equivalence.verdict import check_callable
+    from ..equivalence.callable_check import check_callable
 
     from ..stages import stage
 

@@ -155,7 +155,7 @@ def moduleinfo_cases(names: list[str] | None = None, *, backend: str = "cpu", ca
     first ``cap`` samples of each (``"env"``: :func:`sample_cap`; None: all), their expected
     failures attached. Raises :class:`ModuleInfoUnavailable` when torch's database is missing."""
     from ..backends import FORWARD_ONLY_BACKENDS
-    from ..equivalence.verdict import has_tensor_argument
+    from ..equivalence.callable_module import has_tensor_argument
     from .case import on_backend
     from .kept_samples import keep
 
@@ -217,7 +217,7 @@ def moduleinfo_sample(case: Case):
 
 def run_moduleinfo_case(case: Case) -> dict:
     """The check of one ModuleInfo case, in this process."""
-    from ..equivalence.verdict import check_callable
+    from ..equivalence.callable_check import check_callable
 
     module, args, kwargs = moduleinfo_sample(case)
     return check_callable(module, args, kwargs, backward=case.test_backward, backend=case.backend,
@@ -243,7 +243,7 @@ def survey() -> list[str]:
 
 def _exports(name: str) -> bool:
     from ..bridge.onnx_export import export_to_onnx
-    from ..equivalence.verdict import as_module
+    from ..equivalence.callable_module import as_module
 
     samples = _samples(name, "eval", limit=1)
     if not samples:

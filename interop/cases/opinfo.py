@@ -288,7 +288,7 @@ def opinfo_cases(names: list[str] | None = None, *, backend: str = "cpu", cap: A
     :class:`OpInfoUnavailable` when torch's database is missing."""
     import torch
 
-    from ..equivalence.verdict import has_tensor_argument
+    from ..equivalence.callable_module import has_tensor_argument
     from .case import on_backend
     from .kept_samples import keep
 
@@ -338,7 +338,7 @@ def opinfo_sample(case: Case):
 
 def run_opinfo_case(case: Case) -> dict:
     """The check of one OpInfo case, in this process (:func:`interop.equivalence.verdict.check_callable`)."""
-    from ..equivalence.verdict import check_callable
+    from ..equivalence.callable_check import check_callable
 
     fn, args, kwargs = opinfo_sample(case)
     return check_callable(fn, args, kwargs, backward=case.test_backward, backend=case.backend,
@@ -370,7 +370,7 @@ def survey() -> list[str]:
 
 def _exports(name: str) -> bool:
     from ..bridge.onnx_export import export_to_onnx
-    from ..equivalence.verdict import as_module
+    from ..equivalence.callable_module import as_module
 
     sample = _samples(name, limit=1)[0]
     module, tensors = as_module(op_db()[name].op, (sample.input, *sample.args), sample.kwargs)

@@ -268,7 +268,7 @@ def _warm_up(backend: str) -> None:
             model = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.ReLU())
             x = torch.randn(2, 4)
             if backend == "cpu":
-                from ..equivalence.verdict import check_callable
+                from ..equivalence.callable_check import check_callable
 
                 check_callable(model, (x,), parameter_grads=True, name="worker warm-up")
             else:

@@ -122,7 +122,7 @@ def _backward_runs(module, args, backend: str = "cpu", exporter: str | None = No
     from ..bridge import wrap
     from ..bridge.value_check import checks_deferred
     from ..equivalence.policy import output_gradients
-    from ..equivalence.verdict import as_module
+    from ..equivalence.callable_module import as_module
     from ..stages import stage
     from torch.utils import _pytree as pytree
 

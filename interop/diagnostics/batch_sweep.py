@@ -225,7 +225,7 @@ def sweep_moduleinfo_case(case) -> SweepRow:
     ``verify``'s second call does), each forward compared with torch's on the same call."""
     from ..bridge import wrap
     from ..cases.moduleinfo import moduleinfo_sample
-    from ..equivalence.verdict import other_inputs, as_module
+    from ..equivalence.callable_module import other_inputs, as_module
 
     module, args, kwargs = moduleinfo_sample(case)
     fn, tensors = as_module(module, args, kwargs)

@@ -29,10 +29,9 @@ The check itself (:func:`check_callable`) raises what ModelTester raises
 :func:`verify` turns the outcome into a :class:`Verdict`. Nothing is printed; the caller's
 module keeps its mode and weights (the check runs in the child).
 
-This module is where these names are imported from (:func:`interop.verify`, the suites, the
-tests); the check itself lives in :mod:`.callable_check` (:func:`check_callable`, run in the child)
-and the callable made a module in :mod:`.callable_module` (:func:`as_module`, :func:`other_inputs`),
-both re-exported here; :class:`Verdict`, :func:`verify` and the verdict of a failure
+The check itself lives in :mod:`.callable_check` (:func:`check_callable`, run in the child) and the
+callable made a module in :mod:`.callable_module` (:func:`~.callable_module.as_module`,
+:func:`~.callable_module.other_inputs`); :class:`Verdict`, :func:`verify` and the verdict of a failure
 (:func:`verdict_from`) are here.
 """
 from __future__ import annotations
@@ -40,10 +39,10 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from .callable_check import CALLS, _backward_wanted, check_callable  # noqa: F401
-from .callable_module import as_module, has_tensor_argument, other_inputs  # noqa: F401
+from .callable_check import _backward_wanted, check_callable
+from .callable_module import as_module
 
-__all__ = ["Verdict", "verify", "check_callable", "has_tensor_argument", "as_module", "OUTCOMES"]
+__all__ = ["Verdict", "verify", "OUTCOMES"]
 
 #: what a verdict can say
 OUTCOMES = ("pass", "fail", "error", "crash")

@@ -49,7 +49,7 @@ def decisions(monkeypatch):
 
 
 def _pytest_verdict():
-    from interop.equivalence.verdict import check_callable
+    from interop.equivalence.callable_check import check_callable
 
     inputs = harness._seeded_inputs(CASE.id, CASE.input_sizes, ())
     return check_callable(CASE.build_model(), tuple(inputs), name=CASE.id)
