@@ -181,7 +181,7 @@ def pytest_configure(config: pytest.Config) -> None:
         if problem:
             raise pytest.UsageError(problem)
     # what a replay command needs to reproduce a case from a fresh shell
-    from .equivalence.tester import REPLAY_CONTEXT
+    from .equivalence.tester_replay import REPLAY_CONTEXT
 
     config.stash[_REPLAY_SAVED] = dict(REPLAY_CONTEXT)  # an in-process inner run (pytester) restores it
     REPLAY_CONTEXT["rootdir"] = str(config.rootpath)
@@ -242,7 +242,7 @@ def pytest_pyfunc_call(pyfuncitem):
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    from .equivalence.tester import REPLAY_CONTEXT
+    from .equivalence.tester_replay import REPLAY_CONTEXT
 
     saved = config.stash.get(_REPLAY_SAVED, None)
     if saved is not None:

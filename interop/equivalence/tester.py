@@ -3,10 +3,10 @@ models (a torch reference and usually an :class:`~interop.bridge.AidgeModule`), 
 
 Every verdict goes through :mod:`interop.oracle.compare`; every timing through :mod:`interop.equivalence.timing`.
 
-:class:`ModelTester` and :class:`EquivalenceError` live here; this module is also where the rest is imported
-from, by what each part does: :mod:`.tester_replay` (the replay command, :data:`REPLAY_CONTEXT`),
-:mod:`.tester_aidge_time` (Aidge's own seconds in a model and the timing line's other fields) and
-:mod:`.tester_steppers` (each model's SGD step).
+:class:`ModelTester` and :class:`EquivalenceError` live here; the rest, by what each part does, in
+:mod:`.tester_replay` (the replay command, :data:`~.tester_replay.REPLAY_CONTEXT`), :mod:`.tester_aidge_time`
+(Aidge's own seconds in a model and the timing line's other fields) and :mod:`.tester_steppers` (each
+model's SGD step).
 """
 from __future__ import annotations
 
@@ -20,25 +20,24 @@ from typing import Any
 import torch
 
 from ..bridge.value_check import checks_deferred
-from ..env import env_number  # noqa: F401  (env_number re-exported: interop.equivalence.tester.env_number)
 from ..case_notes import note
 from ..stages import stage
 from . import timing
-from .benchlog import RESULTS_ENV, append_jsonl, resolve_log_path  # noqa: F401  (re-exported)
+from .benchlog import append_jsonl, resolve_log_path
 from . import policy
 from .policy import rounding_note
 from ..oracle.compare import mismatch_figures
 from ..oracle.tolerance import tolerance_for
-from .tester_replay import REPLAY_CONTEXT, SEED_ENV, replay_command  # noqa: F401  (re-exported)
+from .tester_replay import replay_command
 from .tester_aidge_time import _aidge_seconds, _aidge_version, _own_seconds, _test_workers
-from .tester_steppers import _AidgeStepper, _TorchSGD, _stepper_for  # noqa: F401  (re-exported)
+from .tester_steppers import _stepper_for
 
 #: interleaved blocks per model and timed epoch of :meth:`ModelTester._repeat_timed_calls`
 #: (measured with tools/tester_noise.py, docs/noise-floor.md: 8 blocks kept the ratio of
 #: microsecond cases steadier than 2 under load)
 REPEAT_BLOCKS = 8
 
-__all__ = ["ModelTester", "EquivalenceError", "replay_command", "resolve_log_path", "append_jsonl", "env_number"]
+__all__ = ["ModelTester", "EquivalenceError"]
 
 logger = logging.getLogger("interop.equivalence.tester")
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from interop.equivalence import tester
-from interop.equivalence.tester import replay_command
+from interop.equivalence.tester_replay import REPLAY_CONTEXT, replay_command
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -22,8 +22,8 @@ def test_replay_carries_the_rootdir_the_environment_and_the_backend(monkeypatch)
     # came from INTEROP_CONFIG_DIR or --backend=cuda
     monkeypatch.setenv("INTEROP_CONFIG_DIR", "/data/my configs")
     monkeypatch.setenv("PYTEST_CURRENT_TEST", "tests/test_operators.py::test_ReLU_interop[ReLU_x] (call)")
-    monkeypatch.setitem(tester.REPLAY_CONTEXT, "options", ["--backend=cuda"])
-    monkeypatch.setitem(tester.REPLAY_CONTEXT, "rootdir", "/src/interop")
+    monkeypatch.setitem(REPLAY_CONTEXT, "options", ["--backend=cuda"])
+    monkeypatch.setitem(REPLAY_CONTEXT, "rootdir", "/src/interop")
     command = replay_command(7)
     assert command.startswith("cd /src/interop && ")
     assert "INTEROP_CONFIG_DIR='/data/my configs'" in command
@@ -32,7 +32,7 @@ def test_replay_carries_the_rootdir_the_environment_and_the_backend(monkeypatch)
 
 
 def test_the_plugin_records_the_rootdir_for_replays():
-    assert tester.REPLAY_CONTEXT["rootdir"] == str(ROOT)
+    assert REPLAY_CONTEXT["rootdir"] == str(ROOT)
 
 
 @pytest.mark.parametrize("value, message", [("abc", "expected a finite number > 0"),

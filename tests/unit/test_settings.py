@@ -20,7 +20,7 @@ def test_docs_settings_is_the_declaration():
 def test_the_replay_carries_every_case_selecting_variable(monkeypatch):
     """Before 2026-12-07 the replay's hand-kept list had 8 names: INTEROP_OPINFO_SAMPLES=all (which
     decides whether a sample exists at all) was dropped from a failing case's replay command."""
-    from interop.equivalence.tester import replay_command
+    from interop.equivalence.tester_replay import replay_command
 
     monkeypatch.setenv("INTEROP_OPINFO_SAMPLES", "all")
     monkeypatch.setenv("INTEROP_ONNX_GROUPS", "node")

@@ -11,7 +11,8 @@ import pytest
 import torch
 
 from interop import ModelTester, wrap
-from interop.equivalence.tester import EquivalenceError, append_jsonl, resolve_log_path
+from interop.equivalence.benchlog import append_jsonl, resolve_log_path
+from interop.equivalence.tester import EquivalenceError
 
 
 def _linear(seed=0):
