@@ -46,11 +46,11 @@ INPUT_ELEMENT_BYTES = 8
 
 def input_bytes_limit() -> int:
     """The most bytes the inputs of a check may take: 1/:data:`INPUT_MEMORY_SHARE` of a check
-    child's memory bound (:func:`interop.equivalence.isolation.memory_bound`,
+    child's memory bound (:func:`interop.equivalence.isolation_memory.memory_bound`,
     ``INTEROP_CASE_MEMORY``; half the physical memory by default or when the bound is off)."""
     import os
 
-    from ..equivalence.isolation import memory_bound
+    from ..equivalence.isolation_memory import memory_bound
 
     bound = memory_bound()
     if bound is None:

@@ -51,10 +51,10 @@ report`` the run's supervisor, a subreaper as well (:mod:`interop.reporting.supe
 and reaps it when the run ends.
 
 The fork path lives here (:func:`run_isolated`, :func:`_single_threaded_fork`, :func:`_child`, the
-result sent back through the pipe and rebuilt, the flag :func:`in_isolated_child` reads); this module
-is also where the rest is imported from, by what each part does: :mod:`.isolation_phase` (the phase of a
-crash or a hang, read from the child's stack), :mod:`.isolation_memory` (the memory bound) and
-:mod:`.isolation_processes` (the child's descendants, its process group, its wait and reaping).
+result sent back through the pipe and rebuilt, the flag :func:`in_isolated_child` reads); the rest, by
+what each part does, in :mod:`.isolation_phase` (the phase of a crash or a hang, read from the child's
+stack), :mod:`.isolation_memory` (the memory bound) and :mod:`.isolation_processes` (the child's
+descendants, its process group, its wait and reaping).
 """
 from __future__ import annotations
 
@@ -80,16 +80,13 @@ from ..exporters import export_routes
 from ..stages import add_stage_times, collecting, phase_listener, stage, stage_times, while_collecting
 
 from ..errors import InteropError
-from .isolation_memory import (MEMORY_ENV, _NEAR_BOUND, _NOT_AIDGE_MEMORY, _OUT_OF_MEMORY, _at_bound,  # noqa: F401
-                               _bound_memory, _memory_crash, _mib, _out_of_memory, _peak, _status_bytes,
+from .isolation_memory import (_at_bound, _bound_memory, _memory_crash, _out_of_memory, _peak, _status_bytes,
                                _unbound_memory, _vm_data, _with_peak, memory_bound)
-from .isolation_phase import (_FRAME_LINE, _crash, _phase_frames, _phase_of_traceback, _signal_name,  # noqa: F401
-                              phase_from_stack)
-from .isolation_processes import (DUMP_WAIT_S, _PR_SET_CHILD_SUBREAPER, _PRCTL, _descendants,  # noqa: F401
-                                  _dump_stacks, _end_descendants, _kill_all, _prctl, _reap, _wait)
+from .isolation_phase import _crash, _phase_of_traceback, _signal_name
+from .isolation_processes import (_PR_SET_CHILD_SUBREAPER, _descendants, _dump_stacks, _end_descendants, _kill_all,
+                                  _prctl, _reap, _wait)
 
-__all__ = ["run_isolated", "IsolatedError", "phase_from_stack", "fork_available", "in_isolated_child",
-           "memory_bound", "MEMORY_ENV"]
+__all__ = ["run_isolated", "IsolatedError", "fork_available", "in_isolated_child"]
 
 _IN_CHILD = False
 

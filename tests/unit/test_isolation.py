@@ -13,7 +13,8 @@ import pytest
 
 from interop.errors import AidgeCrash, AidgeError
 from interop.cases.expected_failures import ExpectedAidgeFailure, ExpectedFailure
-from interop.equivalence.isolation import IsolatedError, phase_from_stack, run_isolated
+from interop.equivalence.isolation import IsolatedError, run_isolated
+from interop.equivalence.isolation_phase import phase_from_stack
 from interop.equivalence.tester import EquivalenceError
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
@@ -176,7 +177,7 @@ def test_a_crash_entry_of_the_expected_failure_table_covers_a_crash():
 
 
 def test_signal_names_are_readable():
-    from interop.equivalence.isolation import _signal_name
+    from interop.equivalence.isolation_phase import _signal_name
 
     assert _signal_name(signal.SIGABRT) == "SIGABRT"
     assert _signal_name(250) == "signal 250"

@@ -9,7 +9,8 @@ import os
 import pytest
 
 from interop.equivalence import isolation
-from interop.equivalence.isolation import memory_bound, run_isolated
+from interop.equivalence.isolation import run_isolated
+from interop.equivalence.isolation_memory import memory_bound
 from interop.errors import AidgeCrash
 
 pytestmark = pytest.mark.skipif(not (isolation.fork_available() and os.path.exists("/proc/self/status")),
