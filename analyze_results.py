@@ -6,7 +6,8 @@
     pytest tests/test_operators.py -ra | python analyze_results.py --bench results/benchmarks.jsonl
 
 Reads pytest's output of any verbosity (``-v``/``-q``, ``-ra``/``-rA``, xdist) from the file or
-from stdin, and the ModelTester benchmark JSONL. Prints the Aidge bugs to report (grouped by
+from stdin (:mod:`interop.console`, which hands its results to the report as rows of the
+records' shape), and the ModelTester benchmark JSONL. Prints the Aidge bugs to report (grouped by
 operator, with the error), expected failures by category, slowdowns vs torch (median
 Aidge/torch ratio over ``--threshold``; with ``--asv-commit``, asv's ratio of that commit for
 the cases asv benchmarked), test-strategy issues, a per-operator benchmark summary and the ten
@@ -25,8 +26,8 @@ import json
 import math
 import sys
 
-from interop.reporting import (UnreadableInput, build_report, format_report, parse_benchmarks,
-                               parse_pytest_output, read_text)
+from interop.console import parse_pytest_output, text_run
+from interop.reporting import UnreadableInput, build_report, format_report, parse_benchmarks, read_text
 from interop.reporting.asv_results import load_asv_ratios
 
 
@@ -81,7 +82,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"analyze_results: no asv ratio of commit {args.asv_commit} under {args.asv_results}",
                   file=sys.stderr)
             return 2
-    report = build_report(run, bench, threshold=args.threshold, worst=args.worst, asv=asv)
+    # the console's results as rows of the records' shape: the report reads them as it reads a run's records
+    rows = text_run(run) if run is not None else None
+    report = build_report(rows, bench, threshold=args.threshold, worst=args.worst, asv=asv)
     if args.json:
         json.dump(report, sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")

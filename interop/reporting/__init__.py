@@ -18,8 +18,9 @@ Text, for what has no records (``analyze_results.py``'s documented job: a saved 
 
 - :mod:`~interop.categories`: the failure categories (emoji, kind, meaning) and
   :func:`categorize`, which tells a failure's category from its message
-- :mod:`~interop.reporting.pytest_output`: pytest's console output -> :class:`PytestRun`;
-  :mod:`~interop.reporting.console`: its results as rows of the records' shape
+- :mod:`interop.console` (not imported here): pytest's console output read back, its results
+  handed to :func:`build_report` as rows of the records' shape (a
+  :class:`~interop.reporting.report.TextRun`); nothing in this package reads console text
 - :mod:`~interop.reading`: :func:`read_text`, :class:`UnreadableInput`
 """
 from __future__ import annotations
@@ -28,16 +29,15 @@ from .asv_results import AsvRatios, load_asv_ratios
 from ..records.benchmarks import BenchData, parse_benchmarks
 from ..categories import CATEGORY_TABLE, KINDS, categorize, kind_of
 from ..reading import UnreadableInput, read_text
-from .pytest_output import PytestRun, TestResult, case_id, operator_of, parse_pytest_output
-from .report import build_report
+from ..records.sources import case_id, operator_of
+from .report import TextRun, build_report
 from .report_text import format_report
 
 __all__ = [
     "CATEGORY_TABLE",
     "KINDS",
     "UnreadableInput",
-    "TestResult",
-    "PytestRun",
+    "TextRun",
     "BenchData",
     "AsvRatios",
     "load_asv_ratios",
@@ -45,7 +45,6 @@ __all__ = [
     "kind_of",
     "case_id",
     "operator_of",
-    "parse_pytest_output",
     "parse_benchmarks",
     "read_text",
     "build_report",

@@ -22,7 +22,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from ..backends import BACKENDS  # the backends a column can hold, in column order
 from ..reading import UnreadableInput
-from .pytest_output import PytestRun, case_id, operator_of, parse_pytest_output
+from ..records.sources import case_id, operator_of
 
 __all__ = ["BACKENDS", "SUITES", "backend_of", "latest_runs", "backend_matrix", "format_backend_matrix", "main"]
 
@@ -52,7 +52,8 @@ def latest_runs(results: Path, exclude: Iterable[str] = ()) -> dict[str, Path]:
     """The newest complete run directory of each backend under ``results/runs`` (run names
     start with their UTC time, so the last in name order is the newest). ``exclude``:
     backends not wanted. A ``run.json`` that cannot be read is skipped (it belongs to a run
-    still going, or to one that crashed: never a complete run)."""
+    still going, or to one that crashed: never a complete run), and so is a run that wrote no
+    ``records.jsonl`` (its console text is not read back)."""
     found: dict[str, Path] = {}
     runs = results / "runs"
     if not runs.is_dir():
@@ -62,7 +63,7 @@ def latest_runs(results: Path, exclude: Iterable[str] = ()) -> dict[str, Path]:
             meta = json.loads((run_dir / "run.json").read_text())
         except (OSError, ValueError):
             continue
-        if not meta.get("complete") or not ((run_dir / "records.jsonl").exists() or (run_dir / "pytest.txt").exists()):
+        if not meta.get("complete") or not (run_dir / "records.jsonl").exists():
             continue
         backend = _run_backend(meta)
         if backend not in exclude:
@@ -76,21 +77,17 @@ def _in_suites(nodeid: str) -> bool:
 
 def backend_matrix(runs: Mapping[str, tuple[str, list[dict[str, Any]]]]) -> dict[str, Any]:
     """``{"runs": {backend: {"run": name, "cases": n}}, "rows": {operator: {backend: counts}}}``
-    from the rows of one run per backend (``runs``: backend -> (run name, records or console
-    rows)), counting the cases of :data:`SUITES` by outcome. Backends in :data:`BACKENDS` order."""
+    from the rows of one run per backend (``runs``: backend -> (run name, its records)), counting
+    the cases of :data:`SUITES` by outcome. Backends in :data:`BACKENDS` order."""
     order = sorted(runs, key=lambda b: (BACKENDS.index(b) if b in BACKENDS else len(BACKENDS), b))
     rows: dict[str, dict[str, Counter]] = {}
     header = {}
     for backend in order:
         name, run = runs[backend]
-        if isinstance(run, PytestRun):  # a saved console output
-            from .console import rows_from_console
-
-            run = rows_from_console(run)
         results = [r for r in run if _in_suites(r["nodeid"])]
         header[backend] = {"run": name, "cases": len(results)}
         for r in results:
-            outcome = str(r.get("outcome"))  # a record's (records.outcome) or a console row's, said once
+            outcome = str(r.get("outcome"))  # a record's, said once (records.outcome)
             operator = r.get("operator") or operator_of(r.get("case") or case_id(r["nodeid"]))
             rows.setdefault(operator, {}).setdefault(backend, Counter())[outcome] += 1
     return {"runs": header,
@@ -131,20 +128,18 @@ def format_backend_matrix(matrix: dict[str, Any] | None) -> list[str]:
 
 
 def load_runs(run_dirs: Mapping[str, Path]) -> dict[str, tuple[str, list[dict[str, Any]]]]:
-    """Each run's rows (backend -> (run name, rows)): its records, else (a run of an older
-    suite) its ``pytest.txt`` read back."""
-    from ..records.store import load_run
-    from .console import rows_from_console
+    """Each run's rows (backend -> (run name, its records)). A run that wrote no records (an
+    older suite's, or one without the interop plugin) is :class:`UnreadableInput`, naming the
+    path of its ``records.jsonl``: its ``pytest.txt`` is not read back."""
+    from ..records.store import RECORDS_FILE, load_run
 
     out = {}
     for backend, run_dir in run_dirs.items():
         run = load_run(run_dir)
-        if run is not None:
-            out[backend] = (run_dir.name, run.records)
-            continue
-        path = run_dir / "pytest.txt"
-        parsed = parse_pytest_output(path.read_text(errors="replace"), source=str(path))
-        out[backend] = (run_dir.name, rows_from_console(parsed))
+        if run is None:
+            raise UnreadableInput(f"{run_dir / RECORDS_FILE}: missing: the run wrote no records (its console "
+                                  "text is not read back)")
+        out[backend] = (run_dir.name, run.records)
     return out
 
 

@@ -1,5 +1,6 @@
-"""The report: :func:`build_report` turns a :class:`~interop.reporting.pytest_output.PytestRun`
-and a :class:`~interop.records.benchmarks.BenchData` into a JSON-able dict (what
+"""The report: :func:`build_report` turns a run's records (:class:`~interop.records.store.RunRecords`,
+or a :class:`TextRun`: the rows :mod:`interop.console` reads out of a saved pytest output for
+``analyze_results.py``) and a :class:`~interop.records.benchmarks.BenchData` into a JSON-able dict (what
 ``analyze_results.py --json`` prints), :func:`format_report` into text, one section per
 question: Aidge bugs to report, expected failures by category, unexpected passes,
 slowdowns vs torch, test-strategy issues, skips, benchmarks per operator.
@@ -22,6 +23,7 @@ Nothing here prints or writes files.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import statistics
 from typing import Any, Iterable
@@ -29,13 +31,31 @@ from typing import Any, Iterable
 from .aidge_files import aidge_file_rows
 from .asv_results import AsvRatios
 from ..records.benchmarks import MIN_ROBUST_SAMPLES, BenchData, number_or_none
-from ..records.store import RunRecords, check_counts, records_counts
+from ..records.store import COUNTED_OUTCOMES as OUTCOMES, RunRecords, check_counts, records_counts
 from ..categories import CATEGORY_TABLE, kind_of
-from .console import console_skip_lines, rows_from_console
-from .pytest_output import OUTCOMES, PytestRun, operator_of
-from ..records.sources import NOT_AIDGE, per_source, source_of
+from ..records.sources import NOT_AIDGE, operator_of, per_source, source_of
 
-__all__ = ["build_report", "row_of", "MIN_ROBUST_SAMPLES"]
+__all__ = ["build_report", "row_of", "TextRun", "MIN_ROBUST_SAMPLES"]
+
+
+@dataclasses.dataclass
+class TextRun:
+    """A run known by its text alone, no records (a saved pytest output: :func:`interop.console.text_run`
+    makes one for ``analyze_results.py``): its results as rows of the records' shape, and what the
+    text says of the run as a whole."""
+
+    #: one row per test, with a record's keys (what the text does not show: None)
+    records: list[dict[str, Any]]
+    source: str
+    #: counts by outcome
+    counts: dict[str, int]
+    #: pytest's own totals line, None when absent
+    pytest_totals: dict[str, int] | None
+    duration_s: float | None
+    #: why the run cannot be taken as complete (empty: it can)
+    incomplete: list[str]
+    #: ``-ra``'s skip lines as ``{count, reason}`` (one per reason)
+    skip_lines: list[dict[str, Any]]
 
 def _detail(row: dict[str, Any]) -> str | None:
     """The comparator's figures of a record (count, worst element, tolerances), else the
@@ -225,27 +245,27 @@ def _records_incomplete(run: RunRecords) -> list[str]:
     return why
 
 
-def build_report(run: PytestRun | RunRecords | None = None, bench: BenchData | None = None, *,
+def build_report(run: RunRecords | TextRun | None = None, bench: BenchData | None = None, *,
                  threshold: float = 10.0, worst: int = 10, asv: AsvRatios | None = None,
                  timings: dict[tuple[str, str], dict[str, Any]] | None = None) -> dict[str, Any]:
     """The whole report as a JSON-able dict (what ``--json`` prints). ``run``: the records of a
-    run (:class:`~interop.records.store.RunRecords`, what ``nox -s report`` reads) or a saved
-    console output (:class:`~interop.reporting.pytest_output.PytestRun`, ``analyze_results.py``).
+    run (:class:`~interop.records.store.RunRecords`, what ``nox -s report`` reads) or the rows of
+    a saved console output (:class:`TextRun`, ``analyze_results.py``).
     ``asv``: asv's ratios of the same commit, which then replace ModelTester's figure for the
     cases they hold; ``timings``: the run's timing pass (``(name, phase) -> line`` of
     ``timings.jsonl``), which replaces both."""
     report: dict[str, Any] = {"threshold": threshold, "sources": {}, "problems": []}
     findings: list[dict[str, Any]] = []
     rows: list[dict[str, Any]] = []
-    if isinstance(run, PytestRun):
-        rows = [row_of(r) for r in rows_from_console(run)]
+    if isinstance(run, TextRun):
+        rows = [row_of(r) for r in run.records]
         report["sources"]["pytest"] = run.source
         report["input"] = "console"
-        report["counts"] = run.counts()
-        report["pytest_totals"] = run.totals
+        report["counts"] = dict(run.counts)
+        report["pytest_totals"] = run.pytest_totals
         report["duration_s"] = run.duration_s
-        report["incomplete"] = run.incomplete()
-        skip_lines = console_skip_lines(run)
+        report["incomplete"] = list(run.incomplete)
+        skip_lines = run.skip_lines
     elif run is not None:
         rows = [row_of(r) for r in run.records]
         report["sources"]["records"] = run.source
@@ -281,7 +301,7 @@ def build_report(run: PytestRun | RunRecords | None = None, bench: BenchData | N
     report["failures_by_category"] = {c: len(v["cases"]) for c, v in _by_category(failing).items()}
     if run is not None:
         report["skipped"] = _skips(rows, skip_lines)
-        report["aidge_configs"] = aidge_file_rows(rows, guess_files=isinstance(run, PytestRun))
+        report["aidge_configs"] = aidge_file_rows(rows, guess_files=isinstance(run, TextRun))
     slowdowns = [dict(_short(f), source="pytest") for f in failing if f["kind"] == "performance"]
     if bench is not None:
         report["sources"]["benchmarks"] = bench.source

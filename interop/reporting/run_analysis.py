@@ -1,5 +1,5 @@
 """The analysis of a findings run (:mod:`.run`): :func:`_analyse` reads what the run left in its folder
-(records, else pytest's console output; its timings and the timing pass's figures, each file under the
+(its records, never pytest's console output; its timings and the timing pass's figures, each file under the
 rule of the run's files: :func:`_run_file`) and writes the report (``report.txt`` / ``report.json``), the
 support matrix, the defect ledger, the porting and conformance pages and the expected-failure table's
 proposal; the comparison with the previous complete run of each backend (:func:`_trend`); and the
@@ -15,9 +15,8 @@ from .ledger import ledger_summary, write_ledger
 from .backends import backend_matrix, latest_runs, load_runs
 from ..records.benchmarks import parse_benchmarks
 from ..reading import UnreadableInput, UnsafeInputError, confined, json_lines
-from .pytest_output import parse_pytest_output
 from ..records.store import write_atomically
-from ..records.store import RunRecords, load_run
+from ..records.store import RECORDS_FILE, RunRecords, load_run
 from .history import HISTORY_FILE, compare, history_entry, load_history, previous_entry, release_changes
 from .report import build_report
 from .report_text import format_report
@@ -25,11 +24,12 @@ from .porting import headline as headline_of
 from .onnx_scoreboard import write_scoreboard
 from .porting import link_run_pages, porting_table, write_porting
 from .support import headline, support_matrix, write_support
-from .table_triage import propose as propose_table_changes, write_proposal
+from .triage_propose import propose as propose_table_changes
+from .triage_apply import write_proposal
 from .run_folder import WRITE_ERRNOS
 from .run_faults import _fault_causes, _fault_report
 
-#: the run's proposed changes to the expected-failure table (:mod:`.table_triage`): a folder of the run
+#: the run's proposed changes to the expected-failure table (:mod:`.triage_propose`): a folder of the run
 TRIAGE_DIR = "triage"
 #: the timing pass's figures and its console output, in the run directory
 TIMINGS_FILE = "timings.jsonl"
@@ -103,12 +103,9 @@ def _analyse(run_dir: Path, commit: str | None = None, asv_dir: Path | None = No
     read_problems: list[str] = list(problems or [])
     try:
         run = load_run(run_dir)
-        if run is None:  # no records (the interop plugin disabled, pytest never started): its console
-            console = _run_file(run_dir / "pytest.txt", run_dir, read_problems)
-            if console is None:
-                raise UnreadableInput(read_problems.pop() if read_problems else
-                                      f"{run_dir / 'pytest.txt'}: missing (no records.jsonl either)")
-            run = parse_pytest_output(console, source=str(run_dir / "pytest.txt"))
+        if run is None:  # no records (the interop plugin disabled, pytest never started): its console text is not read
+            raise UnreadableInput(f"{run_dir / RECORDS_FILE}: missing: no records were written (the interop pytest "
+                                  "plugin did not run, or pytest never started)")
         log = run_dir / "benchmarks.jsonl"
         text = _run_file(log, run_dir, read_problems) or ""
         # a run where no test wrote a timing line (all failed, skipped or xfailed) still
@@ -137,38 +134,33 @@ def _analyse(run_dir: Path, commit: str | None = None, asv_dir: Path | None = No
         report["incomplete"].insert(0, f"the report process got {stopped}: the run was stopped")
     if pytest_killed:
         report["incomplete"].insert(0, f"pytest was killed by {pytest_killed}: its console output (pytest.txt) is "
-                                       f"cut" + (", the records are complete" if isinstance(run, RunRecords)
-                                                 and run.complete else ""))
-    if report["input"] == "console":
-        report["problems"].append(f"{run_dir}: no records.jsonl (the interop pytest plugin did not run): "
-                                  "the report reads pytest's console output, without the records' fields")
-    rows = run.records if isinstance(run, RunRecords) else None
-    if rows is not None:
-        try:
-            ledger = write_ledger(run_dir, rows, complete=not report["incomplete"])
-        except UnsafeInputError as exc:  # a link planted in the run (by a test of it) leads out: nothing written there
-            report["problems"].append(f"{exc}: the defect ledger was not finished")
-        else:
-            report["defects"] = ledger_summary(ledger, complete=not report["incomplete"], records=rows)
-        matrix = support_matrix(rows)
-        report["support"] = {"files": [str(p) for p in write_support(run_dir, matrix, lines=[
-            f"run {run_dir.name}" + (f", commit {commit}" if commit else "")])],
-            "headlines": {b: headline(matrix, b) for b in matrix["operators"]}}
-        table = porting_table(rows)
-        if table["rows"]:
-            report["porting"] = {"files": [str(p) for p in write_porting(run_dir, table, lines=[
-                f"run {run_dir.name}" + (f", commit {commit}" if commit else "")])], "headlines": headline_of(table)}
-        # the ONNX conformance scoreboard, when the run holds onnx's backend tests (its defects: the ledger's)
-        conformance = write_scoreboard(run_dir, rows, lines=[f"run {run_dir.name}" + (f", commit {commit}" if commit else "")])
-        if conformance:
-            report["conformance"] = {"files": [str(p) for p in conformance]}
-        link_run_pages(run_dir)  # the run's pages link only those it holds (no porting.html without architectures)
-        trends, releases, pending = _trend(results, run_dir, run, matrix, commit,
-                                           append=add_to_history and not report["incomplete"],
-                                           problems=report["problems"])
-        report["trend"], report["releases"] = trends, releases
-        if history is not None:
-            history.extend(pending)
+                                       f"cut" + (", the records are complete" if run.complete else ""))
+    rows = run.records
+    try:
+        ledger = write_ledger(run_dir, rows, complete=not report["incomplete"])
+    except UnsafeInputError as exc:  # a link planted in the run (by a test of it) leads out: nothing written there
+        report["problems"].append(f"{exc}: the defect ledger was not finished")
+    else:
+        report["defects"] = ledger_summary(ledger, complete=not report["incomplete"], records=rows)
+    matrix = support_matrix(rows)
+    report["support"] = {"files": [str(p) for p in write_support(run_dir, matrix, lines=[
+        f"run {run_dir.name}" + (f", commit {commit}" if commit else "")])],
+        "headlines": {b: headline(matrix, b) for b in matrix["operators"]}}
+    table = porting_table(rows)
+    if table["rows"]:
+        report["porting"] = {"files": [str(p) for p in write_porting(run_dir, table, lines=[
+            f"run {run_dir.name}" + (f", commit {commit}" if commit else "")])], "headlines": headline_of(table)}
+    # the ONNX conformance scoreboard, when the run holds onnx's backend tests (its defects: the ledger's)
+    conformance = write_scoreboard(run_dir, rows, lines=[f"run {run_dir.name}" + (f", commit {commit}" if commit else "")])
+    if conformance:
+        report["conformance"] = {"files": [str(p) for p in conformance]}
+    link_run_pages(run_dir)  # the run's pages link only those it holds (no porting.html without architectures)
+    trends, releases, pending = _trend(results, run_dir, run, matrix, commit,
+                                       append=add_to_history and not report["incomplete"],
+                                       problems=report["problems"])
+    report["trend"], report["releases"] = trends, releases
+    if history is not None:
+        history.extend(pending)
     mine = {b: (run_dir.name, [r for r in rows if (r.get("backend") or "cpu") == b])
             for b in {r.get("backend") or "cpu" for r in rows}} if rows else {}
     if backend is not None or mine:
@@ -177,7 +169,7 @@ def _analyse(run_dir: Path, commit: str | None = None, asv_dir: Path | None = No
             runs = load_runs(others)
         except (OSError, UnreadableInput):  # another run's file went away or is unreadable: not this run's
             runs = {}
-        runs.update(mine or {backend: (run_dir.name, rows if rows is not None else run)})
+        runs.update(mine or {backend: (run_dir.name, rows)})
         report["backends"] = backend_matrix(runs)
     if (run_dir / "records.jsonl").exists():
         try:

@@ -15,8 +15,9 @@ import pytest
 
 from interop import reporting
 from interop.cases import expected_failures
+from interop.console import parse_pytest_output, text_run
 from interop.reporting import (CATEGORY_TABLE, UnreadableInput, build_report, categorize, format_report,
-                               parse_benchmarks, parse_pytest_output)
+                               parse_benchmarks)
 from interop.categories import CATEGORIES
 from interop.reporting.report_text import format_summary
 
@@ -417,7 +418,7 @@ def test_malformed_jsonl_lines_are_reported_with_their_number(tmp_path):
 # -- report ------------------------------------------------------------------------------------------
 def test_report_on_the_recordings():
     bench = _bench()
-    report = build_report(_run("pytest_verbose.txt"), bench, threshold=10)
+    report = build_report(text_run(_run("pytest_verbose.txt")), bench, threshold=10)
     bugs = {g["operator"]: g for g in report["aidge_bugs"]}
     # grouped by the Aidge operator the error names (FC without bias runs MatMul)
     assert set(bugs) == {"BatchNorm2D", "ConvDepthWise2D", "CumSum", "Elu", "Erf", "FC", "Flatten", "MatMul"}
@@ -467,7 +468,7 @@ def test_ratios_print_with_three_significant_digits_and_no_scientific_notation()
 
 
 def test_text_report_sections():
-    text = format_report(build_report(_run("pytest_quiet.txt"), _bench(), threshold=10))
+    text = format_report(build_report(text_run(_run("pytest_quiet.txt")), _bench(), threshold=10))
     for heading in ("Aidge bugs to report", "Expected failures by category", "Unexpected passes",
                     "Slowdowns vs torch (Aidge's own time / torch's, median ratio over x10)", "Test-strategy issues", "Skipped: 1",
                     "Benchmarks per operator", "Ten worst forward slowdowns", "Ten worst backward slowdowns"):
@@ -582,7 +583,7 @@ def test_an_incomplete_run_is_reported_as_such_and_exits_non_zero(text, why, tmp
 def test_a_complete_run_is_not_flagged():
     run = parse_pytest_output(_COMPLETE)
     assert run.incomplete() == []
-    assert build_report(run)["incomplete"] == []
+    assert build_report(text_run(run))["incomplete"] == []
 
 
 # -- robust slowdowns: median ratios, sample counts, asv's figure -------------------------------------

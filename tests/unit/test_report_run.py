@@ -194,12 +194,20 @@ def test_ctrl_c_during_the_analysis_leaves_a_report_marked_incomplete_never_an_e
     assert (results / "latest").resolve() == first.resolve()
 
 
+def _recorded(run: Path) -> None:
+    """The records of a complete run of one passing test (what the report reads: a run's console
+    text is not read back)."""
+    (run / "records.jsonl").write_text(json.dumps({"nodeid": "test_a.py::test_x", "outcome": "passed"}) + "\n")
+    (run / "session.json").write_text(json.dumps({"complete": True, "ended": "ran to its end",
+                                                  "pytest_counts": {"passed": 1}}))
+
+
 def test_the_report_takes_asvs_ratio_of_the_same_commit(tmp_path):
     from interop.reporting.run import _analyse
 
     run = tmp_path / "run"
     run.mkdir()
-    (run / "pytest.txt").write_text((ROOT / "tests" / "unit" / "data" / "pytest_quiet.txt").read_text())
+    _recorded(run)
     stats = {"median1": 1e-5, "median2": 2e-5, "mean1": 1e-5, "mean2": 2e-5, "ratio": 2.0, "samples": 50,
              "samples1": 200, "samples2": 50}
     (run / "benchmarks.jsonl").write_text(json.dumps({"name": "ReLU_a", "forward": stats, "backward": None,
@@ -292,7 +300,7 @@ def test_a_bad_timing_line_is_named_and_the_good_ones_still_ranked(tmp_path):
 
     run = tmp_path / "run"
     run.mkdir()
-    (run / "pytest.txt").write_text((ROOT / "tests" / "unit" / "data" / "pytest_quiet.txt").read_text())
+    _recorded(run)
     stats = {"median1": 1e-5, "median2": 2e-4, "mean1": 1e-5, "mean2": 2e-4, "ratio": 20.0, "samples": 50,
              "samples1": 50, "samples2": 50}
     (run / "benchmarks.jsonl").write_text(json.dumps({"name": "ReLU_a", "forward": stats, "backward": None,

@@ -216,7 +216,7 @@ def test_a_full_disk_while_the_report_is_written_leaves_no_partial_file(tmp_path
 
     run = tmp_path / "results" / "runs" / "20260101T000000000000Z-nogit-1"
     run.mkdir(parents=True)
-    (run / "pytest.txt").write_text("test_a.py::test_x PASSED [100%]\n1 passed in 0.01s\n")
+    _recorded(run)
     real_fdopen = os.fdopen
 
     class Full:
@@ -282,12 +282,19 @@ def test_a_fifo_among_the_runs_files_is_named_never_a_hang(tmp_path):
 
     run = tmp_path / "results" / "runs" / "20260101T000000000000Z-nogit-1"
     run.mkdir(parents=True)
-    (run / "pytest.txt").write_text("test_a.py::test_x PASSED [100%]\n1 passed in 0.01s\n")
+    _recorded(run)
     os.mkfifo(run / "benchmarks.jsonl")
     os.mkfifo(run / TIMINGS_FILE)
     assert _timing_pass(run, _env(), tmp_path, "cpu") == (None, False)
     status, text, report = _analyse(run)
     assert status == 0 and any("benchmarks.jsonl: a FIFO" in p for p in report["problems"])
+
+
+def _recorded(run: Path) -> None:
+    """The records of a complete run of one passing test (what the report reads)."""
+    (run / "records.jsonl").write_text(json.dumps({"nodeid": "test_a.py::test_x", "outcome": "passed"}) + "\n")
+    (run / "session.json").write_text(json.dumps({"complete": True, "ended": "ran to its end",
+                                                  "pytest_counts": {"passed": 1}}))
 
 
 def test_a_run_without_records_nor_console_output_gets_a_report(tmp_path):
@@ -297,4 +304,22 @@ def test_a_run_without_records_nor_console_output_gets_a_report(tmp_path):
     run.mkdir(parents=True)
     status, text, report = _analyse(run, pytest_exit=None)
     assert status == 2 and report is None
-    assert "RUN INCOMPLETE" in text and "pytest.txt: missing" in text and "pytest did not run" in text
+    assert "RUN INCOMPLETE" in text and "pytest did not run" in text
+    assert f"{run / 'records.jsonl'}: missing: no records were written" in text
+
+
+@pytest.mark.parametrize("interrupted, status", [(False, 2), (True, 3)])
+def test_a_run_with_console_output_but_no_records_is_reported_as_such(tmp_path, interrupted, status):
+    # before (until 2026-12-07): its pytest.txt was parsed and reported as the run's results, without
+    # the records' fields; the suite's own runs are now read from their records alone (interop.console
+    # reads console text for analyze_results.py only)
+    from interop.reporting.run import _analyse
+
+    run = tmp_path / "results" / "runs" / "20260101T000000000000Z-nogit-1"
+    run.mkdir(parents=True)
+    (run / "pytest.txt").write_text("test_a.py::test_x PASSED [100%]\n1 passed in 0.01s\n")
+    got, text, report = _analyse(run, pytest_exit=0, interrupted=interrupted)
+    assert got == status and report is None
+    assert "RUN INCOMPLETE" in text and f"{run / 'records.jsonl'}: missing: no records were written" in text
+    assert "1 passed in 0.01s" in text  # pytest's own last lines are quoted, not read as the run's results
+    assert not (run / "report.json").exists() and (run / "report.txt").read_text() == text

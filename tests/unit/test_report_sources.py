@@ -2,8 +2,9 @@
 to the export or to precision get their own sections, not the Aidge bugs'."""
 from __future__ import annotations
 
-from interop.reporting import build_report, format_report, parse_pytest_output
-from interop.reporting.pytest_output import operator_of
+from interop.console import parse_pytest_output, text_run
+from interop.reporting import build_report, format_report
+from interop.records.sources import operator_of
 from interop.records.sources import attribution_of, source_of
 
 OUTPUT = """\
@@ -32,7 +33,7 @@ def test_sources_and_attributions_are_read_from_the_run():
 
 
 def test_report_counts_per_source_and_keeps_export_and_precision_apart():
-    report = build_report(parse_pytest_output(OUTPUT))
+    report = build_report(text_run(parse_pytest_output(OUTPUT)))
     opinfo = report["per_source"]["OpInfo"]
     assert opinfo["cases"] == 4 and opinfo["passed"] == 1 and opinfo["findings"] == 3
     assert opinfo["by_attribution"] == {"aidge": 1, "export": 1, "precision": 1}

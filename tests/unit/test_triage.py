@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from interop.reporting.pytest_output import PytestRun, TestResult
+from interop.console import PytestRun, TestResult, text_run
+from interop.reporting.report import TextRun
 from interop.reporting.triage import propose_opinfo_rows, split_opinfo_id
 
 # failure messages as the OpInfo suite raises them (from a run of shard 1/300 of the full session)
@@ -35,8 +36,8 @@ def _result(case: str, message: str, exc_type: str | None, outcome: str = "faile
     return TestResult(f"{test}[{case}]", outcome, message, exc_type=exc_type)
 
 
-def _run(*results: TestResult) -> PytestRun:
-    return PytestRun(list(results), totals={"failed": len(results)})
+def _run(*results: TestResult) -> TextRun:
+    return text_run(PytestRun(list(results), totals={"failed": len(results)}))
 
 
 def test_opinfo_ids_split_into_the_tables_entry_and_label():

@@ -1,6 +1,6 @@
 """Saved console output read back as rows of the records' shape: ``analyze_results.py``'s
-documented path, and the only place in :mod:`interop.reporting` that reads a failure's
-category, phase and operator out of text.
+documented path, and the only place that reads a failure's category, phase and operator out
+of a test's text (:func:`text_run` hands the rows to :func:`interop.reporting.build_report`).
 
 A run of this suite writes records (:mod:`interop.records`): the report, the support matrix,
 the trend and the merge read those. A pytest output saved on its own (``pytest -ra > out.txt``,
@@ -9,8 +9,9 @@ piped into ``analyze_results.py``) has only its text: :func:`rows_from_console` 
 reading what the text shows (:func:`~interop.categories.categorize`, the tag of an
 expected failure, an AidgeError's ``Aidge <phase> failed (operator X)``, an AidgeCrash's words,
 the comparator's figures). What the text does not show stays None: the configuration file of an
-Aidge benchmark case is then guessed from the installed file names (:mod:`.aidge_files`), a
-killed process is told apart only by the signal its message names.
+Aidge benchmark case is then guessed from the installed file names
+(:mod:`interop.reporting.aidge_files`), a killed process is told apart only by the signal its
+message names.
 """
 from __future__ import annotations
 
@@ -20,8 +21,9 @@ from typing import Any
 from ..categories import AIDGE_FAILURE_RE, CRASH_MESSAGE_RE, SLOWER_RE, what_differs
 from .pytest_output import WORKER_CRASH_RE, PytestRun, TestResult
 from ..records.sources import attribution_of, source_of
+from ..reporting.report import TextRun
 
-__all__ = ["rows_from_console", "console_skip_lines"]
+__all__ = ["rows_from_console", "console_skip_lines", "text_run"]
 
 _CASE_PREFIX = re.compile(r"^aidge\.\S+: ")
 _AIDGE_WHERE = re.compile(r"operator (?P<op>[\w<>]+)")
@@ -137,3 +139,11 @@ def console_skip_lines(run: PytestRun) -> list[dict[str, Any]]:
     """``-ra``'s ``SKIPPED [n] file:line: reason`` lines as ``{count, reason}``, an Aidge
     configuration case's id taken off its reason (one line per reason)."""
     return [{"count": s["count"], "reason": _CASE_PREFIX.sub("", s["reason"])} for s in run.skip_lines]
+
+
+def text_run(run: PytestRun) -> TextRun:
+    """What the report reads of ``run`` (:func:`interop.reporting.build_report`), as it reads a
+    run's records: its rows (:func:`rows_from_console`), and what its text says of the run as a
+    whole (pytest's counts and totals line, the duration, why it is incomplete, ``-ra``'s skips)."""
+    return TextRun(rows_from_console(run), run.source, run.counts(), run.totals, run.duration_s, run.incomplete(),
+                   console_skip_lines(run))
