@@ -559,7 +559,7 @@ def profile(session: nox.Session) -> None:
     where = (["--run-dir", "results/latest"] if (ROOT / "results" / "latest" / "records.jsonl").is_file()
              else ["--out", "results/node-profile"])
     args = session.posargs or [*where, "--architectures", "all", "--max-s", "10", "--backward"]
-    stack.run("python", "-m", "interop.diagnostics.node_profile", *args, env=TEST_ENV)
+    stack.run("python", "-m", "interop.node_profile", *args, env=TEST_ENV)
     if "--run-dir" in args:  # the run's ledger (slow entries), report and porting table with the profile
         stack.run("python", "-m", "interop.reporting.ledger", args[args.index("--run-dir") + 1], env=TEST_ENV)
 

@@ -20,20 +20,20 @@ from .models import DefectEntry, checked_all
 __all__ = ["SLOW_PROFILE", "slow_signature", "slow_id", "read_slow_profile", "slow_entries", "slow_issue_text",
            "write_slow_issues", "profile_ort_ratios"]
 
-#: the run's per-node profile, relative to the run (node_profile.PROFILE_DIR)
+#: the run's per-node profile, relative to the run (interop.node_profile.cli.PROFILE_DIR)
 SLOW_PROFILE = "node-profile/node_profile.json"
 
 
 def slow_signature(entry: dict[str, Any]) -> dict[str, Any]:
-    """:func:`interop.diagnostics.node_profile.slow_signature` (the profile says what a slow entry is)."""
-    from ..diagnostics.node_profile import slow_signature as signature
+    """:func:`interop.node_profile.slow.slow_signature` (the profile says what a slow entry is)."""
+    from ..node_profile.slow import slow_signature as signature
 
     return signature(entry)
 
 
 def slow_id(entry: dict[str, Any]) -> str:
     """The ledger id of a slow entry: :func:`defect_id` of its :func:`slow_signature` (the profile's
-    CLI names the timing reproducers' folders by it: node_profile.slow_id, the same hash)."""
+    CLI names the timing reproducers' folders by it: interop.node_profile.slow.slow_id, the same hash)."""
     return defect_id(slow_signature(entry))
 
 
@@ -107,7 +107,7 @@ def slow_entries(profile: dict[str, Any] | None, *, release: str | None = None) 
                  "sources": {"node-profile": len(raw["occurrences"])}, "source_kinds": ["node-profile"],
                  "known": 0, "new": 0, "rows": [], "table_defects": [], "blocks": {"architectures": [], "models": []},
                  "releases": [release] if release else [], "first_seen": release, "since": None,
-                 "aidge_said": None, "detected_by": "per-node profile (interop.diagnostics.node_profile)",
+                 "aidge_said": None, "detected_by": "per-node profile (interop.node_profile)",
                  "reproducer": raw.get("reproducer"), "reproducer_nodes": 1 if raw.get("reproducer") else None,
                  "reproducer_error": raw.get("reproducer_error"), "reproducer_root": None}
         entry["title"] = _slowtitle_of(entry)

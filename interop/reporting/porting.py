@@ -271,7 +271,7 @@ def attach_defects(table: dict[str, Any], defects: Iterable[dict[str, Any]]) -> 
     return table
 
 
-#: the run's per-node profile (interop.diagnostics.node_profile --run-dir): the speed columns' source
+#: the run's per-node profile (interop.node_profile --run-dir): the speed columns' source
 PROFILE_FILE = Path("node-profile") / "node_profile.json"
 
 

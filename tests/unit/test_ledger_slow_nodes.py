@@ -34,13 +34,13 @@ RESIZE = _slow("Resize", [[2, 4, 16, 16], [4]], [_occ("monai_SegResNet", "/up/Re
 LAYERNORM = _slow("LayerNormalization", [[2, 8, 32], [32], [32]],
                   [_occ("transformers_BertModel", f"/l{k}/LayerNorm", 2e-4, 8e-6, 0.1) for k in range(5)],
                   aidge_type="LayerNorm", ratio=25.0)
-PROFILE = {"meta": {"started": "2026-12-03 18:00:00 UTC", "command": "python -m interop.diagnostics.node_profile",
+PROFILE = {"meta": {"started": "2026-12-03 18:00:00 UTC", "command": "python -m interop.node_profile",
                     "uptime_at_end": "load average: 4.0", "rounds": 21},
            "profiles": [], "slow": [LAYERNORM, RESIZE]}
 
 
 def test_the_profile_names_reproducers_by_the_ledger_s_id():
-    from interop.diagnostics import node_profile as npf
+    from interop.node_profile import slow as npf
     from interop.reporting.ledger import slow_signature
 
     assert npf.slow_id(RESIZE) == slow_id(RESIZE) == defect_id(slow_signature(RESIZE))
@@ -125,7 +125,7 @@ def test_torch_equivalent_computes_what_onnxruntime_computes(op, attrs, shapes):
     from onnx import TensorProto, helper, numpy_helper
 
     from interop.oracle.onnxruntime import ort_session
-    from interop.diagnostics.node_profile import torch_equivalent
+    from interop.node_profile.alone import torch_equivalent
 
     rng = np.random.default_rng(0)
     if op == "Resize":
@@ -152,7 +152,7 @@ def test_torch_equivalent_computes_what_onnxruntime_computes(op, attrs, shapes):
 def test_no_torch_op_is_made_up():
     from onnx import helper
 
-    from interop.diagnostics.node_profile import torch_equivalent
+    from interop.node_profile.alone import torch_equivalent
 
     node = helper.make_node("Conv", ["x", "w"], ["y"], pads=[0, 0, 1, 1])  # asymmetric pads: no single torch op
     values = {"x": np.zeros((1, 1, 4, 4), np.float32), "w": np.zeros((1, 1, 2, 2), np.float32)}
@@ -163,7 +163,8 @@ def test_no_torch_op_is_made_up():
 def test_backward_profile_reads_aidge_s_backward_records():
     torch = pytest.importorskip("torch")
     pytest.importorskip("aidge_core")
-    from interop.diagnostics.node_profile import backward_lines, profile_backward
+    from interop.node_profile.backward import profile_backward
+    from interop.node_profile.report import backward_lines
 
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4)).eval()
@@ -198,7 +199,7 @@ def test_the_porting_table_shows_both_ratios_from_the_profile(tmp_path):
 
 
 def test_a_long_node_is_judged_on_its_cpu_time_alone_not_its_wall_clock_records():
-    from interop.diagnostics.node_profile import slow_nodes
+    from interop.node_profile.slow import slow_nodes
 
     def row(k, aidge_s, cpu_s, ort_s):
         return {"index": k, "onnx_name": f"n{k}", "op_type": "Conv", "attributes": {"group": k},

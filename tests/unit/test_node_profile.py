@@ -1,4 +1,4 @@
-"""interop.diagnostics.node_profile on a 3-node model: every Aidge node matched to its ONNX node,
+"""interop.node_profile on a 3-node model: every Aidge node matched to its ONNX node,
 the times positive, the shares of each side summing to 1, the parsers on fixed text. No timed
 assertion: nothing here compares a speed."""
 from __future__ import annotations
@@ -12,7 +12,12 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("onnxruntime")
 pytest.importorskip("aidge_core")
 
-from interop.diagnostics import node_profile as npf  # noqa: E402
+from interop.node_profile.alone import write_timing_reproducer  # noqa: E402
+from interop.node_profile.forward import profile_onnx  # noqa: E402
+from interop.node_profile.records import parse_ort_profile, parse_scheduling_diagram  # noqa: E402
+from interop.node_profile.report import markdown, table_lines  # noqa: E402
+from interop.node_profile.slow import slow_nodes  # noqa: E402
+from interop.node_profile.torch import export_torch, profile_torch  # noqa: E402
 
 
 class Tiny(torch.nn.Module):
@@ -30,7 +35,7 @@ class Tiny(torch.nn.Module):
 @pytest.fixture(scope="module")
 def profile():
     torch.manual_seed(0)
-    return npf.profile_torch(Tiny(), [(2, 8)], name="Tiny", rounds=5, warmup=1, max_s=5.0)
+    return profile_torch(Tiny(), [(2, 8)], name="Tiny", rounds=5, warmup=1, max_s=5.0)
 
 
 def test_every_aidge_node_matched(profile):
@@ -69,9 +74,9 @@ def test_hot_nodes_have_shapes_and_data_is_json(profile):
     for key in profile["hot"]:
         assert by_index[key]["input_shapes"][0][0] == 2  # batch of the example input
     json.dumps(profile)
-    text = npf.markdown([profile])
+    text = markdown([profile])
     assert "## Tiny" in text and "| Gemm |" in text
-    assert any("Gemm" in line for line in npf.table_lines(profile))
+    assert any("Gemm" in line for line in table_lines(profile))
 
 
 def test_profile_onnx_takes_a_proto_and_arrays(profile):
@@ -82,7 +87,7 @@ def test_profile_onnx_takes_a_proto_and_arrays(profile):
     graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 4])])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
-    p = npf.profile_onnx(model, [np.ones((3, 4), np.float32)], rounds=5, warmup=1)
+    p = profile_onnx(model, [np.ones((3, 4), np.float32)], rounds=5, warmup=1)
     assert [r["onnx_name"] for r in p["nodes"]] == ["only"]
     assert p["nodes"][0]["aidge_names"] and p["unmatched_aidge"] == []
     assert p["nodes"][0]["input_shapes"] == [[3, 4]]
@@ -91,9 +96,9 @@ def test_profile_onnx_takes_a_proto_and_arrays(profile):
 def test_parse_scheduling_diagram():
     text = ("gantt\ndateFormat x\naxisFormat %Q µs\n\nconv1_Conv (Conv2D#0) :3, 189\n"
             "Relu (ReLU#0) :190, 195\nodd name (x) (FC#2) :7, 7\n")
-    assert npf.parse_scheduling_diagram(text) == [("conv1_Conv", "Conv2D", pytest.approx(186e-6)),
-                                                  ("Relu", "ReLU", pytest.approx(5e-6)),
-                                                  ("odd name (x)", "FC", 0.0)]
+    assert parse_scheduling_diagram(text) == [("conv1_Conv", "Conv2D", pytest.approx(186e-6)),
+                                              ("Relu", "ReLU", pytest.approx(5e-6)),
+                                              ("odd name (x)", "FC", 0.0)]
 
 
 def test_parse_ort_profile_groups_runs():
@@ -106,7 +111,7 @@ def test_parse_ort_profile_groups_runs():
         {"cat": "Node", "name": "a_kernel_time", "dur": 7, "args": {"op_name": "Relu"}},
         {"cat": "Session", "name": "model_run", "dur": 9},
     ]
-    runs = npf.parse_ort_profile(events)
+    runs = parse_ort_profile(events)
     assert len(runs) == 2
     assert runs[0]["a"] == {"s": pytest.approx(5e-6), "op": "Relu", "shapes": [[2, 3]]}
     assert runs[1]["a"]["s"] == pytest.approx(7e-6)
@@ -114,13 +119,13 @@ def test_parse_ort_profile_groups_runs():
 
 def test_slow_nodes_group_and_sort(profile):
     # threshold 0: every node with enough ticks on both sides is "slow"; grouping and order only
-    slow = npf.slow_nodes([profile, {"name": "broken", "error": "x"}], threshold=0.0)
+    slow = slow_nodes([profile, {"name": "broken", "error": "x"}], threshold=0.0)
     for entry in slow:
         assert entry["kind"] == "slow" and entry["occurrences"]
         assert entry["ratio"] > 0 and entry["input_shapes"]
     costs = [e["cost_s"] for e in slow]
     assert costs == sorted(costs, reverse=True)
-    assert npf.slow_nodes([profile], threshold=float("inf")) == []
+    assert slow_nodes([profile], threshold=float("inf")) == []
 
 
 def test_timing_reproducer_runs_without_the_suite(tmp_path):
@@ -128,10 +133,10 @@ def test_timing_reproducer_runs_without_the_suite(tmp_path):
     import sys
 
     torch.manual_seed(0)
-    proto, feeds, sizes, _ = npf.export_torch(Tiny(), [(2, 8)])
+    proto, feeds, sizes, _ = export_torch(Tiny(), [(2, 8)])
     assert sizes == [[2, 8]]
     relu = next(n.name for n in proto.graph.node if n.op_type == "Relu")
-    folder = npf.write_timing_reproducer(proto, relu, feeds, tmp_path / "relu", meta={"why": "test"})
+    folder = write_timing_reproducer(proto, relu, feeds, tmp_path / "relu", meta={"why": "test"})
     assert {p.name for p in folder.iterdir()} == {"model.onnx", "inputs.npz", "time_aidge.py", "meta.json"}
     assert json.loads((folder / "meta.json").read_text())["op_type"] == "Relu"
     done = subprocess.run([sys.executable, str(folder / "time_aidge.py"), "3"], capture_output=True, text=True,

@@ -1,8 +1,9 @@
 """Where Aidge spends a model's time, node by node, against onnxruntime on the same ONNX graph.
 
-:func:`profile_onnx` takes an ONNX model and its inputs, :func:`profile_torch` a torch model and
-its example inputs (exported through the bridge, :func:`interop.bridge.onnx_export.export_to_onnx`,
-in eval mode). Each returns the profile as plain data (JSON-ready):
+:func:`.forward.profile_onnx` takes an ONNX model and its inputs, :func:`.torch.profile_torch` a torch
+model and its example inputs (exported through the bridge,
+:func:`interop.bridge.onnx_export.export_to_onnx`, in eval mode). Each returns the profile as plain
+data (JSON-ready):
 
 - **Aidge's times** come from Aidge's own scheduling records. ``SequentialScheduler.
   get_forward_scheduling()`` returns the ``SchedulingElement`` s (``node``, ``start``, ``end``), but
@@ -52,44 +53,18 @@ in eval mode). Each returns the profile as plain data (JSON-ready):
   by the ONNX ``op_type`` (the same key on both sides).
 
 Nothing is printed and nothing written but the temporary files, removed on return. The CLI,
-``python -m interop.diagnostics.node_profile --out DIR``, profiles the zoo's models (and the
+``python -m interop.node_profile --out DIR``, profiles the zoo's models (and the
 architectures named with ``--architectures``), prints the tables and writes ``node_profile.json``
 and ``node_profile.md`` into DIR (docs/node-profile.md).
 
-This module is the entry point and where these names are imported from (the CLI, the defect
-ledger, the tests); the code lives in the modules it re-exports, named ``node_profile_<part>``
-beside it as the reproducer's ``repro_<part>`` modules are (flat, so that every name keeps its
-one import path and no subpackage shadows this module's name), by what each part does:
-:mod:`.node_profile_records` (the settings, the readers of Aidge's scheduling diagram and of
-onnxruntime's profile events, the helpers every measurement shares), :mod:`.node_profile_forward`
-(the forward's rounds, the matching of Aidge's nodes to the ONNX nodes, the assembled profile),
-:mod:`.node_profile_torch` (a torch model exported and profiled), :mod:`.node_profile_backward`
-(Aidge's backward records against torch's backward), :mod:`.node_profile_slow` (the slow nodes and
-their ledger id), :mod:`.node_profile_alone` (a slow node timed alone, its timing reproducer),
-:mod:`.node_profile_report` (the text tables and the Markdown) and :mod:`.node_profile_cli` (the
-command line).
+The package's modules, by what each part does (a name is imported from the module that defines
+it; this ``__init__`` imports nothing, so that importing ``interop.node_profile`` loads no torch):
+:mod:`.records` (the settings, the readers of Aidge's scheduling diagram and of onnxruntime's
+profile events, the helpers every measurement shares), :mod:`.forward` (the forward's rounds, the
+matching of Aidge's nodes to the ONNX nodes, the assembled profile), :mod:`.torch` (a torch model
+exported and profiled), :mod:`.backward` (Aidge's backward records against torch's backward),
+:mod:`.slow` (the slow nodes and their ledger id), :mod:`.alone` (a slow node timed alone, its
+timing reproducer), :mod:`.report` (the text tables and the Markdown), :mod:`.cli` (the command
+line) and :mod:`.__main__` (its entry point).
 """
 from __future__ import annotations
-
-import sys
-
-from .node_profile_records import (DEFAULT_MAX_S, DEFAULT_ROUNDS, DEFAULT_TOP, DEFAULT_WARMUP, MIN_ROUNDS,
-                                   parse_ort_profile, parse_scheduling_diagram)  # noqa: F401
-from .node_profile_forward import profile_onnx  # noqa: F401
-from .node_profile_torch import export_torch, profile_torch, torch_forward  # noqa: F401
-from .node_profile_backward import profile_backward  # noqa: F401
-from .node_profile_slow import (CPU_NODE_S, SLOW_MIN_AIDGE_S, SLOW_MIN_ORT_S, SLOW_RATIO, slow_id, slow_nodes,
-                                slow_signature)  # noqa: F401
-from .node_profile_alone import ALONE_ROUNDS, time_node_alone, torch_equivalent, write_timing_reproducer  # noqa: F401
-from .node_profile_report import backward_lines, markdown, slow_lines, table_lines  # noqa: F401
-from .node_profile_cli import PROFILE_DIR, SLOW_REPRODUCERS, main  # noqa: F401
-
-__all__ = ["profile_onnx", "profile_torch", "export_torch", "slow_nodes", "write_timing_reproducer",
-           "time_node_alone", "torch_equivalent", "torch_forward", "slow_signature", "slow_id", "PROFILE_DIR", "SLOW_REPRODUCERS", "profile_backward",
-           "backward_lines",
-           "parse_scheduling_diagram", "parse_ort_profile", "markdown", "slow_lines",
-           "table_lines", "DEFAULT_ROUNDS", "DEFAULT_WARMUP", "DEFAULT_MAX_S", "DEFAULT_TOP"]
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,12 +1,12 @@
 """A torch model in the per-node profile: exported by the bridge in eval mode on its example call
 (:func:`export_torch`), its own forward timed beside (:func:`torch_forward`), and both profiled by
-:func:`~interop.diagnostics.node_profile_forward.profile_onnx` (:func:`profile_torch`)."""
+:func:`~interop.node_profile.forward.profile_onnx` (:func:`profile_torch`)."""
 from __future__ import annotations
 
 from typing import Any, Sequence
 
-from .node_profile_forward import profile_onnx
-from .node_profile_records import _data_inputs
+from .forward import profile_onnx
+from .records import _data_inputs
 
 class _Call:
     """A torch module calling ``model(*args, **kwargs)`` with the tensors as its only inputs

@@ -11,8 +11,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .node_profile_forward import _attributes
-from .node_profile_records import _data_inputs, _feeds, _named, _one_openmp_thread, _ort_options
+from .forward import _attributes
+from .records import _data_inputs, _feeds, _named, _one_openmp_thread, _ort_options
 
 _TIMING_SCRIPT = '''"""Times this folder's one-node ONNX graph (model.onnx, inputs.npz) in Aidge alone, one OpenMP
 thread, on the thread's CPU time (each timed call after an untimed one), and in onnxruntime when it

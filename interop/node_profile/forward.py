@@ -1,7 +1,7 @@
 """The forward's per-node profile of an ONNX graph, Aidge against onnxruntime (:func:`profile_onnx`):
 the interleaved rounds, each Aidge node matched to the ONNX node it was imported from, and the
 result assembled (per node, per operator type, the totals, the hot nodes). What each figure is:
-:mod:`interop.diagnostics.node_profile`'s docstring."""
+:mod:`interop.node_profile`'s docstring."""
 from __future__ import annotations
 
 import gc
@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .node_profile_records import (DEFAULT_MAX_S, DEFAULT_ROUNDS, DEFAULT_TOP, DEFAULT_WARMUP, MIN_ROUNDS,
+from .records import (DEFAULT_MAX_S, DEFAULT_ROUNDS, DEFAULT_TOP, DEFAULT_WARMUP, MIN_ROUNDS,
                                    _data_inputs, _feeds, _named, _one_openmp_thread, _ort_options, _spread,
                                    parse_ort_profile, parse_scheduling_diagram)
 

@@ -1,4 +1,4 @@
-"""The per-node profile's command line, ``python -m interop.diagnostics.node_profile`` (:func:`main`):
+"""The per-node profile's command line, ``python -m interop.node_profile`` (:func:`main`):
 the zoo's models and the named architectures profiled (forward, and backward with ``--backward``),
 the slow nodes timed alone and written as timing reproducers, the tables printed, and
 ``node_profile.json`` and ``node_profile.md`` written into ``--out`` or a findings run's
@@ -14,13 +14,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from .node_profile_alone import ALONE_ROUNDS, time_node_alone, write_timing_reproducer
-from .node_profile_backward import profile_backward
-from .node_profile_forward import profile_onnx
-from .node_profile_records import DEFAULT_MAX_S, DEFAULT_ROUNDS, DEFAULT_TOP, DEFAULT_WARMUP
-from .node_profile_report import _us, backward_lines, markdown, slow_lines, table_lines
-from .node_profile_slow import SLOW_RATIO, slow_id, slow_nodes
-from .node_profile_torch import export_torch, torch_forward
+from .alone import ALONE_ROUNDS, time_node_alone, write_timing_reproducer
+from .backward import profile_backward
+from .forward import profile_onnx
+from .records import DEFAULT_MAX_S, DEFAULT_ROUNDS, DEFAULT_TOP, DEFAULT_WARMUP
+from .report import _us, backward_lines, markdown, slow_lines, table_lines
+from .slow import SLOW_RATIO, slow_id, slow_nodes
+from .torch import export_torch, torch_forward
 
 #: where a findings run keeps its profile (``--run-dir``), and the slow nodes' timing reproducers,
 #: beside the correctness reproducers (``reproducers/<test>/``)
@@ -64,7 +64,7 @@ def _architecture_targets(names: list[str]):
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m interop.diagnostics.node_profile",
+    parser = argparse.ArgumentParser(prog="python -m interop.node_profile",
                                      description="Per-node profile of the zoo's models (and architectures): Aidge's "
                                                  "scheduling records against onnxruntime's profiler, one thread each.")
     parser.add_argument("--out", type=Path, default=None,
@@ -173,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
             print(line)
     uptime = uptime_now()  # at the end (it was read at the start: the figure docs quoted as the end's)
     meta = {"started": started, "ended": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
-            "command": "python -m interop.diagnostics.node_profile " + " ".join(sys.argv[1:] if argv is None else argv),
+            "command": "python -m interop.node_profile " + " ".join(sys.argv[1:] if argv is None else argv),
             "uptime_at_start": uptime_start, "uptime_at_end": uptime, "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
             "rounds": args.rounds, "warmup": args.warmup, "max_s": args.max_s}
     write_atomically = _write_atomically

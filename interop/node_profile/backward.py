@@ -10,8 +10,8 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from .node_profile_forward import _per_node
-from .node_profile_records import (DEFAULT_MAX_S, DEFAULT_ROUNDS, DEFAULT_TOP, DEFAULT_WARMUP, MIN_ROUNDS,
+from .forward import _per_node
+from .records import (DEFAULT_MAX_S, DEFAULT_ROUNDS, DEFAULT_TOP, DEFAULT_WARMUP, MIN_ROUNDS,
                                    _one_openmp_thread, _spread, parse_scheduling_diagram)
 
 def profile_backward(model, args: Sequence, kwargs: dict | None = None, *, name: str = "",

@@ -3,7 +3,7 @@ the two profilers' records (Aidge's Mermaid scheduling diagram, onnxruntime's pr
 graph whose every node has a name of its own, the data inputs and their feeds, one OpenMP thread,
 onnxruntime's session options (one thread, optimised or not, profiled or not) and the spread
 (median, quartiles) of a node's times over the rounds. What each figure is:
-:mod:`interop.diagnostics.node_profile`'s docstring."""
+:mod:`interop.node_profile`'s docstring."""
 from __future__ import annotations
 
 import contextlib
