@@ -1,6 +1,6 @@
 """Slow nodes (issue 47), the ledger's entries of kind ``slow``: an operator at a shape class where
 Aidge is over a threshold slower than onnxruntime on the same node of the same graph, from the run's
-per-node profile (``interop.diagnostics.node_profile --run-dir RUN``: ``RUN/node-profile/node_profile.json``):
+per-node profile (``interop.node_profile --run-dir RUN``: ``RUN/node-profile/node_profile.json``):
 :func:`read_slow_profile`, :func:`slow_entries` (with :func:`slow_signature` and :func:`slow_id`), each
 entry's upstream report (:func:`slow_issue_text`, :func:`write_slow_issues`), and the report's
 Aidge/onnxruntime figures of the profiled models (:func:`profile_ort_ratios`). :mod:`.ledger`
