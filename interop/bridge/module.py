@@ -24,9 +24,9 @@ from . import events
 from .events import crash_phase
 from . import runtime as rt
 from . import value_check as vc
-from .onnx_export import ExportedModel, default_input_names, unused_graph_inputs
+from .onnx_export_graph import ExportedModel, default_input_names, unused_graph_inputs
 from .runner import _GraphRunner, _SchedulerHandle, read_tensor, write_tensor
-from .module_checks import _Reference, _ShapeGuard, _ValueCheck, _export_modes  # noqa: F401
+from .module_checks import _ShapeGuard, _ValueCheck
 from .module_params import _MirroredState, _register
 
 __all__ = ["AidgeModule", "AidgeSGD", "WrappedParametersWarning"]

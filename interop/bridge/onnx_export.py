@@ -1,6 +1,6 @@
 """torch.nn.Module -> ONNX ModelProto, in memory and without side effects.
 
-Two routes (``exporter=``, see :data:`EXPORTERS`): torch's TorchScript exporter
+Two routes (``exporter=``, see :data:`interop.exporters.EXPORTERS`): torch's TorchScript exporter
 (``dynamo=False``) and its dynamo exporter (``dynamo=True``, torch 2.13's default, through
 ``onnxscript``); ``"auto"`` tries them in :data:`AUTO_ORDER` and keeps the first that exports.
 
@@ -16,8 +16,7 @@ Facts this module relies on (torch 2.13, see docs/exporters.md and docs/aidge-no
 
 This module holds the export itself (:func:`export_to_onnx`, under :data:`_EXPORT_LOCK`; the
 TorchScript route, the lazy modules materialised first, the quiet it runs in) and the value
-dependence check (:func:`check_value_dependence`); it is where the export's names are imported
-from. The rest lives in the modules it re-exports, by what each part does:
+dependence check (:func:`check_value_dependence`). The rest lives, by what each part does, in
 :mod:`.onnx_export_state` (the model's state restored around an export),
 :mod:`.onnx_export_graph` (:class:`ExportedModel` and what reads or writes its ONNX graph) and
 :mod:`.onnx_export_dynamo` (the dynamo route).
@@ -35,22 +34,18 @@ import onnx
 import torch
 
 from ..errors import ExportError, StatefulModelError, TracingError
-from ..exporters import (AUTO_ORDER, EXPORTER_CHOICES, EXPORTER_ENV, EXPORTERS, check_exporter,  # noqa: F401
-                         default_exporter, export_routes, note_routes)
+from ..exporters import AUTO_ORDER, check_exporter, note_routes
+from ..exporters import default_exporter  # noqa: F401  (wrapping.py imports it from here: another engineer's edit)
 from .events import crash_phase
-from .onnx_export_state import (_CONTAINERS, _MISSING, _MODULE_SLOTS, _attributes_snapshot,  # noqa: F401
-                                _changed_container, _restore_attributes, _state_tensors, _stateful_buffers,
-                                _unchanged, attributes_preserved, preserved_state)
-from .onnx_export_graph import (OPSET_VERSION, ExportedModel, _node_bytes, _rename_initializers,  # noqa: F401
-                                _short_node, _write_state_into_initializers, default_input_names,
-                                graph_differences, proto_with_state, unused_graph_inputs)
-from .onnx_export_dynamo import (_dynamo_export, batch_norm_functional, lower_castlike,  # noqa: F401
-                                 optimize_keeping_state)
+from .onnx_export_state import _state_tensors, _stateful_buffers, _unchanged, preserved_state
+from .onnx_export_graph import (OPSET_VERSION, ExportedModel, _rename_initializers, _write_state_into_initializers,
+                                default_input_names, graph_differences)
+# wrapping.py and reproducers/bundle.py import it from here (files other engineers edit now)
+from .onnx_export_graph import unused_graph_inputs  # noqa: F401
+from .onnx_export_dynamo import _dynamo_export
 
-__all__ = ["ExportedModel", "export_to_onnx", "EXPORTERS", "EXPORTER_CHOICES", "AUTO_ORDER", "check_exporter", "preserved_state", "attributes_preserved", "materialize_lazy", "has_lazy_state", "graph_differences", "check_value_dependence",
-           "TracingWarning", "TRACE_WARNING_POLICIES", "default_exporter", "EXPORTER_ENV", "export_routes",
-           "note_routes", "unused_graph_inputs",
-           "default_input_names", "proto_with_state"]
+__all__ = ["export_to_onnx", "materialize_lazy", "has_lazy_state", "check_value_dependence", "TracingWarning",
+           "TRACE_WARNING_POLICIES"]
 
 #: what ``wrap(on_trace_warning=...)`` accepts
 TRACE_WARNING_POLICIES = ("error", "warn", "ignore")

@@ -39,7 +39,7 @@ from typing import Any, Iterable, Sequence
 
 import torch
 
-from ..bridge.onnx_export import preserved_state
+from ..bridge.onnx_export_state import preserved_state
 from ..oracle.tolerance import DEVICE_PARITY_RTOL
 from .contract_checks import CHECKS, FAIL, PASS, SKIP, CheckResult, CheckRunner
 from .model_io import describe_inputs

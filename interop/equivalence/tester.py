@@ -228,7 +228,7 @@ class ModelTester:
         previous step checked them)."""
         from torch.utils import _pytree as pytree
 
-        from ..bridge.onnx_export import default_input_names, proto_with_state
+        from ..bridge.onnx_export_graph import default_input_names, proto_with_state
         from ..oracle.attribution import attribute_forward, float64_copy
         from ..oracle.onnxruntime import run_onnxruntime
 

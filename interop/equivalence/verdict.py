@@ -133,7 +133,7 @@ def verify(fn, *args, backward: bool | None = None, backend: str = "cpu", tolera
     """
     from .isolation import run_isolated
 
-    from ..bridge.onnx_export import check_exporter
+    from ..exporters import check_exporter
 
     backward = _backward_wanted(backward, backend)  # a usage error is raised here, not a verdict
     if exporter is not None:
@@ -209,7 +209,9 @@ def onnxruntime_refusal(fn, args, kwargs, exporter: str | None) -> str | None:
     """onnx's checker's or onnxruntime's refusal of the ONNX export of ``fn(*args, **kwargs)``
     through ``exporter`` (the route whose graph Aidge was given), in its words; None when
     onnxruntime runs the graph, or cannot be asked (not installed, the export itself fails)."""
-    from ..bridge.onnx_export import default_exporter, default_input_names, export_to_onnx
+    from ..bridge.onnx_export import export_to_onnx
+    from ..bridge.onnx_export_graph import default_input_names
+    from ..exporters import default_exporter
     from ..oracle.onnxruntime import graph_refusal, run_onnxruntime
 
     module, tensors = as_module(fn, args, dict(kwargs or {}))

@@ -9,7 +9,8 @@ import pytest
 import torch
 
 import interop
-from interop.bridge.onnx_export import export_to_onnx, lower_castlike
+from interop.bridge.onnx_export import export_to_onnx
+from interop.bridge.onnx_export_dynamo import lower_castlike
 from interop.errors import ExportError
 from interop.exporters import AUTO_ORDER, EXPORTER_ENV, default_exporter, export_routes
 

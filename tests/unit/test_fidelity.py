@@ -222,7 +222,8 @@ def test_a_random_callable_is_not_comparable():
 
 
 def test_attribution_feeds_onnxruntime_by_input_name():
-    from interop.bridge.onnx_export import default_input_names, export_to_onnx
+    from interop.bridge.onnx_export import export_to_onnx
+    from interop.bridge.onnx_export_graph import default_input_names
     from interop.oracle.onnxruntime import run_onnxruntime
 
     class IgnoresFirst(nn.Module):
