@@ -1,4 +1,4 @@
-"""Python source that rebuilds a value exactly, for the reports of :mod:`.defect_issue`:
+"""Python source that rebuilds a value exactly, for the reports of :mod:`.defect_issue_write`:
 :func:`array_literal` (a numpy array as ``np.array([...], dtype=...).reshape(...)``, checked by reading it
 back), an ONNX attribute's value as ``make_node`` takes it back, a value info as
 ``make_tensor_value_info``, and the shortest text of one number (:func:`_number`).

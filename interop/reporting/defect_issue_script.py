@@ -1,4 +1,4 @@
-"""``standalone.py``, the script of a defect's upstream report (:mod:`.defect_issue`):
+"""``standalone.py``, the script of a defect's upstream report (:mod:`.defect_issue_write`):
 :func:`standalone_parts` writes it from a reproducer bundle, the graph as ``onnx.helper`` code
 (:func:`_graph_code`, checked to rebuild the same graph), the values as numpy literals
 (:mod:`.defect_issue_literals`) when small (:data:`LITERAL_MAX_ELEMENTS`, :data:`LITERAL_MAX_CHARS`)

@@ -1,4 +1,4 @@
-"""``ISSUE.md``, the text of a defect's upstream report (:mod:`.defect_issue`): :func:`issue_text`
+"""``ISSUE.md``, the text of a defect's upstream report (:mod:`.defect_issue_write`): :func:`issue_text`
 (Aidge's side first: the versions of what ``standalone.py`` imports, what happens, Aidge's words, the
 graph node by node, how to run it, the script inline under :data:`INLINE_LIMIT`; then the impact and
 the suite's own section) and :func:`script_versions` (the modules a script imports and their versions).

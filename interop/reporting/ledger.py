@@ -516,7 +516,7 @@ def write_ledger(run_dir: Path, records: list[dict[str, Any]], *, complete: bool
     """``defects.json``, ``defects.md``, ``defects.html`` and ``defects/<id>/ISSUE.md`` (with
     ``standalone.py``) of a run, each file atomically; returns the ledger (its entries name their
     ``issue`` and ``standalone`` files)."""
-    from .defect_issue import versions_of, write_issues
+    from .defect_issue_write import versions_of, write_issues
 
     run_dir = Path(run_dir)
     records = list(records)

@@ -163,7 +163,7 @@ def slow_issue_text(e: dict[str, Any], *, versions: dict[str, str] | None = None
 
 def write_slow_issues(run_dir: Path, slow: list[dict[str, Any]], *, versions: dict[str, str]) -> None:
     from ..reading import confined
-    from .defect_issue import ISSUES_DIR
+    from .defect_issue_write import ISSUES_DIR
 
     for e in slow:
         folder = confined(run_dir / ISSUES_DIR / e["id"], run_dir, kind="dir", missing_ok=True)

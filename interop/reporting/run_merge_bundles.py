@@ -44,7 +44,7 @@ def _rebuild_bundles(source: Path, records: list[dict], root: Path, run_dir: Pat
     (:func:`interop.reading.confined`)."""
     from ..reproducers.script import repro_script, script_settings
     from ..reading import read_confined
-    from .defect_issue import _BODY_MARK
+    from .defect_issue_script import _BODY_MARK
 
     for rel in _bundle_folders(records):
         parts = Path(rel).parts

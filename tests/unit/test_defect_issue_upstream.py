@@ -1,4 +1,4 @@
-"""ISSUE.md and standalone.py as an upstream maintainer reads them (interop.reporting.defect_issue).
+"""ISSUE.md and standalone.py as an upstream maintainer reads them (interop.reporting.defect_issue_write).
 
 Before (measured on a run of ResNet_train, ConvTranspose2D no_bias and Transformer_train, 2026-12-07):
 the BatchNorm report attached the reduced one-node graph but quoted the whole model's output
@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from interop.reporting import defect_issue, defect_issue_script
+from interop.reporting import defect_issue_literals, defect_issue_script, defect_issue_write
 from interop.reproducers.layout import _write_layout
 from interop.reproducers.run import run_repro
 
@@ -90,7 +90,7 @@ def written(tmp_path_factory):
     run = tmp_path_factory.mktemp("run")
     _conv_transpose_bundle(run / "reproducers" / "a")
     entry = _entry()
-    assert defect_issue.write_issues(run, [entry]) == 1
+    assert defect_issue_write.write_issues(run, [entry]) == 1
     return run, entry
 
 
@@ -174,18 +174,18 @@ def _run_hidden_args(script: Path, *args: str) -> subprocess.CompletedProcess:
 
 def test_a_fixed_defect_exits_0(tmp_path):
     reduced = _conv_transpose_bundle(tmp_path / "b", wrong=False)
-    (tmp_path / "standalone.py").write_text(defect_issue.standalone_script(reduced, _entry()))
+    (tmp_path / "standalone.py").write_text(defect_issue_script.standalone_script(reduced, _entry()))
     done = _run_hidden(tmp_path / "standalone.py")
     assert done.returncode == 0 and "FIXED" in done.stdout, done.stdout + done.stderr
 
 
 def test_large_values_are_read_from_files_beside_it_and_the_issue_names_them(tmp_path, monkeypatch):
-    # where standalone_parts and _graph_code look it up (defect_issue re-exports it)
+    # where standalone_parts and _graph_code look it up
     monkeypatch.setattr(defect_issue_script, "LITERAL_MAX_ELEMENTS", 16)  # x: 18 elements, y: 32, w: 16
     run = tmp_path / "run"
     _conv_transpose_bundle(run / "reproducers" / "a")
     entry = _entry()
-    defect_issue.write_issues(run, [entry], run=False)
+    defect_issue_write.write_issues(run, [entry], run=False)
     folder = run / "defects" / entry["id"]
     text = (folder / "standalone.py").read_text()
     assert "helper.make_node(" in text and "'input_0.pb': None" in text and "'output_0.pb': None" in text
@@ -208,7 +208,7 @@ def test_large_values_are_read_from_files_beside_it_and_the_issue_names_them(tmp
     np.array(3.5, np.float32), np.zeros((0, 3), np.float32), np.arange(24, dtype=np.uint8).reshape(2, 3, 4),
 ])
 def test_array_literals_read_back_bit_for_bit(array):
-    text = defect_issue.array_literal(array)
+    text = defect_issue_literals.array_literal(array)
     back = eval(text, {"__builtins__": {}, "np": np})  # noqa: S307
     assert back.dtype == array.dtype and back.shape == array.shape
     assert np.array_equal(back, array, equal_nan=array.dtype.kind == "f")
@@ -229,7 +229,7 @@ def test_the_graph_code_rebuilds_attributes_of_every_kind_and_refuses_a_subgraph
                               initializer=[numpy_helper.from_array(np.array([0, 1, 0, 1], np.int64), "pads")])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
     onnx.save(model, str(tmp_path / "m.onnx"))
-    lines = defect_issue._graph_code(tmp_path / "m.onnx")
+    lines = defect_issue_script._graph_code(tmp_path / "m.onnx")
     assert lines is not None and "alpha=0.01" in "\n".join(lines) and "mode='reflect'" in "\n".join(lines)
     then = helper.make_graph([helper.make_node("Identity", ["x"], ["t"])], "then", [],
                              [helper.make_tensor_value_info("t", TensorProto.FLOAT, None)])
@@ -238,4 +238,4 @@ def test_the_graph_code_rebuilds_attributes_of_every_kind_and_refuses_a_subgraph
                                           helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
                             [helper.make_tensor_value_info("t", TensorProto.FLOAT, None)])
     onnx.save(helper.make_model(sub, opset_imports=[helper.make_opsetid("", 18)]), str(tmp_path / "if.onnx"))
-    assert defect_issue._graph_code(tmp_path / "if.onnx") is None  # a subgraph: model.onnx is attached instead
+    assert defect_issue_script._graph_code(tmp_path / "if.onnx") is None  # a subgraph: model.onnx is attached instead

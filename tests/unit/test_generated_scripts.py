@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from interop.reporting import defect_issue
+from interop.reporting import defect_issue_script
 from interop.reproducers.bundle import write_factory_bundle
 from interop.reproducers.layout import _write_layout
 from interop.reproducers.run import FreshServer, verdict_of
@@ -196,9 +196,9 @@ def test_a_factory_bundle_of_a_renamed_config_case_runs_only_its_check(tmp_path)
 def test_standalone_script_holds_the_defect_s_id_and_title_as_data(tmp_path):
     mark = tmp_path / MARK_NAME
     folder = _relu_bundle(tmp_path / "b")
-    neutral = defect_issue.standalone_script(folder, {"id": "D-1", "title": "t"})
+    neutral = defect_issue_script.standalone_script(folder, {"id": "D-1", "title": "t"})
     for k, payload in enumerate(_payloads(mark)):
-        text = defect_issue.standalone_script(folder, {"id": payload, "title": payload})
+        text = defect_issue_script.standalone_script(folder, {"id": payload, "title": payload})
         compile(text, "standalone.py", "exec")
         assert _docstring_and_comments(text) == _docstring_and_comments(neutral), k
         assert _settings_of(text)["TITLE"] == payload and _settings_of(text)["DEFECT_ID"] == payload

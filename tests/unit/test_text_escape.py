@@ -10,7 +10,7 @@ import re
 import pytest
 from markdown_it import MarkdownIt
 
-from interop.reporting import defect_issue, ledger, porting, support, text_escape
+from interop.reporting import defect_issue_text, ledger, porting, support, text_escape
 
 HOSTILE = ("<script>alert(1)</script> <img src=x onerror=alert(2)> ``` `` ` | *b* _i_ [l](javascript:x) "
            "\x1b]0;pwned\x07\x1b[2J\x00\r\n# heading\n- item \u2028\u202e $x$ &#x3c;script&#x3e; \\")
@@ -99,7 +99,7 @@ def test_defects_md_quotes_every_record_field(tmp_path):
 
 
 def test_issue_md_quotes_every_record_field(tmp_path):
-    md = defect_issue.issue_text(_defect(reproducer=None), tmp_path, versions={"aidge_core": HOSTILE},
+    md = defect_issue_text.issue_text(_defect(reproducer=None), tmp_path, versions={"aidge_core": HOSTILE},
                                  problem=HOSTILE)
     _no_active_html(md)
     assert _html(md).count("<h1>") == 1
