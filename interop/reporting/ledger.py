@@ -37,16 +37,12 @@ from ..registry.identify import aidge_words, identify, proposed_defect, row_sign
 from ..records.sources import NOT_AIDGE
 from ..records.store import write_atomically
 from . import text_escape
-# the pages (ledger_pages) and the slow nodes (ledger_slow) moved out of this module: their names said here still
-from .ledger_pages import format_ledger_html, format_ledger_md, reached_text
-from .ledger_slow import (SLOW_PROFILE, profile_ort_ratios, read_slow_profile, slow_entries,  # noqa: F401
-                          slow_id, slow_issue_text, slow_signature, write_slow_issues)
+from .ledger_pages import format_ledger_html, format_ledger_md
+from .ledger_slow import profile_ort_ratios, read_slow_profile, slow_entries, write_slow_issues
 from .models import DefectEntry, checked_all
 
-__all__ = ["row_signature", "is_aidge_finding", "triaged_releases", "ledger_headline",
-           "format_ledger_html", "build_ledger", "write_ledger", "format_ledger_md", "ledger_summary",
-           "slow_id", "slow_signature", "slow_entries", "read_slow_profile", "refresh_run",
-           "slow_issue_text", "registry_entries_from_table", "proposed_entry", "torch_driven", "reached_text",
+__all__ = ["row_signature", "is_aidge_finding", "triaged_releases", "ledger_headline", "build_ledger", "write_ledger",
+           "ledger_summary", "refresh_run", "registry_entries_from_table", "proposed_entry", "torch_driven",
            "TORCH_EXPORTS"]
 
 def registry_entries_from_table(rows: Iterable[Any], ledger: dict[str, dict] | None = None) -> list[dict[str, Any]]:

@@ -206,7 +206,7 @@ def test_a_bundle_path_out_of_the_run_gives_a_report_without_a_script(tmp_path):
 
 
 def test_the_page_escapes_what_it_quotes():
-    from interop.reporting.ledger import format_ledger_html
+    from interop.reporting.ledger_pages import format_ledger_html
 
     evil = dict(OPINFO_PAD, error="<script>alert(1)</script> Slice failed", nodeid="t.py::x[<img src=x>]")
     page = format_ledger_html(build_ledger([evil]), complete=False, headline="<b>h</b>")

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from interop.registry.identify import defect_id
-from interop.reporting.ledger import (build_ledger, ledger_headline, ledger_summary, read_slow_profile,
-                                      slow_entries, slow_id, write_ledger)
+from interop.reporting.ledger import build_ledger, ledger_headline, ledger_summary, write_ledger
+from interop.reporting.ledger_slow import read_slow_profile, slow_entries, slow_id
 from interop.reporting.report_text import _slow_nodes_section
 
 
@@ -41,7 +41,7 @@ PROFILE = {"meta": {"started": "2026-12-03 18:00:00 UTC", "command": "python -m 
 
 def test_the_profile_names_reproducers_by_the_ledger_s_id():
     from interop.node_profile import slow as npf
-    from interop.reporting.ledger import slow_signature
+    from interop.reporting.ledger_slow import slow_signature
 
     assert npf.slow_id(RESIZE) == slow_id(RESIZE) == defect_id(slow_signature(RESIZE))
 

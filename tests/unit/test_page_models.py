@@ -8,7 +8,8 @@ import json
 
 import pytest
 
-from interop.reporting.ledger import build_ledger, slow_entries, write_ledger
+from interop.reporting.ledger import build_ledger, write_ledger
+from interop.reporting.ledger_slow import slow_entries
 from interop.reporting.models import (DefectEntry, PageFileError, PortingRow, SupportCell, checked, page_entries,
                                       read_page)
 from interop.reporting.porting import load_defects, porting_table, write_porting

@@ -9,7 +9,7 @@ import html
 import pytest
 from jinja2 import UndefinedError
 
-from interop.reporting import ledger, onnx_scoreboard, pages, porting, support
+from interop.reporting import ledger_pages, onnx_scoreboard, pages, porting, support
 
 EVIL = "<script>alert('x')</script> | \"q\" & `t`"
 ESCAPED = "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt; | &quot;q&quot; &amp; `t`"
@@ -50,14 +50,14 @@ def _board():
 
 
 def test_defects_html_escapes_a_script_in_a_title():
-    page = ledger.format_ledger_html([_entry()], headline=EVIL)
+    page = ledger_pages.format_ledger_html([_entry()], headline=EVIL)
     assert "<script>alert" not in page and ESCAPED in page
     assert page.startswith("<!DOCTYPE html>") and page.endswith("</html>")  # no newline at its end, as before
     assert "<tr id='D-1234abcd' data-kind='error'>" in page
 
 
 def test_defects_md_escapes_through_text_escape():
-    md = ledger.format_ledger_md([_entry()], headline=EVIL)
+    md = ledger_pages.format_ledger_md([_entry()], headline=EVIL)
     assert "<script>" not in md and "## D-1234abcd: \\<script\\>alert" in md and md.startswith("# Aidge defects of this run\n")
 
 

@@ -10,7 +10,7 @@ import re
 import pytest
 from markdown_it import MarkdownIt
 
-from interop.reporting import defect_issue_text, ledger, porting, support, text_escape
+from interop.reporting import defect_issue_text, ledger_pages, ledger_slow, porting, support, text_escape
 
 HOSTILE = ("<script>alert(1)</script> <img src=x onerror=alert(2)> ``` `` ` | *b* _i_ [l](javascript:x) "
            "\x1b]0;pwned\x07\x1b[2J\x00\r\n# heading\n- item \u2028\u202e $x$ &#x3c;script&#x3e; \\")
@@ -90,7 +90,7 @@ def _defect(**over):
 
 
 def test_defects_md_quotes_every_record_field(tmp_path):
-    md = ledger.format_ledger_md([_defect()], headline=HOSTILE)
+    md = ledger_pages.format_ledger_md([_defect()], headline=HOSTILE)
     _no_active_html(md)
     html = _html(md)
     assert html.count("<h2>") == 1 and "<h1>" in html and html.count("<h1>") == 1  # no heading smuggled in
@@ -111,7 +111,7 @@ def test_slow_issue_md_quotes_every_record_field():
          "alone_error": HOSTILE, "models": {HOSTILE: {"nodes": 1, "share": 0.5, "cost_s": 0.001}},
          "reproducer": HOSTILE, "profiled": {"started": HOSTILE, "command": HOSTILE, "rounds": 3,
                                              "uptime_at_end": HOSTILE}}
-    _no_active_html(ledger.slow_issue_text(e, versions={"aidge_core": HOSTILE}))
+    _no_active_html(ledger_slow.slow_issue_text(e, versions={"aidge_core": HOSTILE}))
 
 
 def test_support_and_porting_markdown_quote_record_fields():
