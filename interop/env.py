@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-__all__ = ["Variable", "VARIABLES", "read", "replay_variables", "settings", "variables_table", "option_default", "check", "env_number", "env_flag", "env_choice", "env_shard", "parse_k_of_n", "env_seed", "env_dir", "SEED_MAX", "SHARD_ENV"]
+__all__ = ["Variable", "VARIABLES", "read", "replay_variables", "settings", "variables_table", "option_default", "check", "env_number", "env_flag", "env_choice", "parse_k_of_n", "env_seed", "env_dir", "SEED_MAX", "SHARD_ENV"]
 
 #: the shard of every source (``K/N``): read by the records plugin (interop.records.shard), and named by
 #: the OpInfo source when its own shard variable is set beside it
@@ -61,18 +61,6 @@ def parse_k_of_n(raw: str, what: str) -> tuple[int, int]:
         return _k_of_n(raw.strip())
     except ValueError as exc:
         raise ValueError(f"{what}={raw!r}: {exc}") from None
-
-
-def env_shard(name: str, environ: Mapping[str, str] | None = None) -> tuple[int, int] | None:
-    """``$name`` as ``K/N`` with ``1 <= K <= N`` (``(K, N)``; None when unset or empty); anything
-    else is a ``ValueError`` naming the variable."""
-    return Variable(name, _k_of_n, None, "").read(environ)
-
-
-def env_sample_cap(name: str, default: int, environ: Mapping[str, str] | None = None) -> int | None:
-    """``$name`` as a count of samples: unset or empty -> ``default``, ``all`` -> None (no cap),
-    an integer >= 1 -> it; anything else a ``ValueError`` naming the variable."""
-    return Variable(name, _sample_cap, default, "").read(environ)
 
 
 def env_seed(name: str, default: int, environ: Mapping[str, str] | None = None) -> int:
@@ -125,12 +113,6 @@ class Variable:
             return self.parse(raw)
         except ValueError as exc:
             raise ValueError(f"environment variable {self.name}={raw!r}: {exc}") from None
-
-
-def _expected(what: str):
-    def fail(_raw: str):
-        raise ValueError(what)
-    return fail
 
 
 def _number(kind: type = float, minimum: float | None = None, positive: bool = False,

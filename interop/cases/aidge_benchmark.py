@@ -42,7 +42,7 @@ from typing import Any, Iterable
 from .config_error import ConfigError, check_input_specs, load_json_config
 
 __all__ = ["BenchmarkFile", "BenchmarkCase", "InputSpec", "installed_config_dir", "read_benchmark_file",
-           "read_benchmark_dir", "is_benchmark_document", "DTYPES", "label_id"]
+           "read_benchmark_dir", "DTYPES", "label_id"]
 
 #: the package and folder Aidge ships its configs in
 PACKAGE = "aidge_benchmark"
@@ -112,11 +112,6 @@ def installed_config_dir() -> Path:
         if folder.is_dir():
             return folder
     raise ConfigError(f"no {CONFIG_FOLDER}/ folder in the installed {PACKAGE}", file=PACKAGE)
-
-
-def is_benchmark_document(doc: Any) -> bool:
-    """A document in Aidge's benchmark format (top-level ``operation`` and ``format``)."""
-    return isinstance(doc, dict) and "operation" in doc and "format" in doc
 
 
 def _load(path: Path, within: Path | None = None) -> tuple[dict, list[str]]:

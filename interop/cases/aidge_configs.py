@@ -20,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Iterable
 
 from .aidge_benchmark import BenchmarkFile, InputSpec, installed_config_dir, label_id, \
     read_benchmark_file
@@ -167,11 +167,4 @@ def benchmark_cases(directory: str | os.PathLike | None = None, *, backend: str 
     for path in config_files(directory):
         out.extend(file_cases(read_benchmark_file(path, within=root), backend=backend, full_size=full_size))
     return out
-
-
-def describe_case(case: Case) -> dict[str, Any]:
-    """What the report and the CLI show of a case."""
-    p = case.params
-    return {"id": case.id, "file": Path(p["file"]).name, "operation": p["operation"], "negative": p["negative"],
-            "skip": case.skip_reason, "reduced_batch": p["reduced_batch"]}
 

@@ -41,7 +41,6 @@ on a model onnxruntime refuses is attributed ``export`` as well.
 from __future__ import annotations
 
 import functools
-import json
 import re
 import warnings
 from pathlib import Path
@@ -466,8 +465,3 @@ def _blame_refused(exc, test: OnnxTest, inputs: list) -> None:
         exc.args = (f"{exc.args[0] if exc.args else exc}\nattribution: export (onnxruntime refuses the model too: "
                     f"{refusal})",)
 
-
-def summary_json(cases: list[Case]) -> str:
-    """The cases' ids, operators and skip reasons as JSON (a quick look: ``python -m
-    interop.cases.onnx_conformance``)."""
-    return json.dumps([{"id": c.id, "operator": c.operator, "skip": c.skip_reason} for c in cases], indent=1)

@@ -375,8 +375,6 @@ class _AidgeGraphMap:
                 self.aidge_of[idxs[0]] = aidge_nodes[cand][0]
             else:
                 self.ambiguous.update(idxs)
-        self.mapped_aidge = {id(n) for n in self.aidge_of.values()}
-        self.all_aidge = [n for nodes in aidge_nodes.values() for n in nodes]
 
     def value(self, tensor: str, depth: int = 0) -> np.ndarray | None:
         if tensor in self.input_values:

@@ -19,7 +19,7 @@ from typing import Any
 
 from ..categories import failure_facts, row_attribution
 
-__all__ = ["finding_of", "category_of", "entry_fields", "first_line", "MESSAGE_LIMIT"]
+__all__ = ["finding_of", "entry_fields", "first_line", "MESSAGE_LIMIT"]
 
 #: characters of a failure's full text kept in a record (a traceback of a crashed child can be long)
 MESSAGE_LIMIT = 20_000
@@ -28,13 +28,6 @@ MESSAGE_LIMIT = 20_000
 def first_line(text: str) -> str:
     text = (text or "").strip()
     return text.splitlines()[0] if text else ""
-
-
-def category_of(exc: BaseException) -> tuple[str, str]:
-    """``(category, decided)``: :func:`interop.cases.expected_failures.failure_facts`'s, the one
-    decider (the exception's own ``category``, ``"raise"``; else its text's, ``"text"``)."""
-    facts = failure_facts(exc)
-    return facts.category, facts.decided
 
 
 def _error_of(exc: BaseException, category: str) -> str:
