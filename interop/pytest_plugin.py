@@ -165,7 +165,8 @@ def pytest_configure(config: pytest.Config) -> None:
         # a case child that uses CUDA; with this variable torch asks NVML instead, which leaves it
         # fork-safe (measured on an H200, 2026-12-04: docs/cuda-on-a-gpu.md). A session setting only.
         os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
-    from .records.plugin import RecordsPlugin, records_directory, session_shard
+    from .records.plugin import RecordsPlugin
+    from .records.plugin_session import records_directory, session_shard
 
     try:
         shard = session_shard(config)

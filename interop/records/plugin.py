@@ -32,8 +32,8 @@ given ``--records``: one run never touches another's files.
 - ``--shard K/N`` (or ``INTEROP_SHARD=K/N`` for a top-level session: an inner session a test
   starts runs what it is given) deselects the tests of the other shards (:mod:`interop.records.shard`).
 
-The plugin (:class:`RecordsPlugin`, its hooks) lives here; this module is also where the rest is
-imported from, by what each part does: :mod:`.plugin_session` (the session's settings: its records
+The plugin (:class:`RecordsPlugin`, its hooks) lives here; the rest, by what each part does, in
+:mod:`.plugin_session` (the session's settings: its records
 folder, its shard, nested or not, reproducers on or not, the keys carried to xdist's workers) and
 :mod:`.plugin_fields` (what is read of one test: its case's fields, its export routes, its outcome).
 """
@@ -53,13 +53,12 @@ from . import shard as _shard
 from ..reading import UnsafeInputError, confined
 from .model import checked, written
 from .store import PARTS_DIR, SCHEMA, PartWriter, combine, line_of, now
-from .plugin_session import (COUNTED, FIELDS_PROPERTY, RECORD_PROPERTY, RECORDS_ENV, REPRODUCERS_ENV,  # noqa: F401
-                             SESSION_ENV, _DURATIONS_KEY, _SESSION_KEY, _SHARD_KEY, _WORKER_KEY, _records_error,
-                             config_backend, nested, records_directory, reproducers_on, session_shard)
-from .plugin_fields import (_case_of, _fields_or_error, _new_state, _outcome, _signal_of, _skip_reason,  # noqa: F401
-                            _statuses, case_fields, route_fields)
+from .plugin_session import (COUNTED, FIELDS_PROPERTY, RECORD_PROPERTY, SESSION_ENV, _DURATIONS_KEY, _SESSION_KEY,
+                             _SHARD_KEY, _WORKER_KEY, _records_error, config_backend, nested, reproducers_on)
+from .plugin_fields import (_case_of, _fields_or_error, _new_state, _outcome, _signal_of, _skip_reason, _statuses,
+                            route_fields)
 
-__all__ = ["RecordsPlugin", "records_directory", "case_fields", "route_fields"]
+__all__ = ["RecordsPlugin"]
 
 
 class RecordsPlugin:
@@ -390,7 +389,7 @@ class RecordsPlugin:
         self._write(self._checked(record))
 
     def _record(self, nodeid: str, state: dict[str, Any]) -> dict[str, Any]:
-        from ..equivalence.tester import replay_command
+        from ..equivalence.tester_replay import replay_command
         from .classify import finding_of
 
         reports = state["reports"]

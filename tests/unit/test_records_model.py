@@ -28,7 +28,7 @@ def test_every_documented_key_is_a_field_of_the_model():
 
 def test_the_fields_the_writers_build_are_fields_of_the_model():
     from interop.records.classify import finding_of
-    from interop.records.plugin import route_fields
+    from interop.records.plugin_fields import route_fields
 
     class Entry:
         operator, phase, category, error, attribution, note, defect = "Abs", "forward", "aidge_error", "q", None, "", ""

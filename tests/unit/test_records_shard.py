@@ -84,27 +84,27 @@ def _config(option: str | None):
 
 
 def test_opinfo_shard_beside_the_shard_option_is_refused_naming_both(monkeypatch):
-    from interop.records import plugin
+    from interop.records import plugin_session
 
-    for var in ("INTEROP_SHARD", "INTEROP_OPINFO_SHARD", "PYTEST_CURRENT_TEST", plugin.SESSION_ENV):
+    for var in ("INTEROP_SHARD", "INTEROP_OPINFO_SHARD", "PYTEST_CURRENT_TEST", plugin_session.SESSION_ENV):
         monkeypatch.delenv(var, raising=False)
-    assert plugin.session_shard(_config("1/2")) == (1, 2)
+    assert plugin_session.session_shard(_config("1/2")) == (1, 2)
     monkeypatch.setenv("INTEROP_OPINFO_SHARD", "1/15")
     with pytest.raises(ValueError, match=r"INTEROP_OPINFO_SHARD='1/15' and option --shard='1/2' are both set"):
-        plugin.session_shard(_config("1/2"))
-    assert plugin.session_shard(_config(None)) is None  # the OpInfo shard alone: the source's business
+        plugin_session.session_shard(_config("1/2"))
+    assert plugin_session.session_shard(_config(None)) is None  # the OpInfo shard alone: the source's business
     monkeypatch.setenv("INTEROP_SHARD", "2/2")
     with pytest.raises(ValueError, match=r"INTEROP_OPINFO_SHARD='1/15' and INTEROP_SHARD='2/2' are both set"):
         shard.opinfo_shard()
 
 
 def test_an_inner_session_is_not_refused_for_its_outer_sessions_opinfo_shard(monkeypatch):
-    from interop.records import plugin
+    from interop.records import plugin_session
 
     monkeypatch.delenv("INTEROP_SHARD", raising=False)
     monkeypatch.setenv("INTEROP_OPINFO_SHARD", "1/15")
     monkeypatch.setenv("PYTEST_CURRENT_TEST", "tests/unit/x.py::t (call)")
-    assert plugin.session_shard(_config("1/2")) == (1, 2)
+    assert plugin_session.session_shard(_config("1/2")) == (1, 2)
 
 
 def _durations(n: int, seed: int) -> dict[str, float]:
