@@ -150,7 +150,7 @@ def test_every_job_script_is_a_nox_session_or_a_command_that_runs_here():
                 for one in wanted:
                     assert one in sessions, f"{name}: nox -s {one}: no such session in noxfile.py"
                 checked += 1
-            elif words[0] == "python":
+            elif words[0] == "python" or words[0].endswith("/bin/python"):
                 if words[1] == "-m":
                     module = words[2]
                     assert _module_exists(module), f"{name}: python -m {module}: no such module"
