@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-__all__ = ["Variable", "VARIABLES", "read", "replay_variables", "settings", "variables_table", "option_default", "check", "env_number", "env_flag", "env_choice", "parse_k_of_n", "env_seed", "env_dir", "SEED_MAX", "SHARD_ENV"]
+__all__ = ["Variable", "VARIABLES", "read", "replay_variables", "settings", "variables_table", "option_default", "check", "parse_k_of_n", "SEED_MAX", "SHARD_ENV"]
 
 #: the shard of every source (``K/N``): read by the records plugin (interop.records.shard), and named by
 #: the OpInfo source when its own shard variable is set beside it
@@ -26,33 +26,8 @@ SHARD_ENV = "INTEROP_SHARD"
 SEED_MAX = 2 ** 32 - 1
 
 
-def env_number(name: str, default: float, *, kind: type = float, minimum: float | None = None,
-               positive: bool = False, maximum: float | None = None,
-               environ: Mapping[str, str] | None = None) -> float:
-    """``$name`` as a number (``default`` when unset or empty); a ``ValueError`` naming the
-    variable and the accepted range when it is not a finite number of ``kind`` in range
-    (``inf`` or ``1e309`` as a timeout used to fail every case with ``OverflowError:
-    timestamp out of range for platform time_t``)."""
-    return Variable(name, _number(kind, minimum, positive, maximum), default, "").read(environ)
-
-
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
-
-
-def env_flag(name: str, default: bool, environ: Mapping[str, str] | None = None) -> bool:
-    """``$name`` as a switch: ``1/true/yes/on`` or ``0/false/no/off`` (any case; unset or empty:
-    ``default``); anything else is a ``ValueError`` naming the variable (a typo such as
-    ``INTEROP_ISOLATE=ture`` used to be read silently as one or the other). ``environ``: the
-    environment to read (default ``os.environ``; a child's, as the report's timing pass has)."""
-    return Variable(name, _flag, default, "").read(environ)
-
-
-def env_choice(name: str, choices, default: str, environ: Mapping[str, str] | None = None) -> str:
-    """``$name`` as one of ``choices`` (any case; unset or empty: ``default``); anything else is a
-    ``ValueError`` naming the variable, its value and the choices (``INTEROP_BACKEND=banana`` used
-    to become pytest's ``--backend`` default unchecked: argparse checks no default)."""
-    return Variable(name, _choice(lambda: tuple(choices)), default, "").read(environ)
 
 
 def parse_k_of_n(raw: str, what: str) -> tuple[int, int]:
@@ -61,20 +36,6 @@ def parse_k_of_n(raw: str, what: str) -> tuple[int, int]:
         return _k_of_n(raw.strip())
     except ValueError as exc:
         raise ValueError(f"{what}={raw!r}: {exc}") from None
-
-
-def env_seed(name: str, default: int, environ: Mapping[str, str] | None = None) -> int:
-    """``$name`` as a seed: an integer from 0 to :data:`SEED_MAX` (``default`` when unset or
-    empty); anything else a ``ValueError`` naming the variable and the range."""
-    return int(env_number(name, default, kind=int, minimum=0, maximum=SEED_MAX, environ=environ))
-
-
-def env_dir(name: str, environ: Mapping[str, str] | None = None) -> Path | None:
-    """``$name`` as a directory to write into (None when unset or empty): an existing directory,
-    or a path that can become one (created by whoever writes there). A path that is a file, or
-    lies under one, is a ``ValueError`` naming the variable (``INTEROP_RESULTS_DIR`` naming a
-    file used to fail every test with an unnamed ``NotADirectoryError``)."""
-    return Variable(name, _directory, None, "").read(environ)
 
 
 # ---------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ import pytest
 from interop.cases.aidge_benchmark import InputSpec, read_benchmark_file
 from interop.cases.aidge_configs import sized_specs
 from interop.cases.config import ConfigError, load_config_file
-from interop.env import env_flag, env_number
+from interop.env import read
 from interop.reading import MAX_FILE_BYTES, UnsafeInputError, loads_json, read_user_bytes
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -182,7 +182,7 @@ def test_the_element_budget_applies_at_batch_1():
 def test_impossible_numbers_in_the_environment_name_the_variable(monkeypatch, raw):
     monkeypatch.setenv("INTEROP_CASE_TIMEOUT", raw)
     with pytest.raises(ValueError, match=r"INTEROP_CASE_TIMEOUT=.*expected a finite number > 0"):
-        env_number("INTEROP_CASE_TIMEOUT", 120.0, positive=True)
+        read("INTEROP_CASE_TIMEOUT")
 
 
 @pytest.mark.parametrize("raw", ["abc", "-5", "0", "1.5"])
@@ -197,9 +197,9 @@ def test_the_element_budget_variable_is_validated_when_read(raw):
 def test_switches_in_the_environment_are_validated(monkeypatch):
     monkeypatch.setenv("INTEROP_ISOLATE", "ture")
     with pytest.raises(ValueError, match="INTEROP_ISOLATE='ture': expected one of 1, true"):
-        env_flag("INTEROP_ISOLATE", True)
+        read("INTEROP_ISOLATE")
     monkeypatch.setenv("INTEROP_ISOLATE", "Off")
-    assert env_flag("INTEROP_ISOLATE", True) is False
+    assert read("INTEROP_ISOLATE") is False
 
 
 # -- golden files ------------------------------------------------------------------------------------

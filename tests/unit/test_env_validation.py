@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from interop.env import SEED_MAX, env_dir, env_flag, env_seed
+from interop.env import SEED_MAX, read
 
 
 # --------------------------------------------------------------------------------------
@@ -18,7 +18,7 @@ def test_a_seed_out_of_range_names_the_variable(monkeypatch, raw):
     monkeypatch.setenv("INTEROP_SEED", raw)
     with pytest.raises(ValueError, match=rf"environment variable INTEROP_SEED=.*expected an integer >= 0 and "
                                          rf"<= {SEED_MAX}$"):
-        env_seed("INTEROP_SEED", 7)
+        read("INTEROP_SEED", default=7)
 
 
 @pytest.mark.parametrize("raw, seed", [("", 7), ("0", 0), (str(SEED_MAX), SEED_MAX), (" 42 ", 42)])
@@ -28,7 +28,7 @@ def test_a_seed_in_range_is_taken_and_every_generator_takes_it(monkeypatch, raw,
     import numpy as np
 
     monkeypatch.setenv("INTEROP_SEED", raw)
-    assert env_seed("INTEROP_SEED", 7) == seed
+    assert read("INTEROP_SEED", default=7) == seed
     torch.Generator().manual_seed(seed)
     np.random.default_rng(seed)
     np.random.RandomState(seed)  # the narrowest: 0 .. 2**32 - 1
@@ -41,7 +41,7 @@ def test_a_seed_in_range_is_taken_and_every_generator_takes_it(monkeypatch, raw,
 @pytest.mark.parametrize("raw, on", [("off", False), ("FALSE", False), ("no", False), ("0", False), (" Off ", False),
                                      ("1", True), ("on", True), ("YES", True), ("", True)])
 def test_the_timing_pass_switch_reads_every_spelling(raw, on):
-    assert env_flag("INTEROP_TIMING_PASS", True, {"INTEROP_TIMING_PASS": raw}) is on
+    assert read("INTEROP_TIMING_PASS", {"INTEROP_TIMING_PASS": raw}) is on
 
 
 def test_a_timing_pass_switch_that_is_no_switch_names_the_variable(monkeypatch):
@@ -49,8 +49,8 @@ def test_a_timing_pass_switch_that_is_no_switch_names_the_variable(monkeypatch):
     monkeypatch.setenv("INTEROP_TIMING_PASS", "0")  # the mapping given wins over os.environ
     with pytest.raises(ValueError, match=r"environment variable INTEROP_TIMING_PASS='banana': expected one of 1, "
                                          r"true, yes, on, 0, false, no, off"):
-        env_flag("INTEROP_TIMING_PASS", True, {"INTEROP_TIMING_PASS": "banana"})
-    assert env_flag("INTEROP_TIMING_PASS", True) is False  # os.environ when none is given
+        read("INTEROP_TIMING_PASS", {"INTEROP_TIMING_PASS": "banana"})
+    assert read("INTEROP_TIMING_PASS") is False  # os.environ when none is given
 
 
 # --------------------------------------------------------------------------------------
@@ -63,21 +63,21 @@ def test_a_results_dir_that_is_a_file_names_the_variable(monkeypatch, tmp_path):
     monkeypatch.setenv("INTEROP_RESULTS_DIR", str(afile))
     with pytest.raises(ValueError, match=r"environment variable INTEROP_RESULTS_DIR='.*results\.txt': not a "
                                          r"directory"):
-        env_dir("INTEROP_RESULTS_DIR")
+        read("INTEROP_RESULTS_DIR")
     monkeypatch.setenv("INTEROP_RESULTS_DIR", str(afile / "run" / "x"))
     with pytest.raises(ValueError, match=r"INTEROP_RESULTS_DIR='.*': lies under '.*results\.txt', which is not a "
                                          r"directory"):
-        env_dir("INTEROP_RESULTS_DIR")
+        read("INTEROP_RESULTS_DIR")
     monkeypatch.setenv("INTEROP_RESULTS_DIR", str(tmp_path / "dangling"))
     (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
     with pytest.raises(ValueError, match=r"INTEROP_RESULTS_DIR=.*dangling'"):
-        env_dir("INTEROP_RESULTS_DIR")
+        read("INTEROP_RESULTS_DIR")
 
 
 def test_a_results_dir_that_is_or_can_become_a_directory_is_taken(monkeypatch, tmp_path):
     for path in (tmp_path, tmp_path / "new" / "run"):
         monkeypatch.setenv("INTEROP_RESULTS_DIR", str(path))
-        assert env_dir("INTEROP_RESULTS_DIR") == path
+        assert read("INTEROP_RESULTS_DIR") == path
     assert not (tmp_path / "new").exists()  # nothing created by reading
     monkeypatch.setenv("INTEROP_RESULTS_DIR", " ")
-    assert env_dir("INTEROP_RESULTS_DIR") is None
+    assert read("INTEROP_RESULTS_DIR") is None

@@ -67,13 +67,14 @@ def test_check_environment_reads_every_spelling_and_leaves_options_to_pytest():
         "environment variable INTEROP_BACKEND='banana': expected one of cpu, cuda, export_cpp"]
 
 
-def test_env_choice():
-    from interop.env import env_choice
+def test_a_choice_variable_is_read_in_any_case_and_names_its_choices():
+    from interop.env import read
 
-    assert env_choice("X", ("a", "b"), "a", {}) == "a"
-    assert env_choice("X", ("a", "b"), "a", {"X": " B "}) == "b"
-    with pytest.raises(ValueError, match=r"^environment variable X='c': expected one of a, b$"):
-        env_choice("X", ("a", "b"), "a", {"X": "c"})
+    assert read("INTEROP_BACKEND", {}) == "cpu"
+    assert read("INTEROP_BACKEND", {"INTEROP_BACKEND": " CUDA "}) == "cuda"
+    with pytest.raises(ValueError, match=r"^environment variable INTEROP_BACKEND='c': expected one of cpu, cuda, "
+                                         r"export_cpp$"):
+        read("INTEROP_BACKEND", {"INTEROP_BACKEND": "c"})
 
 
 # ---------------------------------------------------------------------------------------
@@ -166,7 +167,7 @@ def test_prune_needs_a_count(tmp_path, capsys):
 
 
 def test_a_runs_folder_above_its_bound_is_a_warning_naming_its_size(tmp_path):
-    from interop.reporting.run import runs_size_warning
+    from interop.reporting.run_prune import runs_size_warning
 
     results = tmp_path / "results"
     _fake_run(results, "20261201T000000000000Z-abc-1", complete=True, size=3000)
