@@ -89,19 +89,16 @@ from ..records.progress import EVERY_S as PROGRESS_EVERY_S
 from .report_text import format_summary
 from .supervisor import Stopped, Supervisor, Watchdog
 
-# the code of the run lives in these modules, by what each part does; this module runs the run and is
-# where its names are imported from (the noxfile runs it, the tests import from it)
+# the code of the run lives in these modules, by what each part does; this module runs the run (the
+# noxfile runs it) and imports what its own code calls (the tests patch those names here)
 from .run_folder import WRITE_ERRNOS, _cannot_write, _commit, _remove_partials, new_run_dir, point_latest
-from .run_faults import PYTEST_TAIL_LINES, _analysis_stopped, _fault_causes, _fault_report, _signal_name  # noqa: F401
-from .run_analysis import (RUN_OUTPUTS, TIMING_PASS_LOG, TIMINGS_FILE, TRIAGE_DIR, _analyse, _clear_the_way,  # noqa: F401
-                           _load_timings, _run_file, _trend)
-from .run_processes import TIMING_PASS_GRACE_S, TIMING_PASS_MODULE, _run_pytest, _timing_pass  # noqa: F401
-from .run_merge import (MAX_DISAGREEMENTS_SHOWN, MERGE_MISMATCHED, MERGE_VERSIONS, MergeRefused,  # noqa: F401
-                        MergeSource, load_merge_source, merge_disagreements, merge_mismatches, merge_runs)
-from .run_merge_bundles import MAX_BUNDLE_FILE_BYTES, MAX_REPRO_BYTES, MERGED_BUNDLES_DIR, _rebuild_bundles  # noqa: F401
-from .run_prune import RUNS_WARN_BYTES, _prune_main, prune_runs, runs_size_warning  # noqa: F401
+from .run_faults import _analysis_stopped, _signal_name
+from .run_analysis import _analyse, _clear_the_way
+from .run_processes import _run_pytest, _timing_pass
+from .run_merge import MERGE_MISMATCHED, load_merge_source, merge_disagreements, merge_mismatches, merge_runs
+from .run_prune import _prune_main, runs_size_warning
 
-__all__ = ["main", "new_run_dir", "write_atomically", "point_latest"]
+__all__ = ["main"]
 
 DEFAULT_PYTEST_ARGS = ("-n", "auto", "tests")
 #: the outcomes that make a complete run's exit status 1 (ci/gate.py's own list: a strict XPASS is

@@ -236,7 +236,7 @@ def _run_dir(tmp_path: Path) -> Path:
 def test_links_planted_in_the_run_lead_nowhere(tmp_path):
     # before: the table's proposal was written through a triage/ link into the folder it named,
     # and a defects/ link was a traceback (UnsafeInputError) that left the run without a report
-    from interop.reporting.run import _analyse
+    from interop.reporting.run_analysis import _analyse
 
     run = _run_dir(tmp_path)
     outside = tmp_path / "outside"
@@ -278,7 +278,7 @@ def test_a_records_file_above_its_limit_is_refused_unread(tmp_path, monkeypatch,
 def test_something_else_in_place_of_latest_is_left_alone_and_named(tmp_path, kind):
     # before: a directory at results/latest was an IsADirectoryError traceback at the end of a
     # complete run (and a file was replaced, whoever's it was)
-    from interop.reporting.run import point_latest
+    from interop.reporting.run_folder import point_latest
 
     results = tmp_path / "results"
     run = results / "runs" / "20260101T000000000000Z-nogit-1"

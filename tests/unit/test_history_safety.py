@@ -43,7 +43,7 @@ def _line(run: str, passing: int = 1, **extra) -> dict:
 
 
 def test_bad_lines_are_named_and_cost_only_themselves(tmp_path):
-    from interop.reporting.run import _analyse
+    from interop.reporting.run_analysis import _analyse
 
     results = tmp_path / "results"
     run = _run(results)
@@ -70,7 +70,7 @@ def test_a_directory_or_a_fifo_in_place_of_the_history_is_named(tmp_path, kind):
     run = _run(results)
     history = results / "history.jsonl"
     history.mkdir() if kind == "directory" else os.mkfifo(history)
-    code = ("from pathlib import Path; from interop.reporting.run import _analyse; "
+    code = ("from pathlib import Path; from interop.reporting.run_analysis import _analyse; "
             f"_analyse(Path({str(run)!r}), results=Path({str(results)!r}))")
     proc = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, PYTHONPATH=str(ROOT)),
                           capture_output=True, text=True, timeout=120)  # before: a hang (fifo), a traceback

@@ -203,7 +203,7 @@ def _recorded(run: Path) -> None:
 
 
 def test_the_report_takes_asvs_ratio_of_the_same_commit(tmp_path):
-    from interop.reporting.run import _analyse
+    from interop.reporting.run_analysis import _analyse
 
     run = tmp_path / "run"
     run.mkdir()
@@ -296,7 +296,7 @@ def test_a_signal_during_the_timing_pass_stops_it_and_the_run_is_incomplete(tmp_
 
 
 def test_a_bad_timing_line_is_named_and_the_good_ones_still_ranked(tmp_path):
-    from interop.reporting.run import _analyse
+    from interop.reporting.run_analysis import _analyse
 
     run = tmp_path / "run"
     run.mkdir()

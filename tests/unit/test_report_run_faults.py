@@ -114,7 +114,8 @@ def test_ctrl_c_while_pytest_starts_is_an_interrupted_run_with_its_report(tmp_pa
 
 
 def test_ctrl_c_before_pytest_started_is_reported_and_pytest_is_never_started(tmp_path):
-    from interop.reporting.run import _analyse, _run_pytest
+    from interop.reporting.run_analysis import _analyse
+    from interop.reporting.run_processes import _run_pytest
     from interop.reporting.supervisor import Supervisor
 
     run = tmp_path / "results" / "runs" / "20260101T000000000000Z-nogit-1"
@@ -212,7 +213,8 @@ def test_a_read_only_results_folder_is_one_clear_error_naming_it(tmp_path, monke
 
 def test_a_full_disk_while_the_report_is_written_leaves_no_partial_file(tmp_path, monkeypatch, capsys):
     from interop.records import store
-    from interop.reporting import run as run_module
+    from interop.reporting.run_analysis import _analyse
+    from interop.reporting.run_folder import _cannot_write
 
     run = tmp_path / "results" / "runs" / "20260101T000000000000Z-nogit-1"
     run.mkdir(parents=True)
@@ -238,10 +240,10 @@ def test_a_full_disk_while_the_report_is_written_leaves_no_partial_file(tmp_path
 
     monkeypatch.setattr(store.os, "fdopen", fdopen)
     with pytest.raises(OSError) as caught:
-        run_module._analyse(run)
+        _analyse(run)
     assert caught.value.errno == errno.ENOSPC and caught.value.filename.startswith(str(run))
     assert not list(run.glob(".*partial"))
-    assert run_module._cannot_write(caught.value, run).startswith(f"interop.reporting.run: cannot write {run}/")
+    assert _cannot_write(caught.value, run).startswith(f"interop.reporting.run: cannot write {run}/")
 
 
 @pytest.mark.parametrize("sig, said", [(signal.SIGINT, "Ctrl-C"), (signal.SIGTERM, "SIGTERM"),
@@ -278,7 +280,8 @@ def test_a_stop_signal_during_the_analysis_leaves_a_report_marked_incomplete(tmp
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs: POSIX")
 def test_a_fifo_among_the_runs_files_is_named_never_a_hang(tmp_path):
     # before: benchmarks.jsonl or timings.jsonl as a FIFO (a test's doing) hung the report forever
-    from interop.reporting.run import TIMINGS_FILE, _analyse, _timing_pass
+    from interop.reporting.run_analysis import TIMINGS_FILE, _analyse
+    from interop.reporting.run_processes import _timing_pass
 
     run = tmp_path / "results" / "runs" / "20260101T000000000000Z-nogit-1"
     run.mkdir(parents=True)
@@ -298,7 +301,7 @@ def _recorded(run: Path) -> None:
 
 
 def test_a_run_without_records_nor_console_output_gets_a_report(tmp_path):
-    from interop.reporting.run import _analyse
+    from interop.reporting.run_analysis import _analyse
 
     run = tmp_path / "results" / "runs" / "20260101T000000000000Z-nogit-1"
     run.mkdir(parents=True)
@@ -313,7 +316,7 @@ def test_a_run_with_console_output_but_no_records_is_reported_as_such(tmp_path, 
     # before (until 2026-12-07): its pytest.txt was parsed and reported as the run's results, without
     # the records' fields; the suite's own runs are now read from their records alone (interop.console
     # reads console text for analyze_results.py only)
-    from interop.reporting.run import _analyse
+    from interop.reporting.run_analysis import _analyse
 
     run = tmp_path / "results" / "runs" / "20260101T000000000000Z-nogit-1"
     run.mkdir(parents=True)
