@@ -3,10 +3,10 @@ in Aidge at once (:func:`interop.check.check`), printed one per line, grouped by
 
 Exit status: 0 no blocker found, 1 blockers (listed), 2 a usage error or the model's own error, in
 one line on stderr: the model cannot be loaded, a shape or a dtype does not parse, a shape is past
-the inputs' memory estimate (:func:`interop.check.check_input_size`), a timeout is not a finite
+the inputs' memory estimate (:func:`interop.checking.inputs.check_input_size`), a timeout is not a finite
 number > 0, the factory or the model's torch forward raises, dies or does not finish within
-``--timeout`` (both run in forked children: :func:`interop.check.load_model`,
-:func:`interop.check.probe_forward`). ``--input-dtype int64`` makes integer inputs (a model
+``--timeout`` (both run in forked children: :func:`interop.checking.inputs.load_model`,
+:func:`interop.checking.inputs.probe_forward`). ``--input-dtype int64`` makes integer inputs (a model
 whose first leaf is an ``nn.Embedding`` gets indices in its range without it). ``--json`` prints the report as one JSON object instead, the only thing on stdout (what
 the model or Aidge prints goes to stderr).
 The defect ids are the ledger's (``defects.md`` of a findings run); ``--ledger defects.json``
@@ -84,8 +84,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args, write) -> int:
-    from .check import (ModelError, check, check_input_size, check_timeout, load_model, make_inputs, parse_dtype,
-                        parse_shape, probe_forward)
+    from .check import check
+    from .checking.inputs import (ModelError, check_input_size, check_timeout, load_model, make_inputs, parse_dtype,
+                                  parse_shape, probe_forward)
     from .checking.defect_ids import ledger_titles
     from .reporting.models import PageFileError
 

@@ -52,8 +52,8 @@ and > 0 (:func:`check_timeout`). Nothing is
 printed; nothing is written but the reproducer bundles of the ids' records, in a temporary folder
 removed afterwards: the CLI (:mod:`interop.__main__`) prints the report.
 
-This module is where these names are imported from (the CLI, callers, the tests, the docs); the
-code lives in the package :mod:`interop.checking`, by what each part does: :mod:`~interop.checking.report`
+:func:`check` is imported from here (the documented path); the code, and every other name, lives in
+the package :mod:`interop.checking`, by what each part does: :mod:`~interop.checking.report`
 (:class:`Blocker`, :class:`CheckReport`, the blockers a verdict gives, one per defect),
 :mod:`~interop.checking.words` (a porter's words and values), :mod:`~interop.checking.inputs` (the
 model and its inputs: the factory, the probe forward, shapes, dtypes, size and timeout),
@@ -63,20 +63,10 @@ model and its inputs: the factory, the probe forward, shapes, dtypes, size and t
 not ``interop/check/`` (a package of that name would replace this file, ``interop.check`` kept only
 through its ``__init__``) nor ``interop/check_*.py`` siblings (each top-level module is a package
 of its own to the layering rules, ``tests/unit/test_layout.py``, and the private helpers the parts
-share could not cross between them). Private names stay in :mod:`interop.checking` (import them
-from there); this facade re-exports the public ones.
+share could not cross between them). Import each name but :func:`check` from the module that holds it.
 """
 from __future__ import annotations
 
-from .checking.report import AIDGE_OP_OF_LEAF, PHASES, Blocker, CheckReport, import_gaps  # noqa: F401
-from .checking.words import WORDS_LIMIT, mismatch_words, porter_words, values_of  # noqa: F401
-from .checking.inputs import (INPUT_ELEMENT_BYTES, INPUT_MEMORY_SHARE, INTEGER_HIGH, ModelError, check_input_size,
-                              check_timeout, first_embedding, input_bytes_limit, load_factory, load_model, make_inputs,
-                              parse_dtype, parse_shape, probe_forward)  # noqa: F401
-from .checking.leaves import backward_verdict  # noqa: F401
-from .checking.defect_ids import NODEID, ledger_record  # noqa: F401
-from .checking.passes import check  # noqa: F401
+from .checking.passes import check
 
-__all__ = ["Blocker", "CheckReport", "check", "load_factory", "parse_shape", "parse_dtype", "import_gaps",
-           "make_inputs", "backward_verdict", "ModelError", "load_model", "probe_forward", "check_input_size",
-           "check_timeout", "input_bytes_limit", "porter_words", "mismatch_words", "values_of"]
+__all__ = ["check"]

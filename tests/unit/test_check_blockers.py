@@ -13,8 +13,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from interop import check as check_module
-from interop.check import Blocker, check, make_inputs, parse_dtype
+from interop.check import check
+from interop.checking.defect_ids import ledger_record
+from interop.checking.inputs import make_inputs, parse_dtype
+from interop.checking.report import Blocker
+from interop.checking.words import WORDS_LIMIT
 from interop.checking import passes as check_passes
 from interop.checking.leaves import _leaf_calls
 from interop.checking.words import _words
@@ -166,7 +169,7 @@ def test_the_cli_names_a_bad_dtype_in_one_line(tmp_path):
 def test_words_are_cut_at_a_word_boundary_with_an_ellipsis():
     text = "Aidge forward failed (operator X, node 'n'): " + " ".join(f"word{i:03d}" for i in range(200))
     words = _words(text)
-    assert words.endswith("…") and len(words) <= check_module.WORDS_LIMIT
+    assert words.endswith("…") and len(words) <= WORDS_LIMIT
     assert all(w.startswith("word") and len(w) == 7 for w in words[:-1].split())  # no word cut
     assert _words("short message") == "short message"
 
@@ -200,7 +203,7 @@ def test_check_and_the_ledger_give_a_train_mode_batchnorm_the_same_id(capfd):
     import tempfile
 
     with tempfile.TemporaryDirectory() as directory:
-        record = run_isolated(check_module.ledger_record, bn, (x,), directory, "tests/models::ResNet_train_like",
+        record = run_isolated(ledger_record, bn, (x,), directory, "tests/models::ResNet_train_like",
                               timeout=300)
     assert record["first_diverging"]["aidge_type"] == "BatchNorm2D"
     entries = build_ledger([record])

@@ -147,7 +147,8 @@ def test_with_json_stdout_holds_only_the_report(models):
 def test_the_library_check_refuses_a_bad_timeout_and_a_huge_shape():
     import torch
 
-    from interop.check import ModelError, check, check_input_size, check_timeout
+    from interop.check import check
+    from interop.checking.inputs import ModelError, check_input_size, check_timeout
     from interop.checking.leaves import _leaf_calls_isolated
 
     for bad in (-5, float("nan"), 0, float("inf"), "x"):

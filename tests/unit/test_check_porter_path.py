@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from interop.check import Blocker, check, import_gaps, load_factory, parse_shape
+from interop.check import check
+from interop.checking.inputs import load_factory, parse_shape
+from interop.checking.report import Blocker, import_gaps
 from interop.checking.leaves import _leaf_calls
 from interop.checking.report import _merge
 from interop.registry.identify import defect_id, signature_of

@@ -8,8 +8,9 @@ import json
 
 import torch
 
-from interop import check as check_module
-from interop.check import (Blocker, check, mismatch_words, porter_words, values_of)
+from interop.check import check
+from interop.checking.report import Blocker
+from interop.checking.words import WORDS_LIMIT, mismatch_words, porter_words, values_of
 from interop.checking import passes as check_passes
 from interop.checking.report import _merge
 from interop.equivalence import verdict as verdict_module
@@ -136,7 +137,7 @@ def test_each_place_s_words_are_cut_at_a_word_boundary():
     verdict = Verdict("fail", category="outputs_differ", attribution="aidge", phase="forward",
                       mismatch=LEAF.mismatch, message=LEAF.message.replace(LEAF.message.splitlines()[-1], long))
     words = mismatch_words(verdict)
-    assert words.endswith("…") and len(words) <= check_module.WORDS_LIMIT
+    assert words.endswith("…") and len(words) <= WORDS_LIMIT
     assert words.startswith("output (call 1) differs between torch and Aidge: at output[0, 7, 3, 10], torch 2.776")
     last = words[:-1].split()[-1]
     assert last.startswith("word") and len(last) == 7, last  # no word cut
