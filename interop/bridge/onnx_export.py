@@ -40,7 +40,7 @@ from .events import crash_phase
 from .onnx_export_state import _state_tensors, _stateful_buffers, _unchanged, preserved_state
 from .onnx_export_graph import (OPSET_VERSION, ExportedModel, _rename_initializers, _write_state_into_initializers,
                                 default_input_names, graph_differences)
-# wrapping.py and reproducers/bundle.py import it from here (files other engineers edit now)
+# wrapping.py imports it from here (a file another engineer edits now)
 from .onnx_export_graph import unused_graph_inputs  # noqa: F401
 from .onnx_export_dynamo import _dynamo_export
 

@@ -30,7 +30,7 @@ def ledger_record(fn, args, directory: str | Path, nodeid: str, *, backward: boo
     from ..reproducers.bundle import write_bundle
     from ..reproducers.fields import record_fields
     from ..reproducers.layout import bundle_folder
-    from ..equivalence.verdict import check_callable
+    from ..equivalence.callable_check import check_callable
     from ..records.classify import finding_of
 
     directory = Path(directory)

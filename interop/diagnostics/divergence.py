@@ -37,7 +37,7 @@ import torch
 from .. import equivalence as compare  # the comparator (interop.equivalence re-exports it)
 from ..oracle.tolerance import tolerance_for
 from ..bridge.runtime import aidge_onnx
-from ..bridge.onnx_export import preserved_state
+from ..bridge.onnx_export_state import preserved_state
 from .divergence_report import DivergenceReport, LayerDivergence, hint_line
 from .model_io import call_model, clone_tensors, iter_tensors
 

@@ -30,9 +30,9 @@ def profile_backward(model, args: Sequence, kwargs: dict | None = None, *, name:
     round) and the totals against torch. The model's modes are restored."""
     import torch
 
-    from ..bridge.onnx_export import preserved_state
+    from ..bridge.onnx_export_state import preserved_state
     from ..bridge.wrapping import wrap
-    from ..equivalence.verdict import as_module
+    from ..equivalence.callable_module import as_module
 
     args = list(args)
     if args and all(isinstance(a, (tuple, list)) and all(isinstance(d, int) for d in a) for a in args):

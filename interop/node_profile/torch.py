@@ -46,7 +46,7 @@ def profile_torch(model, args: Sequence, kwargs: dict | None = None, *, name: st
     bridge on the example call ``model(*args, **kwargs)``: tensors are the graph's inputs, other
     kwargs constants of the graph. ``args`` may also be input sizes (tuples of ints: random
     float32 inputs, seeded)."""
-    from ..bridge.onnx_export import preserved_state
+    from ..bridge.onnx_export_state import preserved_state
 
     proto, feeds, sizes, exporter = export_torch(model, args, kwargs)
     with preserved_state(model):
@@ -76,7 +76,8 @@ def export_torch(model, args: Sequence, kwargs: dict | None = None):
     exported by the bridge on ``model(*args, **kwargs)``, as :func:`profile_torch` profiles it."""
     import torch
 
-    from ..bridge.onnx_export import export_to_onnx, preserved_state
+    from ..bridge.onnx_export import export_to_onnx
+    from ..bridge.onnx_export_state import preserved_state
 
     args = list(args)
     if args and all(isinstance(a, (tuple, list)) and all(isinstance(d, int) for d in a) for a in args):

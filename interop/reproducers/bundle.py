@@ -184,7 +184,7 @@ def write_bundle(state, exc: BaseException) -> dict[str, Any]:
     """Write the reproducer of the capture's latest wrapped model into ``state.directory`` (see the
     module docstring); returns (and writes) its ``meta.json``. A case that wrapped nothing but built
     one Aidge node from its factory gets :func:`write_factory_bundle`."""
-    from ..bridge.onnx_export import unused_graph_inputs
+    from ..bridge.onnx_export_graph import unused_graph_inputs
 
     if not state.entries and getattr(state, "factory", None):
         return write_factory_bundle(state, exc)
@@ -372,7 +372,7 @@ def write_pending(state, entry) -> None:
     """What the parent needs to finish the bundle if the case's process dies: the graph (once per
     wrap), the inputs (the example inputs, then the first call's), the compile mode. Written by the
     case child before Aidge runs; removed when the case ends without dying."""
-    from ..bridge.onnx_export import unused_graph_inputs
+    from ..bridge.onnx_export_graph import unused_graph_inputs
 
     import onnx
 

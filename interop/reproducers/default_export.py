@@ -31,7 +31,7 @@ def user_export(model, args: tuple, kwargs: dict | None, route: str):
     import onnx
     import torch
 
-    from ..bridge.onnx_export import preserved_state
+    from ..bridge.onnx_export_state import preserved_state
 
     with preserved_state(model), torch.random.fork_rng(devices=[]), warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -109,7 +109,8 @@ def compare_exports(model, args: tuple, kwargs: dict | None = None, route: str =
     import torch
     from torch.utils import _pytree as pytree
 
-    from ..bridge.onnx_export import export_to_onnx, preserved_state
+    from ..bridge.onnx_export import export_to_onnx
+    from ..bridge.onnx_export_state import preserved_state
 
     tensors = [a for a in args if isinstance(a, torch.Tensor)]
     inputs = [t.detach().cpu().numpy() for t in tensors]
