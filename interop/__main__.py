@@ -21,6 +21,9 @@ import os
 import sys
 from pathlib import Path
 
+from .checking.inputs import (ModelError, check_input_size, check_timeout, load_model, make_inputs, parse_dtype,
+                              parse_shape, probe_forward)
+
 _LATEST = Path(__file__).resolve().parent.parent / "results" / "latest" / "defects.json"
 
 
@@ -85,8 +88,6 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(args, write) -> int:
     from .check import check
-    from .checking.inputs import (ModelError, check_input_size, check_timeout, load_model, make_inputs, parse_dtype,
-                                  parse_shape, probe_forward)
     from .checking.defect_ids import ledger_titles
     from .reporting.models import PageFileError
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from .registry.identify import identify
+
 __all__ = [
     "InteropError",
     "AidgeError",
@@ -142,7 +144,6 @@ class AidgeError(InteropError, RuntimeError):
         "evidence", "registered"}``); None when the graph Aidge was given is at fault."""
         if self.attribution == "export":
             return None
-        from .registry.identify import identify
 
         return identify({"category": self.category, "phase": self.phase,
                          "error": (str(self.aidge_message).strip().splitlines() or [""])[0],

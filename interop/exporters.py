@@ -15,6 +15,8 @@ import contextlib
 import os
 import threading
 
+from .env import read
+
 __all__ = ["EXPORTERS", "EXPORTER_CHOICES", "AUTO_ORDER", "EXPORTER_ENV", "default_exporter", "check_exporter",
            "export_routes", "note_routes"]
 
@@ -40,8 +42,6 @@ def check_exporter(exporter: str) -> str:
 
 def default_exporter() -> str:
     """``$INTEROP_EXPORTER`` (checked), else ``"auto"``."""
-    from .env import read
-
     return read(EXPORTER_ENV)  # declared in interop.env.VARIABLES: checked there, "auto" when unset
 
 

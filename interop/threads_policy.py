@@ -42,7 +42,9 @@ Standard library only: ``import interop`` stays cheap and loads neither torch no
 """
 from __future__ import annotations
 
+import ctypes
 import os
+import sys
 import threading
 from typing import MutableMapping
 
@@ -86,8 +88,6 @@ def _open_runtime(path: str) -> tuple | None:
         with _RUNTIME_LOCK:
             calls = _OPENED.get(path)
             if calls is None:
-                import ctypes
-
                 try:
                     lib = ctypes.CDLL(path, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
                     get, set_ = lib.omp_get_dynamic, lib.omp_set_dynamic
@@ -191,7 +191,6 @@ def openmp_state() -> dict:
         state["load"] = os.getloadavg()[0]
     except OSError:
         state["load"] = None
-    import sys
 
     torch = sys.modules.get("torch")
     state["threads"] = torch.get_num_threads() if torch is not None else None

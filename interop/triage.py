@@ -25,17 +25,22 @@ Exit status: 0 done, 1 the proposal has changes (update without --apply), 2 bad 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
+from . import registry
+from .cases import failure_table as ft
+from .cases.failure_table import table_dir
+from .records.store import write_atomically
 from .reporting.models import page_entries
+from .reporting.triage_changelog import release_diff
 
 __all__ = ["main"]
 
 
 def main(argv: list[str] | None = None) -> int:
     from .reporting.triage_apply import PROPOSAL_FILE, apply_proposal, write_proposal
-    from .reporting.triage_changelog import release_diff
     from .reporting.triage_propose import propose
 
     parser = argparse.ArgumentParser(prog="python -m interop.triage", description=__doc__.split("\n\n")[0])
@@ -75,7 +80,6 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{path}: no proposal here (run `python -m interop.triage update RUN_DIR` first)",
                       file=sys.stderr)
                 return 2
-            from .cases.failure_table import table_dir
 
             written = apply_proposal(path, args.table or table_dir())
             print(f"applied {path}: {len(written)} file(s) written" + "".join(f"\n  {w}" for w in written))
@@ -100,12 +104,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _registry(table: Path | None, write: bool, run: Path | None = None) -> int:
-    import json
-
-    from . import registry
-    from .cases import failure_table as ft
     from .reporting.ledger import registry_entries_from_table
-    from .records.store import write_atomically
 
     proposed = registry_entries_from_table(ft.load_table(table), ledger=_run_ledger(run) if run else None)
     if not write:
@@ -121,8 +120,6 @@ def _registry(table: Path | None, write: bool, run: Path | None = None) -> int:
 
 def _run_ledger(run: Path) -> dict[str, dict]:
     """id -> entry of a findings run's ledger (``defects.json``, written by the report)."""
-    import json
-
     path = Path(run) / "defects.json"
     if not path.is_file():
         raise ValueError(f"{path}: no ledger (run python -m interop.reporting.ledger {run} first)")

@@ -13,8 +13,14 @@ from __future__ import annotations
 
 import functools
 import glob
+import importlib.util
+import json
 import os
+import select
 import shutil
+import signal
+import sys
+import time
 
 __all__ = ["gpu_absent_reason", "cuda_available", "require_cuda"]
 
@@ -53,8 +59,6 @@ def cuda_available() -> tuple[bool, str]:
 def _fork_keeps_cuda_usable() -> bool:
     """Whether this process can fork and has not initialised torch's CUDA (a process that has
     cannot give its children a usable CUDA anyway: the probe then runs here)."""
-    import sys
-
     if not hasattr(os, "fork") or sys.platform == "win32":
         return False
     torch = sys.modules.get("torch")
@@ -68,11 +72,6 @@ PROBE_TIMEOUT_S = 120.0
 def _probe_in_a_child() -> tuple[bool, str]:
     """:func:`_probe` in a forked child; its answer comes back through a pipe (a child that dies
     or stays past :data:`PROBE_TIMEOUT_S` is the reason)."""
-    import json
-    import select
-    import signal
-    import time
-
     read_fd, write_fd = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: probe, answer, leave without running the parent's clean-up
@@ -111,8 +110,6 @@ def _probe_in_a_child() -> tuple[bool, str]:
 
 def _probe() -> tuple[bool, str]:
     """The probe itself (see :func:`cuda_available`), in this process."""
-    import importlib.util
-
     import torch
 
     missing = []

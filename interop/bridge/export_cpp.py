@@ -45,10 +45,13 @@ import time
 from importlib import metadata
 from pathlib import Path
 from typing import Sequence
+import importlib
 
 from ..errors import AidgeError, AidgeNotImplementedError, aidge_error_from
 from . import runtime as rt
 from .onnx_export import ExportedModel
+from ..env import read
+from .graph import _import_graph
 
 __all__ = ["CACHE_ENV", "CXX_ENV", "DFORMATS", "DEFAULT_DFORMAT", "CXXFLAGS", "CompiledExport", "build_export",
            "cache_root"]
@@ -98,8 +101,6 @@ class CompiledExport:
 def cache_root() -> Path:
     """``$INTEROP_EXPORT_CACHE``, else ``$XDG_CACHE_HOME`` or ``~/.cache``, then
     ``aidge-torch-interop/export_cpp``."""
-    from ..env import read
-
     if (cache := read(CACHE_ENV)) is not None:
         return cache.expanduser()
     base = os.environ.get("XDG_CACHE_HOME", "").strip() or os.path.join(os.path.expanduser("~"), ".cache")
@@ -194,8 +195,6 @@ def _torch_nodes(exported: ExportedModel) -> str:
 
 
 def _generate(exported: ExportedModel, example_inputs, dformat: str, folder: Path, verbose: bool):
-    from .graph import _import_graph
-
     core = rt.aidge_core()
     export_utils = importlib_export_utils()
     import aidge_export_cpp  # noqa: F401  (registers the export_cpp kernels)
@@ -226,8 +225,6 @@ def _generate(exported: ExportedModel, example_inputs, dformat: str, folder: Pat
 
 
 def importlib_export_utils():
-    import importlib
-
     module = importlib.import_module("aidge_core.export_utils")
     module.ExportConfig = importlib.import_module("aidge_core.export_utils.config").ExportConfig
     module.ExportApplication = importlib.import_module("aidge_core.export_utils.artifact").ExportApplication

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ctypes
 import time
 from typing import Sequence
+import functools
 
 import numpy as np
 import torch
@@ -18,6 +19,7 @@ from torch.utils import _pytree as pytree
 
 from ..errors import AidgeError, BackwardNotApplicableError, ShapeSpecializedError
 from .export_cpp import CompiledExport
+from .module import _register
 
 __all__ = ["ExportCppModule", "BACKEND"]
 
@@ -183,7 +185,6 @@ class ExportCppModule(torch.nn.Module):
         self._input_sizes = [tuple(x.shape) for x in example_inputs]
         self._out_spec = out_spec
         self._binding = _Binding(compiled, out_leaves, dformat, self._input_sizes)
-        from .module import _register
 
         for name, p in torch_model.named_parameters():
             _register(self, name, torch.nn.Parameter(p.detach().clone(), requires_grad=False))
@@ -217,8 +218,6 @@ class ExportCppModule(torch.nn.Module):
         time the scheduler's own forward on the other backends): ``model_forward`` on
         ``inputs`` already converted to the export's layout, bound with
         ``functools.partial``; the outputs stay in the export's memory."""
-        import functools
-
         args, keep = self._binding.prepared(inputs)
         call = functools.partial(self._binding.fn, *args, *self._binding.cell_ptrs)
         call.keep_alive = keep  # noqa: B010  (the input buffers live as long as the call)

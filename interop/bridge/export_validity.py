@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import AidgeError, KNOWN_DEFECT_NOTE, UnsupportedOperatorError
+
 __all__ = ["export_refusal", "blame_invalid_export"]
 
 _UNCHECKED = object()
@@ -38,7 +40,6 @@ def blame_invalid_export(exc: BaseException, exported: Any) -> BaseException:
     """``exc`` (an :class:`~interop.errors.AidgeError` raised on ``exported``'s graph) with
     ``attribution = "export"`` and its reason when that graph is invalid; unchanged
     otherwise. Returns ``exc``."""
-    from ..errors import AidgeError, UnsupportedOperatorError
     from ..oracle.attribution import invalid_graph_excuses
 
     # what an invalid graph does not excuse (a missing importer: Aidge's gap whatever else the graph
@@ -48,8 +49,6 @@ def blame_invalid_export(exc: BaseException, exported: Any) -> BaseException:
             and exc.attribution is None and exported is not None:
         refusal = export_refusal(exported)
         if refusal:
-            from ..errors import KNOWN_DEFECT_NOTE
-
             exc.attribution = "export"
             exc.attribution_reason = f"the exported graph is invalid, so Aidge is not blamed: {refusal}"
             notes = getattr(exc, "__notes__", None)

@@ -10,6 +10,7 @@ from ..import_gaps import generic_nodes_message
 from . import runtime as rt
 from .events import crash_phase
 from .onnx_export import ExportedModel
+from .ort import aidge_node_indices
 
 __all__ = ["generic_nodes", "check_dims_forwarded", "mark_dynamic_dims", "compile_with_own_dtypes"]
 
@@ -29,7 +30,6 @@ def _import_graph(exported: ExportedModel):
     if generic:
         # in the ONNX graph's order (get_nodes() is a set: its order changed from run to run, and with
         # it the node the error names first, which decides the ledger's defect)
-        from .ort import aidge_node_indices
 
         order = aidge_node_indices(exported.proto)
         generic.sort(key=lambda n: (order.get(n.name(), len(order)), n.name()))

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import dataclasses
 from typing import Callable
+from importlib import metadata
 
 from ..errors import InteropError
+from .. import registry
 
 __all__ = ["KnownDefect", "KNOWN_DEFECTS", "KNOWN_DEFECT_POLICIES", "KnownDefectError", "KnownDefectWarning",
            "defects_in", "installed_release", "check_policy"]
@@ -143,8 +145,6 @@ KNOWN_DEFECTS: tuple[KnownDefect, ...] = (
 
 def installed_release() -> str | None:
     """The installed aidge_core release (its distribution version), None when unknown."""
-    from importlib import metadata
-
     try:
         return metadata.version("aidge_core")
     except metadata.PackageNotFoundError:
@@ -169,7 +169,6 @@ def describe(defect: KnownDefect, nodes: list[str], release: str | None) -> str:
     shown = ", ".join(repr(n) for n in nodes[:4]) + (f" and {len(nodes) - 4} more" if len(nodes) > 4 else "")
     text = (f"Aidge {release} has a known defect this graph shows ({defect.key}, {defect.operator}, {defect.phase}; "
             f"at {shown}): {defect.what}. {defect.measured[0].upper()}{defect.measured[1:]}.")
-    from .. import registry
 
     named = [d for d in (registry.by_id(i) for i in defect.defects) if d is not None]
     if named:

@@ -11,6 +11,7 @@ from typing import Sequence
 import numpy as np
 import torch
 from torch.utils import _pytree as pytree
+import onnx.helper
 
 from ..errors import ExportError, ShapeSpecializedError
 from . import value_check as vc
@@ -124,8 +125,6 @@ class _ValueCheck:
 
     def _feeds(self, inputs) -> dict[str, np.ndarray]:
         """The call's inputs as onnxruntime takes them for the exported graph (its declared types)."""
-        import onnx.helper
-
         declared = {i.name: i.type.tensor_type.elem_type for i in self._exported.proto.graph.input}
         feeds = {}
         for name, x in zip(default_input_names(self._n_inputs), inputs):

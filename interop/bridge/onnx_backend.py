@@ -32,10 +32,13 @@ from typing import Any, Sequence
 
 import numpy as np
 from onnx.backend.base import Backend, BackendRep
+import onnx
 
 from ..errors import AidgeError, UnsupportedOperatorError, aidge_error_from
 from ..import_gaps import generic_nodes_message
 from . import runtime as rt
+from ..threads_policy import aidge_dynamic_teams
+from .cuda import cuda_available
 
 __all__ = ["AidgeBackend", "AidgeBackendRep", "prepare", "run_model", "supports_device"]
 
@@ -104,7 +107,6 @@ class AidgeBackendRep(BackendRep):
 
     def _forward(self, arrays: list[np.ndarray]) -> None:
         """The inputs as Aidge tensors and the scheduler's forward (the ``forward`` phase)."""
-        from ..threads_policy import aidge_dynamic_teams
         from .runner import unfinished_node
 
         core = rt.aidge_core()
@@ -165,8 +167,6 @@ class AidgeBackend(Backend):
         :class:`~interop.errors.UnsupportedOperatorError` when a node has no native Aidge operator
         (imported as GenericOperator), :class:`~interop.errors.AidgeError` (phase ``import``) when
         the import fails."""
-        import onnx
-
         backend = _aidge_backend(device)
         if isinstance(model, (bytes, bytearray)):
             model = onnx.load_model_from_string(bytes(model))
@@ -190,7 +190,6 @@ class AidgeBackend(Backend):
             return False
         if backend == "cpu":
             return True
-        from .cuda import cuda_available
 
         return bool(cuda_available()[0])
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import onnx
 import torch
+from onnx import helper, shape_inference
 
 from .onnx_export_graph import OPSET_VERSION
 from .onnx_export_state import _state_tensors
@@ -107,8 +108,6 @@ def lower_castlike(proto: onnx.ModelProto) -> onnx.ModelProto:
     (measured on the zoo: every BatchNorm parameter then has no Aidge Producer, and a ResNet
     in train mode computed eval-mode BatchNorm). ``Cast`` to the type ``CastLike`` reads from
     its second input is the same computation (ONNX's definition of CastLike)."""
-    from onnx import helper, shape_inference
-
     if not any(n.op_type == "CastLike" for n in proto.graph.node):
         return proto
     inferred = shape_inference.infer_shapes(proto)

@@ -11,6 +11,7 @@ from typing import Sequence
 
 import onnx
 import torch
+from onnx import helper, numpy_helper
 
 from .onnx_export_state import _state_tensors
 
@@ -63,8 +64,6 @@ def graph_differences(a: onnx.ModelProto, b: onnx.ModelProto) -> str | None:
         return f"constant initializers {sorted(consts_a)} vs {sorted(consts_b)}"
     for name, init in consts_a.items():
         if init.SerializeToString(deterministic=True) != consts_b[name].SerializeToString(deterministic=True):
-            from onnx import numpy_helper
-
             return (f"constant {name} differs: {numpy_helper.to_array(init).tolist()} vs "
                     f"{numpy_helper.to_array(consts_b[name]).tolist()}")
     return None
@@ -84,8 +83,6 @@ def _node_bytes(node) -> bytes:
 
 
 def _short_node(node) -> str:
-    from onnx import helper, numpy_helper
-
     attrs = []
     for attr in node.attribute:
         value = helper.get_attribute_value(attr)
@@ -103,8 +100,6 @@ def _write_state_into_initializers(proto: onnx.ModelProto, mapping: dict[str, st
     statistics (and ``num_batches_tracked``) would otherwise reach Aidge already updated
     once by the export's example input, while the torch model has them restored.
     """
-    from onnx import numpy_helper
-
     for init in proto.graph.initializer:
         name = mapping.get(init.name)
         if name is not None:
@@ -115,8 +110,6 @@ def proto_with_state(exported: "ExportedModel", model: torch.nn.Module) -> onnx.
     """A copy of ``exported``'s ONNX graph whose state initializers hold ``model``'s current values
     (parameters and buffers by torch name): the graph as it computes after training steps, for a
     reference run (onnxruntime) on the weights the two sides hold now."""
-    import onnx
-
     proto = onnx.ModelProto()
     proto.CopyFrom(exported.proto)
     state = _state_tensors(model)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 
 import torch
+from torch.nn.modules.batchnorm import _NormBase
 
 
 @contextlib.contextmanager
@@ -105,8 +106,6 @@ def _stateful_buffers(model: torch.nn.Module, changed: list[str]) -> list[str]:
     """The buffers among ``changed`` that the forward itself updates, beyond the running statistics
     of a normalisation layer in training mode (exported as ONNX's training-mode outputs; what Aidge
     does with them is the suite's BatchNorm finding, not a frozen graph)."""
-    from torch.nn.modules.batchnorm import _NormBase
-
     params = {name for name, _ in model.named_parameters(remove_duplicate=False)}
     stats = {f"{prefix}.{b}" if prefix else b for prefix, m in model.named_modules() if isinstance(m, _NormBase)
              for b in ("running_mean", "running_var", "num_batches_tracked")}

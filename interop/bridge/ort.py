@@ -3,6 +3,8 @@ output with onnxruntime's value of the same ONNX node). onnxruntime itself is as
 oracle's one runner, :mod:`interop.oracle.onnxruntime`."""
 from __future__ import annotations
 
+from . import runtime as rt
+
 __all__ = ["aidge_node_indices"]
 
 
@@ -11,8 +13,6 @@ def aidge_node_indices(proto) -> dict[str, int]:
     (``onnx_to_aidge_model_names``: ``/0/Conv`` becomes ``data_0_Conv``) and names a node after
     its ONNX name, or its first output when it has none. Matched on a renamed copy, node by node."""
     import onnx
-
-    from . import runtime as rt
 
     renamed = onnx.ModelProto()
     renamed.CopyFrom(proto)

@@ -5,6 +5,7 @@ the case declarations) work where Aidge is not installed.
 """
 from __future__ import annotations
 
+import ctypes
 import threading
 from types import ModuleType
 
@@ -12,6 +13,8 @@ from .._lazy import quiet_import
 # every backend ``wrap`` accepts: Aidge's Python CPU and CUDA backends, and Aidge's generated
 # C++ export compiled on this host (:mod:`interop.bridge.export_cpp`)
 from ..backends import BACKENDS
+from ..errors import CudaUnavailableError
+from .cuda import cuda_available  # one probe for the whole library
 
 __all__ = ["BACKENDS", "aidge_core", "aidge_onnx", "aidge_learning", "load_backend", "quiet_aidge", "aidge_log_lock"]
 
@@ -31,8 +34,6 @@ def _add_copying_from_data_ptr(core: ModuleType) -> None:
     ``Tensor`` has no ``from_data_ptr``: a CPU stand-in that *copies* the memory instead of
     sharing it (enough for the bridge, which hands inputs to Aidge; the zero-copy promise
     of :func:`interop.bridge.tensors.torch_tensor_to_aidge` does not hold there)."""
-    import ctypes
-
     import numpy as np
 
     def from_data_ptr(dims, ptr, dtype, backend="cpu", device=0):
@@ -59,12 +60,8 @@ def load_backend(backend: str) -> ModuleType:
     """Import the Aidge backend plug-in (``aidge_backend_cpu`` / ``aidge_backend_cuda``; for
     ``export_cpp``, ``aidge_export_cpp`` and the CPU backend)."""
     if backend == "cuda":
-        from .cuda import cuda_available  # one probe for the whole library
-
         ok, reason = cuda_available()
         if not ok:
-            from ..errors import CudaUnavailableError
-
             raise CudaUnavailableError(f"backend='cuda' unavailable: {reason}")
     if backend not in BACKENDS:
         raise ValueError(f"unknown Aidge backend {backend!r}: expected one of {BACKENDS}")

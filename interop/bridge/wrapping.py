@@ -21,6 +21,11 @@ from .graph import _compile, _import_graph
 from .module import AidgeModule
 from .onnx_export import (ExportedModel, _model_name, _plain, check_exporter, check_value_dependence, default_exporter,
                           export_to_onnx, preserved_state)
+from .export_wrapping import wrap_export_cpp
+from .known_defects import KnownDefectWarning, defects_in, describe, installed_release
+from .onnx_export import default_input_names, unused_graph_inputs
+from .runner import _GraphRunner
+from .value_check import checks_are_deferred
 
 __all__ = ["wrap", "normalize_input_sizes"]
 
@@ -171,14 +176,11 @@ def _wrap(torch_model, traced, binding, example_inputs, *, backend, training, ve
     rt.load_backend(backend)  # first: Aidge's imports under quiet_import (the caller's warning filters kept)
     _check_dtypes(example_inputs)
     if backend == "export_cpp":
-        from .export_wrapping import wrap_export_cpp
-
         return wrap_export_cpp(traced, example_inputs, training=training, verbose=verbose,
                                on_trace_warning=on_trace_warning, dformat=dformat,
                                output_structure=_output_structure, exporter=exporter)
     if dformat is not None:
         raise ValueError(f"dformat={dformat!r} is a setting of backend 'export_cpp', not of {backend!r}")
-    from .value_check import checks_are_deferred
 
     if exporter != "auto" or checks_are_deferred():
         # inside checks_deferred() (a harness comparing every call itself: verify, the suites' cases)
@@ -252,8 +254,6 @@ def _trial_forward(module, example_inputs, verbose: bool) -> None:
     (480)"). Costs one import, compile and forward of the graph, on ``auto``'s routes but the last."""
     if not isinstance(module, AidgeModule):
         return
-    from .onnx_export import default_input_names, unused_graph_inputs
-    from .runner import _GraphRunner
 
     exported = module._exported
     names = default_input_names(len(example_inputs))
@@ -313,9 +313,6 @@ def _known_defects(exported: ExportedModel, graph, policy: str) -> list:
     refused here (``"refuse"``) or warned about (``"warn"``); the backward ones returned, for the
     module to refuse at its first backward (``"refuse"``; warned about here under ``"warn"``).
     Nothing inside ``checks_deferred()``: the harness compares every call itself."""
-    from .known_defects import KnownDefectError, KnownDefectWarning, defects_in, describe, installed_release
-    from .value_check import checks_are_deferred
-
     if checks_are_deferred():
         return []
     release = installed_release()

@@ -23,6 +23,12 @@ import numpy as np
 from ..env import read as read_env
 from ..errors import AidgeError, InteropError
 from .case import Case, case_seed
+from ..bridge import capture
+from ..bridge.single_node import describe_outputs, run_single_node
+from ..equivalence.isolation import run_isolated
+from ..oracle.compare import compare_tensors
+from ..stages import stage
+from .aidge_operations import operation_entry
 
 __all__ = ["AcceptsInvalidInputError", "generate_inputs", "check_benchmark_case", "run_benchmark_case"]
 
@@ -83,7 +89,6 @@ def _torch_outputs(case: Case, arrays):
 
 def _compared(case: Case, arrays, actual: list, expected: tuple) -> tuple[list, tuple]:
     """The outputs both sides have (the table's ``compared_outputs``), TopK's ties reconciled."""
-    from .aidge_operations import operation_entry
     from .aidge_references import reconcile_ties
 
     operation = case.params["operation"]
@@ -106,18 +111,12 @@ def _torch_behaviour(case: Case, arrays) -> str:
 
 def check_benchmark_case(case: Case) -> dict[str, Any]:
     """The check itself (in the child). Returns what the report records beside a pass."""
-    from ..bridge.single_node import describe_outputs, run_single_node
-    from ..oracle.compare import compare_tensors
     from ..equivalence.tester import EquivalenceError
-
-    from ..stages import stage
-    from .aidge_operations import operation_entry
 
     with stage("sample"):
         arrays = generate_inputs(case)
     operation = case.params["operation"]
     dims_from_data = operation_entry(operation).dims_from_data
-    from ..bridge import capture
 
     first = next((a for _, a in arrays if a is not None), None)
     rank = first.ndim if first is not None else 4
@@ -160,7 +159,6 @@ def check_benchmark_case(case: Case) -> dict[str, Any]:
 def run_benchmark_case(case: Case, *, isolate: bool | None = None, timeout: float | None = None) -> dict[str, Any]:
     """:func:`check_benchmark_case` in a forked child (a crash or a hang becomes an
     AidgeCrash of that case). Under pytest the interop plugin applies the case's expected failure."""
-    from ..equivalence.isolation import run_isolated
     from .suite import ISOLATE
 
     isolate = ISOLATE if isolate is None else isolate

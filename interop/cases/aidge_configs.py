@@ -26,7 +26,7 @@ from .aidge_benchmark import BenchmarkFile, InputSpec, installed_config_dir, lab
     read_benchmark_file
 from ..env import read as read_env
 from .aidge_operations import operation_entry, unmapped_reason
-from .case import Case
+from .case import Case, on_backend
 from .config_error import ConfigError
 
 __all__ = ["ELEMENT_BUDGET", "HARD_LIMIT_FACTOR", "FULL_SIZE", "KIND", "benchmark_cases", "file_cases", "config_files",
@@ -97,8 +97,6 @@ def _source(path: Path) -> str:
 
 def file_cases(bfile: BenchmarkFile, *, backend: str = "cpu", full_size: bool | None = None) -> list[Case]:
     """The cases of one file, in file order (the table's row: the pytest plugin, at collection)."""
-    from .case import on_backend
-
     full = FULL_SIZE if full_size is None else full_size
     entry = operation_entry(bfile.operation)
     operator, source = f"aidge.{bfile.stem}", _source(bfile.path)

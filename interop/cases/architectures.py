@@ -20,6 +20,11 @@ from __future__ import annotations
 import importlib
 
 from .case import Case
+from ..backends import FORWARD_ONLY_BACKENDS
+from ..stages import stage
+from ..zoo.architectures import ARCHITECTURES, architecture
+from .case import on_backend
+from .shared_tensors import SHARED_TENSORS, shared_tensor_model
 
 __all__ = ["architecture_cases", "architecture_of", "run_architecture_case", "MODES", "prepare_libraries"]
 
@@ -30,12 +35,6 @@ MODES = ("eval", "train")
 def architecture_cases(backend: str = "cpu", names: list[str] | None = None) -> list[Case]:
     """The cases of ``names`` (default: every architecture), each mode (the table's row is
     attached by the pytest plugin at collection; on a forward-only backend only the eval cases, forward only)."""
-    from ..backends import FORWARD_ONLY_BACKENDS
-    from ..zoo.architectures import ARCHITECTURES
-    from .case import on_backend
-
-    from .shared_tensors import SHARED_TENSORS
-
     out = []
     for arch in [*ARCHITECTURES, *SHARED_TENSORS]:  # the shared-tensor models: interop.cases.shared_tensors
         if names is not None and arch.name not in names:
@@ -65,10 +64,7 @@ def architecture_of(case: Case):
     The one place that decides it (the suite and asv's harness both ask here)."""
     name = case.params["architecture"]
     if case.params.get("library") == "torch":
-        from .shared_tensors import shared_tensor_model
-
         return shared_tensor_model(name)
-    from ..zoo.architectures import architecture
 
     return architecture(name)
 
@@ -76,8 +72,6 @@ def architecture_of(case: Case):
 def run_architecture_case(case: Case) -> dict:
     """The check of one architecture case, in this process."""
     from ..equivalence.callable_check import check_callable
-
-    from ..stages import stage
 
     arch = architecture_of(case)
     with stage("sample"):

@@ -24,6 +24,7 @@ import zlib
 from typing import Any, Mapping
 
 from ..backends import FORWARD_ONLY_BACKENDS
+from ..zoo.operators import TORCH_OPS
 
 __all__ = ["Case", "OperatorCase", "KINDS", "SOURCE_OF_KIND", "PHASES", "TRAINING_PHASES", "FORWARD_ONLY_BACKENDS",
            "case_id",
@@ -124,8 +125,6 @@ class Case:
         if self.kind in ("model", "contract", "architecture"):
             return self.operator or None
         if self.kind in ("operator", "property"):
-            from ..zoo.operators import TORCH_OPS  # imports torch: only when asked
-
             if self.operator in TORCH_OPS:
                 return TORCH_OPS[self.operator]
         op = self.op_class

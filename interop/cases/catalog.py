@@ -30,6 +30,7 @@ from typing import Any
 from .case import Case
 from .config import OperatorConfig, build_cases
 from .config_dir import CONFIG_DIR, config_folder_problem  # where the configurations live
+from .case import on_backend
 
 __all__ = ["OPERATOR_CONFIGS", "CONFIG_DIR", "operator_cases", "operator_config", "model_cases",
            "model_specs", "contract_cases", "property_cases", "MODEL_CONFIGURATIONS", "CONTRACT_SIDES",
@@ -218,8 +219,6 @@ def model_specs() -> list[dict]:
 
 def _zoo_case(spec: dict, kind: str, label: str, **fields: Any) -> Case:
     """A case of the zoo network ``spec`` (``<Name>_<label>``)."""
-    from .case import on_backend
-
     return on_backend(Case(
         id=f"{spec['name']}_{label}", op_class=spec["model"], input_size=tuple(spec["input_size"]),
         output_size=tuple(spec["output_size"]), operator=spec["name"], path=label, source="interop.zoo.models",
@@ -277,8 +276,6 @@ PROPERTY_SHAPE = (2, 3)
 
 def property_cases(*, backend: str = "cpu") -> list[Case]:
     """``hypothesis_<Op>_<values>``: an operator of the catalog on drawn edge values."""
-    from .case import on_backend
-
     out = []
     for op, kwargs in PROPERTY_OPERATORS.items():
         cfg = operator_config(op)

@@ -55,6 +55,7 @@ from ..env import read as read_env
 from .attributes import SUPPORTED_ATTRS
 from .case import Case, case_id
 from .config_error import ConfigError, check_input_specs, load_json_config
+from .case import on_backend
 
 __all__ = [
     "OperatorConfig",
@@ -471,8 +472,6 @@ def build_cases(cfg: OperatorConfig, *, backend: str = "cpu", validate: bool = T
     cases dropped unless ``cfg.forward_only_cases``, each case checked on the meta device
     (``validate``), and the backend, the operator's tolerance and the operator-wide skip
     attached. The table's row is not: the pytest plugin attaches it once, at collection."""
-    from .case import on_backend
-
     if cfg.skip_all:
         validate = False  # never run: the module may not even be constructible
     if cfg.manual_cases is not None:

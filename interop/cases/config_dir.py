@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 from ..env import VARIABLES
+from ..env import read
 
 __all__ = ["CONFIG_DIR", "config_folder_problem"]
 
@@ -14,8 +15,6 @@ __all__ = ["CONFIG_DIR", "config_folder_problem"]
 #: where the JSON operator configurations live (``$INTEROP_CONFIG_DIR`` overrides)
 def _config_dir() -> Path:
     """$INTEROP_CONFIG_DIR, else the checkout's configs/, else the copy inside the wheel."""
-    from ..env import read
-
     if (chosen := read("INTEROP_CONFIG_DIR")) is not None:
         return chosen
     package = Path(__file__).resolve().parents[1]  # interop/

@@ -5,8 +5,10 @@ that every reader of configurations (:mod:`interop.cases.config`, the Aidge benc
 from __future__ import annotations
 
 import os
+import json
 
 from ..errors import InteropError
+from ..reading import UnsafeInputError, read_user_json
 
 __all__ = ["ConfigError", "check_input_specs", "load_json_config"]
 
@@ -35,10 +37,6 @@ def load_json_config(path: str | os.PathLike, *, within: str | os.PathLike | Non
     """The JSON document of a configuration file under the reading policy
     (:func:`interop.reading.read_user_json`), every failure a :class:`ConfigError` naming the
     file (both readers of configurations read through it); the hook's own errors pass."""
-    import json
-
-    from ..reading import UnsafeInputError, read_user_json
-
     try:
         return read_user_json(path, within=within, object_pairs_hook=object_pairs_hook)
     except UnsafeInputError as exc:

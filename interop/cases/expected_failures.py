@@ -35,6 +35,9 @@ from typing import Iterable, Iterator
 from ..categories import CATEGORIES, FailureFacts, attribution_rule, failure_facts, row_attribution
 from .case import PHASES, on_backend
 from .failure_table import EXPORT_CATEGORY, ExpectedFailure
+from . import failure_table
+from .config_dir import config_folder_problem
+from .failure_table import SHARD_RUN, TableError, TableIndex
 
 __all__ = [
     "CATEGORIES",
@@ -78,8 +81,6 @@ class ExpectedFailureMismatch(AssertionError):
 # ---------------------------------------------------------------------------------------
 @functools.lru_cache(maxsize=1)
 def _table():
-    from . import failure_table
-
     return failure_table.applicable(failure_table.load_table())
 
 
@@ -90,21 +91,16 @@ def suite_input_problem() -> str | None:
     there. Checked once when a session collects the suites (:mod:`interop.pytest_plugin`): it was
     every operator's ``<Op>_config_error``, blamed on ``configs/<Op>.json``, and with ``-k`` a
     run that said only "56 deselected"."""
-    from .failure_table import TableError
-
     try:
         _table()
     except (TableError, ValueError) as exc:  # packaging's InvalidVersion is a ValueError
         return f"the expected-failure table cannot be loaded: {exc}"
-    from .config_dir import config_folder_problem
 
     return config_folder_problem()
 
 
 @functools.lru_cache(maxsize=1)
 def _index():
-    from .failure_table import TableIndex
-
     return TableIndex(_table())
 
 
@@ -113,7 +109,6 @@ def __getattr__(name: str):
     if name == "EXPECTED_FAILURES":
         return _table()
     if name == "OPINFO_SHARD_ENTRIES":  # the entries of the full run's shard (checked against that shard)
-        from .failure_table import SHARD_RUN
 
         return frozenset(id(e) for e in _table() if e.run == SHARD_RUN)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -31,12 +31,17 @@ import os
 import re
 from pathlib import Path
 from typing import Any, Iterable
+from importlib import metadata
 
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..categories import ATTRIBUTIONS, CATEGORIES
 from ..exporters import EXPORTER_CHOICES, default_exporter
 from .case import KINDS, PHASES
+from ..env import read
+from ..reading import UnsafeInputError, read_confined_json
 
 __all__ = ["ExpectedFailure", "EXPORT_CATEGORY", "TABLE_DIR", "table_dir", "TableError", "TableIndex", "load_table", "applicable", "aidge_release",
            "entry_of", "write_table_file", "TableRow", "KEY_ORDER", "forget_loaded", "release_matches", "file_stem", "format_rows"]
@@ -259,15 +264,12 @@ class TableError(ValueError):
 def aidge_release() -> str | None:
     """The Aidge release the table applies to: ``$INTEROP_AIDGE_RELEASE``, else the installed
     ``aidge_core``'s version (no import of Aidge), else None."""
-    from ..env import read
-
     try:
         forced = read("INTEROP_AIDGE_RELEASE")
     except ValueError as exc:  # it was every operator's <Op>_config_error, blamed on its configuration
         raise TableError(str(exc)) from None
     if forced:
         return forced
-    from importlib import metadata
 
     try:
         return metadata.version(RELEASE_DIST)
@@ -276,16 +278,12 @@ def aidge_release() -> str | None:
 
 
 def _specifiers(spec: str | list[str]):
-    from packaging.specifiers import SpecifierSet
-
     return [SpecifierSet(s) for s in ([spec] if isinstance(spec, str) else spec)]
 
 
 def release_matches(spec: str | list[str] | tuple[str, ...], release: str) -> bool:
     """Whether ``release`` is in the range ``spec`` (a PEP 440 specifier set, or a list of
     them, any of which may hold it). Pre- and post-releases count as themselves."""
-    from packaging.version import Version
-
     version = Version(release)
     return any(s.contains(version, prereleases=True) for s in _specifiers(spec))
 
@@ -378,8 +376,6 @@ def entry_of(row: dict | TableRow, file: str = "", index: int = -1):
 def read_table_file(path: Path) -> list:
     """The entries of one data file, every row checked (a :class:`TableError` names the file,
     the row and the key)."""
-    from ..reading import UnsafeInputError, read_confined_json
-
     path = Path(path)
     try:  # under the rule of the folders the tools own: a regular file of the table (a FIFO hung the session)
         data = read_confined_json(path, path.parent.parent)
@@ -421,8 +417,6 @@ def _load(directory: str) -> tuple:
 def table_dir() -> Path:
     """The table the suites read: ``$INTEROP_EXPECTED_FAILURES`` (a folder laid out as
     :data:`TABLE_DIR`), else :data:`TABLE_DIR`."""
-    from ..env import read
-
     return read("INTEROP_EXPECTED_FAILURES") or TABLE_DIR
 
 

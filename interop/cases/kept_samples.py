@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any, Callable, Hashable
 
 from ..equivalence.isolation import in_isolated_child
+from ..stages import stage
 
 __all__ = ["keep", "kept", "kept_or_generated", "forget"]
 
@@ -35,8 +36,6 @@ def kept(source: str, key: Hashable, index: int) -> Any:
 
 def kept_or_generated(source: str, key: Hashable, index: int, generate: Callable[[], Any]) -> Any:
     """The kept sample (in a forked child), else ``generate()``; timed as the ``sample`` stage."""
-    from ..stages import stage
-
     with stage("sample"):
         sample = kept(source, key, index)
         return generate() if sample is None else sample

@@ -34,6 +34,7 @@ import functools
 import re
 import zlib
 from typing import Any
+import inspect
 
 from .case import Case, normalized_label
 from .opinfo import describe_leaf
@@ -56,6 +57,10 @@ NOT_COMPARABLE = re.compile(r"FractionalMaxPool|^nn\.Lazy")
 RANDOM_IN_TRAINING = re.compile(r"Dropout|RReLU")
 
 from ._moduleinfo_modules import MODULEINFO_MODULES  # noqa: E402
+from ..backends import FORWARD_ONLY_BACKENDS
+from ..env import read
+from ..stages import stage
+from .case import on_backend
 
 
 class ModuleInfoUnavailable(ImportError):
@@ -77,8 +82,6 @@ def module_db() -> dict[str, Any]:
 
 def sample_cap() -> int | None:
     """Samples per entry and mode: :data:`DEFAULT_SAMPLES`, ``$INTEROP_MODULEINFO_SAMPLES`` (None: all)."""
-    from ..env import read
-
     return read(SAMPLES_ENV, default=DEFAULT_SAMPLES)
 
 
@@ -116,8 +119,6 @@ def random_in_training(name: str, sample) -> bool:
     training mode: a dropout-like module (:data:`RANDOM_IN_TRAINING`), a non-zero ``dropout``
     constructor argument (Transformer layers, MultiheadAttention, RNNs), or a module passed to
     the constructor (TransformerEncoder's layer) that holds a dropout with ``p > 0``."""
-    import inspect
-
     import torch
     from torch.utils import _pytree as pytree
 
@@ -154,9 +155,7 @@ def moduleinfo_cases(names: list[str] | None = None, *, backend: str = "cpu", ca
     """The ModuleInfo cases of ``names`` (default :data:`MODULEINFO_MODULES`), both modes, the
     first ``cap`` samples of each (``"env"``: :func:`sample_cap`; None: all), their expected
     failures attached. Raises :class:`ModuleInfoUnavailable` when torch's database is missing."""
-    from ..backends import FORWARD_ONLY_BACKENDS
     from ..equivalence.callable_module import has_tensor_argument
-    from .case import on_backend
     from .kept_samples import keep
 
     cap = sample_cap() if cap == "env" else cap
@@ -198,7 +197,6 @@ def moduleinfo_sample(case: Case):
     against the description in its id, the module built from it (seeded) in the case's mode."""
     import torch
 
-    from ..stages import stage
     from .kept_samples import kept_or_generated
 
     name, mode, index = case.params["moduleinfo"], case.params["mode"], case.params["index"]

@@ -46,7 +46,11 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from .case import Case
+from ..bridge import capture
+from ..env import read
+from ..errors import AidgeError
+from ..stages import stage
+from .case import Case, on_backend
 
 __all__ = ["GROUPS", "SKIP_REASONS", "onnx_backend_cases", "run_onnx_backend_case", "onnx_test", "node_tests",
            "model_tests", "skip_reason_of", "operator_of", "OnnxTest", "GROUP_ENV", "case_tolerance"]
@@ -279,8 +283,6 @@ def operator_of(test: OnnxTest) -> str:
 
 
 def _groups() -> tuple[str, ...]:
-    from ..env import read
-
     return read(GROUP_ENV) or GROUPS  # a comma list of GROUPS (declared in interop.env.VARIABLES)
 
 
@@ -293,8 +295,6 @@ def _names(group: str) -> list[str]:
 def onnx_backend_cases(groups: tuple[str, ...] | None = None, *, backend: str = "cpu") -> list[Case]:
     """Every test of ``groups`` (default: :data:`GROUP_ENV`, else all) as a case on ``backend``;
     a test Aidge cannot be asked carries its ``skip_reason``."""
-    from .case import on_backend
-
     out = []
     for group in groups or _groups():
         for name in _names(group):
@@ -370,12 +370,10 @@ def run_onnx_backend_case(case: Case) -> dict:
     (see the module docstring); returns ``{"data_sets": n, "outputs": m}``."""
     from ..bridge.onnx_backend import AidgeBackend
     from ..equivalence.tester import EquivalenceError
-    from ..errors import AidgeError
     from ..oracle.attribution import attribute_forward
     from ..oracle.compare import mismatch_figures
     from ..oracle.outputs import compare_outputs
     from ..oracle.onnxruntime import run_onnxruntime
-    from ..stages import stage
 
     test = onnx_test(case.params["group"], case.params["test"])
     inputs = test.data_sets[0][0] if test.data_sets else []
@@ -429,8 +427,6 @@ def _note(test: OnnxTest, k: int) -> None:
     """Data set ``k`` of ``test`` for its reproducer (:func:`interop.bridge.capture.note_onnx`: kept only
     while the records plugin captures, under ``nox -s report``), at the loosest tolerance its outputs
     are compared at."""
-    from ..bridge import capture
-
     if capture.current() is None or not test.data_sets:
         return
     inputs, expected = test.data_sets[k]

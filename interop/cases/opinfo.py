@@ -43,6 +43,10 @@ import re
 import threading
 import zlib
 from typing import Any
+import itertools
+import random
+import sys
+import unittest
 
 from .case import Case, normalized_label
 
@@ -85,6 +89,8 @@ CATALOG_OPINFO: dict[str, tuple[str, ...]] = {
 #: every OpInfo entry of the source, in op_db order (see the module docstring; regenerate
 #: with ``python -m interop.cases.opinfo --survey``)
 from ._opinfo_ops import OPINFO_OPS  # noqa: E402
+from ..env import read
+from .case import on_backend
 
 
 #: entries whose output is random or uninitialised memory: no two computations can agree
@@ -115,8 +121,6 @@ def _full_name(op) -> str:
 
 def sample_cap() -> int | None:
     """Samples per entry: :data:`DEFAULT_SAMPLES`, ``$INTEROP_OPINFO_SAMPLES`` (None: all)."""
-    from ..env import read
-
     return read(SAMPLES_ENV, default=DEFAULT_SAMPLES)
 
 
@@ -140,8 +144,6 @@ def in_shard(case_id: str, selected: tuple[int, int] | None) -> bool:
 def entry_dtypes(name: str) -> tuple[str, ...]:
     """The dtypes whose cases entry ``name`` gets (before torch's support is checked): see
     the module docstring (``$INTEROP_OPINFO_DTYPES``: unset, ``all`` or a comma list)."""
-    from ..env import read
-
     if names := read(DTYPES_ENV):  # all, or a comma list of known dtypes (else a ValueError naming it)
         return names
     covered = {n for names in CATALOG_OPINFO.values() for n in names}
@@ -158,8 +160,6 @@ def _samples(name: str, dtype: str = "float32", limit: int | None = None) -> lis
     own ``OpInfo.sample_inputs``, which reseeds before each sample, under
     :func:`_fast_sample_iteration`; the caller's torch, ``random`` and numpy RNG states are
     restored."""
-    import itertools
-
     import torch
 
     op = op_db()[name]
@@ -174,8 +174,6 @@ def _samples(name: str, dtype: str = "float32", limit: int | None = None) -> lis
 def _python_rng_kept():
     """``random``'s and numpy's global RNG states restored after the block (torch's sample
     iterator seeds them before each sample)."""
-    import random
-
     import numpy as np
 
     state, np_state = random.getstate(), np.random.get_state()
@@ -219,9 +217,6 @@ def _fast_sample_iteration():
 def _extract_test_fn():
     """torch's ``common_utils.extract_test_fn`` (the unittest test function on the stack, or
     None), without reading any source."""
-    import sys
-    import unittest
-
     frame = sys._getframe(1)
     while frame is not None:
         self_val = frame.f_locals.get("self")
@@ -239,8 +234,6 @@ def _extract_test_fn():
 def _set_rng_seed(seed=None):
     """torch's ``common_utils.set_rng_seed`` for CPU samples: the CPU generator, ``random`` and
     numpy seeded alike."""
-    import random
-
     import numpy as np
     import torch
     import torch.testing._internal.common_utils as cu
@@ -289,7 +282,6 @@ def opinfo_cases(names: list[str] | None = None, *, backend: str = "cpu", cap: A
     import torch
 
     from ..equivalence.callable_module import has_tensor_argument
-    from .case import on_backend
     from .kept_samples import keep
 
     cap = sample_cap() if cap == "env" else cap

@@ -30,6 +30,16 @@ from ..env import read as read_env
 from ..errors import InteropError
 from .case import Case
 from .config import ConfigError, OperatorConfig, build_cases
+from ..bridge import runtime as rt, wrap
+from ..bridge.cuda import cuda_available
+from ..bridge.value_check import checks_deferred
+from ..equivalence.isolation import run_isolated
+from ..exporters import routes_not_collected
+from ..stages import stage
+from .catalog import OPERATOR_CONFIGS
+from ..bridge import capture
+from ..bridge.onnx_export import export_to_onnx
+from ..equivalence.callable_check import check_callable
 
 __all__ = [
     "OperatorCaseRun",
@@ -147,9 +157,6 @@ class OperatorCaseRun(Mapping):
 
     def _aidge(self):
         if self._aidge_model is None:
-            from ..bridge import wrap
-            from ..bridge.value_check import checks_deferred
-
             self._torch()
             try:
                 # the suite compares every call with torch (ModelTester) and measures known defects:
@@ -202,8 +209,6 @@ def run_operator_case(case_run: OperatorCaseRun, body: Callable[[OperatorCaseRun
     runs the test under the expected-failure guard of the case's table row (a failure quoting
     it becomes :class:`~interop.cases.expected_failures.ExpectedAidgeFailure`, what the strict
     xfail accepts)."""
-    from ..equivalence.isolation import run_isolated
-
     isolate = ISOLATE if isolate is None else isolate
     if isolate:
         return run_isolated(body, case_run, timeout=CASE_TIMEOUT_S if timeout is None else timeout)
@@ -215,7 +220,6 @@ def prepare_parent(backend: str) -> None:
     call costs nothing)."""
     if backend in _PREPARED:
         return
-    from ..stages import stage
 
     with stage("worker setup"):
         _prepare_parent(backend)
@@ -226,8 +230,6 @@ _PREPARED: set[str] = set()
 
 
 def _prepare_parent(backend: str) -> None:
-    from ..bridge import runtime as rt
-
     rt.load_backend(backend)
     rt.aidge_onnx()
     rt.aidge_learning()
@@ -258,22 +260,14 @@ def _warm_up(backend: str) -> None:
     device before forking, so only the export is warmed there. Its export route is no case's
     (:func:`~interop.exporters.routes_not_collected`); the RNG is left as it was; a failure here
     is left to the cases to report."""
-    from ..exporters import routes_not_collected
-
     try:
-        from ..bridge import capture
-
         with routes_not_collected(), capture.suspended(), torch.random.fork_rng(devices=[]):
             torch.manual_seed(0)
             model = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.ReLU())
             x = torch.randn(2, 4)
             if backend == "cpu":
-                from ..equivalence.callable_check import check_callable
-
                 check_callable(model, (x,), parameter_grads=True, name="worker warm-up")
             else:
-                from ..bridge.onnx_export import export_to_onnx
-
                 export_to_onnx(model, [x])
     except Exception:  # noqa: BLE001 - the cases report what is wrong with the stack
         pass
@@ -313,8 +307,6 @@ def _case_run(request, config: OperatorConfig | None, backend: str):
     if config is not None and config.backend:  # the operator forces its backend (OperatorConfig.backend)
         backend = config.backend
         if backend == "cuda":
-            from ..bridge.cuda import cuda_available
-
             ok, why = cuda_available()
             if not ok:
                 pytest.skip(f"{item.id}: operator {config.name} runs on backend 'cuda' only: {why}")
@@ -349,8 +341,6 @@ def operator_case_fixture(request, aidge_backend):
     case (``request.param``) as an :class:`OperatorCaseRun`. A plain function, so that
     importing this module needs no pytest (the asv environments have none); the test module
     declares the fixture: ``operator_case = pytest.fixture(name="operator_case")(operator_case_fixture)``."""
-    from .catalog import OPERATOR_CONFIGS
-
     item = request.param
     config = OPERATOR_CONFIGS.get(getattr(item, "operator", None))
     yield _case_run(request, config, aidge_backend)

@@ -10,6 +10,11 @@ from ..case_notes import note
 from ..stages import stage
 from .callable_module import _SEED, _differentiable, _fresh, _grad_mask, as_module, other_inputs
 from .policy import compared_parameters, difference, output_gradients, rounding_note
+from ..backends import FORWARD_ONLY_BACKENDS
+from ..errors import BackwardNotApplicableError, NotComparableError, OutputShapeError
+from ..oracle.attribution import attribute_backward, attribute_forward, float64_copy
+from ..oracle.compare import mismatch_figures
+from ..oracle.onnxruntime import run_onnxruntime
 
 #: calls compared in the forward (at least two: state carried between calls shows)
 CALLS = 2
@@ -21,7 +26,6 @@ def _fail(name: str, call: int, what: str, mismatches, attribution: str, why: st
     detail = "\n".join(m.message for m in mismatches)
     message = (f"[{name}, call {call}] {what} differs between model1 (torch) and model2 (AidgeModule) "
                f"[seed {_SEED}]\n{detail}\nattribution: {attribution} ({why})")
-    from ..oracle.compare import mismatch_figures
 
     exc = EquivalenceError(message, test=name, epoch=call, what=what, seed=_SEED,
                            mismatch=mismatch_figures(mismatches[0]))
@@ -32,13 +36,9 @@ def _fail(name: str, call: int, what: str, mismatches, attribution: str, why: st
 def _backward_wanted(backward: bool | None, backend: str) -> bool:
     """``backward`` resolved: None is True except on a forward-only backend, where True
     raises :class:`~interop.errors.BackwardNotApplicableError`."""
-    from ..backends import FORWARD_ONLY_BACKENDS
-
     if backend not in FORWARD_ONLY_BACKENDS:
         return True if backward is None else bool(backward)
     if backward:
-        from ..errors import BackwardNotApplicableError
-
         raise BackwardNotApplicableError(f"verify(backward=True): backend {backend!r} runs inference only (no "
                                          "backward); pass backward=False or leave it unset")
     return False
@@ -58,7 +58,6 @@ def check_callable(fn, args=(), kwargs=None, *, backward: bool | None = None, ba
     attributed against torch's float64 gradient; the result says ``"parameters_checked"`` (how
     many)."""
     from ..bridge.onnx_export import preserved_state
-    from ..backends import FORWARD_ONLY_BACKENDS
 
     backward = _backward_wanted(backward, backend)
     kwargs = dict(kwargs or {})
@@ -102,9 +101,6 @@ def _check_wrapped(module, aidge, tensors, backward: bool, tolerance: Any, name:
     from torch.utils import _pytree as pytree
 
     from ..bridge.onnx_export import default_input_names
-    from ..errors import NotComparableError, OutputShapeError
-    from ..oracle.attribution import attribute_backward, attribute_forward, float64_copy
-    from ..oracle.onnxruntime import run_onnxruntime
 
     mask = _grad_mask(tensors, backward)
     with stage("torch"):
@@ -226,8 +222,6 @@ def _exact_param_grad(module, inputs, grads, pname):
     import torch
     from torch.utils import _pytree as pytree
 
-    from ..oracle.attribution import float64_copy
-
     try:
         clone = float64_copy(module)
         xs = [x.detach().double() if x.is_floating_point() else x for x in inputs]
@@ -246,8 +240,6 @@ def _check_deterministic(module, tensors, name: str) -> None:
     A torch call that fails here is left to the check itself."""
     import torch
     from torch.utils import _pytree as pytree
-
-    from ..errors import NotComparableError
 
     outs = []
     for seed in (_SEED + 11, _SEED + 12):
@@ -270,8 +262,6 @@ def _exact_grad(module, inputs, mask, grads, index):
     """torch's float64 gradient of input ``index`` (None when float64 is not available)."""
     import torch
     from torch.utils import _pytree as pytree
-
-    from ..oracle.attribution import float64_copy
 
     try:
         xs = [x.detach().double().requires_grad_(m) if x.is_floating_point() else x

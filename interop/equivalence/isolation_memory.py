@@ -12,6 +12,7 @@ from typing import Any
 
 from ..categories import AIDGE_PHASES
 from ..errors import AidgeCrash
+from ..env import read
 
 
 #: the variable of the memory bound of a case child (:func:`memory_bound`)
@@ -29,8 +30,6 @@ def memory_bound() -> int | None:
     """Bytes of memory a case child may add to what it inherits: ``$INTEROP_CASE_MEMORY``
     (``8G``, ``512M``, ``1.5GiB``, bytes; ``0``/``off``/``none``: None, no bound), default half the
     physical memory (None where it is unknown). Anything else is a ValueError naming the variable."""
-    from ..env import read
-
     return read(MEMORY_ENV)  # parsed and defaulted by its declaration (interop.env.VARIABLES)
 
 

@@ -11,6 +11,7 @@ import traceback as _tb
 
 from ..errors import AidgeCrash
 from .isolation_memory import _out_of_memory
+from ..bridge.events import crash_phase_frames
 
 
 _FRAME_LINE = re.compile(r'File "(?P<file>[^"]+)", line \d+ in (?P<func>\S+)')
@@ -20,8 +21,6 @@ def _phase_frames(load: bool = True) -> dict[tuple[str, str], str]:
     """``{("bridge/<file>.py", function): phase}``: the frames that name a phase (the innermost one
     wins), as the bridge marks them (:func:`interop.bridge.events.crash_phase`). ``load=False``:
     the marks of the bridge modules this process imported (its own stack: nothing to import)."""
-    from ..bridge.events import crash_phase_frames
-
     return crash_phase_frames(load)
 
 

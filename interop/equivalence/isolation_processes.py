@@ -9,6 +9,7 @@ import os
 import signal as _signal
 import sys
 import time
+import ctypes
 
 from .isolation_memory import _peak
 
@@ -23,8 +24,6 @@ def _prctl():
         fn = None
         if sys.platform.startswith("linux"):
             try:
-                import ctypes
-
                 fn = ctypes.CDLL(None, use_errno=True).prctl
             except (OSError, AttributeError):
                 fn = None

@@ -32,6 +32,7 @@ from typing import Any, Sequence
 
 from ..oracle.outputs import compare_outputs
 from ..oracle.tolerance import Tolerance, tolerance_for
+from ..env import read
 
 __all__ = ["SEED_ENV", "OUTPUT_GRAD_SEED", "Difference", "difference", "seed_for", "seeded_inputs",
            "output_gradients", "compared_parameters", "tolerance_of", "rounding_note"]
@@ -61,8 +62,6 @@ class Difference:
 
 def seed_for(name: str) -> int:
     """The seed of the case named ``name``: ``$INTEROP_SEED`` when set, else ``crc32(name)``."""
-    from ..env import read
-
     seed = read(SEED_ENV)
     return zlib.crc32(name.encode()) & 0x7FFFFFFF if seed is None else int(seed)
 

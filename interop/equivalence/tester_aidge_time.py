@@ -5,6 +5,7 @@ how many pytest-xdist workers shared the machine (the JSON line of :attr:`ModelT
 from __future__ import annotations
 
 import os
+from importlib.metadata import version
 
 import torch
 
@@ -41,8 +42,6 @@ def _own_seconds(model, before: float | None) -> float | None:
 
 def _aidge_version() -> str | None:
     try:
-        from importlib.metadata import version
-
         return version("aidge_core")
     except Exception:
         return None

@@ -24,10 +24,13 @@ from __future__ import annotations
 import copy
 from typing import Any, Callable, Sequence
 
+import numpy as np
+
 from ..categories import ATTRIBUTIONS
 from .outputs import compare_outputs
 from .precision import within_float32_error
 from .tolerance import default_tolerances
+from .compare import to_numpy
 
 __all__ = ["ATTRIBUTIONS", "attribute_forward", "attribute_backward", "is_rounding", "float64_copy",
            "invalid_graph_excuses", "NOT_EXCUSED_BY_AN_INVALID_GRAPH"]
@@ -151,10 +154,6 @@ FARTHER = 10
 
 def _worst(a_out: Sequence[Any], b_out: Sequence[Any]) -> float | None:
     """The largest absolute difference over every leaf pair of the same shape (None: none comparable)."""
-    import numpy as np
-
-    from .compare import to_numpy
-
     worst = None
     for a, b in zip(a_out, b_out):
         x, y = to_numpy(a), to_numpy(b)

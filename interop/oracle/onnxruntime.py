@@ -10,6 +10,9 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from .._lazy import quiet_import
+from .compare import to_numpy
+
 __all__ = ["ort_session", "run_onnxruntime", "graph_refusal"]
 
 
@@ -17,8 +20,6 @@ def ort_session(model: Any, *, optimize: bool = True):
     """An onnxruntime CPU session on ``model`` (an ``onnx.ModelProto``, serialized bytes or a path),
     one thread, quiet; ``optimize=False``: none of its graph rewrites (every intermediate is the
     graph's own)."""
-    from .._lazy import quiet_import
-
     ort = quiet_import("onnxruntime")
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1
@@ -53,8 +54,6 @@ def run_onnxruntime(proto, feeds: Mapping[str, Any] | Sequence[Any], outputs: Se
     takes. Feeds the graph does not take are left out. ImportError without onnxruntime;
     onnxruntime's own error when it refuses the graph."""
     import onnx
-
-    from .compare import to_numpy
 
     if not isinstance(feeds, Mapping):
         if input_names is None:

@@ -14,6 +14,7 @@ wraps (the run's own mismatch figures, node, signal): an xfail keeps what this r
 """
 from __future__ import annotations
 
+import linecache
 from pathlib import Path
 from typing import Any
 
@@ -57,8 +58,6 @@ def _assertion_line(exc: AssertionError) -> str:
     """A failed ``assert`` in one line: its statement (the source line of the frame that raised
     it) and pytest's explanation, whitespace collapsed. pytest's message alone, cut at its first
     line, read ``assert ('aidge scheduler' == 'aidge scheduler'`` (issue 32)."""
-    import linecache
-
     statement = ""
     tb = exc.__traceback__
     while tb is not None and tb.tb_next is not None:

@@ -39,9 +39,11 @@ import json
 import time
 from collections import Counter
 from pathlib import Path
+import datetime
 
 from .outcome import normalized
 from .store import PARTS_DIR
+from ..reading import UnsafeInputError, open_confined
 
 __all__ = ["Progress", "EVERY_S", "file_of", "file_means", "previous_durations", "previous_run", "weighted_eta"]
 
@@ -88,10 +90,6 @@ def previous_run(run_dir: Path | None) -> tuple[dict[str, float], float]:
     per worker, the time from its first test's start (its first record's ``time`` less its
     duration) to its last record, less its tests' durations; summed over the workers, over the
     tests (0 when the records do not say their worker and time)."""
-    import datetime
-
-    from ..reading import UnsafeInputError, open_confined
-
     if run_dir is None:
         return {}, 0.0
     try:
@@ -227,8 +225,6 @@ class Progress:
         (:func:`interop.reading.confined`): a FIFO, a link or a directory among them is passed over
         (a FIFO hung the report process), at most :data:`POLL_BYTES` a file a call, and a line that is
         not a JSON object is skipped (one such line, a test's doing, ended the report in a traceback)."""
-        from ..reading import UnsafeInputError, open_confined
-
         parts = self.directory / PARTS_DIR
         for path in sorted(parts.glob("*/*.jsonl")) if parts.is_dir() else []:
             offset = self._offsets.get(path, 0)

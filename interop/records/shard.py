@@ -38,8 +38,11 @@ import os
 import zlib
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
+import argparse
+import sys
 
 from ..env import SHARD_ENV, given, parse_k_of_n, read as env_shard
+from ..reading import UnsafeInputError, read_confined
 
 __all__ = ["SHARD_ENV", "OPINFO_SHARD_ENV", "DURATIONS_ENV", "HASHES", "shard_from_env", "opinfo_shard", "shard_of",
            "in_shard", "parse_shard", "balanced_plan", "load_durations", "durations_of_runs", "shard_rule", "plan_totals"]
@@ -155,8 +158,6 @@ def durations_of_runs(run_dirs: Iterable[Path]) -> tuple[dict[str, float], list[
 def load_durations(path: str | os.PathLike) -> dict[str, float]:
     """The durations at ``path``: a run directory (its records) or a ``{node id: seconds}`` JSON
     file; a ValueError naming the path when it is neither or holds no durations."""
-    from ..reading import UnsafeInputError, read_confined
-
     path = Path(path)
     if path.is_dir():
         durations, problems = durations_of_runs([path])
@@ -185,9 +186,6 @@ def shard_rule(n: int, durations_path: str | os.PathLike | None = None) -> Calla
 
 
 def _main(argv: list[str] | None = None) -> int:
-    import argparse
-    import sys
-
     parser = argparse.ArgumentParser(prog="python -m interop.records.shard",
                                      description="the durations that balance INTEROP_SHARD (INTEROP_SHARD_DURATIONS)")
     sub = parser.add_subparsers(dest="command", required=True)

@@ -20,6 +20,9 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
+from ..cases.case import PHASES, normalized_label  # the one normalisation of labels
+from ..categories import attribution_rule
+
 
 __all__ = ["SOURCES", "source_of", "attribution_of", "per_source", "NOT_AIDGE", "caseless_fields", "imported_fields",
            "with_imported_fields", "split_opinfo_id"]
@@ -56,8 +59,6 @@ def attribution_of(message: str, category: str) -> str | None:
     """Who a failure known only by its text (a console row) is attributed to: the one rule,
     :func:`interop.categories.attribution_rule` (an ``attribution: X`` its text states,
     else from the category and a crash's or hang's phase in the text), as the records have it."""
-    from ..categories import attribution_rule
-
     return attribution_rule(category, None, message or "")[0]
 
 
@@ -99,8 +100,6 @@ def split_opinfo_id(case_id: str) -> tuple[str, str] | None:
     """``opinfo_<entry>_s<index>_<sample>`` -> (entry, label) as the table keys it, or None: the
     label normalised as :attr:`interop.cases.case.Case.label` is (dots to ``_``:
     ``s64_5x5x2_0.5`` -> ``s64_5x5x2_0_5``). The importer's (:func:`imported_fields`) only."""
-    from ..cases.case import normalized_label  # the one normalisation of labels
-
     m = _OPINFO_SPLIT.match(case_id or "")
     return (m.group("entry"), normalized_label(m.group("label"))) if m else None
 
@@ -112,8 +111,6 @@ def imported_fields(record: dict[str, Any]) -> dict[str, Any]:
     ``operator`` (its entry), ``label`` and ``dtype`` (its suffix) and every phase; a record
     with ``kind`` and ``operator`` but no ``label`` gets it from ``case_key`` (else its case id
     without ``<operator>_``). Only the fields the record lacks (None or absent) are returned."""
-    from ..cases.case import PHASES, normalized_label
-
     have = {k for k, v in record.items() if v is not None}
     nodeid = str(record.get("nodeid") or "")
     out: dict[str, Any] = {}

@@ -44,6 +44,8 @@ from .model import _NAMES as _TYPE_WORDS, checked, problem_of as record_problem,
 from .outcome import pytest_outcome
 from ..reading import (MAX_LOG_BYTES, UnsafeInputError, confined, confined_json_lines, read_confined,
                        read_confined_json)
+from ..reading import UnreadableInput
+from .benchmarks import parse_benchmarks
 
 __all__ = ["RECORDS_FILE", "SESSION_FILE", "PARTS_DIR", "SCHEMA", "PartWriter", "combine", "load_run", "RunRecords",
            "write_atomically", "write_run", "now", "line_of", "records_counts", "check_counts", "COUNTED_OUTCOMES",
@@ -258,9 +260,6 @@ def _read_session(directory: Path, problems: list[str]) -> dict[str, Any] | None
 
 def _timings(directory: Path, problems: list[str]) -> dict[str, list[dict[str, Any]]]:
     """ModelTester's timing lines of the run (``benchmarks.jsonl``), by the test that wrote them."""
-    from .benchmarks import parse_benchmarks
-    from ..reading import UnreadableInput
-
     log = directory / "benchmarks.jsonl"
     if not os.path.lexists(log):
         return {}

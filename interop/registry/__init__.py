@@ -145,8 +145,6 @@ def match(*, kind: str, operator: str, phase: str | None, backend: str, error: s
 
 def dumps(entries: Sequence[dict[str, Any]]) -> str:
     """The registry file's text: one entry per line (a change to one defect is one line of diff)."""
-    import json
-
     lines = [json.dumps(e, ensure_ascii=False) for e in entries]
     return '{"defects": [\n' + ",\n".join(lines) + "\n]}\n"
 

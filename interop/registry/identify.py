@@ -19,6 +19,7 @@ from typing import Any
 from ..import_gaps import onnx_ops_named
 from . import by_id, match
 from .components import component_of
+from .._lazy import quiet_import
 
 __all__ = ["KIND_OF_CATEGORY", "signature_of", "row_signature", "aidge_operator_named", "defect_id", "aidge_words",
            "identify", "identify_row", "title_of", "proposed_defect", "importer_kind"]
@@ -65,8 +66,6 @@ def importer_kind(onnx_op: str) -> str | None:
     inputs), ``no converter`` when it has none; None when aidge_onnx cannot be asked. The one answer
     the records, the reproducers and the registry give (a plain run has no reproducer to ask)."""
     try:
-        from .._lazy import quiet_import
-
         converters = quiet_import("aidge_onnx").ONNX_NODE_CONVERTER_
     except Exception:  # noqa: BLE001
         return None

@@ -1,0 +1,336 @@
+"""The reasons each import inside a function of ``interop/`` has (issue 62: function-level imports
+only where start-up cost is measured and said), read by tests/unit/test_function_imports.py.
+
+Costs: a fresh process importing the module alone, three runs, on this project's 2-core VM
+(2026-12-07, load 0.1-1.8): docs/costs.md#what-an-import-costs gives the command and every figure."""
+from __future__ import annotations
+
+#: (a) a third-party module, by its top-level name -> its measured cold import cost and why it waits
+HEAVY = {
+    'torch': 'torch: 1.17-1.20 s cold; import interop, interop.reporting, interop.records and the case catalog run without it',
+    'onnx': 'onnx: 0.83-0.89 s cold (protobuf, ml_dtypes); only an export or a graph check needs it',
+    'onnxruntime': 'onnxruntime: 0.10-0.11 s cold, an optional test dependency (pyproject [test]); the ONNX oracle only',
+    'onnxscript': "onnxscript: 1.35-1.47 s cold; torch's dynamo exporter only",
+    'aidge_core': 'aidge_core: 1.39-1.55 s cold, an optional dependency (pyproject [cpu]); the bridge loads it on first use (interop.bridge.runtime)',
+    'aidge_backend_cpu': 'aidge_backend_cpu: 1.55-1.74 s cold (with aidge_core), optional ([cpu]); a run on the CPU backend only',
+    'aidge_onnx': 'aidge_onnx: 1.52-1.91 s cold, optional ([cpu]); the ONNX import only',
+    'aidge_export_cpp': 'aidge_export_cpp: 2.34-2.64 s cold, optional ([cpu]); the export_cpp backend only',
+    'numpy': 'numpy: 0.13-0.16 s cold; interop, interop.records, the catalog and the analysis CLIs import without it',
+    'pytest': "pytest: 0.13-0.16 s cold, a test dependency: asv's environments have none (interop.cases.suite's docstring)",
+    'packaging': 'packaging.version: 7-8 ms cold; interop.env is standard library only (its docstring)',
+    'ml_dtypes': 'ml_dtypes: 0.77-0.79 s cold (numpy); a bfloat16/float8 reproducer only',
+    'monai': 'monai: 4.9-6.9 s cold, an optional test dependency; one architecture case',
+    'transformers': 'transformers: 0.76-0.77 s cold (more on first model), an optional test dependency; one architecture case',
+}
+
+#: (b) an interop module imported inside a function of another, (importer, imported) -> why: its
+#: top-level import would load a heavy module of HEAVY into a module that must stay light, or go
+#: against the layers (tests/unit/test_layout.py LAYERS, UPWARD_ALLOWED)
+LOCAL = {
+    ('interop.__main__', 'interop.check'):
+        'import interop.check costs 0.24-0.31 s (pydantic, the checking package); `python -m interop` answers --help and usage errors before it',
+    ('interop.__main__', 'interop.checking.defect_ids'):
+        'the same: read only for --ledger, after the arguments are parsed',
+    ('interop.__main__', 'interop.reporting.models'):
+        "the same: pydantic's page models, only when a ledger page is read",
+    ('interop.bridge.cuda', 'interop.errors'):
+        'the noxfile loads cuda.py by path, outside the package: standard library only at its top (tests/unit/test_bridge_imports.py); the error is raised inside the package only',
+    ('interop.bridge.export_validity', 'interop.oracle.attribution'):
+        'importing it loads numpy (0.13-0.16 s); {a} imports without it',
+    ('interop.bridge.export_validity', 'interop.oracle.onnxruntime'):
+        'importing it loads numpy (0.13-0.16 s); {a} imports without it',
+    ('interop.bridge.graph', 'interop.bridge.tensors'):
+        'interop.bridge.tensors imports aidge_core (1.4-1.6 s); the graph helpers import without Aidge',
+    ('interop.bridge.onnx_backend', 'interop.bridge.graph'):
+        "interop.bridge.graph imports torch (1.2 s); onnx's backend API runs without torch",
+    ('interop.bridge.onnx_backend', 'interop.bridge.runner'):
+        "interop.bridge.runner imports torch (1.2 s); onnx's backend API runs without torch",
+    ('interop.bridge.runner', 'interop.bridge.tensors'):
+        'interop.bridge.tensors imports aidge_core (1.4-1.6 s); the runner loads Aidge on first use',
+    ('interop.bridge.wrapping', 'interop.bridge.tensors'):
+        'interop.bridge.tensors imports aidge_core (1.4-1.6 s); wrap() loads Aidge on first use',
+    ('interop.cases.aidge_check', 'interop.cases.aidge_references'):
+        'importing it loads torch (1.2 s); the Aidge benchmark cases (interop.cases.aidge_configs -> aidge_check) imports without it',
+    ('interop.cases.aidge_check', 'interop.cases.suite'):
+        'interop.cases.suite imports torch and onnx (2 s); collecting the Aidge benchmark cases does not',
+    ('interop.cases.aidge_check', 'interop.equivalence.tester'):
+        'importing it loads torch (1.2 s); collecting the Aidge benchmark cases imports without it',
+    ('interop.cases.architectures', 'interop.equivalence.callable_check'):
+        'importing it loads numpy (0.13-0.16 s); collecting the architecture cases imports without it',
+    ('interop.cases.catalog', 'interop.diagnostics'):
+        'CHECKS is a lazy name: it imports interop.diagnostics.contract_checks (torch, onnx: 2 s); the catalog stays torch-free (tests/unit/test_cases.py)',
+    ('interop.cases.config', 'interop.oracle.tolerance'):
+        'importing it loads numpy (0.13-0.16 s); the catalog (tests/unit/test_cases.py: config is read at collection) imports without it',
+    ('interop.cases.moduleinfo', 'interop.bridge.onnx_export'):
+        'importing it loads torch and onnx (2 s); a case runs it, collection does not',
+    ('interop.cases.moduleinfo', 'interop.cases.kept_samples'):
+        'importing it loads numpy (0.13-0.16 s); collecting the ModuleInfo cases imports without it',
+    ('interop.cases.moduleinfo', 'interop.equivalence.callable_check'):
+        'importing it loads numpy (0.13-0.16 s); collecting the ModuleInfo cases imports without it',
+    ('interop.cases.moduleinfo', 'interop.equivalence.callable_module'):
+        'importing it loads numpy (0.13-0.16 s); collecting the ModuleInfo cases imports without it',
+    ('interop.cases.moduleinfo', 'interop.equivalence.isolation'):
+        'importing it loads numpy (0.13-0.16 s); collecting the ModuleInfo cases imports without it',
+    ('interop.cases.onnx_conformance', 'interop.bridge.onnx_backend'):
+        'importing it loads onnx and numpy (1 s); collecting the ONNX backend cases needs neither',
+    ('interop.cases.onnx_conformance', 'interop.equivalence.tester'):
+        'importing it loads torch and numpy (1.3 s); collecting the ONNX backend cases needs neither',
+    ('interop.cases.onnx_conformance', 'interop.oracle.attribution'):
+        'importing it loads numpy (0.13-0.16 s); collecting the ONNX backend cases imports without it',
+    ('interop.cases.onnx_conformance', 'interop.oracle.compare'):
+        'importing it loads numpy (0.13-0.16 s); collecting the ONNX backend cases imports without it',
+    ('interop.cases.onnx_conformance', 'interop.oracle.onnxruntime'):
+        'importing it loads numpy (0.13-0.16 s); collecting the ONNX backend cases imports without it',
+    ('interop.cases.onnx_conformance', 'interop.oracle.outputs'):
+        'importing it loads numpy (0.13-0.16 s); collecting the ONNX backend cases imports without it',
+    ('interop.cases.onnx_conformance', 'interop.oracle.tolerance'):
+        'importing it loads numpy (0.13-0.16 s); collecting the ONNX backend cases imports without it',
+    ('interop.cases.opinfo', 'interop.bridge.onnx_export'):
+        'importing it loads torch and onnx (2 s); a case runs it, collection does not',
+    ('interop.cases.opinfo', 'interop.cases.kept_samples'):
+        'importing it loads numpy (0.13-0.16 s); collecting the OpInfo cases imports without it',
+    ('interop.cases.opinfo', 'interop.equivalence.callable_check'):
+        'importing it loads numpy (0.13-0.16 s); collecting the OpInfo cases imports without it',
+    ('interop.cases.opinfo', 'interop.equivalence.callable_module'):
+        'importing it loads numpy (0.13-0.16 s); collecting the OpInfo cases imports without it',
+    ('interop.cases.opinfo', 'interop.equivalence.isolation'):
+        'importing it loads numpy (0.13-0.16 s); collecting the OpInfo cases imports without it',
+    ('interop.cases.opinfo', 'interop.records.shard'):
+        'against the layers (records above cases): tests/unit/test_layout.py UPWARD_ALLOWED',
+    ('interop.env', 'interop.backends'):
+        "interop.env is standard library only, the bottom of the layers (its docstring): the backends' names are read when --backend is",
+    ('interop.equivalence.callable_check', 'interop.bridge'):
+        'wrap is a lazy name: it imports interop.bridge.wrapping (torch, onnx: 2 s); callable_check imports with numpy only',
+    ('interop.equivalence.callable_check', 'interop.bridge.onnx_export'):
+        'importing it loads torch and onnx (2 s); callable_check imports with numpy only',
+    ('interop.equivalence.callable_check', 'interop.bridge.value_check'):
+        'importing it loads torch (1.2 s); callable_check imports without it',
+    ('interop.equivalence.callable_check', 'interop.equivalence.tester'):
+        'importing it loads torch (1.2 s); callable_check imports without it',
+    ('interop.equivalence.tester_aidge_time', 'interop.bridge'):
+        'AidgeModule is a lazy name: it imports interop.bridge.module (onnx: 0.85 s); this module imports with torch only',
+    ('interop.equivalence.tester_steppers', 'interop.bridge'):
+        'AidgeModule is a lazy name: it imports interop.bridge.module (onnx: 0.85 s); this module imports with torch only',
+    ('interop.records.shard', 'interop.records.store'):
+        'interop.records.store imports pydantic; the shard rule is read by the OpInfo source (interop.cases.opinfo) and the plugin at configure time',
+    ('interop.triage', 'interop.reporting.ledger'):
+        'importing it loads jinja2; `python -m interop.triage --help` and its diff command run without',
+    ('interop.triage', 'interop.reporting.triage_apply'):
+        'importing it loads numpy and jinja2 (0.2 s); `python -m interop.triage --help` and its diff command run without',
+    ('interop.triage', 'interop.reporting.triage_propose'):
+        'importing it loads numpy and jinja2 (0.2 s); `python -m interop.triage --help` and its diff command run without',
+}
+
+#: (c) an import that must happen at a given moment: in a forked child, after an environment
+#: variable is set, or in the parent before it forks
+LATE = {
+    ('interop.cases.suite', 'interop.bridge'):
+        'pre-imported by the parent (_prepare_parent) before it forks a child per case: each child starts with it loaded',
+    ('interop.cases.suite', 'interop.equivalence.tester'):
+        'pre-imported by the parent (_prepare_parent) before it forks a child per case: each child starts with it loaded',
+}
+
+#: files being restructured on 2026-12-07; to be hoisted or justified next. (file, imported module)
+#: of every function-level import there that neither HEAVY nor LOCAL/LATE covers yet
+PENDING = frozenset({
+    ('interop/bridge/onnx_export.py', 'ctypes'),
+    ('interop/bridge/onnx_export.py', 'logging'),
+    ('interop/bridge/onnx_export.py', 'os'),
+    ('interop/bridge/onnx_export.py', 're'),
+    ('interop/bridge/onnx_export.py', 'sys'),
+    ('interop/bridge/onnx_export.py', 'tempfile'),
+    ('interop/checking/defect_ids.py', 'interop.bridge.capture'),
+    ('interop/checking/defect_ids.py', 'interop.equivalence.callable_check'),
+    ('interop/checking/defect_ids.py', 'interop.equivalence.isolation'),
+    ('interop/checking/defect_ids.py', 'interop.reading'),
+    ('interop/checking/defect_ids.py', 'interop.records.classify'),
+    ('interop/checking/defect_ids.py', 'interop.registry.identify'),
+    ('interop/checking/defect_ids.py', 'interop.reporting.ledger'),
+    ('interop/checking/defect_ids.py', 'interop.reproducers.bundle'),
+    ('interop/checking/defect_ids.py', 'interop.reproducers.fields'),
+    ('interop/checking/defect_ids.py', 'interop.reproducers.layout'),
+    ('interop/checking/defect_ids.py', 'tempfile'),
+    ('interop/checking/inputs.py', 'importlib'),
+    ('interop/checking/inputs.py', 'interop.equivalence.isolation'),
+    ('interop/checking/inputs.py', 'interop.equivalence.isolation_memory'),
+    ('interop/checking/inputs.py', 'interop.errors'),
+    ('interop/checking/inputs.py', 'math'),
+    ('interop/checking/inputs.py', 'os'),
+    ('interop/checking/leaves.py', 'interop.bridge'),
+    ('interop/checking/leaves.py', 'interop.bridge.value_check'),
+    ('interop/checking/leaves.py', 'interop.equivalence.callable_module'),
+    ('interop/checking/leaves.py', 'interop.equivalence.isolation'),
+    ('interop/checking/leaves.py', 'interop.equivalence.policy'),
+    ('interop/checking/leaves.py', 'interop.equivalence.verdict'),
+    ('interop/checking/leaves.py', 'interop.stages'),
+    ('interop/checking/passes.py', 'interop.equivalence.verdict'),
+    ('interop/diagnostics/batch_sweep.py', 'argparse'),
+    ('interop/diagnostics/batch_sweep.py', 'interop.bridge'),
+    ('interop/diagnostics/batch_sweep.py', 'interop.cases.moduleinfo'),
+    ('interop/diagnostics/batch_sweep.py', 'interop.equivalence.callable_module'),
+    ('interop/diagnostics/batch_sweep.py', 'interop.equivalence.isolation'),
+    ('interop/diagnostics/batch_sweep.py', 'interop.errors'),
+    ('interop/diagnostics/batch_sweep.py', 'interop.oracle.outputs'),
+    ('interop/diagnostics/batch_sweep.py', 'interop.oracle.tolerance'),
+    ('interop/diagnostics/batch_sweep.py', 'interop.zoo.architectures'),
+    ('interop/diagnostics/batch_sweep.py', 'interop.zoo.models'),
+    ('interop/diagnostics/contract_checks.py', 'interop.bridge.cuda'),
+    ('interop/diagnostics/golden.py', 'interop.reading'),
+    ('interop/diagnostics/golden.py', 'sys'),
+    ('interop/equivalence/isolation.py', 'ctypes'),
+    ('interop/equivalence/isolation.py', 'interop.bridge.capture'),
+    ('interop/equivalence/isolation.py', 'interop.bridge.events'),
+    ('interop/equivalence/isolation.py', 'interop.exporters'),
+    ('interop/equivalence/tester.py', 'interop.bridge'),
+    ('interop/equivalence/tester.py', 'interop.bridge.onnx_export_graph'),
+    ('interop/equivalence/tester.py', 'interop.diagnostics'),
+    ('interop/equivalence/tester.py', 'interop.errors'),
+    ('interop/equivalence/tester.py', 'interop.oracle.attribution'),
+    ('interop/equivalence/tester.py', 'interop.oracle.onnxruntime'),
+    ('interop/equivalence/tester.py', 'interop.threads_policy'),
+    ('interop/equivalence/verdict.py', 'interop.bridge'),
+    ('interop/equivalence/verdict.py', 'interop.bridge.onnx_export'),
+    ('interop/equivalence/verdict.py', 'interop.bridge.onnx_export_graph'),
+    ('interop/equivalence/verdict.py', 'interop.categories'),
+    ('interop/equivalence/verdict.py', 'interop.equivalence.isolation'),
+    ('interop/equivalence/verdict.py', 'interop.equivalence.tester'),
+    ('interop/equivalence/verdict.py', 'interop.errors'),
+    ('interop/equivalence/verdict.py', 'interop.exporters'),
+    ('interop/equivalence/verdict.py', 'interop.oracle.onnxruntime'),
+    ('interop/equivalence/verdict.py', 'interop.registry.identify'),
+    ('interop/node_profile/alone.py', 'interop.bridge.runtime'),
+    ('interop/node_profile/alone.py', 'interop.oracle.tolerance'),
+    ('interop/node_profile/alone.py', 'interop.reproducers.aidge'),
+    ('interop/node_profile/alone.py', 'interop.reproducers.reduce'),
+    ('interop/node_profile/backward.py', 'interop.bridge.onnx_export_state'),
+    ('interop/node_profile/backward.py', 'interop.bridge.ort'),
+    ('interop/node_profile/backward.py', 'interop.bridge.runtime'),
+    ('interop/node_profile/backward.py', 'interop.bridge.wrapping'),
+    ('interop/node_profile/backward.py', 'interop.equivalence.callable_module'),
+    ('interop/node_profile/cli.py', 'argparse'),
+    ('interop/node_profile/cli.py', 'interop.zoo.architectures'),
+    ('interop/node_profile/cli.py', 'interop.zoo.models'),
+    ('interop/node_profile/cli.py', 'platform'),
+    ('interop/node_profile/cli.py', 'subprocess'),
+    ('interop/node_profile/forward.py', 'interop.bridge.ort'),
+    ('interop/node_profile/forward.py', 'interop.bridge.runtime'),
+    ('interop/node_profile/forward.py', 'interop.reproducers.aidge'),
+    ('interop/node_profile/forward.py', 'interop.reproducers.reduce'),
+    ('interop/node_profile/records.py', 'interop.threads_policy'),
+    ('interop/node_profile/slow.py', 'hashlib'),
+    ('interop/node_profile/torch.py', 'interop.bridge.onnx_export'),
+    ('interop/node_profile/torch.py', 'interop.bridge.onnx_export_state'),
+    ('interop/pytest_plugin.py', 'importlib.util'),
+    ('interop/pytest_plugin.py', 'interop.bridge.cuda'),
+    ('interop/pytest_plugin.py', 'interop.cases.case'),
+    ('interop/pytest_plugin.py', 'interop.cases.expected_failures'),
+    ('interop/pytest_plugin.py', 'interop.diagnostics.golden'),
+    ('interop/pytest_plugin.py', 'interop.equivalence.tester_replay'),
+    ('interop/pytest_plugin.py', 'interop.records.plugin'),
+    ('interop/pytest_plugin.py', 'interop.records.plugin_session'),
+    ('interop/records/plugin.py', 'collections'),
+    ('interop/records/plugin.py', 'importlib.metadata'),
+    ('interop/records/plugin.py', 'interop.bridge.capture'),
+    ('interop/records/plugin.py', 'interop.case_notes'),
+    ('interop/records/plugin.py', 'interop.equivalence.tester_replay'),
+    ('interop/records/plugin.py', 'interop.errors'),
+    ('interop/records/plugin.py', 'interop.exporters'),
+    ('interop/records/plugin.py', 'interop.records.classify'),
+    ('interop/records/plugin.py', 'interop.records.progress'),
+    ('interop/records/plugin.py', 'interop.reproducers.bundle'),
+    ('interop/records/plugin.py', 'interop.reproducers.fields'),
+    ('interop/records/plugin.py', 'interop.reproducers.layout'),
+    ('interop/records/plugin.py', 'interop.reproducers.run'),
+    ('interop/records/plugin.py', 'shutil'),
+    ('interop/records/plugin_fields.py', 'interop.cases.case'),
+    ('interop/records/plugin_fields.py', 'interop.records.classify'),
+    ('interop/records/plugin_fields.py', 'interop.records.sources'),
+    ('interop/records/plugin_fields.py', 'signal'),
+    ('interop/records/plugin_session.py', 'interop.env'),
+    ('interop/reporting/aidge_files.py', 'interop.env'),
+    ('interop/reporting/backends.py', 'interop.env'),
+    ('interop/reporting/backends.py', 'interop.records.store'),
+    ('interop/reporting/bench_calls.py', 'interop.bridge.onnx_export'),
+    ('interop/reporting/bench_calls.py', 'interop.bridge.runtime'),
+    ('interop/reporting/bench_calls.py', 'interop.cases.architectures'),
+    ('interop/reporting/bench_calls.py', 'interop.cases.suite'),
+    ('interop/reporting/bench_calls.py', 'interop.equivalence.verdict'),
+    ('interop/reporting/bench_harness.py', 'interop.bridge.known_defects'),
+    ('interop/reporting/bench_harness.py', 'interop.bridge.value_check'),
+    ('interop/reporting/bench_harness.py', 'interop.cases'),
+    ('interop/reporting/bench_harness.py', 'interop.cases.architectures'),
+    ('interop/reporting/bench_harness.py', 'interop.cases.catalog'),
+    ('interop/reporting/bench_harness.py', 'interop.cases.suite'),
+    ('interop/reporting/defect_issue_script.py', 'interop.reproducers.script'),
+    ('interop/reporting/defect_issue_text.py', 'ast'),
+    ('interop/reporting/defect_issue_text.py', 'importlib'),
+    ('interop/reporting/defect_issue_write.py', 'interop.reproducers.run'),
+    ('interop/reporting/ledger.py', 'argparse'),
+    ('interop/reporting/ledger.py', 'interop.cases.failure_table'),
+    ('interop/reporting/ledger.py', 'interop.records.store'),
+    ('interop/reporting/ledger.py', 'interop.registry'),
+    ('interop/reporting/ledger.py', 'interop.reporting.defect_issue_write'),
+    ('interop/reporting/ledger.py', 'interop.reporting.porting'),
+    ('interop/reporting/ledger.py', 'interop.reporting.report_text'),
+    ('interop/reporting/ledger_slow.py', 'interop.node_profile.slow'),
+    ('interop/reporting/ledger_slow.py', 'interop.reading'),
+    ('interop/reporting/ledger_slow.py', 'interop.reporting.defect_issue_write'),
+    ('interop/reporting/onnx_scoreboard.py', 'interop.cases.case'),
+    ('interop/reporting/onnx_scoreboard.py', 'interop.cases.expected_failures'),
+    ('interop/reporting/onnx_scoreboard.py', 'interop.records.store'),
+    ('interop/reporting/onnx_scoreboard.py', 'interop.reporting.porting'),
+    ('interop/reporting/porting.py', 'interop.records.store'),
+    ('interop/reporting/report.py', 'datetime'),
+    ('interop/reporting/report_text.py', 'math'),
+    ('interop/reporting/run_analysis.py', 'interop.reading'),
+    ('interop/reporting/run_faults.py', 'interop.reporting.report_text'),
+    ('interop/reporting/run_merge.py', 'interop.env'),
+    ('interop/reporting/run_merge.py', 'interop.reading'),
+    ('interop/reporting/run_merge.py', 'interop.records.store'),
+    ('interop/reporting/run_merge_bundles.py', 'interop.reading'),
+    ('interop/reporting/run_merge_bundles.py', 'interop.reporting.defect_issue_script'),
+    ('interop/reporting/run_merge_bundles.py', 'interop.reproducers.script'),
+    ('interop/reporting/run_prune.py', 'shutil'),
+    ('interop/reporting/supervisor.py', 'ctypes'),
+    ('interop/reporting/support.py', 'interop.records.store'),
+    ('interop/reporting/support.py', 'interop.reporting.porting'),
+    ('interop/reporting/timing_pass.py', 'importlib'),
+    ('interop/reporting/timing_pass.py', 'interop.bridge.runtime'),
+    ('interop/reporting/timing_pass.py', 'interop.equivalence.timing'),
+    ('interop/reporting/timing_pass.py', 'interop.records.benchmarks'),
+    ('interop/reporting/timing_pass.py', 'interop.records.store'),
+    ('interop/reporting/triage.py', 'interop.reporting.report'),
+    ('interop/reporting/triage_apply.py', 'interop.reading'),
+    ('interop/reporting/triage_operators.py', 'interop.reproducers.fields'),
+    ('interop/reporting/triage_propose.py', 'interop.exporters'),
+    ('interop/reproducers/aidge.py', 'interop.bridge.graph'),
+    ('interop/reproducers/aidge.py', 'interop.bridge.runner'),
+    ('interop/reproducers/aidge.py', 'interop.bridge.runtime'),
+    ('interop/reproducers/aidge.py', 'interop.oracle.divergence'),
+    ('interop/reproducers/body.py', 'argparse'),
+    ('interop/reproducers/body.py', 're'),
+    ('interop/reproducers/body.py', 'tempfile'),
+    ('interop/reproducers/bundle.py', 'interop.bridge.capture'),
+    ('interop/reproducers/bundle.py', 'interop.bridge.onnx_export_graph'),
+    ('interop/reproducers/bundle.py', 'interop.oracle.onnxruntime'),
+    ('interop/reproducers/bundle.py', 'interop.registry.identify'),
+    ('interop/reproducers/check.py', 'interop.reproducers.run'),
+    ('interop/reproducers/default_export.py', 'interop.bridge.binding'),
+    ('interop/reproducers/default_export.py', 'interop.bridge.onnx_export'),
+    ('interop/reproducers/default_export.py', 'interop.bridge.onnx_export_state'),
+    ('interop/reproducers/default_export.py', 'interop.bridge.runtime'),
+    ('interop/reproducers/default_export.py', 'interop.equivalence.isolation'),
+    ('interop/reproducers/default_export.py', 'interop.oracle.tolerance'),
+    ('interop/reproducers/default_export.py', 'interop.reproducers.aidge'),
+    ('interop/reproducers/default_export.py', 'interop.zoo.architectures'),
+    ('interop/reproducers/default_export.py', 'interop.zoo.models'),
+    ('interop/reproducers/default_export.py', 'json'),
+    ('interop/reproducers/fields.py', 'interop.bridge.runtime'),
+    ('interop/reproducers/fields.py', 'interop.oracle.attribution'),
+    ('interop/reproducers/layout.py', 'hashlib'),
+    ('interop/reproducers/layout.py', 'importlib'),
+    ('interop/reproducers/layout.py', 'interop.env'),
+    ('interop/reproducers/layout.py', 'interop.oracle.tolerance'),
+    ('interop/reproducers/reduce.py', 'interop.equivalence.isolation'),
+    ('interop/reproducers/script.py', 'ast'),
+})
