@@ -21,7 +21,7 @@ from typing import Any, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, InstanceOf, ValidationError, model_validator
 
-from ..reading import TYPE_WORDS, validation_problem
+from ..reading import validation_problem
 from .outcome import outcome_of
 
 __all__ = ["Record", "written", "checked", "problem_of", "FIELDS", "ValidationError"]
@@ -111,10 +111,6 @@ class Record(BaseModel):
 
 #: the fields :class:`Record` lists, by their JSON key
 FIELDS: dict[str, Any] = {(f.alias or name): f.annotation for name, f in Record.model_fields.items()}
-
-
-#: a type in words (records.store words session.json's fields with them): the reading policy's
-_NAMES = TYPE_WORDS
 
 
 def problem_of(obj: Any, need_nodeid: bool = True) -> str | None:

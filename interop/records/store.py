@@ -40,8 +40,9 @@ import os
 from pathlib import Path
 from typing import Any, Iterable
 
-from .model import _NAMES as _TYPE_WORDS, checked, problem_of as record_problem, written
+from .model import checked, problem_of as record_problem, written
 from .outcome import pytest_outcome
+from ..reading import TYPE_WORDS as _TYPE_WORDS
 from ..reading import (MAX_LOG_BYTES, UnsafeInputError, confined, confined_json_lines, read_confined,
                        read_confined_json)
 from ..reading import UnreadableInput
