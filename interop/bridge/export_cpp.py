@@ -49,7 +49,7 @@ import importlib
 
 from ..errors import AidgeError, AidgeNotImplementedError, aidge_error_from
 from . import runtime as rt
-from .onnx_export import ExportedModel
+from .onnx_export_graph import ExportedModel
 from ..env import read
 from .graph import _import_graph
 

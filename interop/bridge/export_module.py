@@ -19,7 +19,7 @@ from torch.utils import _pytree as pytree
 
 from ..errors import AidgeError, BackwardNotApplicableError, ShapeSpecializedError
 from .export_cpp import CompiledExport
-from .module import _register
+from .module_params import _register
 
 __all__ = ["ExportCppModule", "BACKEND"]
 

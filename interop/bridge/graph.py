@@ -9,7 +9,7 @@ from ..errors import AidgeError, UnsupportedOperatorError, aidge_error_from
 from ..import_gaps import generic_nodes_message
 from . import runtime as rt
 from .events import crash_phase
-from .onnx_export import ExportedModel
+from .onnx_export_graph import ExportedModel
 from .ort import aidge_node_indices
 
 __all__ = ["generic_nodes", "check_dims_forwarded", "mark_dynamic_dims", "compile_with_own_dtypes"]

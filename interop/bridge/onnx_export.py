@@ -35,13 +35,10 @@ import torch
 
 from ..errors import ExportError, StatefulModelError, TracingError
 from ..exporters import AUTO_ORDER, check_exporter, note_routes
-from ..exporters import default_exporter  # noqa: F401  (wrapping.py imports it from here: another engineer's edit)
 from .events import crash_phase
 from .onnx_export_state import _state_tensors, _stateful_buffers, _unchanged, preserved_state
 from .onnx_export_graph import (OPSET_VERSION, ExportedModel, _rename_initializers, _write_state_into_initializers,
                                 default_input_names, graph_differences)
-# wrapping.py imports it from here (a file another engineer edits now)
-from .onnx_export_graph import unused_graph_inputs  # noqa: F401
 from .onnx_export_dynamo import _dynamo_export
 
 __all__ = ["export_to_onnx", "materialize_lazy", "has_lazy_state", "check_value_dependence", "TracingWarning",

@@ -10,7 +10,7 @@ import torch
 from torch.utils import _pytree as pytree
 
 from ..errors import AidgeError, ExportError, StatefulModelError, TracingError
-from ..exporters import AUTO_ORDER, note_routes, routes_not_collected
+from ..exporters import AUTO_ORDER, check_exporter, default_exporter, note_routes, routes_not_collected
 from . import events
 from . import runtime as rt
 from .binding import BoundModule, CallBinding, needs_binding
@@ -19,11 +19,11 @@ from .known_defects import KnownDefectError, check_policy
 from .events import phase
 from .graph import _compile, _import_graph
 from .module import AidgeModule
-from .onnx_export import (ExportedModel, _model_name, _plain, check_exporter, check_value_dependence, default_exporter,
-                          export_to_onnx, preserved_state)
+from .onnx_export import _model_name, _plain, check_value_dependence, export_to_onnx
+from .onnx_export_graph import ExportedModel, default_input_names, unused_graph_inputs
+from .onnx_export_state import preserved_state
 from .export_wrapping import wrap_export_cpp
 from .known_defects import KnownDefectWarning, defects_in, describe, installed_release
-from .onnx_export import default_input_names, unused_graph_inputs
 from .runner import _GraphRunner
 from .value_check import checks_are_deferred
 
