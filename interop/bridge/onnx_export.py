@@ -24,7 +24,13 @@ dependence check (:func:`check_value_dependence`). The rest lives, by what each 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import io
+import logging
+import os
+import re
+import sys
+import tempfile
 import threading
 import warnings
 from pathlib import Path
@@ -55,8 +61,6 @@ _EXPORT_LOCK = threading.RLock()
 
 def _plain(text: str) -> str:
     """``text`` without terminal colour codes (the dynamo exporter's errors carry them)."""
-    import re
-
     return re.sub(r"\x1b\[[0-9;]*m", "", text).strip()
 
 
@@ -254,8 +258,6 @@ def _quiet_torch_onnx_logging():
     """The dynamo exporter logs through ``logging`` (torch's own handler prints them on stderr:
     "torchvision is not installed. Skipping torchvision::nms"): its loggers are muted for the
     export (under the export lock) and restored."""
-    import logging
-
     loggers = [logging.getLogger(name) for name in ("torch.onnx", "torch.export", "torch._dynamo", "torch.fx", "torch.__trace",
                                                       "torch._subclasses",  # fake_tensor: a failed meta kernel's traceback
                                                       "onnxscript", "onnx_ir")]
@@ -324,11 +326,6 @@ def _silenced_stdout():
     """Discard what is written to stdout during the block, Python's and the C++ runtime's
     (the exporter prints the whole TorchScript graph with ``std::cout`` on some failures):
     file descriptor 1 points at a temporary file for the block, then is restored."""
-    import ctypes
-    import os
-    import sys
-    import tempfile
-
     try:
         sys.stdout.flush()
         saved = os.dup(1)

@@ -57,7 +57,7 @@ def check_callable(fn, args=(), kwargs=None, *, backward: bool | None = None, ba
     parameter of ``fn`` (a module) that the Aidge graph holds is compared too, each mismatch
     attributed against torch's float64 gradient; the result says ``"parameters_checked"`` (how
     many)."""
-    from ..bridge.onnx_export import preserved_state
+    from ..bridge.onnx_export_state import preserved_state
 
     backward = _backward_wanted(backward, backend)
     kwargs = dict(kwargs or {})
@@ -100,7 +100,7 @@ def _check_wrapped(module, aidge, tensors, backward: bool, tolerance: Any, name:
     import torch
     from torch.utils import _pytree as pytree
 
-    from ..bridge.onnx_export import default_input_names
+    from ..bridge.onnx_export_graph import default_input_names
 
     mask = _grad_mask(tensors, backward)
     with stage("torch"):
