@@ -59,6 +59,7 @@ descendants, its process group, its wait and reaping).
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import faulthandler
 import gc
 import importlib
@@ -75,8 +76,9 @@ import traceback as _tb
 from typing import Any, Callable
 
 from .._lazy import import_lock
+from ..bridge import capture, events
 from ..case_notes import case_notes, note as add_note
-from ..exporters import export_routes
+from ..exporters import export_routes, note_routes
 from ..stages import add_stage_times, collecting, phase_listener, stage, stage_times, while_collecting
 
 from ..errors import InteropError
@@ -95,8 +97,6 @@ def _time_the_bridge_phases():
     """While a stage collector is open (the cost profile), the bridge's phases are its stages
     (``export``, ``import``, ``compile``...): :func:`interop.stages.phase_listener` subscribed to
     the bridge's events (:mod:`interop.bridge.events`, a light module), unsubscribed after."""
-    from ..bridge import events
-
     handle = events.subscribe(phase_listener)
     return handle.close
 
@@ -181,8 +181,6 @@ def run_isolated(fn: Callable[..., Any], *args: Any, timeout: float | None = Non
         add_stage_times(stages)
         add_stage_times({"fork": max(0.0, time.perf_counter() - started - child_s)})
     if routes:  # the export routes the child took, for the records
-        from ..exporters import note_routes
-
         note_routes(routes)
     if kind == "ok":
         return payload
@@ -198,8 +196,6 @@ _fork_lock = threading.Lock()
 def _openmp_runtimes() -> list:
     """The GNU OpenMP runtimes loaded in this process (torch's and aidge_backend_cpu's own
     copies), as ctypes libraries; none where /proc is not readable."""
-    import ctypes
-
     try:
         with open("/proc/self/maps") as maps:
             paths = {line.split()[-1] for line in maps if "/libgomp" in line}
@@ -300,8 +296,6 @@ def _child(write_fd: int, stack_file, fn, args, kwargs, timed: bool = False, bou
             view = view[os.write(write_fd, view):]
         os.close(write_fd)  # the parent has the result; what follows is outside the case's timeout
         if failure is not None and _capturing():
-            from ..bridge import capture
-
             capture.failed(failure)  # the reproducer, written by the process that saw the failure
     except BaseException:  # noqa: BLE001
         status = 70
@@ -321,8 +315,6 @@ AFTER_RESULT_S = 600.0
 
 def _capturing() -> bool:
     """Whether a reproducer capture is on (:mod:`interop.bridge.capture`: a light module)."""
-    from ..bridge import capture
-
     return capture.current() is not None
 
 

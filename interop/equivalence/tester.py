@@ -21,12 +21,16 @@ import torch
 
 from ..bridge.value_check import checks_deferred
 from ..case_notes import note
+from ..errors import CudaUnavailableError
 from ..stages import stage
+from ..threads_policy import slowdown_advice  # the OpenMP pool and the load: docs/openmp-threads.md
 from . import timing
 from .benchlog import append_jsonl, resolve_log_path
 from . import policy
 from .policy import rounding_note
+from ..oracle.attribution import attribute_backward, attribute_forward, float64_copy
 from ..oracle.compare import mismatch_figures
+from ..oracle.onnxruntime import run_onnxruntime
 from ..oracle.tolerance import tolerance_for
 from .tester_replay import replay_command
 from .tester_aidge_time import _aidge_seconds, _aidge_version, _own_seconds, _test_workers
@@ -172,8 +176,6 @@ class ModelTester:
         self._times = {"forward": timing.PhaseSamples(), "backward": timing.PhaseSamples()}
         self._steppers: tuple[Any, Any] | None = None
         if cuda and not torch.cuda.is_available():
-            from ..errors import CudaUnavailableError
-
             raise CudaUnavailableError("ModelTester(cuda=True) but torch.cuda.is_available() is False")
 
     # -- failures -------------------------------------------------------------------
@@ -229,8 +231,6 @@ class ModelTester:
         from torch.utils import _pytree as pytree
 
         from ..bridge.onnx_export_graph import default_input_names, proto_with_state
-        from ..oracle.attribution import attribute_forward, float64_copy
-        from ..oracle.onnxruntime import run_onnxruntime
 
         plain = [x.detach().cpu() for x in inputs]
         leaves = lambda out: [x.detach() for x in pytree.tree_leaves(out) if x is not None]  # noqa: E731
@@ -250,8 +250,6 @@ class ModelTester:
         """``attribute`` of a gradient difference: torch's float64 gradient of the same loss (a
         float64 copy of model1, the same inputs and label) as the tie-break."""
         from torch.utils import _pytree as pytree
-
-        from ..oracle.attribution import attribute_backward, float64_copy
 
         def exact_grad():
             try:
@@ -488,8 +486,6 @@ class ModelTester:
             if not s["samples"] or s["ratio"] is None or s["median1"] * 1e3 < self.bench_min_time_ms:
                 continue
             if s["ratio"] > self.max_slowdown_ratio:
-                from ..threads_policy import slowdown_advice  # the OpenMP pool and the load: docs/openmp-threads.md
-
                 self._fail(f"{phase} speed", f"{line}\n{slowdown_advice()}", headline=(
                     f"{phase} of model2 is {s['ratio']:.3g}x slower than model1 "
                     f"(max_slowdown_ratio={self.max_slowdown_ratio})"))

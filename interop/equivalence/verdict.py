@@ -39,8 +39,14 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from .. import categories
+from ..errors import AidgeCrash
+from ..exporters import check_exporter, default_exporter
+from ..oracle.onnxruntime import graph_refusal, run_onnxruntime
+from ..registry.identify import identify
 from .callable_check import _backward_wanted, check_callable
 from .callable_module import as_module
+from .isolation import run_isolated
 
 __all__ = ["Verdict", "verify", "OUTCOMES"]
 
@@ -101,8 +107,6 @@ class Verdict:
         "registered"}``; None for a pass or a failure not blamed on Aidge."""
         if self.passed or self.attribution != "aidge":
             return None
-        from ..registry.identify import identify
-
         first = (self.message.strip().splitlines() or [""])[0]
         return identify({"category": self.category, "phase": self.phase, "error": first,
                          "aidge_operator": self.operator})
@@ -131,10 +135,6 @@ def verify(fn, *args, backward: bool | None = None, backend: str = "cpu", tolera
     >>> interop.verify(torch.relu, torch.randn(2, 3)).outcome
     'pass'
     """
-    from .isolation import run_isolated
-
-    from ..exporters import check_exporter
-
     backward = _backward_wanted(backward, backend)  # a usage error is raised here, not a verdict
     if exporter is not None:
         check_exporter(exporter)
@@ -183,9 +183,6 @@ def _with_wrap_s_route(verdict: Verdict, fn, args, kwargs, exporter: str | None,
     while ``wrap`` moves on when Aidge refuses that route's graph. Where ``wrap`` would take
     another route, the check runs on it too and the verdict names both (:attr:`Verdict.routes`), so
     that ``verify`` and ``wrap`` never answer "does my model work?" differently unsaid."""
-    from ..exporters import default_exporter
-    from .isolation import run_isolated
-
     if verdict.passed or (exporter or default_exporter()) != "auto" or verdict.exporter is None:
         return verdict
     try:
@@ -211,8 +208,6 @@ def onnxruntime_refusal(fn, args, kwargs, exporter: str | None) -> str | None:
     onnxruntime runs the graph, or cannot be asked (not installed, the export itself fails)."""
     from ..bridge.onnx_export import export_to_onnx
     from ..bridge.onnx_export_graph import default_input_names
-    from ..exporters import default_exporter
-    from ..oracle.onnxruntime import graph_refusal, run_onnxruntime
 
     module, tensors = as_module(fn, args, dict(kwargs or {}))
     try:
@@ -239,8 +234,6 @@ def _first_line(exc: BaseException) -> str:
 def _blame_a_refused_export(verdict: Verdict, fn, args, kwargs, exporter, isolate: bool, timeout) -> Verdict:
     """``verdict`` (an Aidge error or crash) attributed to the export when onnx's checker or
     onnxruntime refuses the very graph too, whatever the phase Aidge failed in."""
-    from .isolation import run_isolated
-
     route = verdict.exporter or exporter
     try:
         if isolate:
@@ -274,11 +267,9 @@ def _verdict_of_failure(exc, text: str, first: str) -> Verdict:
     (:func:`interop.categories.failure_facts`, which the expected-failure guard, the records and
     the console reader read too); the outcome from what failed (a dead child: ``crash``; values
     that differ: ``fail``; any other exception: ``error``)."""
-    from ..categories import failure_facts
-    from ..errors import AidgeCrash
     from .tester import EquivalenceError
 
-    facts = failure_facts(exc)
+    facts = categories.failure_facts(exc)  # read through its module: tests/unit/test_verify_verdict.py patches it there
     category, phase = facts.category, facts.phase
     # a verdict names someone for every failure: the rule's None (nobody: a test-strategy failure, a process
     # killed from outside, an unclassified one) is said "unknown", as it always was here

@@ -39,19 +39,29 @@ folder, its shard, nested or not, reproducers on or not, the keys carried to xdi
 """
 from __future__ import annotations
 
+import importlib.metadata as md
 import json
 import os
 import platform
+import shutil
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from ..bridge import capture  # light: no torch, no Aidge
+from ..case_notes import case_notes
 from ..env import given, read as read_env, settings as env_settings
+from ..errors import EXTERNAL_SIGNALS
+from ..exporters import export_routes
+from ..reproducers.run import start_fresh_server
 from . import shard as _shard
 from ..reading import UnsafeInputError, confined
+from .classify import MESSAGE_LIMIT, finding_of
 from .model import checked, written
+from .progress import file_of  # the reader's own key for a test's file
 from .store import PARTS_DIR, SCHEMA, PartWriter, combine, line_of, now
 from .plugin_session import (COUNTED, FIELDS_PROPERTY, RECORD_PROPERTY, SESSION_ENV, _DURATIONS_KEY, _SESSION_KEY,
                              _SHARD_KEY, _WORKER_KEY, _records_error, config_backend, nested, reproducers_on)
@@ -166,10 +176,6 @@ class RecordsPlugin:
     def _collected(self, nodeids: list[str], worker: str, pid: int | None) -> None:
         """The ``collected`` line the progress line counts against (:mod:`interop.records.progress`):
         how many tests, and how many of each file (its ETA weights them by the last run)."""
-        from collections import Counter
-
-        from .progress import file_of  # the reader's own key for a test's file
-
         files = dict(Counter(file_of(nodeid) for nodeid in nodeids))
         self._write(written({"event": "collected", "count": len(nodeids), "time": now(),
                              "worker": worker, "pid": pid, "files": files}, need_nodeid=False))
@@ -188,8 +194,6 @@ class RecordsPlugin:
         # the session's own collection, or (under xdist) a worker's failed one, which xdist hands
         # to the controller once
         if report.failed and self.writes:
-            from .classify import MESSAGE_LIMIT
-
             status = self.config.hook.pytest_report_teststatus(report=report, config=self.config)[0]
             text = str(report.longrepr or "")
             self._write_record(self._base(
@@ -201,9 +205,6 @@ class RecordsPlugin:
     # -- running ----------------------------------------------------------------------------
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem):
-        from ..case_notes import case_notes
-        from ..exporters import export_routes
-
         if not self.is_controller:
             self._start_fields[item.nodeid] = _fields_or_error(item)
         capturing = self._start_capture(item)
@@ -222,10 +223,8 @@ class RecordsPlugin:
         (``$INTEROP_REPRODUCERS``, on under ``nox -s report``) and records."""
         if self.is_controller or self.directory is None or not reproducers_on():
             return False
-        from ..bridge import capture
         from ..reproducers.bundle import write_bundle, write_pending
         from ..reproducers.layout import bundle_folder
-        from ..reproducers.run import start_fresh_server
 
         start_fresh_server()
         case, _ = _case_of(item)
@@ -236,9 +235,6 @@ class RecordsPlugin:
         return True
 
     def _stop_capture(self) -> None:
-        import shutil
-
-        from ..bridge import capture
         from ..reproducers.bundle import PENDING
 
         capture.stop()
@@ -287,8 +283,6 @@ class RecordsPlugin:
         if call.excinfo is not None and not report.passed and state["exc"] is None \
                 and not isinstance(call.excinfo.value, pytest.skip.Exception):
             state["exc"] = call.excinfo.value
-            from ..bridge import capture  # light: no torch, no Aidge
-
             capture.failed(call.excinfo.value)  # a case captured in this process: its reproducer here
         state["reports"].append(self._status_entry(report))
         if self.directory is None:
@@ -390,7 +384,6 @@ class RecordsPlugin:
 
     def _record(self, nodeid: str, state: dict[str, Any]) -> dict[str, Any]:
         from ..equivalence.tester_replay import replay_command
-        from .classify import finding_of
 
         reports = state["reports"]
         outcome = _outcome(reports)
@@ -418,7 +411,6 @@ class RecordsPlugin:
         if outcome in ("failed", "error", "xfailed", "xpassed") or rec["xpass_strict"]:
             rec["replay"] = replay_command(rec.get("seed"), nodeid)
         if outcome in ("failed", "error", "xfailed") and self.directory is not None and reproducers_on():
-            from ..bridge import capture
             from ..reproducers.fields import record_fields
 
             state = capture.current()
@@ -427,8 +419,6 @@ class RecordsPlugin:
         return rec
 
     def _lost_to_dead_worker(self, report) -> None:
-        from ..errors import EXTERNAL_SIGNALS
-
         worker = getattr(report, "node", None)
         signal = _signal_of(worker)
         external = signal in EXTERNAL_SIGNALS
@@ -473,8 +463,6 @@ class RecordsPlugin:
             why = f"stopped early ({session.shouldstop or session.shouldfail}): the records are partial"
         elif code not in (0, 1, 5):
             why = f"pytest exit status {code} ({pytest.ExitCode(code).name}): the records may be partial"
-        import importlib.metadata as md
-
         versions = {}
         for dist in ("torch", "aidge_core", "aidge_backend_cpu", "aidge_onnx", "onnxruntime"):
             try:

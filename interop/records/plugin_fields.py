@@ -3,11 +3,15 @@ from the Case, never parsed from its id: :func:`case_fields`), its export routes
 a skip's reason, the signal that ended a dead xdist worker, and its outcome from its per-phase statuses."""
 from __future__ import annotations
 
+import signal as _signal
 from typing import Any
 
 import pytest
 
+from ..cases.case import Case
+from .classify import entry_fields
 from .plugin_session import config_backend
+from .sources import caseless_fields
 
 
 def _case_of(item: pytest.Item) -> tuple[Any, str | None]:
@@ -15,8 +19,6 @@ def _case_of(item: pytest.Item) -> tuple[Any, str | None]:
     fixture holds the case as it runs (on the backend under test, with that backend's expected
     failure), its parameter the catalog's (``cpu``). The backend: the case run's (an operator
     that forces its own), else the ``aidge_backend`` fixture's, else None (the ``--backend``)."""
-    from ..cases.case import Case
-
     funcargs = getattr(item, "funcargs", {}) or {}
     values = list(funcargs.values()) + list(getattr(getattr(item, "callspec", None), "params", {}).values())
     for value in values:
@@ -33,8 +35,6 @@ def case_fields(item: pytest.Item) -> dict[str, Any]:
     parsed back from its id): source, case id, kind, operator, torch operator, label, dtype,
     backend, phases. A test that runs no case (a unit test, a tensor test) is named by its file
     and its test name (:func:`~interop.records.sources.caseless_fields`)."""
-    from .sources import caseless_fields
-
     case, backend = _case_of(item)
     if case is None:
         return caseless_fields(item.nodeid)
@@ -44,8 +44,6 @@ def case_fields(item: pytest.Item) -> dict[str, Any]:
         label=case.label, aidge_types=list(case.aidge_types), config_file=config_file, case_key=case.path or None,
         backend=backend or config_backend(item.config), dtype=case.dtype, phases=list(case.phases))
     if case.expected_failure is not None:
-        from .classify import entry_fields
-
         out["expected"] = entry_fields(case.expected_failure)
     return out
 
@@ -67,8 +65,6 @@ def _skip_reason(report) -> str | None:
 
 def _signal_of(worker) -> str | None:
     """The signal that ended an xdist worker (its process is a child of the controller)."""
-    import signal as _signal
-
     popen = getattr(getattr(getattr(worker, "gateway", None), "_io", None), "popen", None)
     if popen is None:
         return None

@@ -39,9 +39,7 @@ REPRODUCERS_ENV = "INTEROP_REPRODUCERS"
 def reproducers_on() -> bool:
     """Whether failing cases leave reproducer bundles (``$INTEROP_REPRODUCERS``; ``nox -s report``
     turns it on, a plain session leaves it off: each bundle costs a few seconds)."""
-    from ..env import read
-
-    return read(REPRODUCERS_ENV)
+    return read_env(REPRODUCERS_ENV)
 
 
 def nested() -> bool:

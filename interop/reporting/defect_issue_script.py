@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..reproducers.fields import bundle_facts
-from ..reproducers.script import script_literal
+from ..reproducers.script import script_literal, script_settings
 from ..reading import confined
 from .defect_issue_literals import _attribute_literal, _value_info_literal, array_literal
 
@@ -134,8 +134,6 @@ def _bare(items):
 
 def _settings_of(script: str) -> dict[str, Any]:
     """A generated repro.py's module-level settings, read as data (:func:`~interop.reproducers.script.script_settings`)."""
-    from ..reproducers.script import script_settings
-
     return script_settings(script)
 
 

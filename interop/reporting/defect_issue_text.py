@@ -5,9 +5,11 @@ the suite's own section) and :func:`script_versions` (the modules a script impor
 """
 from __future__ import annotations
 
+import ast
 import json
 import re
 import sys
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -92,9 +94,6 @@ def script_versions(script: str | None, versions: dict[str, str] | None = None) 
     library (all of :data:`DISTRIBUTIONS` when there is no script, or when it runs a foreign repro.py held
     as text), the installed version
     (``importlib.metadata``; ``versions``, the run's session, where it is not installed)."""
-    import ast
-    from importlib import metadata
-
     wanted = list(DISTRIBUTIONS)
     if script is not None:
         found: set[str] = set()

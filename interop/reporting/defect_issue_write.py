@@ -42,6 +42,7 @@ from typing import Any
 
 from ..reading import UnsafeInputError, confined
 from ..records.store import write_atomically
+from ..reproducers.run import run_fresh
 from .defect_issue_script import standalone_parts
 from .defect_issue_text import issue_text
 
@@ -60,8 +61,6 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 def run_standalone(folder: Path, timeout: float = RUN_TIMEOUT_S) -> dict[str, Any]:
     """``folder/standalone.py`` run as its reader runs it, in a fresh interpreter (``python -I``, torch
     and interop unimportable): ``{"exit": status or None (timed out), "output": its output}``."""
-    from ..reproducers.run import run_fresh
-
     done = run_fresh(Path(folder) / "standalone.py", timeout)
     if done["exit"] is None:
         return done

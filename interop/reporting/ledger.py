@@ -25,21 +25,27 @@ a title, expected against actual, Aidge's words, the smallest reproducer and eve
 """
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import sys
 from pathlib import Path
 from typing import Any, Iterable
 
+from .. import registry
+from ..cases import failure_table as ft
+from ..cases.failure_table import detected_by
 from ..import_gaps import onnx_ops_named
 from ..categories import kind_of, row_attribution
 from ..registry.identify import aidge_words, identify, proposed_defect, row_signature, signature_of, title_of
 from ..records.sources import NOT_AIDGE
-from ..records.store import write_atomically
+from ..records.store import load_run, write_atomically
 from . import text_escape
 from .ledger_pages import format_ledger_html, format_ledger_md
 from .ledger_slow import profile_ort_ratios, read_slow_profile, slow_entries, write_slow_issues
 from .models import DefectEntry, checked_all
+from .porting import link_run_pages, porting_table, write_porting
+from .report_text import format_report
 
 __all__ = ["row_signature", "is_aidge_finding", "triaged_releases", "ledger_headline", "build_ledger", "write_ledger",
            "ledger_summary", "refresh_run", "registry_entries_from_table", "proposed_entry", "torch_driven",
@@ -54,8 +60,6 @@ def registry_entries_from_table(rows: Iterable[Any], ledger: dict[str, dict] | N
     ``aliases``, so that the rows that name them still name the entry. ``ledger`` (id -> entry of a
     findings run's ledger): an id it holds is taken from there (:func:`proposed_entry`: the records'
     own signature, which the reproducer refines, not the rows' words), merged by title alike."""
-    from .. import registry
-
     held = {n for d in registry.load() for n in (d.id, *d.aliases)}
     groups: dict[str, list[Any]] = {}
     for row in rows:
@@ -176,8 +180,6 @@ def _said_about(said: Any, operator: str, *, kind: str) -> str | None:
 def _detected_by(record: dict[str, Any]) -> str | None:
     """The suite's check that saw a record's failure when its message is the suite's words (the
     table row's ``detected_by``, else the table's rule on the record's error)."""
-    from ..cases.failure_table import detected_by
-
     expected = record.get("expected") if isinstance(record.get("expected"), dict) else {}
     if expected.get("detected_by"):
         return str(expected["detected_by"])
@@ -188,8 +190,6 @@ def _detected_by(record: dict[str, Any]) -> str | None:
 
 def _table_rows(table_dir: str | Path | None) -> dict[str, dict[str, Any]]:
     """``<release>/<file>#<index>`` -> the row, for every row of the expected-failure table."""
-    from ..cases import failure_table as ft
-
     folder = Path(table_dir) if table_dir is not None else ft.TABLE_DIR
     out: dict[str, dict[str, Any]] = {}
     for path in sorted(folder.glob("*/*.json")):
@@ -203,8 +203,6 @@ def _table_rows(table_dir: str | Path | None) -> dict[str, dict[str, Any]]:
 def triaged_releases(table_dir: str | Path | None = None) -> list[str]:
     """The Aidge releases the table was triaged for (its release folders), oldest first."""
     from packaging.version import InvalidVersion, Version
-
-    from ..cases import failure_table as ft
 
     folder = Path(table_dir) if table_dir is not None else ft.TABLE_DIR
     names = []
@@ -260,8 +258,6 @@ _MODEL = re.compile(r"tests/test_models\.py::test_model\[(.+?)_(?:eval|train)\]$
 def _releases_of(entry: dict[str, Any], rows: dict[str, dict[str, Any]], triaged: list[str], installed: str | None,
                  checked: dict[str, set[str]]) -> None:
     """``releases`` (where a row of the defect holds), ``first_seen`` and ``since`` of ``entry``."""
-    from ..cases import failure_table as ft
-
     held = [r for r in triaged if any(ft.release_matches(rows[k]["aidge"], r) for k in entry["rows"])]
     if installed and entry["new"] and installed not in held:
         held.append(installed)  # failures no row says yet: this release, unexpected
@@ -316,9 +312,6 @@ def _torch_rows_by_defect(rows: dict[str, dict[str, Any]], release: str | None) 
     sources that name a defect (``defect``, an alias read as its registry entry's id), holding in
     ``release`` (every release's when None). What the triaged runs of those sources saw, whatever
     sources this run ran."""
-    from .. import registry
-    from ..cases import failure_table as ft
-
     out: dict[str, dict[str, int]] = {}
     for row in rows.values():
         source, named = str(row.get("source") or ""), row.get("defect")
@@ -396,7 +389,6 @@ def build_ledger(records: Iterable[dict[str, Any]], *, table_dir: str | Path | N
                 # a merged run's record: its bundle lies in the run it was merged from
                 entry["reproducer_root"] = rec.get("merged_from") if isinstance(rec.get("merged_from"), str) else None
     # the sources each triaged release's runs checked: those of the rows that hold in it
-    from ..cases import failure_table as ft
     checked: dict[str, set[str]] = {r: {row.get("source") for row in rows.values()
                                         if ft.release_matches(row["aidge"], r)} for r in triaged}
     kinds = {rec.get("source") or "?": rec.get("kind") for rec in records}
@@ -416,8 +408,6 @@ def build_ledger(records: Iterable[dict[str, Any]], *, table_dir: str | Path | N
 
 def _installed() -> str | None:
     """The Aidge release the table applies to here (installed, or ``INTEROP_AIDGE_RELEASE``)."""
-    from ..cases import failure_table as ft
-
     try:
         return ft.aidge_release()
     except Exception:  # noqa: BLE001
@@ -477,9 +467,6 @@ def refresh_run(run_dir: Path) -> str:
     """A findings run's ledger and report rebuilt after its per-node profile was added (the
     profile's CLI, ``--run-dir``): ``defects.*`` from its records and profile, and the report's
     defects section (report.json, report.txt) with them. Returns the ledger's headline."""
-    from ..records.store import load_run
-    from .report_text import format_report
-
     run_dir = Path(run_dir)
     run = load_run(run_dir)
     if run is None:
@@ -491,8 +478,6 @@ def refresh_run(run_dir: Path) -> str:
         report["defects"] = ledger_summary(ledger, complete=run.complete, records=run.records)
         profile_ort_ratios(report, read_slow_profile(run_dir))
         if (run_dir / "porting.json").is_file():  # its speed columns, from the profile now beside it
-            from .porting import porting_table, write_porting
-
             try:
                 commit = json.loads((run_dir / "run.json").read_text(encoding="utf-8")).get("commit")
             except (OSError, ValueError, AttributeError):
@@ -501,8 +486,6 @@ def refresh_run(run_dir: Path) -> str:
                           lines=[f"run {run_dir.name}" + (f", commit {commit}" if commit else "")])
         write_atomically(report_path, json.dumps(report, indent=2, ensure_ascii=False, default=str) + "\n")
         write_atomically(run_dir / "report.txt", format_report(report))
-    from .porting import link_run_pages
-
     link_run_pages(run_dir)  # the run's pages link only those it holds
     return ledger_headline(ledger, run.records, complete=run.complete)
 
@@ -539,10 +522,6 @@ def main(argv: list[str] | None = None) -> int:
     """``python -m interop.reporting.ledger RUN_DIR``: the ledger of a run rebuilt from its records
     (after the table gained defect ids, or for a run written before the ledger's last change) and
     its per-node profile, with the report's defects section and the porting table."""
-    import argparse
-
-    from ..records.store import load_run
-
     parser = argparse.ArgumentParser(prog="python -m interop.reporting.ledger", description=main.__doc__)
     parser.add_argument("run_dir")
     args = parser.parse_args(argv)

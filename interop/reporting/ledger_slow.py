@@ -12,6 +12,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ..node_profile.slow import slow_signature as profile_slow_signature
+from ..reading import MAX_LOG_BYTES, UnsafeInputError, confined, read_confined
 from ..registry.identify import defect_id
 from ..records.store import write_atomically
 from . import text_escape
@@ -26,9 +28,7 @@ SLOW_PROFILE = "node-profile/node_profile.json"
 
 def slow_signature(entry: dict[str, Any]) -> dict[str, Any]:
     """:func:`interop.node_profile.slow.slow_signature` (the profile says what a slow entry is)."""
-    from ..node_profile.slow import slow_signature as signature
-
-    return signature(entry)
+    return profile_slow_signature(entry)
 
 
 def slow_id(entry: dict[str, Any]) -> str:
@@ -40,8 +40,6 @@ def slow_id(entry: dict[str, Any]) -> str:
 def read_slow_profile(run_dir: Path) -> dict[str, Any] | None:
     """The run's per-node profile (``RUN/node-profile/node_profile.json``), read under the rule of a
     run's files; None when the run has none. A profile that cannot be read is a ValueError naming it."""
-    from ..reading import MAX_LOG_BYTES, UnsafeInputError, read_confined
-
     path = Path(run_dir) / SLOW_PROFILE
     if not path.exists():
         return None
@@ -162,7 +160,6 @@ def slow_issue_text(e: dict[str, Any], *, versions: dict[str, str] | None = None
 
 
 def write_slow_issues(run_dir: Path, slow: list[dict[str, Any]], *, versions: dict[str, str]) -> None:
-    from ..reading import confined
     from .defect_issue_write import ISSUES_DIR
 
     for e in slow:

@@ -97,6 +97,40 @@ LOCAL = {
         'importing it loads numpy (0.13-0.16 s); collecting the OpInfo cases imports without it',
     ('interop.cases.opinfo', 'interop.records.shard'):
         'against the layers (records above cases): tests/unit/test_layout.py UPWARD_ALLOWED',
+    ('interop.checking.defect_ids', 'interop.equivalence.callable_check'):
+        'importing it loads numpy (0.13-0.16 s); interop.checking.defect_ids (pydantic only) imports without it',
+    ('interop.checking.defect_ids', 'interop.equivalence.isolation'):
+        'importing it loads numpy (0.13-0.16 s); interop.checking.defect_ids (pydantic only) imports without it',
+    ('interop.checking.defect_ids', 'interop.reporting.ledger'):
+        'importing it loads jinja2 (0.04-0.05 s); interop.checking.defect_ids imports with pydantic only',
+    ('interop.checking.defect_ids', 'interop.reproducers.bundle'):
+        'importing it loads numpy (0.13-0.16 s); interop.checking.defect_ids (pydantic only) imports without it',
+    ('interop.checking.defect_ids', 'interop.reproducers.fields'):
+        'importing it loads numpy (0.13-0.16 s); interop.checking.defect_ids (pydantic only) imports without it',
+    ('interop.checking.defect_ids', 'interop.reproducers.layout'):
+        'importing it loads numpy (0.13-0.16 s); interop.checking.defect_ids (pydantic only) imports without it',
+    ('interop.checking.inputs', 'interop.equivalence.isolation'):
+        'importing it loads numpy (0.13-0.16 s); interop.checking.inputs (standard library only) imports without it',
+    ('interop.checking.inputs', 'interop.equivalence.isolation_memory'):
+        'importing it loads numpy (0.13-0.16 s); interop.checking.inputs (standard library only) imports without it',
+    ('interop.checking.leaves', 'interop.bridge'):
+        'wrap is a lazy name: it imports interop.bridge.wrapping (torch, onnx: 2 s); interop.checking.leaves (standard library only) imports without them',
+    ('interop.checking.leaves', 'interop.bridge.value_check'):
+        'importing it loads torch (1.2 s); interop.checking.leaves (standard library only) imports without it',
+    ('interop.checking.leaves', 'interop.equivalence.callable_module'):
+        'importing it loads numpy (0.13-0.16 s); interop.checking.leaves (standard library only) imports without it',
+    ('interop.checking.leaves', 'interop.equivalence.isolation'):
+        'importing it loads numpy (0.13-0.16 s); interop.checking.leaves (standard library only) imports without it',
+    ('interop.checking.leaves', 'interop.equivalence.policy'):
+        'importing it loads numpy (0.13-0.16 s); interop.checking.leaves (standard library only) imports without it',
+    ('interop.checking.leaves', 'interop.equivalence.verdict'):
+        'importing it loads numpy (0.13-0.16 s); interop.checking.leaves (standard library only) imports without it',
+    ('interop.checking.passes', 'interop.equivalence.verdict'):
+        'importing it loads numpy (0.13-0.16 s); interop.checking.passes (pydantic only) imports without it',
+    ('interop.diagnostics.batch_sweep', 'interop.bridge'):
+        'wrap is a lazy name: it imports interop.bridge.wrapping (onnx: 0.83-0.89 s); the batch sweep imports with torch and numpy only',
+    ('interop.diagnostics.batch_sweep', 'interop.cases.moduleinfo'):
+        'against the layers (cases above diagnostics): tests/unit/test_layout.py UPWARD_ALLOWED, the --moduleinfo mode only',
     ('interop.env', 'interop.backends'):
         "interop.env is standard library only, the bottom of the layers (its docstring): the backends' names are read when --backend is",
     ('interop.equivalence.callable_check', 'interop.bridge'):
@@ -109,12 +143,76 @@ LOCAL = {
         'importing it loads torch (1.2 s); callable_check imports without it',
     ('interop.equivalence.callable_check', 'interop.equivalence.tester'):
         'importing it loads torch (1.2 s); callable_check imports without it',
+    ('interop.equivalence.tester', 'interop.bridge'):
+        'AidgeModule and normalize_input_sizes are lazy names: they import interop.bridge.module and interop.bridge.wrapping (onnx: 0.85 s); this module imports with torch only',
+    ('interop.equivalence.tester', 'interop.bridge.onnx_export_graph'):
+        'importing it loads onnx (0.83-0.89 s); this module imports with torch only (the attribution of a difference reads the graph)',
+    ('interop.equivalence.tester', 'interop.diagnostics'):
+        'against the layers (diagnostics above equivalence): tests/unit/test_layout.py UPWARD_ALLOWED, only when a comparison has failed',
     ('interop.equivalence.tester_aidge_time', 'interop.bridge'):
         'AidgeModule is a lazy name: it imports interop.bridge.module (onnx: 0.85 s); this module imports with torch only',
     ('interop.equivalence.tester_steppers', 'interop.bridge'):
         'AidgeModule is a lazy name: it imports interop.bridge.module (onnx: 0.85 s); this module imports with torch only',
+    ('interop.equivalence.verdict', 'interop.bridge'):
+        'wrap is a lazy name: it imports interop.bridge.wrapping (torch, onnx: 2 s); verdict imports with numpy only',
+    ('interop.equivalence.verdict', 'interop.bridge.onnx_export'):
+        'importing it loads torch and onnx (2 s); verdict imports with numpy only',
+    ('interop.equivalence.verdict', 'interop.bridge.onnx_export_graph'):
+        'importing it loads torch and onnx (2 s); verdict imports with numpy only',
+    ('interop.equivalence.verdict', 'interop.equivalence.tester'):
+        'importing it loads torch (1.2 s); verdict imports with numpy only',
+    ('interop.node_profile.backward', 'interop.bridge.onnx_export_state'):
+        'importing it loads torch (1.2 s); interop.node_profile.backward (numpy only) imports without it',
+    ('interop.node_profile.backward', 'interop.bridge.wrapping'):
+        'importing it loads torch and onnx (2 s); interop.node_profile.backward (numpy only) imports without them',
+    ('interop.node_profile.cli', 'interop.zoo.models'):
+        'importing it loads torch (1.2 s); interop.node_profile.cli (numpy only) imports without it',
+    ('interop.node_profile.torch', 'interop.bridge.onnx_export'):
+        'importing it loads torch and onnx (2 s); interop.node_profile.torch (numpy only) imports without them',
+    ('interop.node_profile.torch', 'interop.bridge.onnx_export_state'):
+        'importing it loads torch (1.2 s); interop.node_profile.torch (numpy only) imports without it',
+    ('interop.records.plugin', 'interop.equivalence.tester_replay'):
+        'importing it loads numpy (0.13-0.16 s); the records plugin is loaded by every pytest session (a unit-test run included) and imports without it: only a failed or expected-to-fail test needs its replay command',
+    ('interop.records.plugin', 'interop.reproducers.bundle'):
+        'importing it loads numpy (0.13-0.16 s); the records plugin is loaded by every pytest session (a unit-test run included) and imports without it: only a failing case under reproducers needs it',
+    ('interop.records.plugin', 'interop.reproducers.fields'):
+        'importing it loads numpy (0.13-0.16 s); the records plugin is loaded by every pytest session (a unit-test run included) and imports without it: only a failing case under reproducers needs it',
+    ('interop.records.plugin', 'interop.reproducers.layout'):
+        'importing it loads numpy (0.13-0.16 s); the records plugin is loaded by every pytest session (a unit-test run included) and imports without it: only a failing case under reproducers needs it',
     ('interop.records.shard', 'interop.records.store'):
         'interop.records.store imports pydantic; the shard rule is read by the OpInfo source (interop.cases.opinfo) and the plugin at configure time',
+    ('interop.reporting.bench_calls', 'interop.bridge.onnx_export'):
+        'importing it loads onnx (0.83-0.89 s); interop.reporting.bench_calls (torch, numpy) imports without it',
+    ('interop.reporting.bench_calls', 'interop.cases.suite'):
+        'importing it loads onnx (0.83-0.89 s); interop.reporting.bench_calls (torch, numpy) imports without it',
+    ('interop.reporting.bench_harness', 'interop.cases.suite'):
+        'importing it loads onnx (0.83-0.89 s); interop.reporting.bench_harness (torch, numpy) imports without it',
+    ('interop.reporting.run_merge_bundles', 'interop.reporting.defect_issue_script'):
+        'importing it loads numpy (0.13-0.16 s); interop.reporting.run_merge_bundles (pydantic only) imports without it',
+    ('interop.reporting.run_merge_bundles', 'interop.reproducers.script'):
+        'importing it loads numpy (0.13-0.16 s); interop.reporting.run_merge_bundles (pydantic only) imports without it',
+    ('interop.reporting.timing_pass', 'interop.equivalence.timing'):
+        'importing it loads torch and numpy (1.3 s); interop.reporting.timing_pass imports with pydantic only',
+    ('interop.reporting.triage_operators', 'interop.reproducers.fields'):
+        'importing it loads numpy (0.13-0.16 s); interop.reporting.triage_operators (pydantic, packaging) imports without it',
+    ('interop.reproducers.aidge', 'interop.bridge.graph'):
+        'importing it loads torch and onnx (2 s); interop.reproducers.aidge (numpy only) imports without them',
+    ('interop.reproducers.aidge', 'interop.bridge.runner'):
+        'importing it loads torch (1.2 s); interop.reproducers.aidge (numpy only) imports without it',
+    ('interop.reproducers.bundle', 'interop.bridge.onnx_export_graph'):
+        'importing it loads torch and onnx (2 s); interop.reproducers.bundle (numpy only) imports without them',
+    ('interop.reproducers.default_export', 'interop.bridge.binding'):
+        'importing it loads torch (1.2 s); interop.reproducers.default_export (numpy only) imports without it',
+    ('interop.reproducers.default_export', 'interop.bridge.onnx_export'):
+        'importing it loads torch and onnx (2 s); interop.reproducers.default_export (numpy only) imports without them',
+    ('interop.reproducers.default_export', 'interop.bridge.onnx_export_state'):
+        'importing it loads torch (1.2 s); interop.reproducers.default_export (numpy only) imports without it',
+    ('interop.reproducers.default_export', 'interop.zoo.models'):
+        'importing it loads torch (1.2 s); interop.reproducers.default_export (numpy only) imports without it',
+    ('interop.reporting.ledger', 'interop.reporting.defect_issue_write'):
+        'importing it loads numpy (0.13-0.16 s); the ledger imports without it: only writing the issue files needs it',
+    ('interop.reporting.ledger_slow', 'interop.reporting.defect_issue_write'):
+        'importing it loads numpy (0.13-0.16 s); ledger_slow (and the ledger) imports without it: only writing the slow issues needs it',
     ('interop.triage', 'interop.reporting.ledger'):
         'importing it loads jinja2; `python -m interop.triage --help` and its diff command run without',
     ('interop.triage', 'interop.reporting.triage_apply'):
@@ -135,99 +233,9 @@ LATE = {
 #: files being restructured on 2026-12-07; to be hoisted or justified next. (file, imported module)
 #: of every function-level import there that neither HEAVY nor LOCAL/LATE covers yet
 PENDING = frozenset({
-    ('interop/checking/defect_ids.py', 'interop.equivalence.callable_check'),
-    ('interop/checking/defect_ids.py', 'interop.equivalence.isolation'),
-    ('interop/checking/defect_ids.py', 'interop.reporting.ledger'),
-    ('interop/checking/defect_ids.py', 'interop.reproducers.bundle'),
-    ('interop/checking/defect_ids.py', 'interop.reproducers.fields'),
-    ('interop/checking/defect_ids.py', 'interop.reproducers.layout'),
-    ('interop/checking/inputs.py', 'interop.equivalence.isolation'),
-    ('interop/checking/inputs.py', 'interop.equivalence.isolation_memory'),
-    ('interop/checking/leaves.py', 'interop.bridge'),
-    ('interop/checking/leaves.py', 'interop.bridge.value_check'),
-    ('interop/checking/leaves.py', 'interop.equivalence.callable_module'),
-    ('interop/checking/leaves.py', 'interop.equivalence.isolation'),
-    ('interop/checking/leaves.py', 'interop.equivalence.policy'),
-    ('interop/checking/leaves.py', 'interop.equivalence.verdict'),
-    ('interop/checking/passes.py', 'interop.equivalence.verdict'),
-    ('interop/diagnostics/batch_sweep.py', 'interop.bridge'),
-    ('interop/diagnostics/batch_sweep.py', 'interop.cases.moduleinfo'),
-    ('interop/equivalence/isolation.py', 'ctypes'),
-    ('interop/equivalence/isolation.py', 'interop.bridge.capture'),
-    ('interop/equivalence/isolation.py', 'interop.bridge.events'),
-    ('interop/equivalence/isolation.py', 'interop.exporters'),
-    ('interop/equivalence/tester.py', 'interop.bridge'),
-    ('interop/equivalence/tester.py', 'interop.bridge.onnx_export_graph'),
-    ('interop/equivalence/tester.py', 'interop.diagnostics'),
-    ('interop/equivalence/tester.py', 'interop.errors'),
-    ('interop/equivalence/tester.py', 'interop.oracle.attribution'),
-    ('interop/equivalence/tester.py', 'interop.oracle.onnxruntime'),
-    ('interop/equivalence/tester.py', 'interop.threads_policy'),
-    ('interop/equivalence/verdict.py', 'interop.bridge'),
-    ('interop/equivalence/verdict.py', 'interop.bridge.onnx_export'),
-    ('interop/equivalence/verdict.py', 'interop.bridge.onnx_export_graph'),
-    ('interop/equivalence/verdict.py', 'interop.categories'),
-    ('interop/equivalence/verdict.py', 'interop.equivalence.isolation'),
-    ('interop/equivalence/verdict.py', 'interop.equivalence.tester'),
-    ('interop/equivalence/verdict.py', 'interop.errors'),
-    ('interop/equivalence/verdict.py', 'interop.exporters'),
-    ('interop/equivalence/verdict.py', 'interop.oracle.onnxruntime'),
-    ('interop/equivalence/verdict.py', 'interop.registry.identify'),
-    ('interop/node_profile/backward.py', 'interop.bridge.onnx_export_state'),
-    ('interop/node_profile/backward.py', 'interop.bridge.wrapping'),
-    ('interop/node_profile/cli.py', 'interop.zoo.models'),
-    ('interop/node_profile/torch.py', 'interop.bridge.onnx_export'),
-    ('interop/node_profile/torch.py', 'interop.bridge.onnx_export_state'),
     ('interop/pytest_plugin.py', 'interop.cases.expected_failures'),
     ('interop/pytest_plugin.py', 'interop.diagnostics.golden'),
     ('interop/pytest_plugin.py', 'interop.equivalence.tester_replay'),
     ('interop/pytest_plugin.py', 'interop.records.plugin'),
-    ('interop/records/plugin.py', 'collections'),
-    ('interop/records/plugin.py', 'importlib.metadata'),
-    ('interop/records/plugin.py', 'interop.bridge.capture'),
-    ('interop/records/plugin.py', 'interop.case_notes'),
-    ('interop/records/plugin.py', 'interop.equivalence.tester_replay'),
-    ('interop/records/plugin.py', 'interop.errors'),
-    ('interop/records/plugin.py', 'interop.exporters'),
-    ('interop/records/plugin.py', 'interop.records.classify'),
-    ('interop/records/plugin.py', 'interop.records.progress'),
-    ('interop/records/plugin.py', 'interop.reproducers.bundle'),
-    ('interop/records/plugin.py', 'interop.reproducers.fields'),
-    ('interop/records/plugin.py', 'interop.reproducers.layout'),
-    ('interop/records/plugin.py', 'interop.reproducers.run'),
-    ('interop/records/plugin.py', 'shutil'),
-    ('interop/records/plugin_fields.py', 'interop.cases.case'),
-    ('interop/records/plugin_fields.py', 'interop.records.classify'),
-    ('interop/records/plugin_fields.py', 'interop.records.sources'),
-    ('interop/records/plugin_fields.py', 'signal'),
-    ('interop/records/plugin_session.py', 'interop.env'),
-    ('interop/reporting/bench_calls.py', 'interop.bridge.onnx_export'),
-    ('interop/reporting/bench_calls.py', 'interop.cases.suite'),
-    ('interop/reporting/bench_harness.py', 'interop.cases.suite'),
-    ('interop/reporting/defect_issue_script.py', 'interop.reproducers.script'),
-    ('interop/reporting/defect_issue_text.py', 'ast'),
-    ('interop/reporting/defect_issue_text.py', 'importlib'),
-    ('interop/reporting/defect_issue_write.py', 'interop.reproducers.run'),
-    ('interop/reporting/ledger.py', 'argparse'),
-    ('interop/reporting/ledger.py', 'interop.cases.failure_table'),
-    ('interop/reporting/ledger.py', 'interop.records.store'),
-    ('interop/reporting/ledger.py', 'interop.registry'),
-    ('interop/reporting/ledger.py', 'interop.reporting.defect_issue_write'),
-    ('interop/reporting/ledger.py', 'interop.reporting.porting'),
-    ('interop/reporting/ledger.py', 'interop.reporting.report_text'),
-    ('interop/reporting/ledger_slow.py', 'interop.node_profile.slow'),
-    ('interop/reporting/ledger_slow.py', 'interop.reading'),
-    ('interop/reporting/ledger_slow.py', 'interop.reporting.defect_issue_write'),
     ('interop/reporting/onnx_scoreboard.py', 'interop.cases.expected_failures'),
-    ('interop/reporting/run_merge_bundles.py', 'interop.reporting.defect_issue_script'),
-    ('interop/reporting/run_merge_bundles.py', 'interop.reproducers.script'),
-    ('interop/reporting/timing_pass.py', 'interop.equivalence.timing'),
-    ('interop/reporting/triage_operators.py', 'interop.reproducers.fields'),
-    ('interop/reproducers/aidge.py', 'interop.bridge.graph'),
-    ('interop/reproducers/aidge.py', 'interop.bridge.runner'),
-    ('interop/reproducers/bundle.py', 'interop.bridge.onnx_export_graph'),
-    ('interop/reproducers/default_export.py', 'interop.bridge.binding'),
-    ('interop/reproducers/default_export.py', 'interop.bridge.onnx_export'),
-    ('interop/reproducers/default_export.py', 'interop.bridge.onnx_export_state'),
-    ('interop/reproducers/default_export.py', 'interop.zoo.models'),
 })
