@@ -1,27 +1,26 @@
-"""How a failure becomes an expected-failure row: :func:`quote_of` (the Aidge operator, the
-phase, the category, the quote without what changes from sample to sample, the attribution of
-a failed test's record), and :func:`propose_opinfo_rows`, the run's failed OpInfo cases grouped
-into one proposed row per reason. The tool that proposes the table's changes from a run, for
-every source, is :mod:`interop.reporting.triage_propose` (``python -m interop.triage``).
+"""How a failure becomes an expected-failure row: :func:`quote_of`, the Aidge operator, the phase,
+the category, the quote without what changes from sample to sample, and the attribution of a
+failed test's record. The tool that proposes the table's changes from a run, for every source,
+grouping its failures into one row per reason, is :mod:`interop.reporting.triage_propose`
+(``python -m interop.triage``), the one caller.
 
-A row is proposed only where its quote is found in the failure message of each of its cases,
-in a category the table takes (an Aidge category, or an export error). A failure that does not
-fit (an unknown or test-strategy category, no quote) is listed with the reason, never silently
-dropped. Proposed rows meet the table's own checks: the unit test that the categoriser gives
-each quote its row's category, and the run-time guard.
+A record becomes a row only where its quote is found in its failure message, in a category the
+table takes (an Aidge category, or an export error); otherwise :func:`quote_of` says why (a
+string), and the proposal lists the failure with that reason, never silently dropped. Proposed
+rows meet the table's own checks: the unit test that the categoriser gives each quote its row's
+category, and the run-time guard.
 """
 from __future__ import annotations
 
-import dataclasses
 import re
 from typing import Any
 
 from ..cases.failure_table import EXPORT_CATEGORY  # the table's one category that is not Aidge's
 from ..categories import kind_of
 from ..import_gaps import onnx_ops_named
-from ..records.sources import split_opinfo_id, with_imported_fields  # noqa: F401 - split_opinfo_id: its old name here
+from .report import _finding, row_of  # the report's own reading of a failure: one place
 
-__all__ = ["ProposedRow", "propose_opinfo_rows", "split_opinfo_id", "quote_of"]
+__all__ = ["quote_of"]
 
 # Aidge's missing-kernel error names the implementation by its mangled C++ type:
 # ...for registrable object N5Aidge16OperatorImpl_cpuINS_12ReduceMin_OpE... -> ReduceMin
@@ -39,65 +38,10 @@ _EXPORT_FAILED = re.compile(r"torch\.onnx\.export failed for \w+(?: \(\w+ route\
                             r"(?P<why>[^\n]+?)(?:\.\s|\.?$|\.\.\.)")
 
 
-@dataclasses.dataclass
-class ProposedRow:
-    operator: str
-    phase: str
-    category: str
-    error: str
-    attribution: str
-    cases: list[str]
-
-
-@dataclasses.dataclass
-class Triage:
-    rows: list[ProposedRow]
-    #: (case id, why no row) for failures that could not become a row
-    left_out: list[tuple[str, str]]
-
-    @property
-    def cases(self) -> int:
-        return sum(len(r.cases) for r in self.rows)
-
-
-def propose_opinfo_rows(run) -> Triage:
-    """Rows for every OpInfo case of ``run`` (its records, :class:`~interop.records.store.RunRecords`,
-    or a console output's rows, :class:`~interop.reporting.report.TextRun`) that failed without
-    an expected failure."""
-    from .report import row_of
-
-    rows = run.records
-    groups: dict[tuple, ProposedRow] = {}
-    left_out: list[tuple[str, str]] = []
-    for result in map(row_of, rows):
-        # the record's case fields (a console row or an old run's record: read back from its ids,
-        # in records.sources, the one importer)
-        fields = with_imported_fields(result)
-        if result["outcome"] not in ("failed", "error") or fields.get("source") != "OpInfo":
-            continue
-        case_id = result["case"] or ""
-        if fields.get("kind") != "opinfo" or not fields.get("operator") or not fields.get("label"):
-            left_out.append((case_id or result["nodeid"], "not an OpInfo case id"))
-            continue
-        entry, label = fields["operator"], fields["label"]
-        key = quote_of(result, default_operator=entry)
-        if isinstance(key, str):
-            left_out.append((case_id, key))
-            continue
-        row = groups.setdefault(key, ProposedRow(*key, cases=[]))
-        row.cases.append(f"{entry}:{label}")
-    rows = sorted(groups.values(), key=lambda r: (r.operator.lower(), r.phase, r.category, r.error))
-    for row in rows:
-        row.cases.sort()
-    return Triage(rows, sorted(left_out))
-
-
 def quote_of(record: dict[str, Any], default_operator: str | None = None) -> tuple[str, str, str, str, str] | str:
     """``(Aidge operator, phase, category, quote, attribution)`` of a failed test's record, the
     way the table wants a row (the quote without what changes from sample to sample), or why
     it cannot become a row (a string)."""
-    from .report import _finding, row_of  # the report's own reading of a failure: one place
-
     finding = _finding(row_of(record))
     category, phase, error = finding["category"], finding["phase"], (finding["error"] or "").strip()
     if kind_of(category) != "aidge" and category != EXPORT_CATEGORY:
