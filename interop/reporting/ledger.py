@@ -32,6 +32,8 @@ import sys
 from pathlib import Path
 from typing import Any, Iterable
 
+from packaging.version import InvalidVersion, Version
+
 from .. import registry
 from ..cases import failure_table as ft
 from ..cases.failure_table import detected_by
@@ -202,8 +204,6 @@ def _table_rows(table_dir: str | Path | None) -> dict[str, dict[str, Any]]:
 
 def triaged_releases(table_dir: str | Path | None = None) -> list[str]:
     """The Aidge releases the table was triaged for (its release folders), oldest first."""
-    from packaging.version import InvalidVersion, Version
-
     folder = Path(table_dir) if table_dir is not None else ft.TABLE_DIR
     names = []
     for p in folder.iterdir() if folder.is_dir() else ():
