@@ -17,6 +17,7 @@ Fixtures: golden (interop.diagnostics.golden.GoldenFile), make_tensor (seeded ra
 from __future__ import annotations
 
 import errno
+import importlib.util
 import os
 import sys
 import zlib
@@ -28,6 +29,8 @@ from .backends import BACKENDS  # what --backend accepts (names only: the plugin
 from .exporters import EXPORTER_CHOICES, EXPORTER_ENV
 from .env import TORCH_DEVICE_RE, check as check_environment, given, option_default
 from .errors import KERNEL_IMAGE_RE
+from .bridge.cuda import cuda_available
+from .records.plugin_session import records_directory, session_shard
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -166,7 +169,6 @@ def pytest_configure(config: pytest.Config) -> None:
         # fork-safe (measured on an H200, 2026-12-04: docs/cuda-on-a-gpu.md). A session setting only.
         os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
     from .records.plugin import RecordsPlugin
-    from .records.plugin_session import records_directory, session_shard
 
     try:
         shard = session_shard(config)
@@ -395,13 +397,9 @@ def aidge_backend(request: pytest.FixtureRequest) -> str:
     """The Aidge backend under test; CUDA cases skip with the probe's reason when unusable."""
     backend = request.config.getoption("--backend")
     if backend == "export_cpp":
-        import importlib.util
-
         if importlib.util.find_spec("aidge_export_cpp") is None:
             pytest.skip("--backend=export_cpp: aidge_export_cpp is not installed (pip install aidge-export-cpp==0.10.1)")
     if backend == "cuda":
-        from .bridge.cuda import cuda_available
-
         ok, reason = cuda_available()
         if not ok:
             pytest.skip(f"--backend=cuda: {reason}")

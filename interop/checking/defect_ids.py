@@ -4,9 +4,14 @@ the verdict's fields alone (:func:`_verdict_id`); the titles of a ledger file
 (:func:`ledger_titles`)."""
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 from typing import Any
 
+from ..bridge import capture
+from ..reading import UnsafeInputError, read_user_json
+from ..records.classify import finding_of
+from ..registry.identify import identify, signature_of
 from ..reporting.models import page_entries
 from .leaves import _backward_runs
 from .report import Blocker, import_gaps
@@ -26,12 +31,10 @@ def ledger_record(fn, args, directory: str | Path, nodeid: str, *, backward: boo
     the one-node graph's op, an export the checker refuses). None when it does not fail. The
     check is :func:`~interop.equivalence.verdict.check_callable` (verify's), or with
     ``backward_only`` :func:`_backward_runs` (the second verdict of a leaf)."""
-    from ..bridge import capture
     from ..reproducers.bundle import write_bundle
     from ..reproducers.fields import record_fields
     from ..reproducers.layout import bundle_folder
     from ..equivalence.callable_check import check_callable
-    from ..records.classify import finding_of
 
     directory = Path(directory)
     capture.start(bundle_folder(directory, nodeid), nodeid, write_bundle, directory / "aidge.log")
@@ -55,10 +58,7 @@ def _ledger_id(b: Blocker, source: tuple | None, backward: bool, timeout: float 
     computed: ``how`` says why). An import gap's record is one per node (the ledger names a gap by
     its ONNX op and reads nothing else of it); any other blocker's record is the one a run writes
     (:func:`ledger_record`, run again in a child on ``source``: ``(kind, fn, args)``)."""
-    import tempfile
-
     from ..equivalence.isolation import run_isolated
-    from ..registry.identify import identify, signature_of
     from ..reporting.ledger import is_aidge_finding
 
     if b.attribution not in (None, "aidge", "unknown") or not b.category:
@@ -100,7 +100,6 @@ def _verdict_id(b: Blocker) -> str | None:
     """The id of the record the verdict alone gives (category, message, phase, operator): no
     reproducer, so it may differ from the ledger's where the ledger reads the reproducer (a
     value mismatch's first diverging node)."""
-    from ..registry.identify import identify
     from ..reporting.ledger import is_aidge_finding
 
     record = {"category": b.category, "error": b.message, "phase": b.phase, "backend": "cpu",
@@ -115,7 +114,6 @@ def ledger_titles(ledger: str | Path | None) -> dict[str, str]:
     its id and the key."""
     if not ledger:
         return {}
-    from ..reading import UnsafeInputError, read_user_json
 
     try:  # the suite's reading policy: a regular file, bounded, no link out, no FIFO to hang on
         data = read_user_json(ledger)

@@ -5,8 +5,13 @@ failure of either the model's (:class:`ModelError`); shapes and dtypes parsed
 (:func:`check_input_size`, :func:`check_timeout`), the seeded inputs (:func:`make_inputs`)."""
 from __future__ import annotations
 
+import importlib
+import math
+import os
 import re
 from typing import Any, Sequence
+
+from ..errors import AidgeCrash
 
 
 class ModelError(Exception):
@@ -48,8 +53,6 @@ def input_bytes_limit() -> int:
     """The most bytes the inputs of a check may take: 1/:data:`INPUT_MEMORY_SHARE` of a check
     child's memory bound (:func:`interop.equivalence.isolation_memory.memory_bound`,
     ``INTEROP_CASE_MEMORY``; half the physical memory by default or when the bound is off)."""
-    import os
-
     from ..equivalence.isolation_memory import memory_bound
 
     bound = memory_bound()
@@ -65,8 +68,6 @@ def check_input_size(shapes: Sequence[Sequence[int]], dtypes: Sequence[Any] | No
     """A ValueError naming the shape when an input's element count (or all of them together) is
     past :func:`input_bytes_limit` at :data:`INPUT_ELEMENT_BYTES` an element (more where the dtype
     is wider): one line, before torch is asked for the memory."""
-    import math
-
     limit = input_bytes_limit()
     dtypes = list(dtypes or [])
     total = 0
@@ -88,8 +89,6 @@ def check_input_size(shapes: Sequence[Sequence[int]], dtypes: Sequence[Any] | No
 def check_timeout(timeout: Any) -> float | None:
     """``timeout`` as seconds (None: none), else a ValueError: a number, finite and > 0 (before:
     -5 or nan made every child 'time out' at once, a false Aidge hang with a defect id)."""
-    import math
-
     if timeout is None:
         return None
     try:
@@ -103,8 +102,6 @@ def check_timeout(timeout: Any) -> float | None:
 
 def _resolve_factory(spec: str):
     """``"package.module:factory"`` -> the object it names (the module imported)."""
-    import importlib
-
     if ":" not in spec:
         raise ValueError(f"the model is module:factory (a callable returning an nn.Module), not {spec!r}")
     module_name, _, attr = spec.partition(":")
@@ -153,8 +150,6 @@ def _not_picklable(exc: BaseException) -> bool:
 
 def _died(exc: BaseException, what: str, timeout: float | None) -> ModelError | None:
     """A :class:`ModelError` for ``what`` when ``exc`` is a child that hung or died, else None."""
-    from ..errors import AidgeCrash
-
     if not isinstance(exc, AidgeCrash):
         return None
     if exc.timed_out:

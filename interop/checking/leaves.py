@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Sequence
 
+from ..stages import stage
 from .inputs import ModelError, _died, _first_line, _not_picklable, _shapes_text
 
 
@@ -123,7 +124,6 @@ def _backward_runs(module, args, backend: str = "cpu", exporter: str | None = No
     from ..bridge.value_check import checks_deferred
     from ..equivalence.policy import output_gradients
     from ..equivalence.callable_module import as_module
-    from ..stages import stage
     from torch.utils import _pytree as pytree
 
     wrapped, tensors = as_module(module, args, {})

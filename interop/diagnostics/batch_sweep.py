@@ -10,11 +10,20 @@ Used by ``tests/unit/test_fidelity.py`` (no silent wrong answer, no crash) and q
 """
 from __future__ import annotations
 
+import argparse
 import dataclasses
 from typing import Callable
 
 import torch
 from torch import nn
+
+from ..equivalence.callable_module import as_module, other_inputs
+from ..equivalence.isolation import run_isolated
+from ..errors import AidgeCrash
+from ..oracle.outputs import compare_outputs
+from ..oracle.tolerance import SWEEP_SCREEN
+from ..zoo.architectures import ARCHITECTURES
+from ..zoo.models import MODEL_CASES, build_model
 
 __all__ = ["SweepRow", "sweep_model", "sweep_isolated", "sweep_architecture", "sweep_architecture_isolated", "decoder_graphs", "zoo_graphs", "main"]
 
@@ -80,16 +89,11 @@ def decoder_graphs() -> list[tuple[str, Callable[[], nn.Module], tuple[int, ...]
 
 
 def zoo_graphs() -> list[tuple[str, Callable[[], nn.Module], tuple[int, ...]]]:
-    from ..zoo.models import MODEL_CASES, build_model
-
     return [(spec["name"], (lambda spec=spec: build_model(spec["model"])), tuple(spec["input_size"]))
             for spec in MODEL_CASES]
 
 
 def _outcome(fn) -> tuple[str, str]:
-    from ..oracle.outputs import compare_outputs
-    from ..oracle.tolerance import SWEEP_SCREEN
-
     try:
         got, want = fn()
     except Exception as exc:  # noqa: BLE001 - a loud error is an acceptable answer
@@ -137,9 +141,6 @@ def sweep_model(name: str, factory: Callable[[], nn.Module], size: tuple[int, ..
 
 def sweep_isolated(name: str, factory, size, **kwargs) -> SweepRow:
     """:func:`sweep_model` in a forked child: a crash is a ``CRASH`` row, not the end."""
-    from ..equivalence.isolation import run_isolated
-    from ..errors import AidgeCrash
-
     try:
         return run_isolated(sweep_model, name, factory, size, timeout=600, **kwargs)
     except AidgeCrash as exc:  # the child died: a CRASH row
@@ -207,9 +208,6 @@ def sweep_architecture(arch, *, exporter: str | None = None) -> SweepRow:
 
 def sweep_architecture_isolated(arch, **kwargs) -> SweepRow:
     """:func:`sweep_architecture` in a forked child (a crash is a ``CRASH`` row)."""
-    from ..equivalence.isolation import run_isolated
-    from ..errors import AidgeCrash
-
     try:
         return run_isolated(sweep_architecture, arch, timeout=900, **kwargs)
     except AidgeCrash as exc:
@@ -225,7 +223,6 @@ def sweep_moduleinfo_case(case) -> SweepRow:
     ``verify``'s second call does), each forward compared with torch's on the same call."""
     from ..bridge import wrap
     from ..cases.moduleinfo import moduleinfo_sample
-    from ..equivalence.callable_module import other_inputs, as_module
 
     module, args, kwargs = moduleinfo_sample(case)
     fn, tensors = as_module(module, args, kwargs)
@@ -253,9 +250,6 @@ def sweep_moduleinfo_case(case) -> SweepRow:
 
 def sweep_moduleinfo_isolated(case) -> SweepRow:
     """:func:`sweep_moduleinfo_case` in a forked child (a crash is a ``CRASH`` row)."""
-    from ..equivalence.isolation import run_isolated
-    from ..errors import AidgeCrash
-
     try:
         return run_isolated(sweep_moduleinfo_case, case, timeout=300)
     except AidgeCrash as exc:
@@ -281,8 +275,6 @@ def main(argv: list[str] | None = None) -> int:
     """``python -m interop.diagnostics.batch_sweep`` (the zoo and the decoder graphs) or
     ``--architectures [NAME ...]`` (the 40 architectures, or those named: wrapped at the example
     call, called at the same batch, at batch+1 and on a second input)."""
-    import argparse
-
     parser = argparse.ArgumentParser(prog="python -m interop.diagnostics.batch_sweep")
     parser.add_argument("--architectures", nargs="*", default=None, metavar="NAME",
                         help="sweep the architectures (all when no name is given) instead of the zoo")
@@ -297,8 +289,6 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(sweep_moduleinfo_isolated(case))
             print(format_table(rows[-1:]).splitlines()[2:][:3], flush=True)
     elif options.architectures is not None:
-        from ..zoo.architectures import ARCHITECTURES
-
         wanted = set(options.architectures)
         unknown = wanted - {a.name for a in ARCHITECTURES}
         if unknown:

@@ -22,6 +22,7 @@ from .. import equivalence as compare  # the comparator (interop.equivalence re-
 from ..bridge import runtime as aidge_runtime
 from ..errors import ShapeSpecializedError
 from .model_io import batch_size, call_model, clone_tensors, iter_tensors, map_tensors, slice_batch
+from ..bridge.cuda import cuda_available
 
 __all__ = ["CHECKS", "CheckResult", "parity_devices"]
 
@@ -260,8 +261,6 @@ class CheckRunner:
         problems = []
         for target in targets:
             if target == "cuda":
-                from ..bridge.cuda import cuda_available
-
                 ok, reason = cuda_available()
                 if not ok:
                     return CheckResult("device_parity", SKIP, f"Aidge backend 'cuda' unavailable: {reason}")

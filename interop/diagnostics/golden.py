@@ -20,10 +20,12 @@ import json
 import re
 from pathlib import Path
 from typing import Any
+import sys
 
 import numpy as np
 
 from .. import equivalence as compare  # the comparator (interop.equivalence re-exports it)
+from ..reading import UnsafeInputError, read_user_json
 
 __all__ = ["GoldenFile", "GoldenMismatch", "GoldenMissing", "golden_path", "flatten_outputs",
            "FORMAT_VERSION"]
@@ -109,7 +111,6 @@ class GoldenFile:
                 f"golden reference missing for {self.test_id or self.path.stem}: {', '.join(missing)}\n"
                 "write it with: pytest --torch-update-golden --torch-device=cpu "
                 + (self.test_id or ""))
-        from ..reading import UnsafeInputError, read_user_json
 
         try:  # the reading policy (interop.reading): a regular file, size and nesting limits
             meta = read_user_json(self.meta_path)
@@ -170,8 +171,6 @@ class GoldenFile:
 
 
 def _versions() -> dict[str, str]:
-    import sys
-
     versions = {"numpy": np.__version__}
     torch = sys.modules.get("torch")
     if torch is not None:

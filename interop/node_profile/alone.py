@@ -11,6 +11,10 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..bridge.runtime import quiet_aidge
+from ..oracle.tolerance import STAND_IN_SCREEN
+from ..reproducers.aidge import load_in_aidge
+from ..reproducers.reduce import ort_values, single_node_model
 from .forward import _attributes
 from .records import _data_inputs, _feeds, _named, _one_openmp_thread, _ort_options
 
@@ -193,8 +197,6 @@ def _node_alone(proto, inputs, node_name: str):
     the full graph on ``inputs`` (onnxruntime's): the node, then ``(model, data_inputs, arrays,
     expected)`` of the reproducer's :func:`~interop.reproducers.reduce.single_node_model`; a
     KeyError when the graph has no such node."""
-    from ..reproducers.reduce import ort_values, single_node_model
-
     named = _named(proto)
     feeds = _feeds(named, inputs)
     node = next((n for n in named.graph.node if n.name == node_name), None)
@@ -219,9 +221,6 @@ def time_node_alone(proto, node_name: str, inputs, *, rounds: int = ALONE_ROUNDS
     import onnxruntime as ort
     import torch
 
-    from ..bridge.runtime import quiet_aidge
-    from ..reproducers.aidge import load_in_aidge
-
     node, model, data_inputs, arrays, expected = _node_alone(proto, inputs, node_name)
     names = [getattr(i, "name", i) for i in data_inputs]
     one = dict(zip(names, [np.ascontiguousarray(a) for a in arrays]))
@@ -238,7 +237,6 @@ def time_node_alone(proto, node_name: str, inputs, *, rounds: int = ALONE_ROUNDS
             with torch.no_grad():
                 got = equivalent[0]()
             ref = np.asarray(expected[0]) if expected else None
-            from ..oracle.tolerance import STAND_IN_SCREEN
 
             if ref is None or tuple(got.shape) != ref.shape or not np.allclose(
                     got.numpy(), ref, rtol=STAND_IN_SCREEN.rtol, atol=STAND_IN_SCREEN.atol):

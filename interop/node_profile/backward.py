@@ -13,6 +13,9 @@ from typing import Any, Sequence
 from .forward import _per_node
 from .records import (DEFAULT_MAX_S, DEFAULT_ROUNDS, DEFAULT_TOP, DEFAULT_WARMUP, MIN_ROUNDS,
                                    _one_openmp_thread, _spread, parse_scheduling_diagram)
+from ..bridge.ort import aidge_node_indices
+from ..bridge.runtime import quiet_aidge
+from ..equivalence.callable_module import as_module
 
 def profile_backward(model, args: Sequence, kwargs: dict | None = None, *, name: str = "",
                      rounds: int = DEFAULT_ROUNDS, warmup: int = DEFAULT_WARMUP, max_s: float = DEFAULT_MAX_S,
@@ -32,7 +35,6 @@ def profile_backward(model, args: Sequence, kwargs: dict | None = None, *, name:
 
     from ..bridge.onnx_export_state import preserved_state
     from ..bridge.wrapping import wrap
-    from ..equivalence.callable_module import as_module
 
     args = list(args)
     if args and all(isinstance(a, (tuple, list)) and all(isinstance(d, int) for d in a) for a in args):
@@ -75,8 +77,6 @@ def profile_backward(model, args: Sequence, kwargs: dict | None = None, *, name:
                 t0 = time.thread_time()
                 torch.autograd.backward(out_torch, grads, retain_graph=True)
                 return time.thread_time() - t0
-
-            from ..bridge.runtime import quiet_aidge
 
             with quiet_aidge(), _one_openmp_thread():
                 for _ in range(warmup):
@@ -143,6 +143,4 @@ def profile_backward(model, args: Sequence, kwargs: dict | None = None, *, name:
 
 
 def _aidge_names_of(proto) -> dict[str, int]:
-    from ..bridge.ort import aidge_node_indices
-
     return aidge_node_indices(proto)

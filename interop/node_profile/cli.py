@@ -5,15 +5,19 @@ the slow nodes timed alone and written as timing reproducers, the tables printed
 ``node-profile/`` (docs/node-profile.md)."""
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import os
+import platform
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from ..zoo.architectures import ARCHITECTURES, architecture
 from .alone import ALONE_ROUNDS, time_node_alone, write_timing_reproducer
 from .backward import profile_backward
 from .forward import profile_onnx
@@ -51,8 +55,6 @@ def _zoo_targets(names: list[str] | None):
 
 
 def _architecture_targets(names: list[str]):
-    from ..zoo.architectures import architecture
-
     for arch_name in names:
         def make(arch_name=arch_name):
             arch = architecture(arch_name)
@@ -62,8 +64,6 @@ def _architecture_targets(names: list[str]):
 
 
 def main(argv: list[str] | None = None) -> int:
-    import argparse
-
     parser = argparse.ArgumentParser(prog="python -m interop.node_profile",
                                      description="Per-node profile of the zoo's models (and architectures): Aidge's "
                                                  "scheduling records against onnxruntime's profiler, one thread each.")
@@ -103,14 +103,10 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     models = None if args.models is None else [] if args.models == "none" else args.models.split(",")
     if args.architectures == "all":
-        from ..zoo.architectures import ARCHITECTURES
-
         arch_names = [a.name for a in ARCHITECTURES]
     else:
         arch_names = [a for a in args.architectures.split(",") if a]
     targets = list(_zoo_targets(models)) + list(_architecture_targets(arch_names))
-    import platform
-    import subprocess
 
     def uptime_now() -> str:
         return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip() if shutil.which("uptime") else ""

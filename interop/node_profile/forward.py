@@ -16,6 +16,10 @@ from typing import Any
 from .records import (DEFAULT_MAX_S, DEFAULT_ROUNDS, DEFAULT_TOP, DEFAULT_WARMUP, MIN_ROUNDS,
                                    _data_inputs, _feeds, _named, _one_openmp_thread, _ort_options, _spread,
                                    parse_ort_profile, parse_scheduling_diagram)
+from ..bridge.ort import aidge_node_indices
+from ..bridge.runtime import quiet_aidge
+from ..reproducers.aidge import load_in_aidge
+from ..reproducers.reduce import session_feeds
 
 def _match(aidge_name: str, names: dict[str, int]) -> int | None:
     if aidge_name in names:
@@ -37,11 +41,6 @@ def profile_onnx(proto, inputs, *, name: str = "", rounds: int = DEFAULT_ROUNDS,
     beside Aidge/onnxruntime). See the module's docstring for what each figure is. Raises
     :class:`interop.reproducers.aidge.AidgeRefused` when Aidge cannot import or compile it."""
     import onnxruntime as ort
-
-    from ..bridge.ort import aidge_node_indices
-    from ..bridge.runtime import quiet_aidge
-    from ..reproducers.aidge import load_in_aidge
-    from ..reproducers.reduce import session_feeds
 
     proto = _named(proto)
     feeds = _feeds(proto, inputs)

@@ -15,6 +15,8 @@ from typing import Sequence
 
 import numpy as np
 
+from ..threads_policy import loaded_openmp_runtimes
+
 #: interleaved rounds per model (each: one Aidge call, one profiled and one optimised onnxruntime call)
 DEFAULT_ROUNDS = 21
 #: calls of each side before the rounds (allocations, first-call dims, onnxruntime's arenas)
@@ -102,8 +104,6 @@ def _feeds(proto, inputs) -> dict[str, np.ndarray]:
 def _one_openmp_thread():
     """Every loaded GNU OpenMP runtime's team size at one for this thread; restored on exit.
     Yields the basenames of the runtimes set."""
-    from ..threads_policy import loaded_openmp_runtimes
-
     done = []
     for path in loaded_openmp_runtimes():
         try:

@@ -3,6 +3,7 @@ onnxruntime on a node, grouped by operator, attributes and input shapes over the
 the defect ledger knows them by (:func:`slow_signature`, :func:`slow_id`)."""
 from __future__ import annotations
 
+import hashlib
 import json
 import statistics
 from typing import Any
@@ -36,8 +37,6 @@ def slow_signature(entry: dict[str, Any]) -> dict[str, Any]:
 def slow_id(entry: dict[str, Any]) -> str:
     """The ledger id (``D-xxxxxxxx``) of a :func:`slow_nodes` entry: the hash of its signature, as
     :func:`interop.registry.identify.defect_id` hashes every defect's (a test holds them equal)."""
-    import hashlib
-
     return "D-" + hashlib.sha1(json.dumps(slow_signature(entry), sort_keys=True).encode()).hexdigest()[:8]
 
 

@@ -17,6 +17,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from ..env import read
+
 
 __all__ = ["aidge_file_rows", "format_aidge_files", "PREFIX"]
 
@@ -28,7 +30,6 @@ def _known_stems() -> set[str]:
     spec = importlib.util.find_spec("aidge_benchmark")
     if spec is not None and spec.submodule_search_locations:
         folders += [Path(p) / "operations_config" for p in spec.submodule_search_locations]
-    from ..env import read
 
     if (chosen := read("INTEROP_AIDGE_CONFIGS")) is not None:
         folders.append(chosen)

@@ -23,6 +23,8 @@ from typing import Any, Iterable, Mapping, Sequence
 from ..backends import BACKENDS  # the backends a column can hold, in column order
 from ..reading import UnreadableInput
 from ..records.sources import case_id, operator_of
+from ..env import read
+from ..records.store import RECORDS_FILE, load_run
 
 __all__ = ["BACKENDS", "SUITES", "backend_of", "latest_runs", "backend_matrix", "format_backend_matrix", "main"]
 
@@ -39,7 +41,6 @@ def backend_of(pytest_args: Sequence[str], env: Mapping[str, str]) -> str:
             return arg.split("=", 1)[1].strip().lower()
         if arg == "--backend" and i + 1 < len(args):
             return args[i + 1].strip().lower()
-    from ..env import read
 
     return read("INTEROP_BACKEND", env)
 
@@ -131,8 +132,6 @@ def load_runs(run_dirs: Mapping[str, Path]) -> dict[str, tuple[str, list[dict[st
     """Each run's rows (backend -> (run name, its records)). A run that wrote no records (an
     older suite's, or one without the interop plugin) is :class:`UnreadableInput`, naming the
     path of its ``records.jsonl``: its ``pytest.txt`` is not read back."""
-    from ..records.store import RECORDS_FILE, load_run
-
     out = {}
     for backend, run_dir in run_dirs.items():
         run = load_run(run_dir)

@@ -16,6 +16,9 @@ import torch
 import interop.bridge  # noqa: F401  (imported by asv's fork server: forks start warm)
 from interop.cases.case import Case
 from interop.equivalence import policy, timing
+from interop.bridge import runtime as rt
+from interop.cases.architectures import architecture_of
+from interop.equivalence.verdict import as_module
 
 
 def warm_up() -> None:
@@ -24,7 +27,6 @@ def warm_up() -> None:
     which torch loads on the first TRAINING export and on the first backward with explicit
     gradients). Single-threaded work only (no OpenMP pool exists before the fork). A CUDA
     backend is not loaded (CUDA must not be initialised before a fork)."""
-    from interop.bridge import runtime as rt
     from interop.bridge.onnx_export import export_to_onnx
 
     rt.aidge_core(), rt.aidge_onnx(), rt.load_backend("cpu")  # (no aidge_learning: no optimiser here)
@@ -54,9 +56,6 @@ def _architecture_call(case: Case):
     the zoo's architectures and the shared-tensor models): the model in the case's mode, called as
     its example call binds it, with its tensor arguments (token ids included) as the module's
     inputs (:func:`interop.equivalence.verdict.as_module`)."""
-    from interop.cases.architectures import architecture_of
-    from interop.equivalence.verdict import as_module
-
     arch = architecture_of(case)
     model = arch.build().train(bool(case.training))
     args, kwargs = arch.inputs()

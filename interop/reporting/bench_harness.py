@@ -62,12 +62,15 @@ import torch
 # absolute imports: benchmarks/harness.py loads this file by its path where the installed
 # interop is another commit's (asv benchmarking an earlier commit)
 import interop.bridge  # noqa: F401  (imported by asv's fork server: forks start warm)
-from interop.bridge.value_check import checks_deferred
+from interop.bridge.value_check import ValueMismatchError, checks_deferred
 from interop.cases.case import PHASES as _ALL_PHASES
 from interop.cases.case import Case
 from interop.cases.expected_failures import expected_failure
 from interop.equivalence import policy, timing
 from interop.errors import AidgeNotImplementedError, UnsupportedOperatorError
+from interop.bridge.known_defects import KnownDefectError
+from interop.cases import ConfigError, catalog
+from interop.cases.architectures import architecture_cases
 
 
 def _beside(name: str):
@@ -158,8 +161,6 @@ def _config_error_case(name: str, exc: Exception) -> Case:
 def _operator_cases(backend: str = BACKEND) -> list[Case]:
     """Every operator case for ``backend``; one bad configuration costs its own operator only
     (:func:`_config_error_case`)."""
-    from interop.cases import ConfigError, catalog
-
     out = []
     for name in catalog.OPERATOR_CONFIGS:
         try:
@@ -170,11 +171,7 @@ def _operator_cases(backend: str = BACKEND) -> list[Case]:
 
 
 def _kind_cases(kind: str, backend: str) -> list[Case]:
-    from interop.cases import catalog
-
     if kind == "architecture":
-        from interop.cases.architectures import architecture_cases
-
         return architecture_cases(backend=backend)
     return _operator_cases(backend) if kind == "operator" else catalog.model_cases(backend=backend)
 
@@ -369,9 +366,6 @@ def _bridge_checked_once(case: Case, phase: str, bridge_call: Callable[[], Any])
     ``wrap`` gets, at the bridge's tolerances, which can be stricter than the case's), the
     returned call raises :class:`PrecheckFailed` with that message: ``time_bridge`` fails for
     this case alone."""
-    from interop.bridge.known_defects import KnownDefectError
-    from interop.bridge.value_check import ValueMismatchError
-
     try:
         bridge_call()
     except (ValueMismatchError, KnownDefectError) as exc:

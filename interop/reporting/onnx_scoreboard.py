@@ -26,8 +26,12 @@ import sys
 from pathlib import Path
 from typing import Any, Iterable
 
+from ..cases.case import Case
+from ..cases.expected_failures import expected_failure
+from ..records.store import write_atomically
 from . import text_escape
 from .pages import render
+from .porting import defects_by_case, link_run_pages, load_defects
 
 __all__ = ["scoreboard", "render_markdown", "render_html", "write_scoreboard", "main", "CONFORMANCE_FILES"]
 
@@ -40,9 +44,6 @@ _FAILED = ("failed", "xfailed", "error")
 def _defect_of(record: dict) -> str | None:
     """The ledger defect of a failed case: its table row's ``defect`` (None without a row, or a row
     naming none)."""
-    from ..cases.case import Case
-    from ..cases.expected_failures import expected_failure
-
     operator, label = record.get("operator") or "", record.get("case_key") or record.get("label") or ""
     if not operator or not label:
         return None
@@ -170,9 +171,6 @@ def write_scoreboard(run_dir: Path, records: Iterable[dict] | None = None, *, li
     defect named by the run's ledger (RUN_DIR/defects.json, written before) and linked to its row of
     defects.html; without a ledger, the table rows' defects, unlinked. Nothing written (returns [])
     when the records hold no case of the source."""
-    from ..records.store import write_atomically
-    from .porting import defects_by_case, load_defects
-
     run_dir = Path(run_dir)
     if records is None:
         records = [json.loads(line) for line in (run_dir / "records.jsonl").read_text(encoding="utf-8").splitlines()
@@ -204,7 +202,6 @@ def main(argv: list[str] | None = None) -> int:
     if not written:
         sys.stderr.write(f"{text_escape.terminal(args[0])}: no case of the ONNX backend tests (kind onnx_backend)\n")
         return 1
-    from .porting import link_run_pages
 
     link_run_pages(Path(args[0]))  # the run's other pages link the scoreboard now
     sys.stdout.write("".join(f"{text_escape.terminal(p)}\n" for p in written))

@@ -47,6 +47,7 @@ from .models import PortingRow, checked_all, page_entries
 # the links between a run's pages moved to .pages (NAV_OPTIONAL, nav_html: said here still)
 from .pages import NAV, NAV_OPTIONAL, macro, nav_html, render  # noqa: F401
 from .text_escape import terminal
+from ..records.store import load_run, write_atomically
 
 __all__ = ["porting_table", "format_markdown", "format_html", "write_porting", "PORTING_FILES", "main",
            "node_operator", "unsupported_ops", "defects_by_case", "load_defects", "attach_defects", "nav_html",
@@ -347,8 +348,6 @@ def link_run_pages(directory: Path) -> None:
     """Each run page in ``directory`` links only the run pages that are there: a run folder's writers
     (``interop.reporting.run``, the ledger's rebuild) call it once its pages are written, so that every
     link of a run folder resolves. A link in place of a page is left alone."""
-    from ..records.store import write_atomically
-
     directory = Path(directory)
     pages = [directory / page for page, _ in NAV]
     present = {p.name for p in pages if p.is_file() and not p.is_symlink()}
@@ -398,8 +397,6 @@ def write_porting(directory: Path, table: dict[str, Any], *, lines: Iterable[str
                   defects: list[dict[str, Any]] | None = None) -> list[Path]:
     """``porting.json`` / ``.md`` / ``.html`` into ``directory``, each written atomically; rows link
     the ledger's entries (``defects``, else ``defects.json`` in ``directory`` when there is one)."""
-    from ..records.store import write_atomically
-
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     lines = list(lines)
@@ -414,8 +411,6 @@ def write_porting(directory: Path, table: dict[str, Any], *, lines: Iterable[str
 
 
 def _records_of(run_dir: Path) -> list[dict[str, Any]]:
-    from ..records.store import load_run
-
     run = load_run(run_dir)
     if run is None:
         raise FileNotFoundError(f"{run_dir}: no records.jsonl (run the suite with --records {run_dir})")

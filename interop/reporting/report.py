@@ -24,16 +24,17 @@ Nothing here prints or writes files.
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import math
 import statistics
 from typing import Any, Iterable
 
+from ..categories import CATEGORY_TABLE, kind_of
+from ..records.benchmarks import BenchData, MIN_ROBUST_SAMPLES, number_or_none
+from ..records.sources import NOT_AIDGE, operator_of, per_source, source_of
+from ..records.store import COUNTED_OUTCOMES as OUTCOMES, RunRecords, check_counts, records_counts
 from .aidge_files import aidge_file_rows
 from .asv_results import AsvRatios
-from ..records.benchmarks import MIN_ROBUST_SAMPLES, BenchData, number_or_none
-from ..records.store import COUNTED_OUTCOMES as OUTCOMES, RunRecords, check_counts, records_counts
-from ..categories import CATEGORY_TABLE, kind_of
-from ..records.sources import NOT_AIDGE, operator_of, per_source, source_of
 
 __all__ = ["build_report", "row_of", "TextRun", "MIN_ROBUST_SAMPLES"]
 
@@ -382,8 +383,6 @@ def _skips(rows: list[dict[str, Any]], skip_lines: list[dict[str, Any]] | None) 
 
 
 def _duration(session: dict[str, Any]) -> float | None:
-    import datetime
-
     try:
         start = datetime.datetime.fromisoformat(str(session["started"]))
         end = datetime.datetime.fromisoformat(str(session["finished"]))

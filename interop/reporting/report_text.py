@@ -2,14 +2,15 @@
 returns, one section per question. Nothing here prints or writes files."""
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ..import_gaps import onnx_ops_named
+from ..records.store import COUNTED_OUTCOMES as OUTCOMES
 from .aidge_files import format_aidge_files
-from .text_escape import controls
 from .backends import format_backend_matrix
 from .history import format_trend
-from ..records.store import COUNTED_OUTCOMES as OUTCOMES
+from .text_escape import controls
 
 __all__ = ["format_report", "format_summary", "sig3", "escape_controls"]
 
@@ -38,8 +39,6 @@ def _fmt_ratio(x: float | None) -> str:
 def sig3(x: float) -> str:
     """``x`` with 3 significant digits, never in scientific notation (``1357`` -> ``1360``,
     ``0.2674`` -> ``0.267``; ``x1.36e+03`` used to appear in the report)."""
-    import math
-
     if x == 0 or not math.isfinite(x):
         return f"{x:g}"
     digits = math.floor(math.log10(abs(x)))

@@ -10,24 +10,24 @@ import json
 import os
 from pathlib import Path
 
-from .asv_results import load_asv_ratios
-from .ledger import ledger_summary, write_ledger
-from .backends import backend_matrix, latest_runs, load_runs
+from ..reading import MAX_LOG_BYTES, UnreadableInput, UnsafeInputError, confined, json_lines, read_confined
 from ..records.benchmarks import parse_benchmarks
-from ..reading import UnreadableInput, UnsafeInputError, confined, json_lines
 from ..records.store import write_atomically
 from ..records.store import RECORDS_FILE, RunRecords, load_run
+from .asv_results import load_asv_ratios
+from .backends import backend_matrix, latest_runs, load_runs
 from .history import HISTORY_FILE, compare, history_entry, load_history, previous_entry, release_changes
+from .ledger import ledger_summary, write_ledger
+from .onnx_scoreboard import write_scoreboard
+from .porting import headline as headline_of
+from .porting import link_run_pages, porting_table, write_porting
 from .report import build_report
 from .report_text import format_report
-from .porting import headline as headline_of
-from .onnx_scoreboard import write_scoreboard
-from .porting import link_run_pages, porting_table, write_porting
-from .support import headline, support_matrix, write_support
-from .triage_propose import propose as propose_table_changes
-from .triage_apply import write_proposal
-from .run_folder import WRITE_ERRNOS
 from .run_faults import _fault_causes, _fault_report
+from .run_folder import WRITE_ERRNOS
+from .support import headline, support_matrix, write_support
+from .triage_apply import write_proposal
+from .triage_propose import propose as propose_table_changes
 
 #: the run's proposed changes to the expected-failure table (:mod:`.triage_propose`): a folder of the run
 TRIAGE_DIR = "triage"
@@ -197,8 +197,6 @@ def _run_file(path: Path, run_dir: Path, problems: list[str]) -> str | None:
     of the run's files (:func:`interop.reading.confined`: a regular file inside the run, never a
     FIFO, which hung the report, nor a link) and :data:`interop.reading.MAX_LOG_BYTES`; None when it
     is absent, or refused (``path: why`` added to ``problems``)."""
-    from ..reading import MAX_LOG_BYTES, read_confined
-
     if not os.path.lexists(path):
         return None
     try:

@@ -9,6 +9,7 @@ import signal
 from pathlib import Path
 
 from ..records.store import write_atomically
+from .report_text import escape_controls
 from .run_folder import _remove_partials
 
 
@@ -55,8 +56,6 @@ def _fault_report(run_dir: Path, why: str, causes: list[str],
     """The report of a run of which nothing can be read: marked incomplete (never read as a clean
     run), what ended it, and pytest's own last lines (its error: ``INTEROP_SHARD`` malformed, an
     unknown option...), control characters escaped."""
-    from .report_text import escape_controls
-
     tail: list[str] = []
     console = run_dir / "pytest.txt"
     with contextlib.suppress(OSError):

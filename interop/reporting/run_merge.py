@@ -10,8 +10,10 @@ import os
 import re
 from pathlib import Path
 
-from ..reading import UnsafeInputError, confined
-from ..records.store import SCHEMA, RunRecords, disagreements, load_run, outcome_of_reports, records_counts, write_run
+from ..env import parse_k_of_n
+from ..reading import UnsafeInputError, confined, read_confined_json
+from ..records.store import (MAX_RECORDS_BYTES, RECORDS_FILE, RunRecords, SCHEMA, disagreements, load_run,
+                             outcome_of_reports, records_counts, write_run)
 from .run_merge_bundles import MERGED_BUNDLES_DIR, _rebuild_bundles
 
 
@@ -58,8 +60,6 @@ class MergeSource:
 
 def _source_commit(path: Path, problems: list[str]) -> str | None:
     """The commit a run was made at: its run.json's ``commit``, else its directory's name."""
-    from ..reading import read_confined_json
-
     meta = path / "run.json"
     if os.path.lexists(meta):
         try:
@@ -78,8 +78,6 @@ def _source_commit(path: Path, problems: list[str]) -> str | None:
 def load_merge_source(path: Path) -> MergeSource:
     """One source of a merge, read under the rules of :mod:`interop.records.store` (a link out,
     a FIFO, a field of the wrong type: named in its problems, never a traceback)."""
-    from ..records.store import MAX_RECORDS_BYTES, RECORDS_FILE
-
     unreadable = None
     records = path / RECORDS_FILE
     if os.path.lexists(records):
@@ -100,8 +98,6 @@ def load_merge_source(path: Path) -> MergeSource:
                 for k, v in (session.get("versions") or {}).items() if k in MERGE_VERSIONS}
     shard = None
     if session.get("shard") is not None:
-        from ..env import parse_k_of_n
-
         try:
             shard = parse_k_of_n(str(session["shard"]), f"{path / 'session.json'}: key 'shard'")
         except ValueError as exc:

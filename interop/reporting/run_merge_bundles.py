@@ -7,7 +7,7 @@ import contextlib
 import os
 from pathlib import Path
 
-from ..reading import UnsafeInputError, confined
+from ..reading import UnsafeInputError, confined, read_confined
 from ..records.store import write_atomically
 
 
@@ -43,7 +43,6 @@ def _rebuild_bundles(source: Path, records: list[dict], root: Path, run_dir: Pat
     then says the bundle cannot be read). Every path lies in ``source`` and in ``run_dir``
     (:func:`interop.reading.confined`)."""
     from ..reproducers.script import repro_script, script_settings
-    from ..reading import read_confined
     from .defect_issue_script import _BODY_MARK
 
     for rel in _bundle_folders(records):

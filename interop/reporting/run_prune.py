@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -61,8 +62,6 @@ def prune_runs(results: Path, keep: int) -> tuple[list[str], list[str]]:
     their UTC time) and :func:`_protected_runs`. Only finished runs (a readable ``run.json``) are
     removed: a run without one is running (or was killed before its report) and is left, as is
     anything that is not a plain folder (a link). Returns (removed, left because unfinished)."""
-    import shutil
-
     runs = results / "runs"
     if not runs.is_dir() or runs.is_symlink():
         return [], []

@@ -29,6 +29,7 @@
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import signal
 import subprocess
@@ -274,8 +275,6 @@ def _libc_prctl():
     if not sys.platform.startswith("linux"):
         return None
     try:
-        import ctypes
-
         return ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, AttributeError):
         return None
@@ -287,7 +286,6 @@ def subreaper_state() -> bool | None:
     prctl = _libc_prctl()
     if prctl is None:
         return None
-    import ctypes
 
     flag = ctypes.c_int(0)
     if prctl(_PR_GET_CHILD_SUBREAPER, ctypes.byref(flag), 0, 0, 0) != 0:
@@ -337,8 +335,6 @@ def child_setup(parent: int):
     prctl = None
     if sys.platform.startswith("linux"):  # looked up here: nothing is imported in the forked child
         try:
-            import ctypes
-
             prctl = ctypes.CDLL(None, use_errno=True).prctl
         except (OSError, AttributeError):
             prctl = None

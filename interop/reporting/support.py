@@ -27,8 +27,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Iterable
 
+from ..records.store import write_atomically
 from .models import SupportCell, checked, checked_all, page_entries
 from .pages import render
+from .porting import defects_by_case, load_defects, node_operator
 
 __all__ = ["support_matrix", "operator_status", "headline", "write_support", "format_markdown", "format_html",
            "SUPPORT_FILES", "load_support"]
@@ -72,8 +74,6 @@ def _aidge_name(rec: dict[str, Any]) -> str | None:
     """The operator a failure names, as the porting table names it (the node's own: the bridge's,
     the import gap's, the ONNX checker's; else the table row's), but not the torch function's own
     name that an expected-failure row carries (``index_select`` for ``torch.index_select``)."""
-    from .porting import node_operator
-
     name = node_operator(rec)["operator"]
     torch_name = str(rec.get("torch_op") or rec.get("operator") or "").rsplit(".", 1)[-1]
     if name and name == torch_name and name[:1].islower():
@@ -259,10 +259,6 @@ def format_html(matrix: dict[str, Any], *, title: str = "Aidge support matrix", 
 
 def write_support(directory: Path, matrix: dict[str, Any], *, lines: list[str] = (), meta: dict | None = None) -> list[Path]:
     """``support.json`` / ``.md`` / ``.html`` into ``directory``, each written atomically."""
-    from ..records.store import write_atomically
-
-    from .porting import defects_by_case, load_defects
-
     directory = Path(directory)
     # the run's ledger (written before the matrix): each cell names the defects of its failing cases
     by_case = defects_by_case(load_defects(directory))

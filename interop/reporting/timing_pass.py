@@ -39,12 +39,17 @@ of calls, an operator case's 0.15 s (:data:`BUDGET_S`); the whole pass at most
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import statistics
 import sys
 import time
 from pathlib import Path
+
+from ..bridge.runtime import quiet_aidge
+from ..records.benchmarks import parse_benchmarks
+from ..records.store import write_atomically
 
 #: the module that builds and times a case: asv's harness, in the package
 HARNESS = "interop.reporting.bench_harness"
@@ -67,8 +72,6 @@ def wanted(bench_text: str, source: str) -> list[tuple[str, str, str]]:
     """(kind, name, phase) of every timed phase of the run's benchmark lines: the models first,
     then the operator cases from the largest in-run ratio down (when the pass runs out of time,
     what it leaves is what the run found fastest)."""
-    from ..records.benchmarks import parse_benchmarks
-
     data = parse_benchmarks(bench_text, source=source)
     out = []
     for record in data.records:
@@ -85,8 +88,6 @@ def harness():
     """The harness the pass times with: :data:`CHECKOUT_HARNESS` where the current directory
     holds ``benchmarks/harness.py`` and it is importable (``python -m`` puts the current directory
     first on ``sys.path``), else the package's :data:`HARNESS`: no checkout is needed."""
-    import importlib
-
     if (Path.cwd() / "benchmarks" / "harness.py").is_file():
         try:
             return importlib.import_module(CHECKOUT_HARNESS)
@@ -126,7 +127,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-s", type=float, default=DEFAULT_MAX_S, help="seconds the pass may take")
     args = parser.parse_args(argv)
     todo = wanted(args.bench.read_text(errors="replace"), str(args.bench))
-    from ..bridge.runtime import quiet_aidge
 
     start = time.monotonic()
     lines = []
@@ -139,7 +139,6 @@ def main(argv: list[str] | None = None) -> int:
                               "error": f"not timed: the pass's {args.max_s:g} s were spent"})
                 continue
             lines.append(measure_case(kind, name, phase))
-    from ..records.store import write_atomically
 
     write_atomically(args.out, "".join(json.dumps(dict(line, method=METHOD)) + "\n" for line in lines))
     timed = sum(1 for line in lines if line["ratio"] is not None)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..cases import failure_table as ft
+from ..reading import UnsafeInputError, confined, loads_json, read_confined, read_user_bytes
 from ..records.store import write_atomically
 from .triage_propose import Proposal, _sha
 
@@ -66,8 +67,6 @@ def _proposal_files(path: Path, data: Any, table: Path) -> list[tuple[Path, str,
     """(file, its key in the proposal, sha of the text it replaces, new text) of each file the proposal names, each
     checked: a file of the table (``<table>/<release>/<name>.json``, inside it, no link out),
     two strings."""
-    from ..reading import UnsafeInputError, confined
-
     if not isinstance(data, dict) or not isinstance(data.get("files"), dict):
         raise ProposalError(f"{path}: not a triage proposal (no 'files' object)")
     out, seen = [], {}
@@ -119,8 +118,6 @@ def apply_proposal(path: str | Path, table_dir: str | Path | None = None) -> lis
     place (a failing rename puts back the files already renamed). Raises
     :class:`ProposalError` (a ``ValueError``), one line naming the proposal and the key, for
     any bad proposal; OSError when the table cannot be written. Returns the files written."""
-    from ..reading import UnsafeInputError, loads_json, read_confined, read_user_bytes
-
     path = Path(path)
     try:
         data = loads_json(read_user_bytes(path, max_bytes=MAX_PROPOSAL_BYTES).decode("utf-8"), path)

@@ -47,6 +47,7 @@ from .ledger import is_aidge_finding
 from ..records.sources import with_imported_fields  # the one importer of records without case fields
 from .triage import quote_of
 from .triage_ranges import RELEASES, narrow, widen
+from ..exporters import EXPORTER_ENV
 
 __all__ = ["Proposal", "propose", "selector_of"]
 
@@ -127,8 +128,6 @@ def propose(run_dir: str | Path, table_dir: str | Path | None = None, release: s
     """The proposal for the run in ``run_dir`` against the table in ``table_dir`` (default: the
     shipped one). The rows are read as the run's sessions read them: for the route to ONNX its
     records name (``exporter``; rows with ``exporters`` apply to their routes only)."""
-    from ..exporters import EXPORTER_ENV
-
     run_dir = Path(run_dir)
     run = load_run(run_dir)
     if run is None:

@@ -10,7 +10,9 @@ from typing import Any
 
 import numpy as np
 
+from ..bridge import runtime as rt
 from ..bridge.ort import aidge_node_indices
+from ..oracle.divergence import VJPTooLarge, first_diverging_backward, gradient_differs, node_vjp
 from .layout import _c_order, _one_line
 
 def _onnx_node_for(proto, aidge_name: str | None):
@@ -37,8 +39,6 @@ def load_in_aidge(proto, inputs: list[np.ndarray], *, faithful: bool = True, ref
     compiled for the CPU as the bridge does (the graph's own dtypes; ``faithful=False``: float32, for a bundle
     written before 2026-12-06 that says FAITHFUL = False), and the inputs as Aidge tensors; :class:`AidgeRefused` when it cannot be (``refuse_generic``: a
     node imported as GenericOperator too). The caller holds ``quiet_aidge``."""
-    from ..bridge import runtime as rt
-
     core, aidge_onnx = rt.aidge_core(), rt.aidge_onnx()
     try:
         graph = aidge_onnx.convert_onnx_to_aidge(proto)
@@ -76,7 +76,6 @@ def _aidge_values(folder: Path, inputs, faithful: bool, calls: int = 1) -> dict[
     (:func:`interop.bridge.runner.unfinished_node`)."""
     import onnx
 
-    from ..bridge import runtime as rt
     from ..bridge.runner import unfinished_node
 
     with rt.quiet_aidge():
@@ -120,9 +119,6 @@ def backward_divergence(folder: Path, rtol: float, atol: float) -> dict[str, Any
     (:func:`_backward_node`). Raises :class:`AidgeRefused` when Aidge cannot take the graph."""
     import onnx
     from onnx import numpy_helper
-
-    from ..bridge import runtime as rt
-    from ..oracle.divergence import first_diverging_backward
 
     proto = onnx.load(str(folder / "model.onnx"))
     data = folder / "test_data_set_0"
@@ -185,8 +181,6 @@ def _shared_gradient_sum(shared: dict[str, dict], rtol: float, atol: float) -> d
     the walk cannot compare alone, or the sum itself is wrong: it does not say which), as
     ``{"tensor", "consumers", "max_abs_diff", "gradient_sum": True}``; None when they agree or a
     consumer is over the bound."""
-    from ..oracle.divergence import VJPTooLarge, gradient_differs, node_vjp
-
     for name, entry in shared.items():
         try:
             total = sum(node_vjp(s["node"], s["inputs"], s["grad_outputs"], wrt=[name])[name] for s in entry["steps"])

@@ -4,9 +4,12 @@
 # suite: it is text, kept as a Python file so that it is linted and read like code.
 # The settings are Python literals (interop.reproducers.script.script_literal); this body shows case text (CASE,
 # WHAT, Aidge's messages) through _shown() only: one line, control characters as escapes.
+import argparse
 import os
+import re
 import stat
 import sys
+import tempfile
 
 import numpy as np
 import onnx
@@ -129,9 +132,6 @@ _DIMS_FROM_INPUT_0_VALUES = frozenset({"ConstantOfShape", "NonZero", "Range", "S
 def _aidge_words(core, fn):
     """``(fn(), what Aidge logged meanwhile)``: its warnings and errors, each on one line (Aidge
     wraps a long message over several log lines), through a temporary log file."""
-    import re
-    import tempfile
-
     fd, path = tempfile.mkstemp(prefix="aidge-", suffix=".log")
     os.close(fd)
     try:
@@ -284,7 +284,6 @@ def main(argv=None):
     """Exit status: 1 while the defect is present, 0 once fixed, 2 for an unreadable bundle or a wrong
     command line (argparse's own status)."""
     global SAVE_ACTUAL
-    import argparse
 
     parser = argparse.ArgumentParser(
         prog="repro.py", add_help=False,

@@ -20,6 +20,9 @@ from .layout import (_apply_size_bound, _np, _one_line, _rtol_atol, _tensor_file
 from .reduce import _ort_session, reduce_bundle, reduce_crash, session_feeds
 from .run import _reproduces, run_repro
 from .script import ONNX_TEST_EXPECTED, repro_script
+from ..bridge.capture import aidge_log_text
+from ..oracle.onnxruntime import graph_refusal
+from ..registry.identify import importer_kind
 
 #: forward calls a reproducer makes at most (a defect seen on a later call: ConvTranspose's state)
 MAX_CALLS = 3
@@ -80,8 +83,6 @@ def export_check(model_path: Path, feeds: dict[str, np.ndarray], expected: list[
     outputs against torch's. ``valid`` is False when the checker refuses the file or onnxruntime calls
     it invalid (the exporter's fault); onnxruntime lacking a kernel (``NOT_IMPLEMENTED``: Erf in
     float64) says nothing of the file: ``valid`` stays the checker's (:func:`export_valid`)."""
-    from ..oracle.onnxruntime import graph_refusal
-
     out: dict[str, Any] = {"checker": "ok", "onnxruntime": "ok", "valid": True}
     refusal = graph_refusal(Path(model_path))  # the oracle's one rule; the fields keep who refused
     if refusal:
@@ -159,7 +160,6 @@ def write_factory_bundle(state, exc: BaseException) -> dict[str, Any]:
                 "INPUT_NAMES": names, "RANK": spec["rank"], "DIMS_FROM_DATA": bool(spec["dims_from_data"]),
                 "NEGATIVE": bool(spec["negative"]), "N_OUTPUTS": len(expected)}
     (folder / "repro.py").write_text(repro_script(settings, factory=True), encoding="utf-8")
-    from ..bridge.capture import aidge_log_text
 
     log = aidge_log_text(state)
     (folder / "aidge.log").write_text(log, encoding="utf-8")
@@ -240,8 +240,6 @@ def _check_and_reduce(state, exc: BaseException, folder: Path, proto, data_input
     """The part of every graph bundle after its layout is written: Aidge's log, the export check,
     the reproducer run in a fresh interpreter, the reduction, the size bound, ``meta.json``
     (``outputs`` None: no expected values, so nothing to reproduce against)."""
-    from ..bridge.capture import aidge_log_text
-
     log = aidge_log_text(state)
     (folder / "aidge.log").write_text(log, encoding="utf-8")
     meta["aidge_said"] = aidge_said(log)
@@ -321,7 +319,6 @@ def import_kind(exc: BaseException) -> str | None:
     op = getattr(exc, "operator", None)
     if not op:
         return None
-    from ..registry.identify import importer_kind
 
     return importer_kind(op)
 

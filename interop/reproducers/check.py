@@ -35,7 +35,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from .run import phase_of, verdict_of
+from .run import FreshServer, phase_of, verdict_of
 
 __all__ = ["bundles_of", "make_venv", "check_bundle", "main", "PACKAGES", "run_counts"]
 
@@ -198,8 +198,6 @@ def main(argv: list[str] | None = None) -> int:
     try:
         python = make_venv(args.venv)
         if args.fork_server:
-            from .run import FreshServer
-
             _SERVER = FreshServer(python)
         results = [check_bundle(python, b) for b in picked]
     finally:

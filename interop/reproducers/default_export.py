@@ -15,11 +15,18 @@ from __future__ import annotations
 
 import collections
 import io
+import json
 import sys
 import warnings
 from typing import Any
 
 import numpy as np
+
+from ..bridge import runtime as rt
+from ..equivalence.isolation import run_isolated
+from ..oracle.tolerance import default_tolerances
+from ..zoo.architectures import ARCHITECTURES
+from .aidge import AidgeRefused, load_in_aidge
 
 __all__ = ["user_export", "run_in_aidge", "compare_exports", "graph_summary"]
 
@@ -49,9 +56,6 @@ def user_export(model, args: tuple, kwargs: dict | None, route: str):
 def run_in_aidge(proto, inputs: list[np.ndarray]) -> tuple[str, list[np.ndarray] | None]:
     """``("ok", outputs)``, or ``("<phase>: <Aidge's message>", None)``: the graph imported by
     aidge_onnx (a GenericOperator is a refusal), compiled for the CPU in float32 and run once."""
-    from ..bridge import runtime as rt
-    from .aidge import AidgeRefused, load_in_aidge
-
     rt.load_backend("cpu")
     with rt.quiet_aidge():
         try:
@@ -86,8 +90,6 @@ def _diff(a: dict[str, Any], b: dict[str, Any]) -> str:
 
 
 def _matches(outputs, expected, rtol=None, atol=None) -> tuple[bool, float]:
-    from ..oracle.tolerance import default_tolerances
-
     if rtol is None or atol is None:
         rtol, atol = default_tolerances("float32")
     worst, ok = 0.0, len(outputs) == len(expected)
@@ -151,7 +153,6 @@ def compare_exports(model, args: tuple, kwargs: dict | None = None, route: str =
 
 def _cases():
     """(name, model in eval mode, args, kwargs) for every zoo model and architecture."""
-    from ..zoo.architectures import ARCHITECTURES
     from ..zoo.models import MODEL_CASES
 
     import torch
@@ -193,10 +194,6 @@ def format_markdown(rows: list[dict[str, Any]]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import json
-
-    from ..equivalence.isolation import run_isolated
-
     argv = list(sys.argv[1:] if argv is None else argv)
     if "--markdown" in argv:  # format lines written before: --markdown FILE.jsonl
         path = argv[argv.index("--markdown") + 1]

@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..bridge import runtime as rt
+from ..oracle.attribution import invalid_graph_excuses
 from .bundle import PENDING, complete_pending, export_valid
 from .layout import bundle_folder
 from .script import ONNX_TEST_EXPECTED
@@ -26,8 +28,6 @@ def bundle_aidge_types(folder: Path) -> list[str] | None:
         if model.stat().st_size > 64_000_000:
             return None
         import onnx
-
-        from ..bridge import runtime as rt
 
         with rt.quiet_aidge():
             graph = rt.aidge_onnx().convert_onnx_to_aidge(onnx.load(str(model)))
@@ -89,7 +89,6 @@ def record_fields(directory: Path, nodeid: str, record: dict[str, Any], log: str
     # a crash or a hang stays Aidge's (memory-unsafe: a graph onnx refuses is to be refused, not to kill
     # the process), as the table triage and the plain run say; before 2026-12-07 a findings run alone
     # moved them to the export (index_select of a 0-d tensor: Gather's SIGSEGV, 4 cases)
-    from ..oracle.attribution import invalid_graph_excuses
 
     if check.get("valid") is False and record.get("attribution") == "aidge" \
             and invalid_graph_excuses(record.get("category")):

@@ -7,16 +7,20 @@ tolerance, the package versions). The layout is described in
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
 import shutil
 import tempfile
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ..env import read
+from ..oracle.tolerance import tolerance_for
 from .script import repro_script
 
 #: a bundle's size bound (MB), beyond which only its reduced graph is kept
@@ -25,8 +29,6 @@ DEFAULT_MAX_MB = 20.0
 
 
 def max_bundle_bytes() -> int:
-    from ..env import read
-
     return read(MAX_MB_ENV)  # bytes; declared in interop.env.VARIABLES (default DEFAULT_MAX_MB)
 
 
@@ -89,16 +91,12 @@ def _what(exc: BaseException) -> str:
 
 
 def _rtol_atol(tolerance, outputs: list[np.ndarray]) -> tuple[float, float]:
-    from ..oracle.tolerance import tolerance_for
-
     dtype = next((o.dtype.name for o in outputs if np.issubdtype(o.dtype, np.floating)), "float32")
     tol = tolerance_for(tolerance, dtype)
     return tol.rtol, tol.atol
 
 
 def _versions() -> dict[str, str]:
-    from importlib import metadata
-
     out = {}
     for name in ("aidge_core", "aidge_backend_cpu", "aidge_onnx", "onnx", "onnxruntime", "torch", "numpy"):
         try:
@@ -139,8 +137,6 @@ _SLUG = re.compile(r"[^A-Za-z0-9._-]+")
 def bundle_folder(directory: Path, nodeid: str) -> Path:
     """The folder of a test's bundle in a run: ``reproducers/<test id, filename-safe>``; a long id is
     cut and given a hash of the whole, so that two tests never share one."""
-    import hashlib
-
     slug = _SLUG.sub("_", nodeid.split("::", 1)[-1]).strip("_") or "test"
     if len(slug) > 120:
         slug = slug[:100] + "-" + hashlib.sha1(nodeid.encode()).hexdigest()[:12]

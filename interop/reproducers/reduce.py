@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ..equivalence.isolation import run_isolated
 from ..oracle.divergence import first_diverging_output
 from ..oracle.onnxruntime import ort_session
 from .aidge import _aidge_names, _aidge_values, _backward_node, _onnx_node_for
@@ -87,8 +88,6 @@ def first_diverging_node(folder: Path, proto, inputs, faithful: bool, rtol: floa
     output differs from onnxruntime's on the same graph and inputs, on Aidge's ``calls``-th call (a
     defect that shows on a later call: the inputs are the same each call, so onnxruntime's values
     stand); None when none does."""
-    from ..equivalence.isolation import run_isolated
-
     # in a child of its own: a crash of Aidge here costs the reduction, never the case's result
     aidge = run_isolated(_aidge_values, folder, inputs, faithful, calls, timeout=REPRO_TIMEOUT_S)
     names = _aidge_names(proto)

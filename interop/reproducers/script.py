@@ -7,6 +7,7 @@ bundle layout is described in :mod:`interop.reproducers`' docstring.
 """
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +30,6 @@ _HEADER_TEXT = (
 def script_settings(text: str) -> dict[str, Any]:
     """A generated script's module-level settings (upper-case names bound to literals), read with
     ``ast.literal_eval``: data, never run."""
-    import ast
-
     out: dict[str, Any] = {}
     for node in ast.parse(text).body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
