@@ -31,6 +31,9 @@ from .env import TORCH_DEVICE_RE, check as check_environment, given, option_defa
 from .errors import KERNEL_IMAGE_RE
 from .bridge.cuda import cuda_available
 from .records.plugin_session import records_directory, session_shard
+# numpy (0.13-0.16 s, docs/costs.md): pytest_configure needs the replay context in every session anyway
+from .equivalence.tester_replay import REPLAY_CONTEXT
+from .diagnostics.golden import GoldenFile, golden_path
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -184,8 +187,6 @@ def pytest_configure(config: pytest.Config) -> None:
         if problem:
             raise pytest.UsageError(problem)
     # what a replay command needs to reproduce a case from a fresh shell
-    from .equivalence.tester_replay import REPLAY_CONTEXT
-
     config.stash[_REPLAY_SAVED] = dict(REPLAY_CONTEXT)  # an in-process inner run (pytester) restores it
     REPLAY_CONTEXT["rootdir"] = str(config.rootpath)
     backend = config.getoption("--backend", default="cpu")
@@ -245,8 +246,6 @@ def pytest_pyfunc_call(pyfuncitem):
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    from .equivalence.tester_replay import REPLAY_CONTEXT
-
     saved = config.stash.get(_REPLAY_SAVED, None)
     if saved is not None:
         REPLAY_CONTEXT.clear()
@@ -276,8 +275,6 @@ def golden(request: pytest.FixtureRequest):
     Its name is the ``@pytest.mark.torch_golden("name")`` argument (default: the test
     function's name); each parameter set of a parametrised test has its own file.
     """
-    from .diagnostics.golden import GoldenFile, golden_path
-
     marker = request.node.get_closest_marker("torch_golden")
     name = (marker.args[0] if marker and marker.args else
             marker.kwargs.get("name") if marker and "name" in marker.kwargs else request.node.originalname)

@@ -235,10 +235,3 @@ LATE = {
     ('interop.pytest_plugin', 'interop.records.plugin'):
         "importing it runs interop.cases.config, which reads INTEROP_FORWARD_ONLY_CASES: after pytest_cmdline_main's check of every INTEROP_* variable, so a bad value is a usage error (4), not a traceback loading the plugin (tests/unit/test_run_environment.py)",
 }
-
-#: files being restructured on 2026-12-07; to be hoisted or justified next. (file, imported module)
-#: of every function-level import there that neither HEAVY nor LOCAL/LATE covers yet
-PENDING = frozenset({
-    ('interop/pytest_plugin.py', 'interop.diagnostics.golden'),
-    ('interop/pytest_plugin.py', 'interop.equivalence.tester_replay'),
-})

@@ -7,8 +7,7 @@ statement inside a function (at any depth) is allowed only when its module is
   stay light, or go against the layers of tests/unit/test_layout.py (``LOCAL``: (importer,
   imported) -> reason);
 - (c) an import that must happen at a given moment: in the parent before it forks, in a forked
-  child, after an environment variable is set (``LATE``, the same way);
-- or, for now, one of the files being restructured (``PENDING``, by (file, imported module)).
+  child, after an environment variable is set (``LATE``, the same way).
 
 The tables are in tests/unit/function_import_reasons.py; docs/costs.md#what-an-import-costs has
 the measurements. Anything else fails here, named by file:line; an entry no import needs any more
@@ -18,7 +17,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from function_import_reasons import HEAVY, LATE, LOCAL, PENDING
+from function_import_reasons import HEAVY, LATE, LOCAL
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "interop"
@@ -79,12 +78,11 @@ def function_imports(sources: dict[str, tuple[str, str]], known: set[str]):
                 yield file, node.lineno, name, imported, ast.unparse(node)
 
 
-def uncovered(found, heavy=HEAVY, local=LOCAL, late=LATE, pending=PENDING) -> list[str]:
+def uncovered(found, heavy=HEAVY, local=LOCAL, late=LATE) -> list[str]:
     """``file:line: statement`` for each import of ``found`` no table covers."""
     out = []
     for file, line, importer, imported, statement in found:
-        if imported.split(".")[0] in heavy or (importer, imported) in local or (importer, imported) in late \
-                or (file, imported) in pending:
+        if imported.split(".")[0] in heavy or (importer, imported) in local or (importer, imported) in late:
             continue
         out.append(f"{file}:{line}: {statement}  (imports {imported})")
     return out
@@ -109,11 +107,9 @@ def test_no_table_entry_outlives_its_import():
     found = list(function_imports(sources, known))
     tops = {imported.split(".")[0] for *_, imported, _ in found}
     pairs = {(importer, imported) for _, _, importer, imported, _ in found}
-    by_file = {(file, imported) for file, _, _, imported, _ in found}
     stale = sorted(f"HEAVY[{m!r}]" for m in set(HEAVY) - tops)
     stale += sorted(f"LOCAL[{p!r}]" for p in set(LOCAL) - pairs)
     stale += sorted(f"LATE[{p!r}]" for p in set(LATE) - pairs)
-    stale += sorted(f"PENDING {p!r}" for p in PENDING - by_file)
     assert not stale, "entries no function-level import needs any more (delete them):\n  " + "\n  ".join(stale)
 
 
@@ -142,11 +138,10 @@ def test_the_check_names_an_import_with_no_reason():
     found = list(function_imports(sources, known))
     assert [(line, imported) for _, line, _, imported, _ in found] == [
         (4, "torch"), (5, "interop.reading"), (11, "json"), (11, "numpy"), (12, "interop.cases.catalog")]
-    assert uncovered(found, heavy={"torch": "r"}, local={}, late={}, pending=frozenset()) == [
+    assert uncovered(found, heavy={"torch": "r"}, local={}, late={}) == [
         "interop/sample.py:5: from .reading import read_confined  (imports interop.reading)",
         "interop/sample.py:11: import json as j, numpy  (imports json)",
         "interop/sample.py:11: import json as j, numpy  (imports numpy)",
         "interop/sample.py:12: from .cases import catalog  (imports interop.cases.catalog)"]
     assert uncovered(found, heavy={"torch": "r", "numpy": "r"}, local={("interop.sample", "interop.reading"): "r"},
-                     late={("interop.sample", "interop.cases.catalog"): "r"},
-                     pending=frozenset({("interop/sample.py", "json")})) == []
+                     late={("interop.sample", "interop.cases.catalog"): "r", ("interop.sample", "json"): "r"}) == []
