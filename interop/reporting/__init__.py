@@ -12,7 +12,8 @@ A run of the suite writes records (:mod:`interop.records`); everything here read
 - :mod:`~interop.records.benchmarks`: ModelTester's benchmark JSONL -> :class:`BenchData`
 - :mod:`~interop.reporting.asv_results`: asv's Aidge/torch ratios of one commit ->
   :class:`AsvRatios` (the report's figure for the cases asv benchmarked)
-- :mod:`~interop.reporting.triage`: proposed table rows for untriaged OpInfo failures
+- :mod:`~interop.reporting.triage_propose`: the expected-failure table's changes a run proposes
+  (``python -m interop.triage``)
 
 Text, for what has no records (``analyze_results.py``'s documented job: a saved pytest output):
 
@@ -25,28 +26,21 @@ Text, for what has no records (``analyze_results.py``'s documented job: a saved 
 """
 from __future__ import annotations
 
-from .asv_results import AsvRatios, load_asv_ratios
-from ..records.benchmarks import BenchData, parse_benchmarks
-from ..categories import CATEGORY_TABLE, KINDS, categorize, kind_of
-from ..reading import UnreadableInput, read_text
-from ..records.sources import case_id, operator_of
-from .report import TextRun, build_report
-from .report_text import format_report
+from .._lazy import lazy_attributes
 
-__all__ = [
-    "CATEGORY_TABLE",
-    "KINDS",
-    "UnreadableInput",
-    "TextRun",
-    "BenchData",
-    "AsvRatios",
-    "load_asv_ratios",
-    "categorize",
-    "kind_of",
-    "case_id",
-    "operator_of",
-    "parse_benchmarks",
-    "read_text",
-    "build_report",
-    "format_report",
-]
+#: public name -> the module defining it, imported on first access: importing the package loads
+#: none of them, so ``python -m interop.reporting.<module>`` runs a module the package has not
+#: imported already (runpy warns and the module would exist twice), and costs nothing more
+_EXPORTS = {  # relative to this package: ".x" is interop.x
+    "AsvRatios": "asv_results", "load_asv_ratios": "asv_results",
+    "BenchData": ".records.benchmarks", "parse_benchmarks": ".records.benchmarks",
+    "CATEGORY_TABLE": ".categories", "KINDS": ".categories", "categorize": ".categories", "kind_of": ".categories",
+    "UnreadableInput": ".reading", "read_text": ".reading",
+    "case_id": ".records.sources", "operator_of": ".records.sources",
+    "TextRun": "report", "build_report": "report",
+    "format_report": "report_text",
+}
+
+__all__ = sorted(_EXPORTS)
+
+__getattr__, __dir__ = lazy_attributes(__name__, _EXPORTS)
